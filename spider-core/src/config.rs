@@ -1,0 +1,330 @@
+//! Every knob of a crawl, with its default.
+//!
+//! A [`Config`] is built with consuming setters that never fail; [`Config::validate`]
+//! reports every mistake at once when the crawl starts, with what to write instead.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::request::Request;
+use crate::retry::Backoff;
+use crate::throttle::{DelayRange, RateCeiling};
+
+/// The user agent sent when none is configured. Its first word is the robots.txt token.
+pub const DEFAULT_USER_AGENT: &str = concat!("spiderling/", env!("CARGO_PKG_VERSION"));
+
+/// Settings of one crawl.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use spider_core::Config;
+///
+/// let config = Config::new("books")
+///     .start_url("https://books.example/")
+///     .allowed_domain("books.example")
+///     .concurrency(20)
+///     .rpm(600)
+///     .delay_range(Duration::from_secs(1), Duration::from_secs(3));
+/// assert!(config.validate().is_ok());
+/// ```
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub(crate) name: String,
+    pub(crate) start_urls: Vec<String>,
+    pub(crate) allowed_domains: Vec<String>,
+    pub(crate) concurrency: usize,
+    pub(crate) per_host: usize,
+    pub(crate) rate: Option<RateCeiling>,
+    pub(crate) delay: DelayRange,
+    pub(crate) retries: u32,
+    pub(crate) backoff: Backoff,
+    pub(crate) timeout: Duration,
+    pub(crate) max_depth: Option<u32>,
+    pub(crate) user_agent: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) obey_robots: bool,
+    pub(crate) max_redirects: u8,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) parse_threads: usize,
+    pub(crate) output: Option<PathBuf>,
+    pub(crate) stats: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::new("spider")
+    }
+}
+
+impl Config {
+    /// A config with every default, for the spider called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        Config {
+            name: name.into(),
+            start_urls: Vec::new(),
+            allowed_domains: Vec::new(),
+            concurrency: 16,
+            per_host: 8,
+            rate: None,
+            delay: DelayRange::ZERO,
+            retries: 3,
+            backoff: Backoff {
+                base: Duration::from_millis(500),
+                cap: Duration::from_secs(60),
+            },
+            timeout: Duration::from_secs(30),
+            max_depth: None,
+            user_agent: DEFAULT_USER_AGENT.to_owned(),
+            headers: Vec::new(),
+            obey_robots: true,
+            max_redirects: 10,
+            max_body_bytes: 8 * 1024 * 1024,
+            parse_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            output: None,
+            stats: None,
+        }
+    }
+
+    /// Add a URL the crawl starts from (default: none).
+    #[must_use]
+    pub fn start_url(mut self, url: impl Into<String>) -> Self {
+        self.start_urls.push(url.into());
+        self
+    }
+
+    /// Allow a domain and its subdomains; once any is set, links elsewhere are dropped
+    /// (default: every domain allowed). The port is not part of the match.
+    #[must_use]
+    pub fn allowed_domain(mut self, domain: impl Into<String>) -> Self {
+        self.allowed_domains.push(domain.into());
+        self
+    }
+
+    /// Most requests in flight at once, over all hosts (default 16).
+    #[must_use]
+    pub fn concurrency(mut self, slots: usize) -> Self {
+        self.concurrency = slots;
+        self
+    }
+
+    /// Most requests in flight at once to one host, `host:port` (default 8).
+    #[must_use]
+    pub fn per_host(mut self, slots: usize) -> Self {
+        self.per_host = slots;
+        self
+    }
+
+    /// A hard ceiling of `requests` per minute over the whole crawl, retries and
+    /// robots.txt included, paced evenly with no initial burst (default: none).
+    #[must_use]
+    pub fn rpm(mut self, requests: u32) -> Self {
+        self.rate = Some(RateCeiling::new(requests, Duration::from_secs(60)));
+        self
+    }
+
+    /// As [`rpm`](Self::rpm), per second (default: none).
+    #[must_use]
+    pub fn rps(mut self, requests: u32) -> Self {
+        self.rate = Some(RateCeiling::new(requests, Duration::from_secs(1)));
+        self
+    }
+
+    /// A fixed pause each per-host slot takes after a response before its next request
+    /// (default: none).
+    #[must_use]
+    pub fn delay(mut self, pause: Duration) -> Self {
+        self.delay = DelayRange::new(pause, pause);
+        self
+    }
+
+    /// A pause drawn uniformly from `min..=max` for every request, so a host sees
+    /// irregular, human-like spacing (default: none).
+    #[must_use]
+    pub fn delay_range(mut self, min: Duration, max: Duration) -> Self {
+        self.delay = DelayRange::new(min, max);
+        self
+    }
+
+    /// Retries after the first attempt for 5xx, 408, 429 and transport errors (default 3).
+    #[must_use]
+    pub fn retries(mut self, retries: u32) -> Self {
+        self.retries = retries;
+        self
+    }
+
+    /// Bounds of the wait before a retry: the first is `base`, each later one is drawn
+    /// from `base..=3 × previous`, never above `cap`; a Retry-After is a floor
+    /// (default 500 ms, 60 s).
+    #[must_use]
+    pub fn backoff(mut self, base: Duration, cap: Duration) -> Self {
+        self.backoff = Backoff { base, cap };
+        self
+    }
+
+    /// Time for one attempt, connect to last body byte (default 30 s).
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Drop links deeper than this many hops from a start URL (default: no limit).
+    #[must_use]
+    pub fn max_depth(mut self, depth: u32) -> Self {
+        self.max_depth = Some(depth);
+        self
+    }
+
+    /// The User-Agent header; its first word is the robots.txt token
+    /// (default [`DEFAULT_USER_AGENT`]).
+    #[must_use]
+    pub fn user_agent(mut self, agent: impl Into<String>) -> Self {
+        self.user_agent = agent.into();
+        self
+    }
+
+    /// A header sent with every request (default: none).
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Fetch each host's robots.txt first and obey it, Crawl-delay included
+    /// (default true).
+    #[must_use]
+    pub fn obey_robots(mut self, obey: bool) -> Self {
+        self.obey_robots = obey;
+        self
+    }
+
+    /// Longest chain of redirects followed (default 10).
+    #[must_use]
+    pub fn max_redirects(mut self, hops: u8) -> Self {
+        self.max_redirects = hops;
+        self
+    }
+
+    /// Largest body read, after decompression; a larger one fails the request, and a
+    /// decompression bomb stops inflating here (default 8 MiB).
+    #[must_use]
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Threads of the parse pool (default: the number of CPUs).
+    #[must_use]
+    pub fn parse_threads(mut self, threads: usize) -> Self {
+        self.parse_threads = threads;
+        self
+    }
+
+    /// Stream items to this file; `.jsonl`, `.csv` or `.json` picks the format
+    /// (default: items are counted, not written).
+    #[must_use]
+    pub fn output(mut self, path: impl Into<PathBuf>) -> Self {
+        self.output = Some(path.into());
+        self
+    }
+
+    /// Write the final stats as JSON here (default: beside the output file, as
+    /// `NAME.stats.json`; nowhere when there is no output file).
+    #[must_use]
+    pub fn stats(mut self, path: impl Into<PathBuf>) -> Self {
+        self.stats = Some(path.into());
+        self
+    }
+
+    /// The spider's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Where the stats file goes, if anywhere.
+    pub(crate) fn stats_path(&self) -> Option<PathBuf> {
+        self.stats.clone().or_else(|| {
+            let output = self.output.as_ref()?;
+            let stem = output.file_stem()?.to_string_lossy();
+            Some(output.with_file_name(format!("{stem}.stats.json")))
+        })
+    }
+
+    /// The robots.txt product token: the user agent's first word, before any `/`.
+    pub(crate) fn robots_token(&self) -> &str {
+        let first = self.user_agent.split_whitespace().next().unwrap_or("*");
+        first.split('/').next().unwrap_or(first)
+    }
+
+    /// Check every setting; all mistakes are reported together.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] naming each bad setting and what to write instead.
+    pub fn validate(&self) -> Result<(), Error> {
+        let mut problems = Vec::new();
+        if self.concurrency == 0 {
+            problems.push("concurrency = 0 admits nothing; write at least 1".to_owned());
+        }
+        if self.per_host == 0 {
+            problems.push("per_host = 0 admits nothing; write at least 1".to_owned());
+        }
+        if self.parse_threads == 0 {
+            problems.push("parse_threads = 0 parses nothing; write at least 1".to_owned());
+        }
+        if let Some(rate) = &self.rate {
+            if rate.requests().is_none() {
+                problems
+                    .push("a rate of 0 admits nothing; write at least 1, or no rate".to_owned());
+            }
+        }
+        if self.delay.min() > self.delay.max() {
+            problems.push(format!(
+                "delay range {:?}..{:?} is reversed; write the smaller bound first",
+                self.delay.min(),
+                self.delay.max()
+            ));
+        }
+        if self.backoff.base > self.backoff.cap {
+            problems.push("backoff base is above its cap; write base <= cap".to_owned());
+        }
+        if self.timeout.is_zero() {
+            problems.push("timeout = 0 fails every request; write a positive duration".to_owned());
+        }
+        for url in &self.start_urls {
+            match url::Url::parse(url) {
+                Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => {}
+                Ok(_) => problems.push(format!("start URL {url:?} is not http or https")),
+                Err(e) => problems.push(format!(
+                    "start URL {url:?} does not parse ({e}); write an absolute URL such as \"https://example.com/\""
+                )),
+            }
+        }
+        for (name, value) in &self.headers {
+            if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err()
+                || reqwest::header::HeaderValue::from_str(value).is_err()
+            {
+                problems.push(format!("header {name:?} is not a valid HTTP header"));
+            }
+        }
+        if reqwest::header::HeaderValue::from_str(&self.user_agent).is_err() {
+            problems.push("user_agent is not a valid header value".to_owned());
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Config(problems.join("; ")))
+        }
+    }
+
+    /// The start URLs as requests; call after [`validate`](Self::validate).
+    pub(crate) fn start_requests(&self) -> Result<Vec<Request>, Error> {
+        self.start_urls
+            .iter()
+            .map(|url| Request::get(url))
+            .collect()
+    }
+}

@@ -1,0 +1,678 @@
+//! The engine: a dispatcher that owns the frontier and the admission state, and one task
+//! per request in flight.
+//!
+//! The dispatcher is a single task, so the frontier, the per-host slots and the count of
+//! requests in flight need no locks. Each turn it absorbs finished requests, releases
+//! retries and pauses that fell due, and launches requests while admission allows:
+//!
+//! ```text
+//! ready host (free slot, pause over, robots known) → global slot free → rate token → spawn
+//! ```
+//!
+//! When nothing can be launched it sleeps until the earliest of: a request finishing, a
+//! host's pause ending, a retry falling due, the next rate token. A request task fetches,
+//! classifies the answer, runs the spider's `parse` (CPU work on the parse pool), writes
+//! the items and reports back; the follow-ups go to the frontier.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use reqwest::header::LOCATION;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use url::Url;
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::export::{self, Exporter};
+use crate::fetch::{Fetched, Fetcher};
+use crate::frontier::{Enqueued, Frontier, HostKey, MemoryFrontier};
+use crate::page::Page;
+use crate::parse::ParsePool;
+use crate::request::Request;
+use crate::retry::{self, Backoff};
+use crate::robots::{self, RobotsRules};
+use crate::spider::{Cx, Spider};
+use crate::stats::{Stats, Summary};
+use crate::throttle::{DelayRange, HostSlots, RateGate, SlotState};
+
+/// Runs a spider to the end.
+///
+/// # Examples
+///
+/// ```no_run
+/// # use spider_core::{async_trait, Config, Cx, Page, Result, Spider};
+/// # struct Books;
+/// # #[async_trait]
+/// # impl Spider for Books {
+/// #     type Item = String;
+/// #     fn config(&self) -> Config { Config::new("books").start_url("http://127.0.0.1:8000/") }
+/// #     async fn parse(&self, _: Page, _: &mut Cx<String>) -> Result { Ok(()) }
+/// # }
+/// # async fn demo() -> std::result::Result<(), spider_core::Error> {
+/// let summary = spider_core::Crawler::new(Books).run().await?;
+/// println!("{summary}");
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Crawler<S> {
+    spider: S,
+    config: Config,
+}
+
+impl<S: Spider> Crawler<S> {
+    /// A crawler for `spider`, with the spider's own config.
+    pub fn new(spider: S) -> Self {
+        let config = spider.config();
+        Crawler { spider, config }
+    }
+
+    /// Crawl until the frontier is empty and nothing is in flight, then flush the items,
+    /// write the stats file and return the summary.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for settings that cannot work (before any request is sent);
+    /// [`Error::Io`] or [`Error::Export`] when items cannot be written, in which case the
+    /// crawl stops admitting and what was written so far is flushed first.
+    pub async fn run(self) -> Result<Summary, Error> {
+        let Crawler { spider, config } = self;
+        config.validate()?;
+        let exporter = config
+            .output
+            .as_deref()
+            .map(export::open::<S::Item>)
+            .transpose()?;
+        if exporter.is_none() {
+            tracing::warn!("no output file: items are counted, not written");
+        }
+        let shared = Arc::new(Shared {
+            fetcher: Fetcher::new(&config)?,
+            pool: ParsePool::new(config.parse_threads)?,
+            exporter: Mutex::new(exporter),
+            stats: Stats::new(),
+            robots_token: config.robots_token().to_owned(),
+            max_redirects: config.max_redirects,
+            spider,
+        });
+        tracing::info!(spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
+        let mut dispatcher = Dispatcher::new(
+            &config,
+            Box::new(MemoryFrontier::new(&config)),
+            shared.clone(),
+        );
+        for request in config.start_requests()? {
+            dispatcher.enqueue(request, Instant::now());
+        }
+        let fatal = dispatcher.run().await;
+
+        let finished = shared
+            .exporter
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+            .map_or(Ok(()), |exporter| exporter.finish());
+        let summary = shared.stats.summary(&config.name);
+        if let Some(path) = config.stats_path() {
+            write_stats(&path, &summary)?;
+        }
+        tracing::info!(
+            pages = summary.pages,
+            items = summary.items,
+            failures = summary.failures,
+            "crawl finished"
+        );
+        match fatal {
+            Some(error) => Err(error),
+            None => finished.map(|()| summary),
+        }
+    }
+}
+
+fn write_stats(path: &Path, summary: &Summary) -> Result<(), Error> {
+    let io = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let json = serde_json::to_vec_pretty(summary).map_err(|e| io(e.into()))?;
+    std::fs::write(path, json).map_err(io)
+}
+
+/// What every request task reads.
+struct Shared<S: Spider> {
+    spider: S,
+    fetcher: Fetcher,
+    pool: ParsePool,
+    exporter: Mutex<Option<Box<dyn Exporter<S::Item>>>>,
+    stats: Stats,
+    robots_token: String,
+    max_redirects: u8,
+}
+
+type HostId = usize;
+
+/// What a task is sent to do.
+enum Job {
+    Robots(Request),
+    Page(Request),
+}
+
+/// What a task reports back.
+enum Outcome {
+    Parsed(Vec<Request>),
+    Redirect(Request),
+    Robots(RobotsRules),
+    RobotsUnavailable,
+    Retryable {
+        request: Request,
+        reason: &'static str,
+        floor: Duration,
+    },
+    Failed(&'static str),
+    Fatal(Error),
+}
+
+struct Done {
+    host: HostId,
+    outcome: Outcome,
+}
+
+/// Reports a task's outcome exactly once, even if the task panics (the spider's `parse`
+/// is user code): a lost report would leave a slot taken for ever.
+struct Report {
+    host: HostId,
+    to: mpsc::UnboundedSender<Done>,
+    sent: bool,
+}
+
+impl Report {
+    fn send(mut self, outcome: Outcome) {
+        self.sent = true;
+        let _ = self.to.send(Done {
+            host: self.host,
+            outcome,
+        });
+    }
+}
+
+impl Drop for Report {
+    fn drop(&mut self) {
+        if !self.sent {
+            let _ = self.to.send(Done {
+                host: self.host,
+                outcome: Outcome::Failed("panic"),
+            });
+        }
+    }
+}
+
+enum RobotsState {
+    Unknown,
+    Fetching,
+    Known(RobotsRules),
+}
+
+struct Host {
+    key: HostKey,
+    slots: HostSlots,
+    robots: RobotsState,
+    robots_attempts: u32,
+    last_robots_backoff: Duration,
+    crawl_delay: Duration,
+    in_ready_queue: bool,
+}
+
+struct Dispatcher<S: Spider> {
+    shared: Arc<Shared<S>>,
+    frontier: Box<dyn Frontier>,
+    hosts: Vec<Host>,
+    host_ids: HashMap<HostKey, HostId>,
+    ready: VecDeque<HostId>,
+    timers: BinaryHeap<Reverse<(Instant, HostId)>>,
+    in_flight: usize,
+    concurrency: usize,
+    per_host: usize,
+    obey_robots: bool,
+    retries: u32,
+    backoff: Backoff,
+    delay: DelayRange,
+    rate: Option<RateGate>,
+    /// A request popped for launch that is waiting for a rate token.
+    held: Option<(HostId, Job)>,
+    rng: SmallRng,
+    done_tx: mpsc::UnboundedSender<Done>,
+    done_rx: mpsc::UnboundedReceiver<Done>,
+    fatal: Option<Error>,
+}
+
+impl<S: Spider> Dispatcher<S> {
+    fn new(config: &Config, frontier: Box<dyn Frontier>, shared: Arc<Shared<S>>) -> Self {
+        let (done_tx, done_rx) = mpsc::unbounded_channel();
+        Dispatcher {
+            shared,
+            frontier,
+            hosts: Vec::new(),
+            host_ids: HashMap::new(),
+            ready: VecDeque::new(),
+            timers: BinaryHeap::new(),
+            in_flight: 0,
+            concurrency: config.concurrency,
+            per_host: config.per_host,
+            obey_robots: config.obey_robots,
+            retries: config.retries,
+            backoff: config.backoff,
+            delay: config.delay,
+            rate: config.rate.and_then(RateGate::new),
+            held: None,
+            rng: SmallRng::from_os_rng(),
+            done_tx,
+            done_rx,
+            fatal: None,
+        }
+    }
+
+    /// Run until idle; returns the error that stopped admission early, if any.
+    async fn run(mut self) -> Option<Error> {
+        loop {
+            let now = Instant::now();
+            for key in self.frontier.release_due(now) {
+                if let Some(&id) = self.host_ids.get(&key) {
+                    self.mark_ready(id);
+                }
+            }
+            while let Some(&Reverse((due, id))) = self.timers.peek() {
+                if due > now {
+                    break;
+                }
+                self.timers.pop();
+                self.mark_ready(id);
+            }
+            let rate_wait = self.launch_ready(now);
+            if self.is_idle() {
+                return self.fatal;
+            }
+            let wake_at = [
+                self.timers.peek().map(|Reverse((due, _))| *due),
+                self.frontier.next_due(),
+                rate_wait.map(|wait| now + wait),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            if self.in_flight == 0 && wake_at.is_none() {
+                tracing::error!(
+                    pending = self.frontier.len(),
+                    "requests are queued but no host can take them; stopping"
+                );
+                return self.fatal;
+            }
+            tokio::select! {
+                biased;
+                Some(done) = self.done_rx.recv() => {
+                    let now = Instant::now();
+                    self.on_done(done, now);
+                    while let Ok(done) = self.done_rx.try_recv() {
+                        self.on_done(done, now);
+                    }
+                }
+                () = sleep_until(wake_at) => {}
+            }
+        }
+    }
+
+    /// Nothing in flight and nothing that could still be launched: the crawl is over.
+    fn is_idle(&self) -> bool {
+        self.in_flight == 0
+            && (self.fatal.is_some() || (self.held.is_none() && !self.frontier.has_pending()))
+    }
+
+    /// Launch requests while admission allows; returns the wait for the next rate token
+    /// when that is what stopped it.
+    fn launch_ready(&mut self, now: Instant) -> Option<Duration> {
+        while self.fatal.is_none() && self.in_flight < self.concurrency {
+            let (host, job) = match self.held.take() {
+                Some(held) => held,
+                None => self.next_job(now)?,
+            };
+            if let Some(rate) = &self.rate {
+                if let Err(wait) = rate.try_pass() {
+                    self.held = Some((host, job));
+                    return Some(wait);
+                }
+            }
+            self.launch(host, job);
+        }
+        None
+    }
+
+    /// The next request of the first ready host, round-robin. Holds nothing: the host's
+    /// slot is taken only at launch.
+    fn next_job(&mut self, now: Instant) -> Option<(HostId, Job)> {
+        while let Some(id) = self.ready.pop_front() {
+            let host = &mut self.hosts[id];
+            host.in_ready_queue = false;
+            match host.slots.state(now) {
+                SlotState::Free => {}
+                SlotState::PausedUntil(due) => {
+                    self.timers.push(Reverse((due, id)));
+                    continue;
+                }
+                // Woken again when a request of this host finishes.
+                SlotState::Busy => continue,
+            }
+            let job = match &host.robots {
+                RobotsState::Unknown => {
+                    let robots = Url::parse(&host.key)
+                        .ok()
+                        .and_then(|url| robots::robots_url(&url));
+                    match robots {
+                        Some(url) => {
+                            host.robots = RobotsState::Fetching;
+                            Some(Job::Robots(Request::new(url)))
+                        }
+                        None => {
+                            host.robots = RobotsState::Known(RobotsRules::AllowAll);
+                            self.frontier.next(&host.key).map(Job::Page)
+                        }
+                    }
+                }
+                // Woken again when robots.txt arrives.
+                RobotsState::Fetching => None,
+                RobotsState::Known(rules) => loop {
+                    match self.frontier.next(&host.key) {
+                        Some(request) if !rules.allows(request.url()) => {
+                            tracing::debug!(url = %request.url(), "disallowed by robots.txt");
+                            Stats::add(&self.shared.stats.robots_disallowed, 1);
+                        }
+                        next => break next.map(Job::Page),
+                    }
+                },
+            };
+            if let Some(job) = job {
+                self.mark_ready(id);
+                return Some((id, job));
+            }
+        }
+        None
+    }
+
+    fn launch(&mut self, id: HostId, job: Job) {
+        self.hosts[id].slots.take();
+        self.in_flight += 1;
+        Stats::add(&self.shared.stats.requests, 1);
+        let shared = self.shared.clone();
+        let report = Report {
+            host: id,
+            to: self.done_tx.clone(),
+            sent: false,
+        };
+        tokio::spawn(async move {
+            let outcome = match job {
+                Job::Robots(request) => fetch_robots(&shared, &request).await,
+                Job::Page(request) => crawl_page(&shared, request).await,
+            };
+            report.send(outcome);
+        });
+    }
+
+    fn on_done(&mut self, done: Done, now: Instant) {
+        self.in_flight -= 1;
+        let id = done.host;
+        let host = &mut self.hosts[id];
+        let pause = self.delay.sample(host.crawl_delay, &mut self.rng);
+        host.slots.release(now + pause);
+        match done.outcome {
+            Outcome::Parsed(follows) => {
+                for request in follows {
+                    self.enqueue(request, now);
+                }
+            }
+            Outcome::Redirect(request) => {
+                Stats::add(&self.shared.stats.redirects, 1);
+                self.enqueue(request, now);
+            }
+            Outcome::Robots(rules) => {
+                if let Some(delay) = rules.crawl_delay() {
+                    tracing::info!(host = %host.key, ?delay, "robots.txt sets a Crawl-delay: one slot, paused at least that long");
+                    host.crawl_delay = delay;
+                    host.slots.set_limit(1, now);
+                }
+                host.robots = RobotsState::Known(rules);
+            }
+            Outcome::RobotsUnavailable if host.robots_attempts < self.retries => {
+                host.robots_attempts += 1;
+                let wait =
+                    self.backoff
+                        .next(host.last_robots_backoff, Duration::ZERO, &mut self.rng);
+                host.last_robots_backoff = wait;
+                host.robots = RobotsState::Unknown;
+                self.timers.push(Reverse((now + wait, id)));
+            }
+            Outcome::RobotsUnavailable => {
+                tracing::warn!(host = %host.key, "robots.txt unavailable: nothing on this host is fetched (RFC 9309)");
+                host.robots = RobotsState::Known(RobotsRules::DisallowAll);
+            }
+            Outcome::Retryable {
+                mut request,
+                reason,
+                floor,
+            } => {
+                if request.attempts < self.retries {
+                    let wait = self
+                        .backoff
+                        .next(request.last_backoff, floor, &mut self.rng);
+                    request.attempts += 1;
+                    request.last_backoff = wait;
+                    tracing::debug!(url = %request.url(), reason, ?wait, attempt = request.attempts, "retrying");
+                    Stats::add(&self.shared.stats.retries, 1);
+                    self.frontier.defer(request, now + wait);
+                } else {
+                    tracing::warn!(url = %request.url(), reason, attempts = request.attempts + 1, "giving up");
+                    self.shared.stats.failure(reason);
+                }
+            }
+            Outcome::Failed(reason) => self.shared.stats.failure(reason),
+            Outcome::Fatal(error) => {
+                tracing::error!(%error, "stopping: no new requests are admitted");
+                self.fatal.get_or_insert(error);
+            }
+        }
+        self.mark_ready(id);
+    }
+
+    fn enqueue(&mut self, request: Request, now: Instant) {
+        let stats = &self.shared.stats;
+        match self.frontier.enqueue(request) {
+            Enqueued::Accepted(key) => {
+                let id = match self.host_ids.get(&key) {
+                    Some(&id) => id,
+                    None => self.add_host(key, now),
+                };
+                self.mark_ready(id);
+            }
+            Enqueued::Duplicate => Stats::add(&stats.duplicates, 1),
+            Enqueued::OutOfScope => Stats::add(&stats.out_of_scope, 1),
+            Enqueued::TooDeep => Stats::add(&stats.too_deep, 1),
+        }
+    }
+
+    fn add_host(&mut self, key: HostKey, now: Instant) -> HostId {
+        let id = self.hosts.len();
+        let robots = if self.obey_robots {
+            RobotsState::Unknown
+        } else {
+            RobotsState::Known(RobotsRules::AllowAll)
+        };
+        self.hosts.push(Host {
+            key: key.clone(),
+            slots: HostSlots::new(self.per_host, now),
+            robots,
+            robots_attempts: 0,
+            last_robots_backoff: Duration::ZERO,
+            crawl_delay: Duration::ZERO,
+            in_ready_queue: false,
+        });
+        self.host_ids.insert(key, id);
+        id
+    }
+
+    /// Put a host in the ready queue; whether it can really launch is checked when it
+    /// comes out.
+    fn mark_ready(&mut self, id: HostId) {
+        let host = &mut self.hosts[id];
+        if !host.in_ready_queue {
+            host.in_ready_queue = true;
+            self.ready.push_back(id);
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn fetch_robots<S: Spider>(shared: &Shared<S>, request: &Request) -> Outcome {
+    match shared.fetcher.fetch(request).await {
+        Ok(Fetched { status, body, .. }) => {
+            shared.stats.status(status.as_u16());
+            if status.is_server_error() {
+                Outcome::RobotsUnavailable
+            } else {
+                Outcome::Robots(RobotsRules::from_answer(
+                    status.as_u16(),
+                    &body,
+                    &shared.robots_token,
+                ))
+            }
+        }
+        Err(error) => {
+            tracing::debug!(%error, "robots.txt fetch failed");
+            Outcome::RobotsUnavailable
+        }
+    }
+}
+
+/// Fetch one page, classify the answer and, for a 2xx, parse it and write its items.
+async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome {
+    let fetched = match shared.fetcher.fetch(&request).await {
+        Ok(fetched) => fetched,
+        Err(error) if error.is_transport() => {
+            let reason = if error.is_timeout() {
+                "timeout"
+            } else {
+                "connection"
+            };
+            tracing::debug!(%error, "request failed");
+            return Outcome::Retryable {
+                request,
+                reason,
+                floor: Duration::ZERO,
+            };
+        }
+        Err(error) => {
+            tracing::warn!(%error, "request failed");
+            return Outcome::Failed(match error {
+                Error::BodyTooLarge { .. } => "body too large",
+                _ => "fetch",
+            });
+        }
+    };
+    let status = fetched.status;
+    shared.stats.status(status.as_u16());
+    Stats::add(&shared.stats.bytes, fetched.body.len() as u64);
+    if status.is_redirection() {
+        return redirect(shared, &request, &fetched);
+    }
+    if !status.is_success() {
+        if retry::is_retryable(status) {
+            let floor = retry::retry_after(&fetched.headers).unwrap_or(Duration::ZERO);
+            return Outcome::Retryable {
+                request,
+                reason: status_reason(status.as_u16()),
+                floor,
+            };
+        }
+        return Outcome::Failed(status_reason(status.as_u16()));
+    }
+
+    let url = request.url().clone();
+    let mut cx = Cx::for_request(&request);
+    let page = Page::new(
+        url.clone(),
+        status,
+        fetched.headers,
+        fetched.body,
+        request,
+        shared.pool.clone(),
+    );
+    let parsed = shared.spider.parse(page, &mut cx).await;
+    Stats::add(&shared.stats.pages, 1);
+    // Items emitted before an error are kept: nothing scraped is lost.
+    if let Err(error) = write_items(shared, &cx.items) {
+        return Outcome::Fatal(error);
+    }
+    if let Err(source) = parsed {
+        tracing::warn!(error = %Error::Spider { url, source }, "parse failed");
+        return Outcome::Failed("parse");
+    }
+    Outcome::Parsed(cx.follows)
+}
+
+fn write_items<S: Spider>(shared: &Shared<S>, items: &[S::Item]) -> Result<(), Error> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    let mut exporter = shared.exporter.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(exporter) = exporter.as_mut() {
+        for item in items {
+            exporter.write(item)?;
+        }
+    }
+    Stats::add(&shared.stats.items, items.len() as u64);
+    Ok(())
+}
+
+fn redirect<S: Spider>(shared: &Shared<S>, request: &Request, fetched: &Fetched) -> Outcome {
+    let target = fetched
+        .headers
+        .get(LOCATION)
+        .and_then(|location| location.to_str().ok())
+        .and_then(|location| request.url().join(location).ok());
+    let Some(target) = target else {
+        tracing::warn!(url = %request.url(), "redirect without a usable Location");
+        return Outcome::Failed("bad redirect");
+    };
+    if request.redirects >= shared.max_redirects {
+        let error = Error::TooManyRedirects {
+            url: request.url().clone(),
+            limit: shared.max_redirects,
+        };
+        tracing::warn!(%error);
+        return Outcome::Failed("too many redirects");
+    }
+    Outcome::Redirect(request.redirected(target, fetched.status.as_u16()))
+}
+
+/// A static label per status class that stats can count by.
+fn status_reason(status: u16) -> &'static str {
+    match status {
+        403 => "http 403",
+        404 => "http 404",
+        408 => "http 408",
+        429 => "http 429",
+        400..=499 => "http 4xx",
+        500 => "http 500",
+        502 => "http 502",
+        503 => "http 503",
+        504 => "http 504",
+        _ => "http 5xx",
+    }
+}

@@ -1,0 +1,138 @@
+//! Errors of a crawl.
+//!
+//! Library code returns [`Error`], whose variants say which stage failed and carry the URL
+//! or path they concern. A spider's own `parse` returns [`Result`], boxed, so that `?` works
+//! on any error type a user meets inside it.
+
+use std::path::PathBuf;
+
+use url::Url;
+
+/// Any error a spider's `parse` may return; `?` converts into it.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// The result a spider's `parse` returns.
+///
+/// # Examples
+///
+/// ```
+/// fn price(text: &str) -> spider_core::Result<f64> {
+///     Ok(text.trim_start_matches('£').parse::<f64>()?)
+/// }
+/// assert_eq!(price("£12.50").unwrap(), 12.5);
+/// ```
+pub type Result<T = (), E = BoxError> = std::result::Result<T, E>;
+
+/// What went wrong, and where.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A URL that does not parse (a start URL, a followed link, a redirect target).
+    #[error("invalid URL {url:?}: {source}")]
+    InvalidUrl {
+        /// The text that failed to parse.
+        url: String,
+        /// Why it failed.
+        #[source]
+        source: url::ParseError,
+    },
+    /// A setting that cannot work; the message says which and what to write instead.
+    #[error("configuration error: {0}")]
+    Config(String),
+    /// A CSS selector that does not parse.
+    #[error("invalid CSS selector {selector:?}: {message}")]
+    Selector {
+        /// The selector as written.
+        selector: String,
+        /// The parser's complaint.
+        message: String,
+    },
+    /// The request did not complete within the configured timeout.
+    #[error("request to {url} timed out")]
+    Timeout {
+        /// The URL requested.
+        url: Url,
+    },
+    /// Connecting, sending or reading failed.
+    #[error("request to {url} failed: {source}")]
+    Http {
+        /// The URL requested.
+        url: Url,
+        /// The transport's error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The (decompressed) body grew past `max_body_bytes`; reading stopped there.
+    #[error("body of {url} exceeds the cap of {limit} bytes")]
+    BodyTooLarge {
+        /// The URL requested.
+        url: Url,
+        /// The cap in force.
+        limit: usize,
+    },
+    /// A chain of redirects longer than `max_redirects`.
+    #[error("too many redirects from {url} (limit {limit})")]
+    TooManyRedirects {
+        /// The URL of the last hop.
+        url: Url,
+        /// The limit in force.
+        limit: u8,
+    },
+    /// A job on the parse pool panicked; the page is counted as failed.
+    #[error("parse job for {url} panicked")]
+    ParsePanicked {
+        /// The page being parsed.
+        url: Url,
+    },
+    /// The spider's `parse` returned an error.
+    #[error("spider failed on {url}: {source}")]
+    Spider {
+        /// The page being parsed.
+        url: Url,
+        /// The spider's error.
+        #[source]
+        source: BoxError,
+    },
+    /// Writing items or stats failed.
+    #[error("writing {path}: {source}")]
+    Io {
+        /// The file being written.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Serialising an item for the exporter failed.
+    #[error("exporting an item to {path}: {message}")]
+    Export {
+        /// The output file.
+        path: PathBuf,
+        /// The serialiser's complaint.
+        message: String,
+    },
+}
+
+impl Error {
+    /// Whether the request ran out of time (worth retrying).
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Error::Timeout { .. })
+    }
+
+    /// Whether the failure was in the transport: connect, reset, timeout.
+    pub fn is_transport(&self) -> bool {
+        matches!(self, Error::Timeout { .. } | Error::Http { .. })
+    }
+
+    /// The URL this error concerns, when there is one.
+    pub fn url(&self) -> Option<&Url> {
+        match self {
+            Error::Timeout { url }
+            | Error::Http { url, .. }
+            | Error::BodyTooLarge { url, .. }
+            | Error::TooManyRedirects { url, .. }
+            | Error::ParsePanicked { url }
+            | Error::Spider { url, .. } => Some(url),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! The default frontier: queues and a seen-set in memory.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+use tokio::time::Instant;
+
+use super::canonical::{fingerprint, Fingerprint};
+use super::scope::Scope;
+use super::{host_key, Enqueued, Frontier, HostKey};
+use crate::config::Config;
+use crate::request::Request;
+
+/// Queues per host plus the set of fingerprints seen; the seen-set costs about 32 bytes
+/// per URL.
+///
+/// # Examples
+///
+/// ```
+/// use spider_core::{Config, Enqueued, Frontier, MemoryFrontier, Request};
+///
+/// let config = Config::new("books").allowed_domain("books.example");
+/// let mut frontier = MemoryFrontier::new(&config);
+/// let page = Request::get("https://books.example/a?x=1&y=2")?;
+/// let same = Request::get("https://BOOKS.example/a?y=2&x=1#top")?;
+/// assert!(matches!(frontier.enqueue(page), Enqueued::Accepted(_)));
+/// assert_eq!(frontier.enqueue(same), Enqueued::Duplicate);
+/// assert!(frontier.next("https://books.example:443").is_some());
+/// # Ok::<(), spider_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct MemoryFrontier {
+    scope: Scope,
+    max_depth: Option<u32>,
+    seen: HashSet<Fingerprint, BuildHasherDefault<PassThrough>>,
+    queues: HashMap<HostKey, BinaryHeap<Queued>>,
+    deferred: BinaryHeap<Reverse<Deferred>>,
+    queued: usize,
+    sequence: u64,
+}
+
+impl MemoryFrontier {
+    /// An empty frontier with the config's allowed domains and depth limit.
+    pub fn new(config: &Config) -> Self {
+        MemoryFrontier {
+            scope: Scope::new(&config.allowed_domains),
+            max_depth: config.max_depth,
+            seen: HashSet::default(),
+            queues: HashMap::new(),
+            deferred: BinaryHeap::new(),
+            queued: 0,
+            sequence: 0,
+        }
+    }
+
+    fn push(&mut self, host: &HostKey, request: Request) {
+        self.sequence += 1;
+        let entry = Queued {
+            priority: request.priority(),
+            sequence: self.sequence,
+            request,
+        };
+        match self.queues.get_mut(host) {
+            Some(queue) => queue.push(entry),
+            None => {
+                self.queues.insert(host.clone(), BinaryHeap::from([entry]));
+            }
+        }
+        self.queued += 1;
+    }
+}
+
+impl Frontier for MemoryFrontier {
+    fn enqueue(&mut self, request: Request) -> Enqueued {
+        if !self.scope.allows(request.url()) {
+            return Enqueued::OutOfScope;
+        }
+        let Some(host) = host_key(request.url()) else {
+            return Enqueued::OutOfScope;
+        };
+        if self.max_depth.is_some_and(|max| request.depth() > max) {
+            return Enqueued::TooDeep;
+        }
+        if !self
+            .seen
+            .insert(fingerprint(request.method(), request.url()))
+        {
+            return Enqueued::Duplicate;
+        }
+        self.push(&host, request);
+        Enqueued::Accepted(host)
+    }
+
+    fn next(&mut self, host: &str) -> Option<Request> {
+        let entry = self.queues.get_mut(host)?.pop()?;
+        self.queued -= 1;
+        Some(entry.request)
+    }
+
+    fn defer(&mut self, request: Request, due: Instant) {
+        self.sequence += 1;
+        self.deferred.push(Reverse(Deferred {
+            due,
+            sequence: self.sequence,
+            request,
+        }));
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        self.deferred.peek().map(|Reverse(d)| d.due)
+    }
+
+    fn release_due(&mut self, now: Instant) -> Vec<HostKey> {
+        let mut hosts = Vec::new();
+        while self.deferred.peek().is_some_and(|Reverse(d)| d.due <= now) {
+            let Some(Reverse(deferred)) = self.deferred.pop() else {
+                break;
+            };
+            if let Some(host) = host_key(deferred.request.url()) {
+                self.push(&host, deferred.request);
+                hosts.push(host);
+            }
+        }
+        hosts
+    }
+
+    fn has_pending(&self) -> bool {
+        self.queued > 0 || !self.deferred.is_empty()
+    }
+
+    fn len(&self) -> usize {
+        self.queued + self.deferred.len()
+    }
+}
+
+/// A queued request, ordered by priority, then by arrival.
+#[derive(Debug)]
+struct Queued {
+    priority: i32,
+    sequence: u64,
+    request: Request,
+}
+
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.priority
+            .cmp(&other.priority)
+            .then_with(|| other.sequence.cmp(&self.sequence))
+    }
+}
+
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Queued {}
+
+/// A retry waiting for its backoff to end, ordered by due time, then arrival.
+#[derive(Debug)]
+struct Deferred {
+    due: Instant,
+    sequence: u64,
+    request: Request,
+}
+
+impl Ord for Deferred {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.due
+            .cmp(&other.due)
+            .then_with(|| self.sequence.cmp(&other.sequence))
+    }
+}
+
+impl PartialOrd for Deferred {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Deferred {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Deferred {}
+
+/// Fingerprints are already uniform hashes; hashing them again would only cost time.
+#[derive(Debug, Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes.iter().take(8) {
+            self.0 = (self.0 << 8) | u64::from(byte);
+        }
+    }
+
+    fn write_u128(&mut self, value: u128) {
+        // The low half of a fingerprint: truncation is the point.
+        self.0 = value as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(url: &str) -> Request {
+        match Request::get(url) {
+            Ok(request) => request,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn higher_priority_first_then_arrival_order() {
+        let mut frontier = MemoryFrontier::new(&Config::default());
+        for (path, priority) in [("a", 0), ("b", 5), ("c", 0), ("d", 5)] {
+            let r = request(&format!("http://h.example/{path}")).with_priority(priority);
+            frontier.enqueue(r);
+        }
+        let order: Vec<String> = std::iter::from_fn(|| frontier.next("http://h.example:80"))
+            .map(|r| r.url().path().to_owned())
+            .collect();
+        assert_eq!(order, ["/b", "/d", "/a", "/c"]);
+        assert!(!frontier.has_pending());
+    }
+
+    #[test]
+    fn out_of_scope_and_too_deep_are_refused() {
+        let config = Config::new("t").allowed_domain("h.example").max_depth(1);
+        let mut frontier = MemoryFrontier::new(&config);
+        assert_eq!(
+            frontier.enqueue(request("http://other.example/")),
+            Enqueued::OutOfScope
+        );
+        let deep = request("http://h.example/deep").child_of(1, None);
+        assert_eq!(frontier.enqueue(deep), Enqueued::TooDeep);
+        assert!(!frontier.has_pending());
+    }
+
+    #[test]
+    fn a_deferred_request_waits_for_its_due_time() {
+        let mut frontier = MemoryFrontier::new(&Config::default());
+        let now = Instant::now();
+        let due = now + std::time::Duration::from_secs(5);
+        frontier.defer(request("http://h.example/retry"), due);
+        assert!(frontier.has_pending());
+        assert!(frontier.release_due(now).is_empty());
+        assert!(frontier.next("http://h.example:80").is_none());
+        assert_eq!(frontier.next_due(), Some(due));
+        assert_eq!(frontier.release_due(due).len(), 1);
+        assert!(frontier.next("http://h.example:80").is_some());
+    }
+}

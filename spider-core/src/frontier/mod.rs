@@ -1,0 +1,85 @@
+//! The frontier: every request the crawl knows of and has not finished with.
+//!
+//! The engine talks to it through the narrow [`Frontier`] trait (enqueue, next per host,
+//! defer for a retry, has-pending), so the in-memory frontier can be replaced by a
+//! persistent or shared one without touching the engine.
+
+mod canonical;
+mod memory;
+mod scope;
+
+use std::sync::Arc;
+
+use tokio::time::Instant;
+use url::Url;
+
+pub use canonical::{canonical_url, fingerprint, Fingerprint};
+pub use memory::MemoryFrontier;
+
+use crate::request::Request;
+
+/// The key of a host's queue, slots and robots.txt: its origin, `scheme://host:port`
+/// (RFC 9309 scopes robots.txt the same way), so two servers on one machine are two hosts.
+pub type HostKey = Arc<str>;
+
+/// The host key of `url`, when it has a host.
+///
+/// # Examples
+///
+/// ```
+/// use spider_core::host_key;
+/// use url::Url;
+///
+/// let url = Url::parse("https://Books.Example/catalogue/").unwrap();
+/// assert_eq!(host_key(&url).as_deref(), Some("https://books.example:443"));
+/// ```
+pub fn host_key(url: &Url) -> Option<HostKey> {
+    let host = url.host_str()?;
+    let port = url.port_or_known_default()?;
+    Some(Arc::from(format!("{}://{host}:{port}", url.scheme())))
+}
+
+/// What the frontier did with a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Enqueued {
+    /// Queued for this host.
+    Accepted(HostKey),
+    /// Its fingerprint was seen before (another spelling, or a redirect's target).
+    Duplicate,
+    /// Not http(s), or outside the allowed domains.
+    OutOfScope,
+    /// Deeper than `max_depth`.
+    TooDeep,
+}
+
+/// The scheduler of requests, in the shape of Scrapy's: enqueue, next, has-pending.
+pub trait Frontier: Send {
+    /// Admit `request` unless it was seen, is out of scope or too deep.
+    fn enqueue(&mut self, request: Request) -> Enqueued;
+
+    /// The next request for `host`, highest priority first, first-in first-out within a
+    /// priority; deferred requests only once released.
+    fn next(&mut self, host: &str) -> Option<Request>;
+
+    /// Hold a request already admitted (a retry) until `due`, outside any queue, so it
+    /// occupies no slot while it waits.
+    fn defer(&mut self, request: Request, due: Instant);
+
+    /// The earliest instant a deferred request falls due.
+    fn next_due(&self) -> Option<Instant>;
+
+    /// Move the requests due by `now` back into their hosts' queues, and name those hosts.
+    fn release_due(&mut self, now: Instant) -> Vec<HostKey>;
+
+    /// Whether any request is queued or deferred: with nothing in flight, `false` means
+    /// the crawl is done.
+    fn has_pending(&self) -> bool;
+
+    /// Requests queued or deferred.
+    fn len(&self) -> usize;
+
+    /// Whether nothing is queued or deferred.
+    fn is_empty(&self) -> bool {
+        !self.has_pending()
+    }
+}

@@ -1,0 +1,48 @@
+//! The Spiderling runtime.
+//!
+//! A request travels through these stages, each a module:
+//!
+//! ```text
+//! start URLs / Cx::follow
+//!   → frontier   canonicalise, fingerprint, dedupe, allowed domains, depth   (frontier)
+//!   → robots     each host's robots.txt fetched first and obeyed             (robots)
+//!   → admission  host slot + politeness pause → global slot → rate token     (throttle)
+//!   → fetch      one pooled client; timeout; body and decompression cap      (fetch)
+//!   → classify   2xx parse · 3xx follow via frontier · retry with backoff    (engine, retry)
+//!   → parse      Spider::parse; HTML work on a bounded rayon pool            (spider, page, parse)
+//!   → export     JSONL / CSV / JSON, buffered, flushed at the end            (export)
+//!   → stats      counters, the final summary and stats file                  (stats)
+//! ```
+//!
+//! The [`engine`](Crawler) ties them together with one dispatcher task that owns the
+//! frontier and admission, and one task per request in flight.
+
+mod config;
+mod engine;
+mod error;
+mod export;
+mod fetch;
+mod frontier;
+mod page;
+mod parse;
+mod request;
+mod retry;
+mod robots;
+mod spider;
+mod stats;
+mod throttle;
+
+pub use async_trait::async_trait;
+pub use config::{Config, DEFAULT_USER_AGENT};
+pub use engine::Crawler;
+pub use error::{BoxError, Error, Result};
+pub use frontier::{
+    canonical_url, fingerprint, host_key, Enqueued, Fingerprint, Frontier, HostKey, MemoryFrontier,
+};
+pub use page::{Document, Page};
+pub use parse::ParsePool;
+pub use request::Request;
+pub use spider::{Cx, Spider};
+pub use stats::Summary;
+pub use throttle::{DelayRange, RateCeiling};
+pub use {reqwest, scraper, url};

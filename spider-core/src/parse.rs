@@ -1,0 +1,83 @@
+//! The parse pool: CPU work (HTML parsing, selectors, link extraction) on a bounded
+//! rayon pool, reached from async code.
+//!
+//! At most `2 × threads` jobs are inside the pool (one running and one waiting per
+//! thread). A request whose job waits for room keeps its concurrency slot, so when
+//! parsing is the bottleneck fetching slows down to match it: no more than `concurrency`
+//! pages are ever held in memory, however slow the parser.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use tokio::sync::{oneshot, Semaphore};
+
+use crate::error::Error;
+
+/// A handle to the pool; cheap to clone.
+#[derive(Clone)]
+pub struct ParsePool {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: rayon::ThreadPool,
+    room: Arc<Semaphore>,
+}
+
+impl std::fmt::Debug for ParsePool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParsePool")
+            .field("threads", &self.inner.pool.current_num_threads())
+            .field("room", &self.inner.room.available_permits())
+            .finish()
+    }
+}
+
+/// A job panicked; its page counts as failed and the pool goes on.
+#[derive(Debug)]
+pub(crate) struct JobPanicked;
+
+impl ParsePool {
+    /// A pool of `threads` threads named `spiderling-parse-N`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] when the threads cannot be started.
+    pub fn new(threads: usize) -> Result<Self, Error> {
+        let threads = threads.max(1);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("spiderling-parse-{i}"))
+            .build()
+            .map_err(|e| Error::Config(format!("cannot start the parse pool: {e}")))?;
+        let room = Arc::new(Semaphore::new(threads * 2));
+        Ok(ParsePool {
+            inner: Arc::new(Inner { pool, room }),
+        })
+    }
+
+    /// Run `job` on the pool and await its result, waiting first for room in the pool.
+    pub(crate) async fn run<R, F>(&self, job: F) -> Result<R, JobPanicked>
+    where
+        R: Send + 'static,
+        F: FnOnce() -> R + Send + 'static,
+    {
+        let permit = self
+            .inner
+            .room
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| JobPanicked)?;
+        let (done, result) = oneshot::channel();
+        self.inner.pool.spawn(move || {
+            let outcome = std::panic::catch_unwind(AssertUnwindSafe(job));
+            drop(permit);
+            let _ = done.send(outcome);
+        });
+        match result.await {
+            Ok(Ok(value)) => Ok(value),
+            _ => Err(JobPanicked),
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! What the crawler is asked to fetch.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::Method;
+use serde_json::{Map, Value};
+use url::Url;
+
+use crate::error::Error;
+
+/// One request: a URL plus everything that travels with it through the frontier.
+///
+/// Follow-up requests made with [`Cx::follow`](crate::Cx::follow) inherit their parent's
+/// session key and sit one level deeper.
+///
+/// # Examples
+///
+/// ```
+/// use spider_core::Request;
+///
+/// let request = Request::get("https://books.example/catalogue/page-2.html")?
+///     .with_priority(10)
+///     .with_meta("category", "poetry")
+///     .with_session("shopper-7");
+/// assert_eq!(request.depth(), 0);
+/// assert_eq!(request.session(), Some("shopper-7"));
+/// # Ok::<(), spider_core::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Request {
+    url: Url,
+    method: Method,
+    headers: HeaderMap,
+    meta: Map<String, Value>,
+    depth: u32,
+    priority: i32,
+    session: Option<Arc<str>>,
+    pub(crate) attempts: u32,
+    pub(crate) last_backoff: Duration,
+    pub(crate) redirects: u8,
+}
+
+impl Request {
+    /// A GET request for `url`.
+    pub fn new(url: Url) -> Self {
+        Request {
+            url,
+            method: Method::GET,
+            headers: HeaderMap::new(),
+            meta: Map::new(),
+            depth: 0,
+            priority: 0,
+            session: None,
+            attempts: 0,
+            last_backoff: Duration::ZERO,
+            redirects: 0,
+        }
+    }
+
+    /// A GET request for a URL given as text.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidUrl`] when `url` is not an absolute URL.
+    pub fn get(url: &str) -> Result<Self, Error> {
+        Url::parse(url)
+            .map(Request::new)
+            .map_err(|source| Error::InvalidUrl {
+                url: url.to_owned(),
+                source,
+            })
+    }
+
+    /// Use another HTTP method (default GET).
+    #[must_use]
+    pub fn with_method(mut self, method: Method) -> Self {
+        self.method = method;
+        self
+    }
+
+    /// Add a header sent with this request only (default: none beyond the config's).
+    #[must_use]
+    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.append(name, value);
+        self
+    }
+
+    /// Attach a value the spider reads back from the page (default: empty).
+    #[must_use]
+    pub fn with_meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.meta.insert(key.into(), value.into());
+        self
+    }
+
+    /// Higher is fetched sooner among requests to the same host (default 0).
+    #[must_use]
+    pub fn with_priority(mut self, priority: i32) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// Pin this request, and the follow-ups it leads to, to one logical session
+    /// (default: none, or the parent's).
+    #[must_use]
+    pub fn with_session(mut self, key: impl Into<Arc<str>>) -> Self {
+        self.session = Some(key.into());
+        self
+    }
+
+    /// The URL as requested.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// The HTTP method.
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+
+    /// Headers of this request alone.
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// Values attached with [`with_meta`](Self::with_meta).
+    pub fn meta(&self) -> &Map<String, Value> {
+        &self.meta
+    }
+
+    /// Links followed from a start URL to reach this request (start URLs are depth 0).
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Priority among requests to the same host.
+    pub fn priority(&self) -> i32 {
+        self.priority
+    }
+
+    /// The session key, if any.
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    pub(crate) fn session_key(&self) -> Option<&Arc<str>> {
+        self.session.as_ref()
+    }
+
+    /// Make `self` a follow-up of `parent`: one level deeper, same session unless set.
+    pub(crate) fn child_of(mut self, depth: u32, session: Option<&Arc<str>>) -> Self {
+        self.depth = depth + 1;
+        if self.session.is_none() {
+            self.session = session.cloned();
+        }
+        self
+    }
+
+    /// The next hop of a redirect: same depth, priority, meta and session; a 303, or a
+    /// 301/302 answer to a POST, turns into a GET as browsers do.
+    pub(crate) fn redirected(&self, to: Url, status: u16) -> Self {
+        let method =
+            if status == 303 || (matches!(status, 301 | 302) && self.method == Method::POST) {
+                Method::GET
+            } else {
+                self.method.clone()
+            };
+        Request {
+            url: to,
+            method,
+            headers: self.headers.clone(),
+            meta: self.meta.clone(),
+            depth: self.depth,
+            priority: self.priority,
+            session: self.session.clone(),
+            attempts: 0,
+            last_backoff: Duration::ZERO,
+            redirects: self.redirects + 1,
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! robots.txt, read with `texting_robots` and applied per host.
+//!
+//! What an answer means follows RFC 9309: a 2xx body holds the rules; a 4xx means there
+//! are none (crawl everything); a 5xx or an unreachable host means "assume everything is
+//! disallowed", since the site may be unwell. Crawl-delay is honoured as a floor of the
+//! host's politeness pause (Scrapy ignores it; we do not).
+
+use std::time::Duration;
+
+use texting_robots::Robot;
+use url::Url;
+
+/// The rules of one host for our user agent.
+#[derive(Debug)]
+pub(crate) enum RobotsRules {
+    /// Everything allowed: no robots.txt (4xx), or an empty one.
+    AllowAll,
+    /// robots.txt could not be had (5xx, network error): nothing is fetched.
+    DisallowAll,
+    /// Parsed rules.
+    Rules(Box<Robot>),
+}
+
+impl RobotsRules {
+    /// Read a robots.txt answer for `token`, the product token of our user agent.
+    pub(crate) fn from_answer(status: u16, body: &[u8], token: &str) -> Self {
+        match status {
+            200..=299 => match Robot::new(token, body) {
+                Ok(robot) => RobotsRules::Rules(Box::new(robot)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "robots.txt does not parse; treating it as empty");
+                    RobotsRules::AllowAll
+                }
+            },
+            400..=499 => RobotsRules::AllowAll,
+            _ => RobotsRules::DisallowAll,
+        }
+    }
+
+    pub(crate) fn allows(&self, url: &Url) -> bool {
+        match self {
+            RobotsRules::AllowAll => true,
+            RobotsRules::DisallowAll => false,
+            RobotsRules::Rules(robot) => robot.allowed(url.as_str()),
+        }
+    }
+
+    /// The Crawl-delay for our agent, if the file sets one.
+    pub(crate) fn crawl_delay(&self) -> Option<Duration> {
+        match self {
+            RobotsRules::Rules(robot) => robot
+                .delay
+                .filter(|secs| secs.is_finite() && *secs > 0.0)
+                .map(|secs| Duration::from_secs_f32(secs.min(3600.0))),
+            _ => None,
+        }
+    }
+}
+
+/// The robots.txt URL of the host of `url`.
+pub(crate) fn robots_url(url: &Url) -> Option<Url> {
+    let mut robots = url.clone();
+    robots.set_query(None);
+    robots.set_fragment(None);
+    robots.set_path("/robots.txt");
+    robots.set_username("").ok()?;
+    robots.set_password(None).ok()?;
+    Some(robots)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TXT: &[u8] = b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n\nUser-agent: spiderling\nDisallow: /no-bots/\n";
+
+    fn url(path: &str) -> Url {
+        Url::parse("http://h.example/")
+            .and_then(|u| u.join(path))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn our_group_wins_over_the_wildcard() {
+        let rules = RobotsRules::from_answer(200, TXT, "spiderling");
+        assert!(!rules.allows(&url("/no-bots/x")));
+        assert!(rules.allows(&url("/private/x")));
+        let others = RobotsRules::from_answer(200, TXT, "otherbot");
+        assert!(!others.allows(&url("/private/x")));
+        assert_eq!(others.crawl_delay(), Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn missing_file_allows_and_server_error_disallows() {
+        assert!(RobotsRules::from_answer(404, b"", "spiderling").allows(&url("/a")));
+        assert!(!RobotsRules::from_answer(503, b"", "spiderling").allows(&url("/a")));
+    }
+}

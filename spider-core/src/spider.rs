@@ -1,0 +1,108 @@
+//! What a user writes: a [`Spider`], and the [`Cx`] its `parse` fills.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Serialize;
+use url::Url;
+
+use crate::config::Config;
+use crate::error::Result;
+use crate::page::Page;
+use crate::request::Request;
+
+/// A spider: its settings, and what to do with each page.
+///
+/// `parse` runs on the async runtime; put CPU work (HTML parsing, selectors) inside
+/// [`Page::html`], which runs on the parse pool.
+///
+/// # Examples
+///
+/// ```
+/// use spider_core::{async_trait, Config, Cx, Page, Result, Spider};
+///
+/// #[derive(serde::Serialize)]
+/// struct Title {
+///     url: String,
+///     title: Option<String>,
+/// }
+///
+/// struct Titles;
+///
+/// #[async_trait]
+/// impl Spider for Titles {
+///     type Item = Title;
+///
+///     fn config(&self) -> Config {
+///         Config::new("titles")
+///             .start_url("https://books.example/")
+///             .allowed_domain("books.example")
+///     }
+///
+///     async fn parse(&self, page: Page, cx: &mut Cx<Title>) -> Result {
+///         let h1 = scraper::Selector::parse("h1").map_err(|e| e.to_string())?;
+///         let a = scraper::Selector::parse("a").map_err(|e| e.to_string())?;
+///         let (title, links) = page.html(move |doc| (doc.text(&h1), doc.links(&a))).await?;
+///         cx.emit(Title { url: page.url().to_string(), title });
+///         cx.follow_all(links);
+///         Ok(())
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait Spider: Send + Sync + 'static {
+    /// What the spider scrapes; written by the exporter.
+    type Item: Serialize + Send + 'static;
+
+    /// The crawl's settings, start URLs included.
+    fn config(&self) -> Config;
+
+    /// Handle one page: emit items, follow links. An error counts the page as failed
+    /// and the crawl goes on.
+    async fn parse(&self, page: Page, cx: &mut Cx<Self::Item>) -> Result;
+}
+
+/// What `parse` produces for one page: items and follow-up requests.
+#[derive(Debug)]
+pub struct Cx<I> {
+    depth: u32,
+    session: Option<Arc<str>>,
+    pub(crate) items: Vec<I>,
+    pub(crate) follows: Vec<Request>,
+}
+
+impl<I> Cx<I> {
+    pub(crate) fn for_request(request: &Request) -> Self {
+        Cx {
+            depth: request.depth(),
+            session: request.session_key().cloned(),
+            items: Vec::new(),
+            follows: Vec::new(),
+        }
+    }
+
+    /// Emit one item to the exporter.
+    pub fn emit(&mut self, item: I) {
+        self.items.push(item);
+    }
+
+    /// Follow a link: a GET one level deeper, in this page's session. The frontier drops
+    /// it if it was seen, is out of scope or too deep.
+    pub fn follow(&mut self, url: Url) {
+        self.request(Request::new(url));
+    }
+
+    /// Follow every link of `urls`.
+    pub fn follow_all(&mut self, urls: impl IntoIterator<Item = Url>) {
+        for url in urls {
+            self.follow(url);
+        }
+    }
+
+    /// Queue a request built by hand; it is made one level deeper than this page and
+    /// inherits the page's session unless it has its own.
+    pub fn request(&mut self, request: Request) {
+        self.follows
+            .push(request.child_of(self.depth, self.session.as_ref()));
+    }
+}

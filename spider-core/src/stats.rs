@@ -1,0 +1,191 @@
+//! Counters of a crawl, updated lock-free from every task, and the final [`Summary`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// Live counters. Relaxed atomics: each is a tally, none orders anything.
+#[derive(Debug)]
+pub(crate) struct Stats {
+    started: Instant,
+    pub(crate) requests: AtomicU64,
+    pub(crate) pages: AtomicU64,
+    pub(crate) items: AtomicU64,
+    pub(crate) retries: AtomicU64,
+    pub(crate) redirects: AtomicU64,
+    pub(crate) duplicates: AtomicU64,
+    pub(crate) out_of_scope: AtomicU64,
+    pub(crate) too_deep: AtomicU64,
+    pub(crate) robots_disallowed: AtomicU64,
+    pub(crate) bytes: AtomicU64,
+    statuses: Box<[AtomicU64]>,
+    failures: Mutex<BTreeMap<&'static str, u64>>,
+}
+
+impl Stats {
+    pub(crate) fn new() -> Self {
+        Stats {
+            started: Instant::now(),
+            requests: AtomicU64::new(0),
+            pages: AtomicU64::new(0),
+            items: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
+            redirects: AtomicU64::new(0),
+            duplicates: AtomicU64::new(0),
+            out_of_scope: AtomicU64::new(0),
+            too_deep: AtomicU64::new(0),
+            robots_disallowed: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            statuses: (0..600).map(|_| AtomicU64::new(0)).collect(),
+            failures: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Relaxed);
+    }
+
+    pub(crate) fn status(&self, status: u16) {
+        if let Some(counter) = self.statuses.get(usize::from(status)) {
+            counter.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// A request given up for good, by reason.
+    pub(crate) fn failure(&self, reason: &'static str) {
+        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        *failures.entry(reason).or_default() += 1;
+    }
+
+    pub(crate) fn summary(&self, name: &str) -> Summary {
+        let elapsed = self.started.elapsed();
+        let pages = self.pages.load(Relaxed);
+        let statuses = (0u16..)
+            .zip(self.statuses.iter())
+            .filter_map(|(code, n)| Some((code, n.load(Relaxed))).filter(|(_, n)| *n > 0))
+            .collect();
+        let failures_by_reason = self
+            .failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        Summary {
+            name: name.to_owned(),
+            elapsed_secs: elapsed.as_secs_f64(),
+            pages_per_sec: per_second(pages, elapsed),
+            requests: self.requests.load(Relaxed),
+            pages,
+            items: self.items.load(Relaxed),
+            retries: self.retries.load(Relaxed),
+            failures: failures_by_reason.values().sum(),
+            redirects: self.redirects.load(Relaxed),
+            duplicates: self.duplicates.load(Relaxed),
+            out_of_scope: self.out_of_scope.load(Relaxed),
+            too_deep: self.too_deep.load(Relaxed),
+            robots_disallowed: self.robots_disallowed.load(Relaxed),
+            bytes: self.bytes.load(Relaxed),
+            statuses,
+            failures_by_reason: failures_by_reason
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
+        }
+    }
+}
+
+fn per_second(count: u64, elapsed: Duration) -> f64 {
+    let secs = elapsed.as_secs_f64();
+    if secs > 0.0 {
+        count as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+/// What a crawl did, printed at the end and written as the stats JSON file.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct Summary {
+    /// The spider's name.
+    pub name: String,
+    /// Wall-clock duration of the crawl.
+    pub elapsed_secs: f64,
+    /// Pages parsed per second of wall clock.
+    pub pages_per_sec: f64,
+    /// Requests sent, robots.txt, redirects and retries included.
+    pub requests: u64,
+    /// Pages with a 2xx status handed to `parse`.
+    pub pages: u64,
+    /// Items written.
+    pub items: u64,
+    /// Attempts that were retried.
+    pub retries: u64,
+    /// Requests given up for good.
+    pub failures: u64,
+    /// Redirect hops followed.
+    pub redirects: u64,
+    /// Requests dropped because their fingerprint was seen.
+    pub duplicates: u64,
+    /// Requests dropped as off-site or not http(s).
+    pub out_of_scope: u64,
+    /// Requests dropped as deeper than `max_depth`.
+    pub too_deep: u64,
+    /// Requests dropped because robots.txt disallows them.
+    pub robots_disallowed: u64,
+    /// Response body bytes received, after decompression.
+    pub bytes: u64,
+    /// Responses by HTTP status.
+    pub statuses: BTreeMap<u16, u64>,
+    /// Failures by reason.
+    pub failures_by_reason: BTreeMap<String, u64>,
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{}: {} pages, {} items in {:.2} s ({:.1} pages/s)",
+            self.name, self.pages, self.items, self.elapsed_secs, self.pages_per_sec
+        )?;
+        writeln!(
+            f,
+            "  requests {} · retries {} · failures {} · redirects {} · {:.1} MB received",
+            self.requests,
+            self.retries,
+            self.failures,
+            self.redirects,
+            self.bytes as f64 / 1e6
+        )?;
+        let statuses: Vec<String> = self
+            .statuses
+            .iter()
+            .map(|(s, n)| format!("{s} ×{n}"))
+            .collect();
+        writeln!(
+            f,
+            "  statuses: {}",
+            if statuses.is_empty() {
+                "none".to_owned()
+            } else {
+                statuses.join(", ")
+            }
+        )?;
+        if !self.failures_by_reason.is_empty() {
+            let reasons: Vec<String> = self
+                .failures_by_reason
+                .iter()
+                .map(|(r, n)| format!("{r} ×{n}"))
+                .collect();
+            writeln!(f, "  failed: {}", reasons.join(", "))?;
+        }
+        write!(
+            f,
+            "  dropped: {} duplicates, {} out of scope, {} disallowed by robots.txt, {} too deep",
+            self.duplicates, self.out_of_scope, self.robots_disallowed, self.too_deep
+        )
+    }
+}
