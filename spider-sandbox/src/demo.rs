@@ -1,0 +1,163 @@
+//! The demo book shop.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use crate::catalogue::book;
+
+/// The demo site: a book shop with a fixed catalogue and every trap a crawler must avoid.
+///
+/// Layout (`N` = `books`, `P` = `per_page`):
+/// - `/robots.txt` disallows `/private/`, with `Crawl-delay` when `crawl_delay` is set.
+/// - `/` links the first listing, a redirect, a staff page under `/private/`, an
+///   off-site page (`localhost` instead of `127.0.0.1`), an out-of-scope domain and a
+///   `mailto:`.
+/// - `/catalogue/page-K.html` lists books `(K-1)·P+1 ..= K·P` as `h3 > a` links and
+///   links the next page as `a.next`. Each book is also linked in another spelling
+///   (fragment, percent-encoded, dot segment, empty query), each next page twice with its
+///   query in two orders, and each listing has a mirror link to `localhost`.
+/// - `/catalogue/book_I.html` has `h1.title`, `p.price` and `p.availability`, links back
+///   to the first listing and to a related book.
+/// - `/catalogue/latest` redirects (301) to the last book.
+///
+/// A complete, correct crawl fetches every listing and every book exactly once.
+#[derive(Debug, Clone)]
+pub struct DemoSite {
+    /// Books in the catalogue (default 1,000).
+    pub books: usize,
+    /// Books per listing page (default 20).
+    pub per_page: usize,
+    /// Time the server waits before answering any page (default none).
+    pub latency: Duration,
+    /// A `Crawl-delay` line in robots.txt, in seconds (default none).
+    pub crawl_delay: Option<u32>,
+}
+
+impl Default for DemoSite {
+    fn default() -> Self {
+        DemoSite { books: 1000, per_page: 20, latency: Duration::ZERO, crawl_delay: None }
+    }
+}
+
+/// An answer of the demo site.
+pub(crate) enum Answer {
+    Html(String),
+    Text(String),
+    Redirect(String),
+    NotFound,
+}
+
+impl DemoSite {
+    /// Listing pages in the catalogue.
+    pub fn listing_pages(&self) -> usize {
+        self.books.div_ceil(self.per_page.max(1))
+    }
+
+    /// Pages a complete crawl fetches: the home page, every listing and every book.
+    pub fn expected_pages(&self) -> usize {
+        1 + self.listing_pages() + self.books
+    }
+
+    pub(crate) fn answer(&self, path: &str, port: u16) -> Answer {
+        if path == "/robots.txt" {
+            let mut txt = "User-agent: *\nDisallow: /private/\n".to_owned();
+            if let Some(secs) = self.crawl_delay {
+                let _ = writeln!(txt, "Crawl-delay: {secs}");
+            }
+            return Answer::Text(txt);
+        }
+        if path == "/" || path == "/index.html" {
+            return Answer::Html(self.home(port));
+        }
+        if path == "/catalogue/latest" {
+            return Answer::Redirect(format!("/catalogue/book_{}.html", self.books));
+        }
+        if path.starts_with("/private/") {
+            return Answer::Html(page("Staff only", "<p>Crawlers should not be here.</p>"));
+        }
+        if let Some(k) = number(path, "/catalogue/page-", ".html").filter(|k| (1..=self.listing_pages()).contains(k)) {
+            return Answer::Html(self.listing(k, port));
+        }
+        if let Some(i) = number(path, "/catalogue/book_", ".html").filter(|i| (1..=self.books).contains(i)) {
+            return Answer::Html(self.book_page(i));
+        }
+        Answer::NotFound
+    }
+
+    fn home(&self, port: u16) -> String {
+        page(
+            "Demo bookshop",
+            &format!(
+                r#"<ul>
+<li><a href="catalogue/page-1.html?sort=title&amp;order=asc">All books</a></li>
+<li><a href="/catalogue/latest">Newest book</a></li>
+<li><a href="/private/admin.html">Staff</a></li>
+<li><a href="http://localhost:{port}/offsite.html">Our partner</a></li>
+<li><a href="https://elsewhere.invalid/">Elsewhere</a></li>
+<li><a href="mailto:shop@books.invalid">Write to us</a></li>
+</ul>"#
+            ),
+        )
+    }
+
+    fn listing(&self, k: usize, port: u16) -> String {
+        let first = (k - 1) * self.per_page + 1;
+        let last = (k * self.per_page).min(self.books);
+        let mut body = String::from("<ol class=\"row\">\n");
+        for i in first..=last {
+            let b = book(i);
+            let variant = match i % 4 {
+                0 => format!("book_{i}.html#reviews"),
+                1 => format!("/catalogue/%62ook_{i}.html"),
+                2 => format!("HTTP://127.0.0.1:{port}/catalogue/./book_{i}.html"),
+                _ => format!("../catalogue/book_{i}.html?"),
+            };
+            let _ = writeln!(
+                body,
+                r#"<li><article class="product_pod"><h3><a href="book_{i}.html">{}</a></h3><p class="price_color">{}</p><a class="quick" href="{variant}">Quick view</a></article></li>"#,
+                b.title, b.price
+            );
+        }
+        body.push_str("</ol>\n");
+        if k < self.listing_pages() {
+            let next = k + 1;
+            let _ = writeln!(
+                body,
+                r#"<ul class="pager"><li><a class="next" href="page-{next}.html?sort=title&amp;order=asc">next</a></li></ul>
+<p class="bottom"><a href="page-{next}.html?order=asc&amp;sort=title#top">next page</a></p>"#
+            );
+        }
+        let _ = writeln!(
+            body,
+            r#"<p><a href="/private/page-{k}.html">Edit</a> <a href="http://localhost:{port}/catalogue/page-{k}.html">Mirror</a></p>"#
+        );
+        page(&format!("Catalogue, page {k}"), &body)
+    }
+
+    fn book_page(&self, i: usize) -> String {
+        let b = book(i);
+        let related = i * 7 % self.books + 1;
+        page(
+            &b.title,
+            &format!(
+                r#"<article class="product_page">
+<h1 class="title">{}</h1>
+<p class="price">{}</p>
+<p class="availability">{}</p>
+</article>
+<p><a href="page-1.html?order=asc&amp;sort=title">Back to the catalogue</a>
+<a href="book_{related}.html">You may also like</a>
+<a href="/private/edit/{i}">Edit</a></p>"#,
+                b.title, b.price, b.availability
+            ),
+        )
+    }
+}
+
+fn page(title: &str, body: &str) -> String {
+    format!("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title></head>\n<body>\n{body}\n</body></html>\n")
+}
+
+fn number(path: &str, prefix: &str, suffix: &str) -> Option<usize> {
+    path.strip_prefix(prefix)?.strip_suffix(suffix)?.parse().ok()
+}

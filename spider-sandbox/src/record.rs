@@ -1,0 +1,142 @@
+//! What a sandbox received.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use percent_encoding::percent_decode_str;
+
+/// One request as the server saw it.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    /// Arrival, since the sandbox started.
+    pub at: Duration,
+    /// The request target, path and query, as sent.
+    pub target: String,
+    /// The Host header.
+    pub host: String,
+    /// Whether the Host header named this server's own address.
+    pub on_site: bool,
+}
+
+impl Hit {
+    /// The resource asked for, spelled the server's way: path percent-decoded, query
+    /// pairs sorted, empty pairs dropped. Two hits with one resource are a duplicate.
+    pub fn resource(&self) -> String {
+        let (path, query) = self.target.split_once('?').unwrap_or((&self.target, ""));
+        let path = percent_decode_str(path).decode_utf8_lossy();
+        let mut pairs: Vec<&str> = query.split('&').filter(|p| !p.is_empty()).collect();
+        pairs.sort_unstable();
+        if pairs.is_empty() {
+            path.into_owned()
+        } else {
+            format!("{path}?{}", pairs.join("&"))
+        }
+    }
+}
+
+/// A snapshot of what a sandbox received so far.
+#[derive(Debug, Clone)]
+pub struct Observed {
+    /// Every request, in order of arrival.
+    pub hits: Vec<Hit>,
+    /// The most requests being answered at once.
+    pub max_in_flight: usize,
+    /// TCP connections accepted.
+    pub connections: usize,
+}
+
+impl Observed {
+    /// Requests for this server's own host, robots.txt left out.
+    pub fn pages(&self) -> impl Iterator<Item = &Hit> {
+        self.hits.iter().filter(|h| h.on_site && h.target != "/robots.txt")
+    }
+
+    /// Resources requested more than once, with their counts.
+    pub fn duplicates(&self) -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        for hit in self.hits.iter().filter(|h| h.on_site) {
+            *counts.entry(hit.resource()).or_insert(0) += 1;
+        }
+        counts.retain(|_, n| *n > 1);
+        counts
+    }
+
+    /// Requests whose Host header named another host.
+    pub fn off_site(&self) -> usize {
+        self.hits.iter().filter(|h| !h.on_site).count()
+    }
+
+    /// Requests whose decoded path starts with `prefix`.
+    pub fn under(&self, prefix: &str) -> usize {
+        self.hits.iter().filter(|h| h.resource().starts_with(prefix)).count()
+    }
+
+    /// The most requests that arrived within any window of length `window`.
+    pub fn max_in_window(&self, window: Duration) -> usize {
+        let times: Vec<Duration> = self.hits.iter().map(|h| h.at).collect();
+        let mut most = 0;
+        let mut start = 0;
+        for end in 0..times.len() {
+            while times[end] - times[start] >= window {
+                start += 1;
+            }
+            most = most.max(end + 1 - start);
+        }
+        most
+    }
+}
+
+/// The live record, shared by the server's tasks.
+#[derive(Debug)]
+pub(crate) struct Recorder {
+    started: Instant,
+    hits: Mutex<Vec<Hit>>,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
+    connections: AtomicUsize,
+}
+
+impl Recorder {
+    pub(crate) fn new() -> Self {
+        Recorder {
+            started: Instant::now(),
+            hits: Mutex::new(Vec::new()),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: AtomicUsize::new(0),
+            connections: AtomicUsize::new(0),
+        }
+    }
+
+    pub(crate) fn connection(&self) {
+        self.connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Record an arrival; the returned guard counts the request in flight until dropped.
+    pub(crate) fn arrive(&self, target: String, host: String, on_site: bool) -> InFlight<'_> {
+        let at = self.started.elapsed();
+        self.hits.lock().unwrap_or_else(|e| e.into_inner()).push(Hit { at, target, host, on_site });
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        InFlight(self)
+    }
+
+    pub(crate) fn snapshot(&self) -> Observed {
+        let mut hits = self.hits.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        hits.sort_by_key(|h| h.at);
+        Observed {
+            hits,
+            max_in_flight: self.max_in_flight.load(Ordering::SeqCst),
+            connections: self.connections.load(Ordering::Relaxed),
+        }
+    }
+}
+
+pub(crate) struct InFlight<'a>(&'a Recorder);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
