@@ -83,7 +83,11 @@ fn output_flag() -> std::result::Result<PathBuf, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--output" | "-o" => output = args.next().ok_or("--output needs a file name")?.into(),
-            other => return Err(format!("unknown argument {other:?}; usage: books [--output FILE]")),
+            other => {
+                return Err(format!(
+                    "unknown argument {other:?}; usage: books [--output FILE]"
+                ))
+            }
         }
     }
     Ok(output)

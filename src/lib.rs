@@ -70,5 +70,7 @@ pub mod prelude {
     pub use serde::Serialize;
     pub use spider_core::scraper::Selector;
     pub use spider_core::url::Url;
-    pub use spider_core::{async_trait, Config, Crawler, Cx, Document, Error, Page, Request, Result, Spider};
+    pub use spider_core::{
+        async_trait, Config, Crawler, Cx, Document, Error, Page, Request, Result, Spider,
+    };
 }

@@ -14,11 +14,23 @@ pub struct Book {
 }
 
 const ADJECTIVES: [&str; 12] = [
-    "Silent", "Crimson", "Hidden", "Last", "Wandering", "Golden", "Broken", "Endless", "Quiet",
-    "Northern", "Paper", "Glass",
+    "Silent",
+    "Crimson",
+    "Hidden",
+    "Last",
+    "Wandering",
+    "Golden",
+    "Broken",
+    "Endless",
+    "Quiet",
+    "Northern",
+    "Paper",
+    "Glass",
 ];
-const NOUNS: [&str; 10] =
-    ["Garden", "Harbour", "Machine", "Letters", "River", "Orchard", "Atlas", "Lantern", "Winter", "Signal"];
+const NOUNS: [&str; 10] = [
+    "Garden", "Harbour", "Machine", "Letters", "River", "Orchard", "Atlas", "Lantern", "Winter",
+    "Signal",
+];
 
 /// The first `count` books of the catalogue.
 ///
@@ -46,5 +58,10 @@ pub(crate) fn book(id: usize) -> Book {
     } else {
         format!("In stock ({} available)", 1 + id % 20)
     };
-    Book { id, title, price: format!("£{}.{:02}", pence / 100, pence % 100), availability }
+    Book {
+        id,
+        title,
+        price: format!("£{}.{:02}", pence / 100, pence % 100),
+        availability,
+    }
 }

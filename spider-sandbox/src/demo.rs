@@ -29,13 +29,18 @@ pub struct DemoSite {
     pub per_page: usize,
     /// Time the server waits before answering any page (default none).
     pub latency: Duration,
-    /// A `Crawl-delay` line in robots.txt, in seconds (default none).
-    pub crawl_delay: Option<u32>,
+    /// A `Crawl-delay` line in robots.txt (default none).
+    pub crawl_delay: Option<Duration>,
 }
 
 impl Default for DemoSite {
     fn default() -> Self {
-        DemoSite { books: 1000, per_page: 20, latency: Duration::ZERO, crawl_delay: None }
+        DemoSite {
+            books: 1000,
+            per_page: 20,
+            latency: Duration::ZERO,
+            crawl_delay: None,
+        }
     }
 }
 
@@ -61,8 +66,8 @@ impl DemoSite {
     pub(crate) fn answer(&self, path: &str, port: u16) -> Answer {
         if path == "/robots.txt" {
             let mut txt = "User-agent: *\nDisallow: /private/\n".to_owned();
-            if let Some(secs) = self.crawl_delay {
-                let _ = writeln!(txt, "Crawl-delay: {secs}");
+            if let Some(delay) = self.crawl_delay {
+                let _ = writeln!(txt, "Crawl-delay: {}", delay.as_secs_f64());
             }
             return Answer::Text(txt);
         }
@@ -75,10 +80,14 @@ impl DemoSite {
         if path.starts_with("/private/") {
             return Answer::Html(page("Staff only", "<p>Crawlers should not be here.</p>"));
         }
-        if let Some(k) = number(path, "/catalogue/page-", ".html").filter(|k| (1..=self.listing_pages()).contains(k)) {
+        if let Some(k) = number(path, "/catalogue/page-", ".html")
+            .filter(|k| (1..=self.listing_pages()).contains(k))
+        {
             return Answer::Html(self.listing(k, port));
         }
-        if let Some(i) = number(path, "/catalogue/book_", ".html").filter(|i| (1..=self.books).contains(i)) {
+        if let Some(i) =
+            number(path, "/catalogue/book_", ".html").filter(|i| (1..=self.books).contains(i))
+        {
             return Answer::Html(self.book_page(i));
         }
         Answer::NotFound
@@ -159,5 +168,8 @@ fn page(title: &str, body: &str) -> String {
 }
 
 fn number(path: &str, prefix: &str, suffix: &str) -> Option<usize> {
-    path.strip_prefix(prefix)?.strip_suffix(suffix)?.parse().ok()
+    path.strip_prefix(prefix)?
+        .strip_suffix(suffix)?
+        .parse()
+        .ok()
 }

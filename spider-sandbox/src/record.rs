@@ -39,6 +39,8 @@ impl Hit {
 /// A snapshot of what a sandbox received so far.
 #[derive(Debug, Clone)]
 pub struct Observed {
+    /// When the sandbox started; [`Hit::at`] counts from here.
+    pub started: Instant,
     /// Every request, in order of arrival.
     pub hits: Vec<Hit>,
     /// The most requests being answered at once.
@@ -50,7 +52,9 @@ pub struct Observed {
 impl Observed {
     /// Requests for this server's own host, robots.txt left out.
     pub fn pages(&self) -> impl Iterator<Item = &Hit> {
-        self.hits.iter().filter(|h| h.on_site && h.target != "/robots.txt")
+        self.hits
+            .iter()
+            .filter(|h| h.on_site && h.target != "/robots.txt")
     }
 
     /// Resources requested more than once, with their counts.
@@ -70,7 +74,16 @@ impl Observed {
 
     /// Requests whose decoded path starts with `prefix`.
     pub fn under(&self, prefix: &str) -> usize {
-        self.hits.iter().filter(|h| h.resource().starts_with(prefix)).count()
+        self.hits
+            .iter()
+            .filter(|h| h.resource().starts_with(prefix))
+            .count()
+    }
+
+    /// The gaps between consecutive page requests (robots.txt left out).
+    pub fn gaps(&self) -> Vec<Duration> {
+        let times: Vec<Duration> = self.pages().map(|h| h.at).collect();
+        times.windows(2).map(|w| w[1] - w[0]).collect()
     }
 
     /// The most requests that arrived within any window of length `window`.
@@ -116,16 +129,29 @@ impl Recorder {
     /// Record an arrival; the returned guard counts the request in flight until dropped.
     pub(crate) fn arrive(&self, target: String, host: String, on_site: bool) -> InFlight<'_> {
         let at = self.started.elapsed();
-        self.hits.lock().unwrap_or_else(|e| e.into_inner()).push(Hit { at, target, host, on_site });
+        self.hits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Hit {
+                at,
+                target,
+                host,
+                on_site,
+            });
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);
         InFlight(self)
+    }
+
+    pub(crate) fn received(&self) -> usize {
+        self.hits.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
     pub(crate) fn snapshot(&self) -> Observed {
         let mut hits = self.hits.lock().unwrap_or_else(|e| e.into_inner()).clone();
         hits.sort_by_key(|h| h.at);
         Observed {
+            started: self.started,
             hits,
             max_in_flight: self.max_in_flight.load(Ordering::SeqCst),
             connections: self.connections.load(Ordering::Relaxed),

@@ -66,13 +66,25 @@ impl Sandbox {
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let recorder = Arc::new(Recorder::new());
-        let site = Arc::new(Site { demo, recorder: recorder.clone(), own_host: addr.to_string(), port: addr.port() });
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let site = Arc::new(Site {
+            demo,
+            recorder: recorder.clone(),
+            own_host: addr.to_string(),
+            port: addr.port(),
+        });
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
         let (stop, stopped) = oneshot::channel();
         let thread = std::thread::Builder::new()
             .name(format!("sandbox-{}", addr.port()))
             .spawn(move || runtime.block_on(serve(listener, site, stopped)))?;
-        Ok(Sandbox { addr, recorder, stop: Some(stop), thread: Some(thread) })
+        Ok(Sandbox {
+            addr,
+            recorder,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
     }
 
     /// The base URL, `http://127.0.0.1:PORT/`.
@@ -83,6 +95,11 @@ impl Sandbox {
     /// The address served.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// How many requests have arrived so far; cheaper than [`observed`](Self::observed).
+    pub fn received(&self) -> usize {
+        self.recorder.received()
     }
 
     /// What the server has received so far.
@@ -102,8 +119,14 @@ impl Drop for Sandbox {
     }
 }
 
-async fn serve(listener: std::net::TcpListener, site: Arc<Site>, mut stopped: oneshot::Receiver<()>) {
-    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else { return };
+async fn serve(
+    listener: std::net::TcpListener,
+    site: Arc<Site>,
+    mut stopped: oneshot::Receiver<()>,
+) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
     loop {
         tokio::select! {
             _ = &mut stopped => return,
@@ -120,14 +143,32 @@ async fn serve(listener: std::net::TcpListener, site: Arc<Site>, mut stopped: on
     }
 }
 
-async fn answer(site: Arc<Site>, request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
-    let target = request.uri().path_and_query().map_or("/", |pq| pq.as_str()).to_owned();
-    let host = request.headers().get(HOST).and_then(|h| h.to_str().ok()).unwrap_or("").to_owned();
+async fn answer(
+    site: Arc<Site>,
+    request: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or("/", |pq| pq.as_str())
+        .to_owned();
+    let host = request
+        .headers()
+        .get(HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
     let on_site = host == site.own_host;
-    let path = percent_decode_str(request.uri().path()).decode_utf8_lossy().into_owned();
+    let path = percent_decode_str(request.uri().path())
+        .decode_utf8_lossy()
+        .into_owned();
     let _in_flight = site.recorder.arrive(target, host, on_site);
     if !on_site {
-        return Ok(respond(StatusCode::OK, "text/html", "<p>Another site entirely.</p>".to_owned()));
+        return Ok(respond(
+            StatusCode::OK,
+            "text/html",
+            "<p>Another site entirely.</p>".to_owned(),
+        ));
     }
     if path != "/robots.txt" && !site.demo.latency.is_zero() {
         tokio::time::sleep(site.demo.latency).await;
@@ -149,6 +190,9 @@ async fn answer(site: Arc<Site>, request: Request<Incoming>) -> Result<Response<
 fn respond(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() = status;
-    response.headers_mut().insert(CONTENT_TYPE, hyper::header::HeaderValue::from_static(content_type));
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static(content_type),
+    );
     response
 }

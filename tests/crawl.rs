@@ -1,0 +1,140 @@
+//! End to end against the demo site: what the server received, and what was written.
+
+mod support;
+
+use std::time::Duration;
+
+use spider_sandbox::{DemoSite, Sandbox};
+use spiderling::Crawler;
+use support::{config_for, expected_books, read_jsonl, BookSpider};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_crawl_yields_exactly_the_catalogue_and_each_page_once() {
+    let demo = DemoSite::default();
+    let site = Sandbox::demo(demo.clone()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, output) = config_for(&site, dir.path(), "books.jsonl");
+
+    let summary = Crawler::new(BookSpider::new(config.concurrency(16).per_host(16)))
+        .run()
+        .await
+        .unwrap();
+
+    assert_eq!(
+        read_jsonl(&output),
+        expected_books(demo.books),
+        "every book exactly once"
+    );
+    let seen = site.observed();
+    assert_eq!(
+        seen.duplicates(),
+        Default::default(),
+        "no resource fetched twice in any spelling"
+    );
+    assert_eq!(seen.off_site(), 0, "no request to another host");
+    assert_eq!(seen.under("/private/"), 0, "nothing robots.txt disallows");
+    // Home, listings, books, and the one redirect hop.
+    assert_eq!(seen.pages().count(), demo.expected_pages() + 1);
+    assert_eq!(summary.items, 1000);
+    assert_eq!(summary.failures, 0);
+    let stats: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("books.stats.json")).unwrap())
+            .unwrap();
+    assert_eq!(stats["items"], 1000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn csv_and_json_outputs_hold_every_item() {
+    let demo = DemoSite {
+        books: 30,
+        per_page: 10,
+        ..DemoSite::default()
+    };
+    let site = Sandbox::demo(demo).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+
+    let (config, csv_path) = config_for(&site, dir.path(), "books.csv");
+    Crawler::new(BookSpider::new(config)).run().await.unwrap();
+    let mut from_csv: Vec<support::Book> = csv::Reader::from_path(&csv_path)
+        .unwrap()
+        .deserialize()
+        .map(Result::unwrap)
+        .collect();
+    from_csv.sort();
+    assert_eq!(from_csv, expected_books(30));
+
+    let (config, json_path) = config_for(&site, dir.path(), "books.json");
+    Crawler::new(BookSpider::new(config)).run().await.unwrap();
+    let mut from_json: Vec<support::Book> =
+        serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
+    from_json.sort();
+    assert_eq!(from_json, expected_books(30));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_output_extension_is_refused_before_any_request() {
+    let site = Sandbox::demo(DemoSite::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, _) = config_for(&site, dir.path(), "books.xlsx");
+    let error = Crawler::new(BookSpider::new(config))
+        .run()
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains(".jsonl, .csv or .json"),
+        "{error}"
+    );
+    assert!(site.observed().hits.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_depth_stops_following_past_the_limit() {
+    let site = Sandbox::demo(DemoSite {
+        books: 40,
+        per_page: 10,
+        ..DemoSite::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, output) = config_for(&site, dir.path(), "books.jsonl");
+    Crawler::new(BookSpider::new(config.max_depth(1)))
+        .run()
+        .await
+        .unwrap();
+    let seen = site.observed();
+    // Depth 0: home. Depth 1: the first listing and the redirect (which keeps its depth).
+    assert_eq!(seen.under("/catalogue/page-2"), 0);
+    assert_eq!(
+        seen.under("/catalogue/book_"),
+        1,
+        "only the redirect's target"
+    );
+    assert_eq!(read_jsonl(&output).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crawl_delay_in_robots_txt_is_a_floor_between_requests() {
+    let crawl_delay = Duration::from_millis(200);
+    let demo = DemoSite {
+        books: 5,
+        per_page: 5,
+        crawl_delay: Some(crawl_delay),
+        ..DemoSite::default()
+    };
+    let site = Sandbox::demo(demo).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, _) = config_for(&site, dir.path(), "books.jsonl");
+    Crawler::new(BookSpider::new(config.concurrency(8).per_host(8)))
+        .run()
+        .await
+        .unwrap();
+    let seen = site.observed();
+    assert_eq!(
+        seen.max_in_flight, 1,
+        "a Crawl-delay means one request at a time"
+    );
+    let gaps = seen.gaps();
+    assert!(gaps.len() >= 7, "{gaps:?}");
+    let shortest = gaps.iter().min().unwrap();
+    assert!(*shortest >= crawl_delay, "gaps {gaps:?}");
+}

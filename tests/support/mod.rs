@@ -1,0 +1,156 @@
+//! A book spider for the demo site, written as a user would, with knobs for the tests.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use spider_sandbox::Sandbox;
+use spiderling::prelude::*;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Book {
+    pub title: String,
+    pub price: String,
+    pub availability: String,
+}
+
+struct Css {
+    title: Selector,
+    price: Selector,
+    availability: Selector,
+    links: Selector,
+}
+
+/// How far the server ran ahead of parsing: requests received minus pages parsed.
+#[derive(Default)]
+pub struct Lag {
+    site: Option<Arc<Sandbox>>,
+    parsed: AtomicUsize,
+    most: AtomicUsize,
+}
+
+impl Lag {
+    pub fn watching(site: Arc<Sandbox>) -> Arc<Lag> {
+        Arc::new(Lag {
+            site: Some(site),
+            ..Lag::default()
+        })
+    }
+
+    pub fn most(&self) -> usize {
+        self.most.load(Ordering::SeqCst)
+    }
+}
+
+pub struct BookSpider {
+    config: Config,
+    css: Arc<Css>,
+    burn: Duration,
+    lag: Option<Arc<Lag>>,
+}
+
+impl BookSpider {
+    pub fn new(config: Config) -> Self {
+        let css = |s: &str| Selector::parse(s).unwrap();
+        BookSpider {
+            config,
+            css: Arc::new(Css {
+                title: css("h1.title"),
+                price: css("p.price"),
+                availability: css("p.availability"),
+                links: css("a[href]"),
+            }),
+            burn: Duration::ZERO,
+            lag: None,
+        }
+    }
+
+    /// Spend `cpu` of busy CPU inside each page's parse job.
+    pub fn burning(mut self, cpu: Duration) -> Self {
+        self.burn = cpu;
+        self
+    }
+
+    pub fn watching_lag(mut self, lag: Arc<Lag>) -> Self {
+        self.lag = Some(lag);
+        self
+    }
+}
+
+#[async_trait]
+impl Spider for BookSpider {
+    type Item = Book;
+
+    fn config(&self) -> Config {
+        self.config.clone()
+    }
+
+    async fn parse(&self, page: Page, cx: &mut Cx<Book>) -> Result {
+        let css = self.css.clone();
+        let burn = self.burn;
+        let (book, links) = page
+            .html(move |doc| {
+                let started = Instant::now();
+                while started.elapsed() < burn {
+                    std::hint::spin_loop();
+                }
+                let book = doc.text(&css.title).map(|title| Book {
+                    title,
+                    price: doc.text(&css.price).unwrap_or_default(),
+                    availability: doc.text(&css.availability).unwrap_or_default(),
+                });
+                (book, doc.links(&css.links))
+            })
+            .await?;
+        if let Some(book) = book {
+            cx.emit(book);
+        }
+        cx.follow_all(links);
+        if let Some(lag) = &self.lag {
+            let parsed = lag.parsed.fetch_add(1, Ordering::SeqCst) + 1;
+            let received = lag.site.as_ref().map_or(0, |site| site.received());
+            lag.most
+                .fetch_max(received.saturating_sub(parsed), Ordering::SeqCst);
+        }
+        Ok(())
+    }
+}
+
+/// The demo catalogue as the spider should scrape it.
+pub fn expected_books(count: usize) -> Vec<Book> {
+    let mut books: Vec<Book> = spider_sandbox::catalogue(count)
+        .into_iter()
+        .map(|b| Book {
+            title: b.title,
+            price: b.price,
+            availability: b.availability,
+        })
+        .collect();
+    books.sort();
+    books
+}
+
+/// Items of a JSON Lines file, sorted.
+pub fn read_jsonl(path: &Path) -> Vec<Book> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut books: Vec<Book> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    books.sort();
+    books
+}
+
+/// A config aimed at `site`, inside its domain, writing to `out` in `dir`.
+pub fn config_for(site: &Sandbox, dir: &Path, out: &str) -> (Config, PathBuf) {
+    let output = dir.join(out);
+    let config = Config::new("books")
+        .start_url(site.url())
+        .allowed_domain("127.0.0.1")
+        .output(&output);
+    (config, output)
+}
