@@ -1,6 +1,6 @@
 //! A book spider for the demo site, written as a user would, with knobs for the tests.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
