@@ -95,7 +95,8 @@ fn output_flag() -> std::result::Result<PathBuf, String> {
 
 async fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let output = output_flag()?;
-    let site = Sandbox::demo(DemoSite::default())?;
+    let demo = DemoSite::default();
+    let site = Sandbox::demo(demo.clone())?;
     println!("demo site at {}", site.url());
     let spider = Books {
         start: site.url(),
@@ -110,6 +111,9 @@ async fn run() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let summary = Crawler::new(spider).run().await?;
     println!("{summary}");
     println!("wrote {} books to {}", summary.items, output.display());
+    if summary.items != demo.books as u64 {
+        return Err(format!("expected {} books, scraped {}", demo.books, summary.items).into());
+    }
     Ok(())
 }
 

@@ -138,3 +138,27 @@ async fn crawl_delay_in_robots_txt_is_a_floor_between_requests() {
     let shortest = gaps.iter().min().unwrap();
     assert!(*shortest >= crawl_delay, "gaps {gaps:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_over_the_cap_fails_that_page_and_the_crawl_goes_on() {
+    let site = Sandbox::demo(DemoSite {
+        books: 10,
+        per_page: 10,
+        ..DemoSite::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, _) = config_for(&site, dir.path(), "books.jsonl");
+    // The home page is about 700 bytes and a listing about 4 KB: the cap lets the first
+    // through and stops the second.
+    let summary = Crawler::new(BookSpider::new(config.max_body_bytes(2_000)))
+        .run()
+        .await
+        .unwrap();
+    assert_eq!(summary.failures_by_reason.get("body too large"), Some(&1));
+    assert!(
+        summary.pages >= 2,
+        "the home page and the books reached past the listing"
+    );
+    assert_eq!(site.observed().under("/catalogue/page-1"), 1, "not retried");
+}

@@ -1,1 +1,78 @@
-//! stub
+//! The `spiderling` command.
+//!
+//! Today it serves the sandbox sites; scaffolding (`new`, `gen`), `fetch`, `robots` and
+//! `bench` are planned. The binary is a thin `main` over [`run`], so the commands can be
+//! tested in-process.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use spider_sandbox::{DemoSite, Sandbox};
+
+/// Command-line arguments of `spiderling`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "spiderling",
+    version,
+    about = "Declarative web spiders for Rust"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the demo bookshop on 127.0.0.1 until Ctrl-C.
+    ///
+    /// Example: spiderling sandbox --port 8000
+    Sandbox {
+        /// Port to listen on; 0 picks a free one.
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Books in the catalogue.
+        #[arg(long, default_value_t = 1000)]
+        books: usize,
+    },
+}
+
+/// Run the command `cli` names; the exit code is 0 on success, 1 on failure.
+pub fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Sandbox { port, books } => serve_sandbox(port, books),
+    }
+}
+
+fn serve_sandbox(port: u16, books: usize) -> ExitCode {
+    let site = match Sandbox::demo_on(
+        DemoSite {
+            books,
+            ..DemoSite::default()
+        },
+        port,
+    ) {
+        Ok(site) => site,
+        Err(error) => {
+            eprintln!("error: cannot serve on 127.0.0.1:{port}: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("demo bookshop at {}", site.url());
+    println!("press Ctrl-C to stop");
+    let waited = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map(|runtime| runtime.block_on(tokio::signal::ctrl_c()));
+    let received = site.observed().hits.len();
+    drop(site);
+    match waited {
+        Ok(Ok(())) => {
+            println!("stopped after {received} requests");
+            ExitCode::SUCCESS
+        }
+        Ok(Err(error)) | Err(error) => {
+            eprintln!("error: cannot wait for Ctrl-C: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
