@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::classify::DEFAULT_RETRY_STATUSES;
 use crate::error::Error;
 use crate::request::Request;
 use crate::retry::Backoff;
@@ -40,6 +41,7 @@ pub struct Config {
     pub(crate) rate: Option<RateCeiling>,
     pub(crate) delay: DelayRange,
     pub(crate) retries: u32,
+    pub(crate) retry_statuses: Vec<u16>,
     pub(crate) backoff: Backoff,
     pub(crate) timeout: Duration,
     pub(crate) max_depth: Option<u32>,
@@ -51,6 +53,9 @@ pub struct Config {
     pub(crate) parse_threads: usize,
     pub(crate) output: Option<PathBuf>,
     pub(crate) stats: Option<PathBuf>,
+    pub(crate) failures: Option<PathBuf>,
+    pub(crate) grace: Duration,
+    pub(crate) handle_signals: bool,
 }
 
 impl Default for Config {
@@ -71,6 +76,7 @@ impl Config {
             rate: None,
             delay: DelayRange::ZERO,
             retries: 3,
+            retry_statuses: DEFAULT_RETRY_STATUSES.to_vec(),
             backoff: Backoff {
                 base: Duration::from_millis(500),
                 cap: Duration::from_secs(60),
@@ -85,6 +91,9 @@ impl Config {
             parse_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             output: None,
             stats: None,
+            failures: None,
+            grace: Duration::from_secs(10),
+            handle_signals: true,
         }
     }
 
@@ -148,10 +157,20 @@ impl Config {
         self
     }
 
-    /// Retries after the first attempt for 5xx, 408, 429 and transport errors (default 3).
+    /// Retries after the first attempt, for the retry statuses and transport errors
+    /// (default 3).
     #[must_use]
     pub fn retries(mut self, retries: u32) -> Self {
         self.retries = retries;
+        self
+    }
+
+    /// Statuses worth another attempt: 429 backs off its whole host, 403 is retried as a
+    /// block, the rest as transient trouble; any other non-2xx is given up at once
+    /// (default [`DEFAULT_RETRY_STATUSES`]).
+    #[must_use]
+    pub fn retry_statuses(mut self, statuses: impl IntoIterator<Item = u16>) -> Self {
+        self.retry_statuses = statuses.into_iter().collect();
         self
     }
 
@@ -239,6 +258,32 @@ impl Config {
         self
     }
 
+    /// Write every request given up (URL, attempts, reason, last status or error, time)
+    /// as JSON Lines here (default: beside the output file, as `NAME.failures.jsonl`;
+    /// nowhere when there is no output file).
+    #[must_use]
+    pub fn failures(mut self, path: impl Into<PathBuf>) -> Self {
+        self.failures = Some(path.into());
+        self
+    }
+
+    /// After Ctrl-C, how long requests in flight may take to finish before they are
+    /// abandoned (default 10 s). A second Ctrl-C abandons them at once.
+    #[must_use]
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// Stop gracefully on Ctrl-C (SIGINT) and SIGTERM, as described on
+    /// [`grace`](Self::grace) (default true). Turn off when embedding a crawl in a
+    /// program that handles signals itself.
+    #[must_use]
+    pub fn handle_signals(mut self, handle: bool) -> Self {
+        self.handle_signals = handle;
+        self
+    }
+
     /// The spider's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -246,11 +291,23 @@ impl Config {
 
     /// Where the stats file goes, if anywhere.
     pub(crate) fn stats_path(&self) -> Option<PathBuf> {
-        self.stats.clone().or_else(|| {
-            let output = self.output.as_ref()?;
-            let stem = output.file_stem()?.to_string_lossy();
-            Some(output.with_file_name(format!("{stem}.stats.json")))
-        })
+        self.stats
+            .clone()
+            .or_else(|| self.beside_output("stats.json"))
+    }
+
+    /// Where the failures file goes, if anywhere.
+    pub(crate) fn failures_path(&self) -> Option<PathBuf> {
+        self.failures
+            .clone()
+            .or_else(|| self.beside_output("failures.jsonl"))
+    }
+
+    /// `books.jsonl` → `books.SUFFIX`, in the same folder.
+    fn beside_output(&self, suffix: &str) -> Option<PathBuf> {
+        let output = self.output.as_ref()?;
+        let stem = output.file_stem()?.to_string_lossy();
+        Some(output.with_file_name(format!("{stem}.{suffix}")))
     }
 
     /// The robots.txt product token: the user agent's first word, before any `/`.

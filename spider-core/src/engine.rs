@@ -10,9 +10,9 @@
 //! ```
 //!
 //! When nothing can be launched it sleeps until the earliest of: a request finishing, a
-//! host's pause ending, a retry falling due, the next rate token. A request task fetches,
-//! classifies the answer, runs the spider's `parse` (CPU work on the parse pool), writes
-//! the items and reports back; the follow-ups go to the frontier.
+//! host's pause ending, a retry falling due, the next rate token, a stop signal. A request
+//! task fetches, classifies the answer, runs the spider's `parse` (CPU work on the parse
+//! pool), writes the items and reports back; the follow-ups go to the frontier.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -23,19 +23,23 @@ use std::time::Duration;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use reqwest::header::LOCATION;
+use reqwest::Method;
 use tokio::sync::mpsc;
+use tokio::task::JoinSet;
 use tokio::time::Instant;
 use url::Url;
 
+use crate::classify::{self, Trouble};
 use crate::config::Config;
 use crate::error::Error;
 use crate::export::{self, Exporter};
+use crate::failures::{Failure, FailuresFile};
 use crate::fetch::{Fetched, Fetcher};
 use crate::frontier::{Enqueued, Frontier, HostKey, MemoryFrontier};
 use crate::page::Page;
 use crate::parse::ParsePool;
 use crate::request::Request;
-use crate::retry::{self, Backoff};
+use crate::retry::Backoff;
 use crate::robots::{self, RobotsRules};
 use crate::spider::{Cx, Spider};
 use crate::stats::{Stats, Summary};
@@ -54,10 +58,18 @@ use crate::throttle::{DelayRange, HostSlots, RateGate, SlotState};
 /// #     fn config(&self) -> Config { Config::new("books").start_url("http://127.0.0.1:8000/") }
 /// #     async fn parse(&self, _: Page, _: &mut Cx<String>) -> Result { Ok(()) }
 /// # }
-/// # async fn demo() -> std::result::Result<(), spider_core::Error> {
-/// let summary = spider_core::Crawler::new(Books).run().await?;
-/// println!("{summary}");
-/// # Ok(()) }
+/// # async fn demo() -> std::process::ExitCode {
+/// match spider_core::Crawler::new(Books).run().await {
+///     Ok(summary) => {
+///         println!("{summary}");
+///         summary.exit_code()
+///     }
+///     Err(error) => {
+///         eprintln!("error: {error}");
+///         error.exit_code()
+///     }
+/// }
+/// # }
 /// ```
 #[derive(Debug)]
 pub struct Crawler<S> {
@@ -72,8 +84,9 @@ impl<S: Spider> Crawler<S> {
         Crawler { spider, config }
     }
 
-    /// Crawl until the frontier is empty and nothing is in flight, then flush the items,
-    /// write the stats file and return the summary.
+    /// Crawl until the frontier is empty and nothing is in flight, or until stopped by
+    /// Ctrl-C / SIGTERM; then flush the items, write the stats and failures files and
+    /// return the summary, whose [`status`](Summary::status) says how it ended.
     ///
     /// # Errors
     ///
@@ -91,6 +104,11 @@ impl<S: Spider> Crawler<S> {
         if exporter.is_none() {
             tracing::warn!("no output file: items are counted, not written");
         }
+        let failures = config
+            .failures_path()
+            .as_deref()
+            .map(FailuresFile::create)
+            .transpose()?;
         let shared = Arc::new(Shared {
             fetcher: Fetcher::new(&config)?,
             pool: ParsePool::new(config.parse_threads)?,
@@ -98,38 +116,40 @@ impl<S: Spider> Crawler<S> {
             stats: Stats::new(),
             robots_token: config.robots_token().to_owned(),
             max_redirects: config.max_redirects,
+            retry_statuses: config.retry_statuses.clone(),
             spider,
         });
+        let (stop_tx, stop_rx) = mpsc::unbounded_channel();
+        let signals = config
+            .handle_signals
+            .then(|| tokio::spawn(forward_signals(stop_tx)));
         tracing::info!(spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
-        let mut dispatcher = Dispatcher::new(
-            &config,
-            Box::new(MemoryFrontier::new(&config)),
-            shared.clone(),
-        );
+        let frontier = Box::new(MemoryFrontier::new(&config));
+        let mut dispatcher = Dispatcher::new(&config, frontier, shared.clone(), failures, stop_rx);
         for request in config.start_requests()? {
             dispatcher.enqueue(request, Instant::now());
         }
-        let fatal = dispatcher.run().await;
+        let end = dispatcher.run().await;
+        if let Some(signals) = signals {
+            signals.abort();
+        }
 
-        let finished = shared
+        let flushed = shared
             .exporter
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .as_mut()
             .map_or(Ok(()), |exporter| exporter.finish());
-        let summary = shared.stats.summary(&config.name);
+        let summary = shared
+            .stats
+            .summary(&config.name, end.interrupted, end.unfinished);
         if let Some(path) = config.stats_path() {
             write_stats(&path, &summary)?;
         }
-        tracing::info!(
-            pages = summary.pages,
-            items = summary.items,
-            failures = summary.failures,
-            "crawl finished"
-        );
-        match fatal {
+        tracing::info!(pages = summary.pages, items = summary.items, failures = summary.failures, status = ?summary.status, "crawl finished");
+        match end.error {
             Some(error) => Err(error),
-            None => finished.map(|()| summary),
+            None => flushed.map(|()| summary),
         }
     }
 }
@@ -143,6 +163,25 @@ fn write_stats(path: &Path, summary: &Summary) -> Result<(), Error> {
     std::fs::write(path, json).map_err(io)
 }
 
+/// Forward every Ctrl-C or SIGTERM: the first means drain, the second abort.
+async fn forward_signals(stop: mpsc::UnboundedSender<()>) {
+    while wait_for_signal().await.is_ok() && stop.send(()).is_ok() {}
+}
+
+#[cfg(unix)]
+async fn wait_for_signal() -> std::io::Result<()> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result,
+        _ = term.recv() => Ok(()),
+    }
+}
+
+#[cfg(not(unix))]
+async fn wait_for_signal() -> std::io::Result<()> {
+    tokio::signal::ctrl_c().await
+}
+
 /// What every request task reads.
 struct Shared<S: Spider> {
     spider: S,
@@ -152,6 +191,7 @@ struct Shared<S: Spider> {
     stats: Stats,
     robots_token: String,
     max_redirects: u8,
+    retry_statuses: Vec<u16>,
 }
 
 type HostId = usize;
@@ -162,19 +202,46 @@ enum Job {
     Page(Request),
 }
 
+impl Job {
+    fn request(&self) -> &Request {
+        match self {
+            Job::Robots(request) | Job::Page(request) => request,
+        }
+    }
+}
+
 /// What a task reports back.
 enum Outcome {
     Parsed(Vec<Request>),
     Redirect(Request),
     Robots(RobotsRules),
     RobotsUnavailable,
-    Retryable {
+    /// Worth another attempt, if any are left.
+    Trouble {
         request: Request,
-        reason: &'static str,
-        floor: Duration,
+        trouble: Trouble,
+        retry_after: Option<Duration>,
+        failure: Failure,
     },
-    Failed(&'static str),
+    /// Given up for good.
+    Failed {
+        url: Url,
+        method: Method,
+        attempts: u32,
+        failure: Failure,
+    },
     Fatal(Error),
+}
+
+impl Outcome {
+    fn failed(request: &Request, failure: Failure) -> Self {
+        Outcome::Failed {
+            url: request.url().clone(),
+            method: request.method().clone(),
+            attempts: request.attempts + 1,
+            failure,
+        }
+    }
 }
 
 struct Done {
@@ -183,9 +250,13 @@ struct Done {
 }
 
 /// Reports a task's outcome exactly once, even if the task panics (the spider's `parse`
-/// is user code): a lost report would leave a slot taken for ever.
+/// is user code) or is abandoned at shutdown: a lost report would leave a slot taken for
+/// ever, and the request would be missing from the failures file.
 struct Report {
     host: HostId,
+    url: Url,
+    method: Method,
+    attempts: u32,
     to: mpsc::UnboundedSender<Done>,
     sent: bool,
 }
@@ -203,12 +274,34 @@ impl Report {
 impl Drop for Report {
     fn drop(&mut self) {
         if !self.sent {
+            let reason = if std::thread::panicking() {
+                "panic"
+            } else {
+                "interrupted"
+            };
+            let outcome = Outcome::Failed {
+                url: self.url.clone(),
+                method: self.method.clone(),
+                attempts: self.attempts + 1,
+                failure: Failure {
+                    reason,
+                    status: None,
+                    error: None,
+                },
+            };
             let _ = self.to.send(Done {
                 host: self.host,
-                outcome: Outcome::Failed("panic"),
+                outcome,
             });
         }
     }
+}
+
+/// How the dispatcher ended.
+struct End {
+    error: Option<Error>,
+    interrupted: bool,
+    unfinished: usize,
 }
 
 enum RobotsState {
@@ -245,13 +338,26 @@ struct Dispatcher<S: Spider> {
     /// A request popped for launch that is waiting for a rate token.
     held: Option<(HostId, Job)>,
     rng: SmallRng,
+    tasks: JoinSet<()>,
     done_tx: mpsc::UnboundedSender<Done>,
     done_rx: mpsc::UnboundedReceiver<Done>,
+    failures: Option<FailuresFile>,
+    /// Ctrl-C or SIGTERM: the first drains, the second aborts.
+    stop_rx: mpsc::UnboundedReceiver<()>,
+    /// Set by the first stop signal: admit nothing; abandon what is in flight then.
+    draining_until: Option<Instant>,
+    grace: Duration,
     fatal: Option<Error>,
 }
 
 impl<S: Spider> Dispatcher<S> {
-    fn new(config: &Config, frontier: Box<dyn Frontier>, shared: Arc<Shared<S>>) -> Self {
+    fn new(
+        config: &Config,
+        frontier: Box<dyn Frontier>,
+        shared: Arc<Shared<S>>,
+        failures: Option<FailuresFile>,
+        stop_rx: mpsc::UnboundedReceiver<()>,
+    ) -> Self {
         let (done_tx, done_rx) = mpsc::unbounded_channel();
         Dispatcher {
             shared,
@@ -270,16 +376,22 @@ impl<S: Spider> Dispatcher<S> {
             rate: config.rate.and_then(RateGate::new),
             held: None,
             rng: SmallRng::from_os_rng(),
+            tasks: JoinSet::new(),
             done_tx,
             done_rx,
+            failures,
+            stop_rx,
+            draining_until: None,
+            grace: config.grace,
             fatal: None,
         }
     }
 
-    /// Run until idle; returns the error that stopped admission early, if any.
-    async fn run(mut self) -> Option<Error> {
+    /// Run until idle, or until a stop signal's grace runs out.
+    async fn run(mut self) -> End {
         loop {
             let now = Instant::now();
+            while self.tasks.try_join_next().is_some() {}
             for key in self.frontier.release_due(now) {
                 if let Some(&id) = self.host_ids.get(&key) {
                     self.mark_ready(id);
@@ -292,14 +404,22 @@ impl<S: Spider> Dispatcher<S> {
                 self.timers.pop();
                 self.mark_ready(id);
             }
+            if self.draining_until.is_some_and(|deadline| deadline <= now) {
+                tracing::warn!(
+                    in_flight = self.in_flight,
+                    "grace period over: abandoning requests in flight"
+                );
+                return self.abandon().await;
+            }
             let rate_wait = self.launch_ready(now);
             if self.is_idle() {
-                return self.fatal;
+                return self.end();
             }
             let wake_at = [
                 self.timers.peek().map(|Reverse((due, _))| *due),
                 self.frontier.next_due(),
                 rate_wait.map(|wait| now + wait),
+                self.draining_until,
             ]
             .into_iter()
             .flatten()
@@ -309,10 +429,18 @@ impl<S: Spider> Dispatcher<S> {
                     pending = self.frontier.len(),
                     "requests are queued but no host can take them; stopping"
                 );
-                return self.fatal;
+                return self.end();
             }
             tokio::select! {
                 biased;
+                Some(()) = self.stop_rx.recv() => {
+                    if self.draining_until.is_some() {
+                        tracing::warn!(in_flight = self.in_flight, "second stop signal: abandoning requests in flight");
+                        return self.abandon().await;
+                    }
+                    tracing::warn!(in_flight = self.in_flight, grace = ?self.grace, "stop signal: admitting nothing more, finishing requests in flight");
+                    self.draining_until = Some(Instant::now() + self.grace);
+                }
                 Some(done) = self.done_rx.recv() => {
                     let now = Instant::now();
                     self.on_done(done, now);
@@ -325,16 +453,44 @@ impl<S: Spider> Dispatcher<S> {
         }
     }
 
-    /// Nothing in flight and nothing that could still be launched: the crawl is over.
+    /// Nothing in flight and nothing that may still be launched: the crawl is over.
     fn is_idle(&self) -> bool {
         self.in_flight == 0
-            && (self.fatal.is_some() || (self.held.is_none() && !self.frontier.has_pending()))
+            && (self.fatal.is_some()
+                || self.draining_until.is_some()
+                || (self.held.is_none() && !self.frontier.has_pending()))
+    }
+
+    /// Abort the tasks in flight; each reports its request as interrupted.
+    async fn abandon(mut self) -> End {
+        self.tasks.shutdown().await;
+        let now = Instant::now();
+        while let Ok(done) = self.done_rx.try_recv() {
+            self.on_done(done, now);
+        }
+        self.end()
+    }
+
+    fn end(mut self) -> End {
+        let interrupted = self.draining_until.is_some();
+        let unfinished = self.frontier.len() + self.in_flight + usize::from(self.held.is_some());
+        if let Some(Err(error)) = self.failures.as_mut().map(FailuresFile::finish) {
+            self.fatal.get_or_insert(error);
+        }
+        End {
+            error: self.fatal,
+            interrupted,
+            unfinished,
+        }
     }
 
     /// Launch requests while admission allows; returns the wait for the next rate token
     /// when that is what stopped it.
     fn launch_ready(&mut self, now: Instant) -> Option<Duration> {
-        while self.fatal.is_none() && self.in_flight < self.concurrency {
+        while self.fatal.is_none()
+            && self.draining_until.is_none()
+            && self.in_flight < self.concurrency
+        {
             let (host, job) = match self.held.take() {
                 Some(held) => held,
                 None => self.next_job(now)?,
@@ -405,13 +561,17 @@ impl<S: Spider> Dispatcher<S> {
         self.hosts[id].slots.take();
         self.in_flight += 1;
         Stats::add(&self.shared.stats.requests, 1);
-        let shared = self.shared.clone();
+        let request = job.request();
         let report = Report {
             host: id,
+            url: request.url().clone(),
+            method: request.method().clone(),
+            attempts: request.attempts,
             to: self.done_tx.clone(),
             sent: false,
         };
-        tokio::spawn(async move {
+        let shared = self.shared.clone();
+        self.tasks.spawn(async move {
             let outcome = match job {
                 Job::Robots(request) => fetch_robots(&shared, &request).await,
                 Job::Page(request) => crawl_page(&shared, request).await,
@@ -457,32 +617,78 @@ impl<S: Spider> Dispatcher<S> {
                 tracing::warn!(host = %host.key, "robots.txt unavailable: nothing on this host is fetched (RFC 9309)");
                 host.robots = RobotsState::Known(RobotsRules::DisallowAll);
             }
-            Outcome::Retryable {
-                mut request,
-                reason,
-                floor,
+            Outcome::Trouble {
+                request,
+                trouble,
+                retry_after,
+                failure,
             } => {
-                if request.attempts < self.retries {
-                    let wait = self
-                        .backoff
-                        .next(request.last_backoff, floor, &mut self.rng);
-                    request.attempts += 1;
-                    request.last_backoff = wait;
-                    tracing::debug!(url = %request.url(), reason, ?wait, attempt = request.attempts, "retrying");
-                    Stats::add(&self.shared.stats.retries, 1);
-                    self.frontier.defer(request, now + wait);
-                } else {
-                    tracing::warn!(url = %request.url(), reason, attempts = request.attempts + 1, "giving up");
-                    self.shared.stats.failure(reason);
-                }
+                self.retry_or_give_up(id, request, trouble, retry_after, &failure, now);
             }
-            Outcome::Failed(reason) => self.shared.stats.failure(reason),
+            Outcome::Failed {
+                url,
+                method,
+                attempts,
+                failure,
+            } => {
+                self.give_up(&url, &method, attempts, &failure);
+            }
             Outcome::Fatal(error) => {
                 tracing::error!(%error, "stopping: no new requests are admitted");
                 self.fatal.get_or_insert(error);
             }
         }
         self.mark_ready(id);
+    }
+
+    /// Defer the request for a jittered backoff (holding no slot), or give it up when
+    /// its attempts are spent. A 429 also pauses its whole host.
+    fn retry_or_give_up(
+        &mut self,
+        id: HostId,
+        mut request: Request,
+        trouble: Trouble,
+        retry_after: Option<Duration>,
+        failure: &Failure,
+        now: Instant,
+    ) {
+        if request.attempts >= self.retries {
+            let attempts = request.attempts + 1;
+            self.give_up(request.url(), request.method(), attempts, failure);
+            return;
+        }
+        let wait = self.backoff.next(
+            request.last_backoff,
+            retry_after.unwrap_or_default(),
+            &mut self.rng,
+        );
+        let stats = &self.shared.stats;
+        match trouble {
+            Trouble::SlowDown => {
+                Stats::add(&stats.throttled, 1);
+                let host = &mut self.hosts[id];
+                host.slots.pause_until(now + retry_after.unwrap_or(wait));
+                tracing::info!(host = %host.key, ?retry_after, "429: backing off the host");
+            }
+            Trouble::SwitchIdentity => Stats::add(&stats.blocked, 1),
+            Trouble::TryAgain | Trouble::GiveUp => {}
+        }
+        request.attempts += 1;
+        request.last_backoff = wait;
+        tracing::debug!(url = %request.url(), reason = failure.reason, ?wait, attempt = request.attempts, "retrying");
+        Stats::add(&stats.retries, 1);
+        self.frontier.defer(request, now + wait);
+    }
+
+    /// Count a request given up, and write it to the failures file.
+    fn give_up(&mut self, url: &Url, method: &Method, attempts: u32, failure: &Failure) {
+        tracing::warn!(%url, reason = failure.reason, status = ?failure.status, error = ?failure.error, attempts, "giving up");
+        self.shared.stats.failure(failure.reason);
+        if let Some(file) = self.failures.as_mut() {
+            if let Err(error) = file.record(url.as_str(), method.as_str(), attempts, failure) {
+                self.fatal.get_or_insert(error);
+            }
+        }
     }
 
     fn enqueue(&mut self, request: Request, now: Instant) {
@@ -570,19 +776,20 @@ async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome 
             } else {
                 "connection"
             };
-            tracing::debug!(%error, "request failed");
-            return Outcome::Retryable {
+            let failure = Failure::error(reason, &error);
+            return Outcome::Trouble {
                 request,
-                reason,
-                floor: Duration::ZERO,
+                trouble: Trouble::TryAgain,
+                retry_after: None,
+                failure,
             };
         }
         Err(error) => {
-            tracing::warn!(%error, "request failed");
-            return Outcome::Failed(match error {
+            let reason = match error {
                 Error::BodyTooLarge { .. } => "body too large",
                 _ => "fetch",
-            });
+            };
+            return Outcome::failed(&request, Failure::error(reason, &error));
         }
     };
     let status = fetched.status;
@@ -592,18 +799,26 @@ async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome 
         return redirect(shared, &request, &fetched);
     }
     if !status.is_success() {
-        if retry::is_retryable(status) {
-            let floor = retry::retry_after(&fetched.headers).unwrap_or(Duration::ZERO);
-            return Outcome::Retryable {
-                request,
-                reason: status_reason(status.as_u16()),
-                floor,
-            };
-        }
-        return Outcome::Failed(status_reason(status.as_u16()));
+        let failure = Failure::status(status_reason(status.as_u16()), status.as_u16());
+        return match classify::classify_status(status, &shared.retry_statuses) {
+            Trouble::GiveUp => Outcome::failed(&request, failure),
+            trouble => {
+                let retry_after = classify::retry_after(&fetched.headers);
+                Outcome::Trouble {
+                    request,
+                    trouble,
+                    retry_after,
+                    failure,
+                }
+            }
+        };
     }
 
-    let url = request.url().clone();
+    let (url, method, attempts) = (
+        request.url().clone(),
+        request.method().clone(),
+        request.attempts + 1,
+    );
     let mut cx = Cx::for_request(&request);
     let page = Page::new(
         url.clone(),
@@ -620,8 +835,16 @@ async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome 
         return Outcome::Fatal(error);
     }
     if let Err(source) = parsed {
-        tracing::warn!(error = %Error::Spider { url, source }, "parse failed");
-        return Outcome::Failed("parse");
+        let error = Error::Spider {
+            url: url.clone(),
+            source,
+        };
+        return Outcome::Failed {
+            url,
+            method,
+            attempts,
+            failure: Failure::error("parse", &error),
+        };
     }
     Outcome::Parsed(cx.follows)
 }
@@ -647,16 +870,17 @@ fn redirect<S: Spider>(shared: &Shared<S>, request: &Request, fetched: &Fetched)
         .and_then(|location| location.to_str().ok())
         .and_then(|location| request.url().join(location).ok());
     let Some(target) = target else {
-        tracing::warn!(url = %request.url(), "redirect without a usable Location");
-        return Outcome::Failed("bad redirect");
+        return Outcome::failed(
+            request,
+            Failure::status("bad redirect", fetched.status.as_u16()),
+        );
     };
     if request.redirects >= shared.max_redirects {
         let error = Error::TooManyRedirects {
             url: request.url().clone(),
             limit: shared.max_redirects,
         };
-        tracing::warn!(%error);
-        return Outcome::Failed("too many redirects");
+        return Outcome::failed(request, Failure::error("too many redirects", &error));
     }
     Outcome::Redirect(request.redirected(target, fetched.status.as_u16()))
 }

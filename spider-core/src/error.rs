@@ -123,6 +123,15 @@ impl Error {
         matches!(self, Error::Timeout { .. } | Error::Http { .. })
     }
 
+    /// The process exit code for a crawl that ended with this error: 2 for a
+    /// configuration error, 1 for anything else (see [`Summary::exit_code`](crate::Summary::exit_code)).
+    pub fn exit_code(&self) -> std::process::ExitCode {
+        std::process::ExitCode::from(match self {
+            Error::Config(_) | Error::InvalidUrl { .. } | Error::Selector { .. } => 2,
+            _ => 1,
+        })
+    }
+
     /// The URL this error concerns, when there is one.
     pub fn url(&self) -> Option<&Url> {
         match self {

@@ -8,19 +8,23 @@
 //!   → robots     each host's robots.txt fetched first and obeyed             (robots)
 //!   → admission  host slot + politeness pause → global slot → rate token     (throttle)
 //!   → fetch      one pooled client; timeout; body and decompression cap      (fetch)
-//!   → classify   2xx parse · 3xx follow via frontier · retry with backoff    (engine, retry)
+//!   → classify   2xx parse · 3xx via frontier · slow down · retry · give up (classify)
+//!   → retry?     deferred in the frontier, decorrelated-jitter backoff       (retry)
 //!   → parse      Spider::parse; HTML work on a bounded rayon pool            (spider, page, parse)
 //!   → export     JSONL / CSV / JSON, buffered, flushed at the end            (export)
+//!   → failures   every request given up, with its reason                     (failures)
 //!   → stats      counters, the final summary and stats file                  (stats)
 //! ```
 //!
 //! The [`engine`](Crawler) ties them together with one dispatcher task that owns the
 //! frontier and admission, and one task per request in flight.
 
+mod classify;
 mod config;
 mod engine;
 mod error;
 mod export;
+mod failures;
 mod fetch;
 mod frontier;
 mod page;
@@ -33,6 +37,7 @@ mod stats;
 mod throttle;
 
 pub use async_trait::async_trait;
+pub use classify::DEFAULT_RETRY_STATUSES;
 pub use config::{Config, DEFAULT_USER_AGENT};
 pub use engine::Crawler;
 pub use error::{BoxError, Error, Result};
@@ -43,6 +48,6 @@ pub use page::{Document, Page};
 pub use parse::ParsePool;
 pub use request::Request;
 pub use spider::{Cx, Spider};
-pub use stats::Summary;
+pub use stats::{CrawlStatus, Summary};
 pub use throttle::{DelayRange, RateCeiling};
 pub use {reqwest, scraper, url};

@@ -3,7 +3,8 @@
 use std::borrow::Cow;
 
 use bytes::Bytes;
-use reqwest::header::HeaderMap;
+use encoding_rs::{Encoding, UTF_8};
+use reqwest::header::{HeaderMap, CONTENT_TYPE};
 use reqwest::StatusCode;
 use scraper::{Html, Selector};
 use url::Url;
@@ -66,9 +67,27 @@ impl Page {
         &self.body
     }
 
-    /// The body as text; invalid UTF-8 is replaced, never an error.
+    /// The body as text, decoded with the charset the Content-Type names (UTF-8 when it
+    /// names none); bytes invalid in that charset are replaced, never an error.
     pub fn text(&self) -> Cow<'_, str> {
-        String::from_utf8_lossy(&self.body)
+        self.encoding().decode(&self.body).0
+    }
+
+    /// The body's encoding, from the Content-Type's `charset`.
+    fn encoding(&self) -> &'static Encoding {
+        self.headers
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| {
+                value.split(';').find_map(|part| {
+                    let (key, label) = part.split_once('=')?;
+                    key.trim()
+                        .eq_ignore_ascii_case("charset")
+                        .then(|| label.trim().trim_matches('"'))
+                })
+            })
+            .and_then(|label| Encoding::for_label(label.as_bytes()))
+            .unwrap_or(UTF_8)
     }
 
     /// The request that led here (its meta, depth and session).
@@ -104,9 +123,10 @@ impl Page {
     {
         let body = self.body.clone();
         let url = self.url.clone();
+        let encoding = self.encoding();
         self.pool
             .run(move || {
-                let html = Html::parse_document(&String::from_utf8_lossy(&body));
+                let html = Html::parse_document(&encoding.decode(&body).0);
                 work(&Document {
                     html: &html,
                     url: &url,

@@ -1,14 +1,12 @@
-//! When to retry, and how long to wait first.
+//! How long a request waits before its next attempt.
 //!
-//! Waits follow "decorrelated jitter": each is drawn from `base..=3 × previous`, capped,
-//! so requests that failed together come back spread out instead of in a synchronised
-//! burst. A `Retry-After` in seconds is a floor under the draw.
+//! Waits follow "decorrelated jitter": each is drawn from `base..=3 × previous` (the
+//! first from `base..=3 × base`), capped, so requests that failed together come back
+//! spread out instead of in a synchronised burst. A `Retry-After` is a floor under it.
 
 use std::time::Duration;
 
 use rand::Rng;
-use reqwest::header::{HeaderMap, RETRY_AFTER};
-use reqwest::StatusCode;
 
 /// Backoff bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,38 +16,12 @@ pub(crate) struct Backoff {
 }
 
 impl Backoff {
-    /// The next wait after a failed attempt whose previous wait was `previous`
-    /// (zero for the first retry).
+    /// The wait after a failed attempt whose previous wait was `previous` (zero before
+    /// the first retry), never shorter than `floor`.
     pub(crate) fn next(&self, previous: Duration, floor: Duration, rng: &mut impl Rng) -> Duration {
-        let high = (previous * 3).max(self.base);
-        let draw = if high > self.base {
-            rng.random_range(self.base..=high)
-        } else {
-            self.base
-        };
-        draw.min(self.cap).max(floor)
+        let high = previous.max(self.base) * 3;
+        rng.random_range(self.base..=high).min(self.cap).max(floor)
     }
-}
-
-/// Statuses worth another attempt: throttling (429), bans that a later attempt may pass
-/// (403), timeouts (408) and server trouble (5xx but 501, which will not change).
-pub(crate) fn is_retryable(status: StatusCode) -> bool {
-    matches!(
-        status.as_u16(),
-        403 | 408 | 429 | 500 | 502 | 503 | 504 | 520..=524
-    )
-}
-
-/// `Retry-After` given in seconds; an HTTP-date is ignored.
-pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let seconds = headers
-        .get(RETRY_AFTER)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse::<u64>()
-        .ok()?;
-    Some(Duration::from_secs(seconds.min(3600)))
 }
 
 #[cfg(test)]
@@ -71,9 +43,22 @@ mod tests {
         for _ in 0..100 {
             let wait = BACKOFF.next(previous, Duration::ZERO, &mut rng);
             assert!(wait >= BACKOFF.base && wait <= BACKOFF.cap);
-            assert!(wait <= (previous * 3).max(BACKOFF.base));
+            assert!(wait <= previous.max(BACKOFF.base) * 3);
             previous = wait;
         }
+    }
+
+    #[test]
+    fn first_retries_of_a_burst_are_spread_over_base_to_three_base() {
+        let mut rng = StdRng::seed_from_u64(11);
+        let waits: Vec<Duration> = (0..50)
+            .map(|_| BACKOFF.next(Duration::ZERO, Duration::ZERO, &mut rng))
+            .collect();
+        let (low, high) = (waits.iter().min().unwrap(), waits.iter().max().unwrap());
+        assert!(
+            *high - *low > Duration::from_millis(700),
+            "{low:?}..{high:?}"
+        );
     }
 
     #[test]

@@ -16,6 +16,8 @@ pub(crate) struct Stats {
     pub(crate) pages: AtomicU64,
     pub(crate) items: AtomicU64,
     pub(crate) retries: AtomicU64,
+    pub(crate) throttled: AtomicU64,
+    pub(crate) blocked: AtomicU64,
     pub(crate) redirects: AtomicU64,
     pub(crate) duplicates: AtomicU64,
     pub(crate) out_of_scope: AtomicU64,
@@ -34,6 +36,8 @@ impl Stats {
             pages: AtomicU64::new(0),
             items: AtomicU64::new(0),
             retries: AtomicU64::new(0),
+            throttled: AtomicU64::new(0),
+            blocked: AtomicU64::new(0),
             redirects: AtomicU64::new(0),
             duplicates: AtomicU64::new(0),
             out_of_scope: AtomicU64::new(0),
@@ -61,7 +65,7 @@ impl Stats {
         *failures.entry(reason).or_default() += 1;
     }
 
-    pub(crate) fn summary(&self, name: &str) -> Summary {
+    pub(crate) fn summary(&self, name: &str, interrupted: bool, unfinished: usize) -> Summary {
         let elapsed = self.started.elapsed();
         let pages = self.pages.load(Relaxed);
         let statuses = (0u16..)
@@ -73,15 +77,27 @@ impl Stats {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
+        let failures = failures_by_reason.values().sum();
+        let status = if interrupted {
+            CrawlStatus::Interrupted
+        } else if failures > 0 {
+            CrawlStatus::CompleteWithFailures
+        } else {
+            CrawlStatus::Complete
+        };
         Summary {
             name: name.to_owned(),
+            status,
+            unfinished: unfinished as u64,
             elapsed_secs: elapsed.as_secs_f64(),
             pages_per_sec: per_second(pages, elapsed),
             requests: self.requests.load(Relaxed),
             pages,
             items: self.items.load(Relaxed),
             retries: self.retries.load(Relaxed),
-            failures: failures_by_reason.values().sum(),
+            throttled: self.throttled.load(Relaxed),
+            blocked: self.blocked.load(Relaxed),
+            failures,
             redirects: self.redirects.load(Relaxed),
             duplicates: self.duplicates.load(Relaxed),
             out_of_scope: self.out_of_scope.load(Relaxed),
@@ -106,12 +122,28 @@ fn per_second(count: u64, elapsed: Duration) -> f64 {
     }
 }
 
+/// How a crawl ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CrawlStatus {
+    /// Everything was fetched or deliberately dropped; no request failed.
+    Complete,
+    /// The crawl ran to its end, but some requests failed (see the failures file).
+    CompleteWithFailures,
+    /// Ctrl-C or SIGTERM stopped it early.
+    Interrupted,
+}
+
 /// What a crawl did, printed at the end and written as the stats JSON file.
 #[derive(Debug, Clone, Serialize)]
 #[non_exhaustive]
 pub struct Summary {
     /// The spider's name.
     pub name: String,
+    /// How it ended.
+    pub status: CrawlStatus,
+    /// Requests still queued, deferred or in flight when an interruption stopped it.
+    pub unfinished: u64,
     /// Wall-clock duration of the crawl.
     pub elapsed_secs: f64,
     /// Pages parsed per second of wall clock.
@@ -124,6 +156,10 @@ pub struct Summary {
     pub items: u64,
     /// Attempts that were retried.
     pub retries: u64,
+    /// Answers of 429 (the host was backed off).
+    pub throttled: u64,
+    /// Answers of 403 (blocked).
+    pub blocked: u64,
     /// Requests given up for good.
     pub failures: u64,
     /// Redirect hops followed.
@@ -144,6 +180,30 @@ pub struct Summary {
     pub failures_by_reason: BTreeMap<String, u64>,
 }
 
+impl Summary {
+    /// The documented exit code of a crawl that ended this way: 0 complete, 3 complete
+    /// with failures, 130 interrupted. ([`Error::exit_code`](crate::Error::exit_code)
+    /// gives 2 for a configuration error and 1 for any other error.)
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo<S: spider_core::Spider>(spider: S) -> std::process::ExitCode {
+    /// match spider_core::Crawler::new(spider).run().await {
+    ///     Ok(summary) => summary.exit_code(),
+    ///     Err(error) => error.exit_code(),
+    /// }
+    /// # }
+    /// ```
+    pub fn exit_code(&self) -> std::process::ExitCode {
+        std::process::ExitCode::from(match self.status {
+            CrawlStatus::Complete => 0,
+            CrawlStatus::CompleteWithFailures => 3,
+            CrawlStatus::Interrupted => 130,
+        })
+    }
+}
+
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
@@ -151,11 +211,20 @@ impl fmt::Display for Summary {
             "{}: {} pages, {} items in {:.2} s ({:.1} pages/s)",
             self.name, self.pages, self.items, self.elapsed_secs, self.pages_per_sec
         )?;
+        if self.status == CrawlStatus::Interrupted {
+            writeln!(
+                f,
+                "  interrupted: {} requests left unfinished",
+                self.unfinished
+            )?;
+        }
         writeln!(
             f,
-            "  requests {} · retries {} · failures {} · redirects {} · {:.1} MB received",
+            "  requests {} · retries {} (throttled {}, blocked {}) · failures {} · redirects {} · {:.1} MB received",
             self.requests,
             self.retries,
+            self.throttled,
+            self.blocked,
             self.failures,
             self.redirects,
             self.bytes as f64 / 1e6

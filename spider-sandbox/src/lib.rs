@@ -6,14 +6,17 @@
 //! connections accepted. Tests assert on that record, not on the crawler's counters.
 //!
 //! The demo site is a book shop with a fixed [`catalogue`]; its layout is documented on
-//! [`DemoSite`].
+//! [`DemoSite`]. The hostile site ([`HostileSite`]) rate-limits, bans, fails, stalls,
+//! resets connections and serves bad bodies.
 
 mod catalogue;
 mod demo;
+mod hostile;
 mod record;
 mod server;
 
 pub use catalogue::{catalogue, Book};
 pub use demo::DemoSite;
+pub use hostile::{HostileSite, IdentityLimit};
 pub use record::{Hit, Observed};
-pub use server::Sandbox;
+pub use server::{Sandbox, IDENTITY_HEADER};

@@ -18,6 +18,8 @@ pub struct Hit {
     pub host: String,
     /// Whether the Host header named this server's own address.
     pub on_site: bool,
+    /// The status answered; 0 while unanswered, or when the connection was reset.
+    pub status: u16,
 }
 
 impl Hit {
@@ -70,6 +72,20 @@ impl Observed {
     /// Requests whose Host header named another host.
     pub fn off_site(&self) -> usize {
         self.hits.iter().filter(|h| !h.on_site).count()
+    }
+
+    /// Requests answered with `status`.
+    pub fn answered(&self, status: u16) -> usize {
+        self.hits.iter().filter(|h| h.status == status).count()
+    }
+
+    /// Arrival times of the requests whose decoded path starts with `prefix`.
+    pub fn times_under(&self, prefix: &str) -> Vec<Duration> {
+        self.hits
+            .iter()
+            .filter(|h| h.resource().starts_with(prefix))
+            .map(|h| h.at)
+            .collect()
     }
 
     /// Requests whose decoded path starts with `prefix`.
@@ -129,18 +145,23 @@ impl Recorder {
     /// Record an arrival; the returned guard counts the request in flight until dropped.
     pub(crate) fn arrive(&self, target: String, host: String, on_site: bool) -> InFlight<'_> {
         let at = self.started.elapsed();
-        self.hits
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Hit {
+        let index = {
+            let mut hits = self.hits.lock().unwrap_or_else(|e| e.into_inner());
+            hits.push(Hit {
                 at,
                 target,
                 host,
                 on_site,
+                status: 0,
             });
+            hits.len() - 1
+        };
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);
-        InFlight(self)
+        InFlight {
+            recorder: self,
+            index,
+        }
     }
 
     pub(crate) fn received(&self) -> usize {
@@ -159,10 +180,23 @@ impl Recorder {
     }
 }
 
-pub(crate) struct InFlight<'a>(&'a Recorder);
+pub(crate) struct InFlight<'a> {
+    recorder: &'a Recorder,
+    index: usize,
+}
+
+impl InFlight<'_> {
+    /// Note the status the request was answered with.
+    pub(crate) fn answered(&self, status: u16) {
+        let mut hits = self.recorder.hits.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hit) = hits.get_mut(self.index) {
+            hit.status = status;
+        }
+    }
+}
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.recorder.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 }

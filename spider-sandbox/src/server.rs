@@ -1,6 +1,5 @@
 //! The HTTP server behind a sandbox: hyper on a thread of its own.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -17,6 +16,7 @@ use percent_encoding::percent_decode_str;
 use tokio::sync::oneshot;
 
 use crate::demo::{Answer, DemoSite};
+use crate::hostile::{Hostile, HostileSite, Reply};
 use crate::record::{Observed, Recorder};
 
 /// A running sandbox; it stops when dropped.
@@ -40,11 +40,28 @@ pub struct Sandbox {
 }
 
 struct Site {
-    demo: DemoSite,
+    kind: Kind,
     recorder: Arc<Recorder>,
     own_host: String,
     port: u16,
 }
+
+enum Kind {
+    Demo(DemoSite),
+    Hostile(Hostile),
+}
+
+/// The hostile site's way to reset a connection: the service fails, hyper drops it.
+#[derive(Debug)]
+struct Reset;
+
+impl std::fmt::Display for Reset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection reset on purpose")
+    }
+}
+
+impl std::error::Error for Reset {}
 
 impl Sandbox {
     /// Serve the demo book shop on `127.0.0.1` at a free port.
@@ -62,12 +79,34 @@ impl Sandbox {
     ///
     /// When the port cannot be bound or the server thread cannot start.
     pub fn demo_on(demo: DemoSite, port: u16) -> std::io::Result<Sandbox> {
+        Sandbox::start(Kind::Demo(demo), port)
+    }
+
+    /// Serve the hostile site on `127.0.0.1` at a free port.
+    ///
+    /// # Errors
+    ///
+    /// When no port can be bound or the server thread cannot start.
+    pub fn hostile(site: HostileSite) -> std::io::Result<Sandbox> {
+        Sandbox::hostile_on(site, 0)
+    }
+
+    /// As [`hostile`](Self::hostile), on a given port (0 picks a free one).
+    ///
+    /// # Errors
+    ///
+    /// When the port cannot be bound or the server thread cannot start.
+    pub fn hostile_on(site: HostileSite, port: u16) -> std::io::Result<Sandbox> {
+        Sandbox::start(Kind::Hostile(Hostile::new(site)), port)
+    }
+
+    fn start(kind: Kind, port: u16) -> std::io::Result<Sandbox> {
         let listener = std::net::TcpListener::bind(("127.0.0.1", port))?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let recorder = Arc::new(Recorder::new());
         let site = Arc::new(Site {
-            demo,
+            kind,
             recorder: recorder.clone(),
             own_host: addr.to_string(),
             port: addr.port(),
@@ -131,11 +170,11 @@ async fn serve(
         tokio::select! {
             _ = &mut stopped => return,
             accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
+                let Ok((stream, peer)) = accepted else { continue };
                 site.recorder.connection();
                 let site = site.clone();
                 tokio::spawn(async move {
-                    let service = service_fn(move |request| answer(site.clone(), request));
+                    let service = service_fn(move |request| answer(site.clone(), request, peer));
                     let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
                 });
             }
@@ -146,34 +185,52 @@ async fn serve(
 async fn answer(
     site: Arc<Site>,
     request: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+    peer: SocketAddr,
+) -> Result<Response<Full<Bytes>>, Reset> {
     let target = request
         .uri()
         .path_and_query()
         .map_or("/", |pq| pq.as_str())
         .to_owned();
-    let host = request
-        .headers()
+    let headers = request.headers();
+    let host = headers
         .get(HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("")
         .to_owned();
+    let identity = headers
+        .get(IDENTITY_HEADER)
+        .and_then(|h| h.to_str().ok())
+        .map_or_else(|| peer.ip().to_string(), str::to_owned);
     let on_site = host == site.own_host;
     let path = percent_decode_str(request.uri().path())
         .decode_utf8_lossy()
         .into_owned();
-    let _in_flight = site.recorder.arrive(target, host, on_site);
-    if !on_site {
-        return Ok(respond(
+    let in_flight = site.recorder.arrive(target, host, on_site);
+    let response = if on_site {
+        match &site.kind {
+            Kind::Demo(demo) => answer_demo(demo, &path, site.port).await,
+            Kind::Hostile(hostile) => answer_hostile(hostile, &path, &identity).await?,
+        }
+    } else {
+        respond(
             StatusCode::OK,
             "text/html",
             "<p>Another site entirely.</p>".to_owned(),
-        ));
+        )
+    };
+    in_flight.answered(response.status().as_u16());
+    Ok(response)
+}
+
+/// The header a gateway sets to say which exit identity a request came through.
+pub const IDENTITY_HEADER: &str = "x-sandbox-identity";
+
+async fn answer_demo(demo: &DemoSite, path: &str, port: u16) -> Response<Full<Bytes>> {
+    if path != "/robots.txt" && !demo.latency.is_zero() {
+        tokio::time::sleep(demo.latency).await;
     }
-    if path != "/robots.txt" && !site.demo.latency.is_zero() {
-        tokio::time::sleep(site.demo.latency).await;
-    }
-    Ok(match site.demo.answer(&path, site.port) {
+    match demo.answer(path, port) {
         Answer::Html(html) => respond(StatusCode::OK, "text/html; charset=utf-8", html),
         Answer::Text(text) => respond(StatusCode::OK, "text/plain; charset=utf-8", text),
         Answer::Redirect(to) => {
@@ -184,7 +241,35 @@ async fn answer(
             response
         }
         Answer::NotFound => respond(StatusCode::NOT_FOUND, "text/plain", "not found".to_owned()),
-    })
+    }
+}
+
+async fn answer_hostile(
+    hostile: &Hostile,
+    path: &str,
+    identity: &str,
+) -> Result<Response<Full<Bytes>>, Reset> {
+    if let Some(delay) = hostile.delay_for(path) {
+        tokio::time::sleep(delay).await;
+    }
+    match hostile.answer(path, identity) {
+        Reply::Reset => Err(Reset),
+        Reply::Page {
+            status,
+            headers,
+            body,
+        } => {
+            let mut response = Response::new(Full::new(body));
+            *response.status_mut() =
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            for (name, value) in headers {
+                if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
+                    response.headers_mut().insert(name, value);
+                }
+            }
+            Ok(response)
+        }
+    }
 }
 
 fn respond(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {

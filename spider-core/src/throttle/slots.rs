@@ -23,6 +23,8 @@ pub(crate) struct HostSlots {
     idle: BinaryHeap<Reverse<Instant>>,
     busy: usize,
     limit: usize,
+    /// The host asked us to slow down (429): no slot starts a request before this.
+    paused_until: Option<Instant>,
 }
 
 impl HostSlots {
@@ -31,12 +33,16 @@ impl HostSlots {
             idle: (0..limit).map(|_| Reverse(now)).collect(),
             busy: 0,
             limit,
+            paused_until: None,
         }
     }
 
     pub(crate) fn state(&self, now: Instant) -> SlotState {
         if self.busy >= self.limit {
             return SlotState::Busy;
+        }
+        if let Some(until) = self.paused_until.filter(|until| *until > now) {
+            return SlotState::PausedUntil(until);
         }
         match self.idle.peek() {
             Some(Reverse(ready)) if *ready <= now => SlotState::Free,
@@ -57,6 +63,15 @@ impl HostSlots {
         if self.idle.len() + self.busy < self.limit {
             self.idle.push(Reverse(ready_at));
         }
+    }
+
+    /// Start no request on this host before `until` (the later of this and any earlier
+    /// pause wins).
+    pub(crate) fn pause_until(&mut self, until: Instant) {
+        self.paused_until = Some(
+            self.paused_until
+                .map_or(until, |earlier| earlier.max(until)),
+        );
     }
 
     /// Change the number of slots; requests in flight over a lowered limit finish normally.
@@ -86,6 +101,17 @@ mod tests {
         slots.release(ready);
         assert_eq!(slots.state(start), SlotState::PausedUntil(ready));
         assert_eq!(slots.state(ready), SlotState::Free);
+    }
+
+    #[test]
+    fn a_host_pause_holds_every_slot() {
+        let now = Instant::now();
+        let mut slots = HostSlots::new(4, now);
+        let until = now + Duration::from_secs(3);
+        slots.pause_until(until);
+        slots.pause_until(now + Duration::from_secs(1));
+        assert_eq!(slots.state(now), SlotState::PausedUntil(until));
+        assert_eq!(slots.state(until), SlotState::Free);
     }
 
     #[test]

@@ -1,0 +1,101 @@
+//! Classify: what an answer means for the crawl.
+//!
+//! Four kinds of trouble call for four different reactions. "Slow down" (429) backs off
+//! the whole host and keeps the identity; "switch identity" (403) retries the request as
+//! someone else once proxies exist (today: later, after a backoff); "try again" (5xx,
+//! 408, timeouts, resets) retries after a jittered backoff; "give up" (any other 4xx, or
+//! a status not configured as retryable) ends the request at once.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+
+/// The statuses retried by default: 403 and 429 with their own reactions, and transient
+/// server trouble. 501 is left out: "not implemented" does not change on a retry.
+pub const DEFAULT_RETRY_STATUSES: &[u16] =
+    &[403, 408, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524];
+
+/// The reaction to a non-2xx, non-redirect answer or a transport error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trouble {
+    /// Back off the host for at least `retry_after`; retry the request after it.
+    SlowDown,
+    /// Blocked: retry under another identity.
+    SwitchIdentity,
+    /// Transient: retry after a backoff, no longer than `retry_after` asks.
+    TryAgain,
+    /// Not worth another attempt.
+    GiveUp,
+}
+
+/// Classify an HTTP status that is neither 2xx nor a redirect.
+pub(crate) fn classify_status(status: StatusCode, retry_statuses: &[u16]) -> Trouble {
+    let code = status.as_u16();
+    if !retry_statuses.contains(&code) {
+        return Trouble::GiveUp;
+    }
+    match code {
+        429 => Trouble::SlowDown,
+        403 => Trouble::SwitchIdentity,
+        _ => Trouble::TryAgain,
+    }
+}
+
+/// `Retry-After`, in seconds or as an HTTP date; capped at an hour, so a hostile value
+/// cannot park a request for ever.
+pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let value = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
+    let wait = match value.parse::<u64>() {
+        Ok(seconds) => Duration::from_secs(seconds),
+        Err(_) => httpdate::parse_http_date(value)
+            .ok()?
+            .duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    };
+    Some(wait.min(Duration::from_secs(3600)))
+}
+
+#[cfg(test)]
+mod tests {
+    use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
+
+    use super::*;
+
+    #[test]
+    fn each_status_gets_its_reaction() {
+        let classify =
+            |code| classify_status(StatusCode::from_u16(code).unwrap(), DEFAULT_RETRY_STATUSES);
+        assert_eq!(classify(429), Trouble::SlowDown);
+        assert_eq!(classify(403), Trouble::SwitchIdentity);
+        assert_eq!(classify(503), Trouble::TryAgain);
+        assert_eq!(classify(404), Trouble::GiveUp);
+        assert_eq!(classify(501), Trouble::GiveUp);
+        assert_eq!(
+            classify_status(StatusCode::SERVICE_UNAVAILABLE, &[429]),
+            Trouble::GiveUp
+        );
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let mut headers = HeaderMap::new();
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("7"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));
+        let later = std::time::SystemTime::now() + Duration::from_secs(120);
+        headers.insert(
+            RETRY_AFTER,
+            HeaderValue::from_str(&httpdate::fmt_http_date(later)).unwrap(),
+        );
+        let wait = retry_after(&headers).unwrap();
+        assert!(
+            wait > Duration::from_secs(110) && wait <= Duration::from_secs(120),
+            "{wait:?}"
+        );
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&headers), None);
+    }
+}
