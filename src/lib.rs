@@ -71,6 +71,7 @@ pub mod prelude {
     pub use spider_core::scraper::Selector;
     pub use spider_core::url::Url;
     pub use spider_core::{
-        async_trait, Config, Crawler, Cx, Document, Error, Page, Request, Result, Spider,
+        async_trait, Config, CrawlStatus, Crawler, Cx, Document, Error, Page, Request, Result,
+        Spider,
     };
 }

@@ -35,7 +35,7 @@ use crate::error::Error;
 use crate::export::{self, Exporter};
 use crate::failures::{Failure, FailuresFile};
 use crate::fetch::{Fetched, Fetcher};
-use crate::frontier::{Enqueued, Frontier, HostKey, MemoryFrontier};
+use crate::frontier::{fingerprint, Enqueued, Frontier, HostKey, MemoryFrontier};
 use crate::page::Page;
 use crate::parse::ParsePool;
 use crate::request::Request;
@@ -215,7 +215,8 @@ enum Outcome {
     Parsed(Vec<Request>),
     Redirect(Request),
     Robots(RobotsRules),
-    RobotsUnavailable,
+    /// robots.txt could not be had; the reason.
+    RobotsUnavailable(String),
     /// Worth another attempt, if any are left.
     Trouble {
         request: Request,
@@ -509,6 +510,8 @@ impl<S: Spider> Dispatcher<S> {
     /// The next request of the first ready host, round-robin. Holds nothing: the host's
     /// slot is taken only at launch.
     fn next_job(&mut self, now: Instant) -> Option<(HostId, Job)> {
+        // Requests of hosts whose robots.txt could not be had: given up, with the reason.
+        let mut unreachable = Vec::new();
         while let Some(id) = self.ready.pop_front() {
             let host = &mut self.hosts[id];
             host.in_ready_queue = false;
@@ -542,13 +545,30 @@ impl<S: Spider> Dispatcher<S> {
                 RobotsState::Known(rules) => loop {
                     match self.frontier.next(&host.key) {
                         Some(request) if !rules.allows(request.url()) => {
-                            tracing::debug!(url = %request.url(), "disallowed by robots.txt");
-                            Stats::add(&self.shared.stats.robots_disallowed, 1);
+                            if let RobotsRules::Unavailable(reason) = rules {
+                                unreachable.push((request, reason.clone()));
+                            } else {
+                                tracing::debug!(url = %request.url(), "disallowed by robots.txt");
+                                Stats::add(&self.shared.stats.robots_disallowed, 1);
+                            }
                         }
                         next => break next.map(Job::Page),
                     }
                 },
             };
+            for (request, reason) in unreachable.drain(..) {
+                let failure = Failure {
+                    reason: "robots.txt unavailable",
+                    status: None,
+                    error: Some(reason),
+                };
+                self.give_up(
+                    request.url(),
+                    request.method(),
+                    request.attempts + 1,
+                    &failure,
+                );
+            }
             if let Some(job) = job {
                 self.mark_ready(id);
                 return Some((id, job));
@@ -604,7 +624,7 @@ impl<S: Spider> Dispatcher<S> {
                 }
                 host.robots = RobotsState::Known(rules);
             }
-            Outcome::RobotsUnavailable if host.robots_attempts < self.retries => {
+            Outcome::RobotsUnavailable(_) if host.robots_attempts < self.retries => {
                 host.robots_attempts += 1;
                 let wait =
                     self.backoff
@@ -613,9 +633,9 @@ impl<S: Spider> Dispatcher<S> {
                 host.robots = RobotsState::Unknown;
                 self.timers.push(Reverse((now + wait, id)));
             }
-            Outcome::RobotsUnavailable => {
-                tracing::warn!(host = %host.key, "robots.txt unavailable: nothing on this host is fetched (RFC 9309)");
-                host.robots = RobotsState::Known(RobotsRules::DisallowAll);
+            Outcome::RobotsUnavailable(reason) => {
+                tracing::warn!(host = %host.key, %reason, "robots.txt unavailable: nothing on this host is fetched (RFC 9309)");
+                host.robots = RobotsState::Known(RobotsRules::Unavailable(reason));
             }
             Outcome::Trouble {
                 request,
@@ -745,25 +765,34 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
+/// Fetch robots.txt, following up to five redirects as RFC 9309 asks.
 async fn fetch_robots<S: Spider>(shared: &Shared<S>, request: &Request) -> Outcome {
-    match shared.fetcher.fetch(request).await {
-        Ok(Fetched { status, body, .. }) => {
-            shared.stats.status(status.as_u16());
-            if status.is_server_error() {
-                Outcome::RobotsUnavailable
-            } else {
-                Outcome::Robots(RobotsRules::from_answer(
+    let mut request = request.clone();
+    for _ in 0..=5 {
+        let fetched = match shared.fetcher.fetch(&request).await {
+            Ok(fetched) => fetched,
+            Err(error) => return Outcome::RobotsUnavailable(error.to_string()),
+        };
+        let status = fetched.status;
+        shared.stats.status(status.as_u16());
+        if status.is_server_error() {
+            return Outcome::RobotsUnavailable(format!("robots.txt answered {status}"));
+        }
+        let location = fetched.headers.get(LOCATION).and_then(|l| l.to_str().ok());
+        match location.and_then(|l| request.url().join(l).ok()) {
+            Some(next) if status.is_redirection() => {
+                request = request.redirected(next, status.as_u16())
+            }
+            _ => {
+                return Outcome::Robots(RobotsRules::from_answer(
                     status.as_u16(),
-                    &body,
+                    &fetched.body,
                     &shared.robots_token,
                 ))
             }
         }
-        Err(error) => {
-            tracing::debug!(%error, "robots.txt fetch failed");
-            Outcome::RobotsUnavailable
-        }
     }
+    Outcome::RobotsUnavailable("robots.txt redirects more than five times".to_owned())
 }
 
 /// Fetch one page, classify the answer and, for a 2xx, parse it and write its items.
@@ -875,6 +904,10 @@ fn redirect<S: Spider>(shared: &Shared<S>, request: &Request, fetched: &Fetched)
             Failure::status("bad redirect", fetched.status.as_u16()),
         );
     };
+    if fingerprint(request.method(), &target) == fingerprint(request.method(), request.url()) {
+        let error = format!("{} redirects to itself", request.url());
+        return Outcome::failed(request, Failure::error("redirect loop", &error));
+    }
     if request.redirects >= shared.max_redirects {
         let error = Error::TooManyRedirects {
             url: request.url().clone(),

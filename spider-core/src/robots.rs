@@ -15,8 +15,9 @@ use url::Url;
 pub(crate) enum RobotsRules {
     /// Everything allowed: no robots.txt (4xx), or an empty one.
     AllowAll,
-    /// robots.txt could not be had (5xx, network error): nothing is fetched.
-    DisallowAll,
+    /// robots.txt could not be had (5xx, network error): nothing is fetched, and each
+    /// request of the host is given up with this reason.
+    Unavailable(String),
     /// Parsed rules.
     Rules(Box<Robot>),
 }
@@ -33,14 +34,14 @@ impl RobotsRules {
                 }
             },
             400..=499 => RobotsRules::AllowAll,
-            _ => RobotsRules::DisallowAll,
+            _ => RobotsRules::Unavailable(format!("robots.txt answered {status}")),
         }
     }
 
     pub(crate) fn allows(&self, url: &Url) -> bool {
         match self {
             RobotsRules::AllowAll => true,
-            RobotsRules::DisallowAll => false,
+            RobotsRules::Unavailable(_) => false,
             RobotsRules::Rules(robot) => robot.allowed(url.as_str()),
         }
     }
@@ -91,8 +92,9 @@ mod tests {
     }
 
     #[test]
-    fn missing_file_allows_and_server_error_disallows() {
+    fn missing_file_allows_and_an_unusable_answer_disallows() {
         assert!(RobotsRules::from_answer(404, b"", "spiderling").allows(&url("/a")));
         assert!(!RobotsRules::from_answer(503, b"", "spiderling").allows(&url("/a")));
+        assert!(!RobotsRules::from_answer(302, b"", "spiderling").allows(&url("/a")));
     }
 }

@@ -79,11 +79,11 @@ impl Observed {
         self.hits.iter().filter(|h| h.status == status).count()
     }
 
-    /// Arrival times of the requests whose decoded path starts with `prefix`.
-    pub fn times_under(&self, prefix: &str) -> Vec<Duration> {
+    /// Arrival times of the requests for `resource` (see [`Hit::resource`]).
+    pub fn times_of(&self, resource: &str) -> Vec<Duration> {
         self.hits
             .iter()
-            .filter(|h| h.resource().starts_with(prefix))
+            .filter(|h| h.resource() == resource)
             .map(|h| h.at)
             .collect()
     }
