@@ -8,14 +8,6 @@ use spider_sandbox::{HostileSite, IdentityLimit, Sandbox};
 use spiderling::{CrawlStatus, Crawler};
 use support::{config_for, BookSpider};
 
-fn failures(path: &std::path::Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_with_retry_after_is_not_retried_before_it() {
     let retry_after = Duration::from_secs(2);
@@ -128,7 +120,7 @@ async fn flaky_pages_recover_and_lasting_failures_are_filed_with_their_reason() 
         format!("{:?}", summary.exit_code()),
         format!("{:?}", std::process::ExitCode::from(3))
     );
-    let filed = failures(&dir.path().join("items.failures.jsonl"));
+    let filed = support::read_json_lines(&dir.path().join("items.failures.jsonl"));
     let reasons: Vec<(&str, &str, u64)> = filed
         .iter()
         .map(|f| {

@@ -5,17 +5,14 @@
 //! tested in-process.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use spider_sandbox::{DemoSite, Sandbox};
+use spider_sandbox::{DemoSite, HostileSite, IdentityLimit, Sandbox};
 
 /// Command-line arguments of `spiderling`.
 #[derive(Debug, Parser)]
-#[command(
-    name = "spiderling",
-    version,
-    about = "Declarative web spiders for Rust"
-)]
+#[command(name = "spiderling", version, about = "Declarative web spiders for Rust")]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -23,41 +20,52 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve the demo bookshop on 127.0.0.1 until Ctrl-C.
+    /// Serve the demo bookshop (or the hostile site) on 127.0.0.1 until Ctrl-C.
     ///
     /// Example: spiderling sandbox --port 8000
     Sandbox {
         /// Port to listen on; 0 picks a free one.
         #[arg(long, default_value_t = 0)]
         port: u16,
-        /// Books in the catalogue.
+        /// Books in the demo catalogue.
         #[arg(long, default_value_t = 1000)]
         books: usize,
+        /// Serve the hostile site instead: 10 requests/s per client, then 429 with
+        /// Retry-After and 403 bans; flaky 5xx, slow pages, resets, a non-UTF-8 page, a
+        /// huge body, a gzip bomb and redirect traps.
+        #[arg(long)]
+        hostile: bool,
     },
 }
 
 /// Run the command `cli` names; the exit code is 0 on success, 1 on failure.
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
-        Command::Sandbox { port, books } => serve_sandbox(port, books),
+        Command::Sandbox { port, books, hostile } => serve_sandbox(port, books, hostile),
     }
 }
 
-fn serve_sandbox(port: u16, books: usize) -> ExitCode {
-    let site = match Sandbox::demo_on(
-        DemoSite {
-            books,
-            ..DemoSite::default()
-        },
-        port,
-    ) {
+fn serve_sandbox(port: u16, books: usize, hostile: bool) -> ExitCode {
+    let (site, what) = if hostile {
+        let limit = IdentityLimit {
+            requests: 10,
+            per: Duration::from_secs(1),
+            ban_after: 5,
+            ban_for: Duration::from_secs(60),
+        };
+        let site = HostileSite { limit: Some(limit), ..HostileSite::default() };
+        (Sandbox::hostile_on(site, port), "hostile site")
+    } else {
+        (Sandbox::demo_on(DemoSite { books, ..DemoSite::default() }, port), "demo bookshop")
+    };
+    let site = match site {
         Ok(site) => site,
         Err(error) => {
             eprintln!("error: cannot serve on 127.0.0.1:{port}: {error}");
             return ExitCode::FAILURE;
         }
     };
-    println!("demo bookshop at {}", site.url());
+    println!("{what} at {}", site.url());
     println!("press Ctrl-C to stop");
     let waited = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -48,7 +48,7 @@ struct Site {
 
 enum Kind {
     Demo(DemoSite),
-    Hostile(Hostile),
+    Hostile(Box<Hostile>),
 }
 
 /// The hostile site's way to reset a connection: the service fails, hyper drops it.
@@ -97,7 +97,7 @@ impl Sandbox {
     ///
     /// When the port cannot be bound or the server thread cannot start.
     pub fn hostile_on(site: HostileSite, port: u16) -> std::io::Result<Sandbox> {
-        Sandbox::start(Kind::Hostile(Hostile::new(site)), port)
+        Sandbox::start(Kind::Hostile(Box::new(Hostile::new(site))), port)
     }
 
     fn start(kind: Kind, port: u16) -> std::io::Result<Sandbox> {

@@ -154,3 +154,34 @@ pub fn config_for(site: &Sandbox, dir: &Path, out: &str) -> (Config, PathBuf) {
         .output(&output);
     (config, output)
 }
+
+/// Every line of a JSON Lines file, parsed.
+pub fn read_json_lines(path: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// This process's peak resident set in KiB, from /proc (Linux).
+pub fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// An example binary, built by `cargo test` beside the test binaries.
+pub fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    profile_dir.join("examples").join(name)
+}
+
+/// Send SIGINT (Ctrl-C) to a process.
+pub fn interrupt(pid: u32) {
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
