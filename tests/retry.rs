@@ -199,3 +199,35 @@ async fn a_polite_crawl_within_the_limit_is_never_banned_and_an_aggressive_one_i
         "the control was never banned"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retries_count_against_the_rate_ceiling() {
+    let rate = 10;
+    let site = Sandbox::hostile(HostileSite {
+        flaky: 15,
+        flaky_failures: 1,
+        ..HostileSite::empty()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, output) = config_for(&site, dir.path(), "items.jsonl");
+    let config = config
+        .concurrency(16)
+        .per_host(16)
+        .rps(rate)
+        .backoff(Duration::from_millis(10), Duration::from_millis(20));
+    Crawler::new(BookSpider::new(config)).run().await.unwrap();
+
+    let seen = site.observed();
+    assert_eq!(
+        seen.hits.len(),
+        2 + 15 * 2,
+        "robots.txt, home, and each flaky page twice"
+    );
+    let most = seen.max_in_window(Duration::from_secs(1));
+    assert!(
+        most <= rate as usize,
+        "{most} requests within one second, retries included"
+    );
+    assert_eq!(support::read_jsonl(&output).len(), 15);
+}
