@@ -7,63 +7,82 @@
 //! to JSON Lines, CSV or JSON.
 //!
 //! ```text
-//! Spider::config ─► frontier ─► robots ─► admission ─► fetch ─► classify ─► parse pool ─► export
-//!                      ▲                                                       │
-//!                      └───────────────────── Cx::follow ◄─────────────────────┘
+//! #[spider(..)] ─► frontier ─► robots ─► admission ─► fetch ─► classify ─► parse pool ─► export
+//!                     ▲                                                        │
+//!                     └────────────── follow rules / Cx::follow ◄──────────────┘
 //! ```
 //!
 //! # Examples
 //!
+//! The whole spider, with no crawl code (see [`Spider`](derive@Spider) for every key and
+//! [`Item`](derive@Item) for every field option):
+//!
 //! ```no_run
-//! use std::sync::Arc;
 //! use spiderling::prelude::*;
 //!
-//! #[derive(Serialize)]
+//! #[derive(Spider, Default)]
+//! #[spider(
+//!     name = "books",
+//!     start_urls = ["http://127.0.0.1:8000/"],
+//!     allowed_domains = ["127.0.0.1"],
+//!     profile = "general",
+//!     rpm = 600,
+//!     follow = "a.next, h3 > a",
+//!     item = Book,
+//!     output = "books.jsonl",
+//! )]
+//! struct Books;
+//!
+//! #[derive(Item, Serialize)]
 //! struct Book {
+//!     #[css("h1.title")]
 //!     title: String,
+//!     #[css("p.price", parse = pounds)]
+//!     price: f64,
+//!     #[css("p.availability")]
+//!     stock: Option<String>,
 //! }
 //!
-//! struct Books {
-//!     title: Arc<Selector>,
-//!     links: Arc<Selector>,
+//! fn pounds(text: &str) -> std::result::Result<f64, std::num::ParseFloatError> {
+//!     text.trim_start_matches('£').parse()
 //! }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     spiderling::cli::main::<Books>() // -o FILE, --set key=value, SPIDERLING_KEY=value
+//! }
+//! ```
+//!
+//! When rules are not enough, leave out `follow` and `item` and write `parse`; do the
+//! page's work in one [`Page::html`] job so it is parsed once:
+//!
+//! ```no_run
+//! use spiderling::prelude::*;
+//! # #[derive(Item, Serialize)] struct Book { #[css("h1")] title: String }
+//!
+//! #[derive(Spider, Default)]
+//! #[spider(start_urls = ["http://127.0.0.1:8000/"])]
+//! struct Books;
 //!
 //! #[async_trait]
 //! impl Spider for Books {
 //!     type Item = Book;
 //!
-//!     fn config(&self) -> Config {
-//!         Config::new("books")
-//!             .start_url("http://127.0.0.1:8000/")
-//!             .allowed_domain("127.0.0.1")
-//!             .concurrency(16)
-//!             .output("books.jsonl")
-//!     }
-//!
 //!     async fn parse(&self, page: Page, cx: &mut Cx<Book>) -> Result {
-//!         let (title, links) = (self.title.clone(), self.links.clone());
-//!         // One HTML parse, on the parse pool, for both the item and the links.
-//!         let (title, links) = page.html(move |doc| (doc.text(&title), doc.links(&links))).await?;
-//!         if let Some(title) = title {
-//!             cx.emit(Book { title });
+//!         let next = Selector::parse("a.next").map_err(|e| e.to_string())?;
+//!         let (book, links) = page.html(move |doc| (doc.extract::<Book>(), doc.links(&next))).await?;
+//!         if let Some(book) = book? {
+//!             cx.emit(book);
 //!         }
 //!         cx.follow_all(links);
 //!         Ok(())
 //!     }
 //! }
-//!
-//! #[tokio::main]
-//! async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
-//!     let spider = Books {
-//!         title: Arc::new(Selector::parse("h1.title").map_err(|e| e.to_string())?),
-//!         links: Arc::new(Selector::parse("a").map_err(|e| e.to_string())?),
-//!     };
-//!     println!("{}", Crawler::new(spider).run().await?);
-//!     Ok(())
-//! }
 //! ```
 
+pub mod cli;
+
 pub use spider_core::*;
+pub use spider_derive::{Item, Spider};
 
 /// What a spider needs, in one import.
 pub mod prelude {
@@ -71,7 +90,8 @@ pub mod prelude {
     pub use spider_core::scraper::Selector;
     pub use spider_core::url::Url;
     pub use spider_core::{
-        async_trait, Config, CrawlStatus, Crawler, Cx, Document, Error, Page, Request, Result,
-        Spider,
+        async_trait, Config, CrawlStatus, Crawler, Cx, Document, Error, Item, Page, Request, Result, Spider,
+        SpiderConfig,
     };
+    pub use spider_derive::{Item, Spider};
 }

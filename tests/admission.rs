@@ -11,24 +11,13 @@ use support::{config_for, BookSpider};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_never_sees_more_than_concurrency_requests_at_once() {
-    let demo = DemoSite {
-        books: 60,
-        per_page: 20,
-        latency: Duration::from_millis(30),
-        ..DemoSite::default()
-    };
+    let demo =
+        DemoSite { books: 60, per_page: 20, latency: Duration::from_millis(30), ..DemoSite::default() };
     let site = Sandbox::demo(demo).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (config, _) = config_for(&site, dir.path(), "books.jsonl");
-    Crawler::new(BookSpider::new(config.concurrency(4).per_host(32)))
-        .run()
-        .await
-        .unwrap();
-    assert_eq!(
-        site.observed().max_in_flight,
-        4,
-        "the cap holds, and the crawl uses it"
-    );
+    Crawler::new(BookSpider::new(config.concurrency(4).per_host(32))).run().await.unwrap();
+    assert_eq!(site.observed().max_in_flight, 4, "the cap holds, and the crawl uses it");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -40,12 +29,7 @@ async fn each_host_gets_its_own_cap_and_a_slow_host_does_not_slow_a_fast_one() {
         ..DemoSite::default()
     })
     .unwrap();
-    let fast = Sandbox::demo(DemoSite {
-        books: 200,
-        per_page: 20,
-        ..DemoSite::default()
-    })
-    .unwrap();
+    let fast = Sandbox::demo(DemoSite { books: 200, per_page: 20, ..DemoSite::default() }).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let config = Config::new("two hosts")
         .start_url(slow.url())
@@ -57,15 +41,8 @@ async fn each_host_gets_its_own_cap_and_a_slow_host_does_not_slow_a_fast_one() {
     Crawler::new(BookSpider::new(config)).run().await.unwrap();
 
     let (slow, fast) = (slow.observed(), fast.observed());
-    assert_eq!(
-        slow.max_in_flight, 2,
-        "the slow host fills its two slots, no more"
-    );
-    assert!(
-        fast.max_in_flight <= 2,
-        "fast host saw {}",
-        fast.max_in_flight
-    );
+    assert_eq!(slow.max_in_flight, 2, "the slow host fills its two slots, no more");
+    assert!(fast.max_in_flight <= 2, "fast host saw {}", fast.max_in_flight);
     assert_eq!(fast.pages().count(), 200 + 10 + 1 + 1);
     // The fast host is done before the slow one has served half its pages.
     let fast_done = fast.started + fast.hits.last().unwrap().at;
@@ -80,57 +57,30 @@ async fn each_host_gets_its_own_cap_and_a_slow_host_does_not_slow_a_fast_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rate_ceiling_holds_in_every_window_and_is_mostly_used() {
     let rate = 20;
-    let site = Sandbox::demo(DemoSite {
-        books: 40,
-        per_page: 20,
-        ..DemoSite::default()
-    })
-    .unwrap();
+    let site = Sandbox::demo(DemoSite { books: 40, per_page: 20, ..DemoSite::default() }).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (config, _) = config_for(&site, dir.path(), "books.jsonl");
-    Crawler::new(BookSpider::new(
-        config.concurrency(16).per_host(16).rps(rate),
-    ))
-    .run()
-    .await
-    .unwrap();
+    Crawler::new(BookSpider::new(config.concurrency(16).per_host(16).rps(rate))).run().await.unwrap();
 
     let seen = site.observed();
     let most = seen.max_in_window(Duration::from_secs(1));
     assert!(most <= rate as usize, "{most} requests within one second");
     let span = seen.hits.last().unwrap().at - seen.hits.first().unwrap().at;
     let used = (seen.hits.len() - 1) as f64 / span.as_secs_f64();
-    assert!(
-        used >= 0.85 * f64::from(rate),
-        "only {used:.1} requests/s of {rate}"
-    );
+    assert!(used >= 0.85 * f64::from(rate), "only {used:.1} requests/s of {rate}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn politeness_pauses_are_jittered_within_the_delay_range() {
-    let site = Sandbox::demo(DemoSite {
-        books: 12,
-        per_page: 12,
-        ..DemoSite::default()
-    })
-    .unwrap();
+    let site = Sandbox::demo(DemoSite { books: 12, per_page: 12, ..DemoSite::default() }).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (config, _) = config_for(&site, dir.path(), "books.jsonl");
     let (min, max) = (Duration::from_millis(50), Duration::from_millis(150));
-    Crawler::new(BookSpider::new(config.per_host(1).delay_range(min, max)))
-        .run()
-        .await
-        .unwrap();
+    Crawler::new(BookSpider::new(config.per_host(1).delay_range(min, max))).run().await.unwrap();
 
     let gaps = site.observed().gaps();
     assert!(gaps.len() >= 13, "{gaps:?}");
-    assert!(
-        gaps.iter().all(|gap| *gap >= min),
-        "a pause shorter than {min:?}: {gaps:?}"
-    );
+    assert!(gaps.iter().all(|gap| *gap >= min), "a pause shorter than {min:?}: {gaps:?}");
     let (shortest, longest) = (gaps.iter().min().unwrap(), gaps.iter().max().unwrap());
-    assert!(
-        *longest - *shortest >= Duration::from_millis(30),
-        "no jitter: {gaps:?}"
-    );
+    assert!(*longest - *shortest >= Duration::from_millis(30), "no jitter: {gaps:?}");
 }

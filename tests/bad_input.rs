@@ -13,33 +13,21 @@ async fn an_invalid_start_url_is_a_configuration_error_before_any_request() {
     let site = Sandbox::hostile(HostileSite::empty()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (config, _) = config_for(&site, dir.path(), "items.jsonl");
-    let error = Crawler::new(BookSpider::new(
-        config.start_url("htp:/nowhere").concurrency(0),
-    ))
-    .run()
-    .await
-    .unwrap_err();
+    let error = Crawler::new(BookSpider::new(config.start_url("htp:/nowhere").concurrency(0)))
+        .run()
+        .await
+        .unwrap_err();
     assert!(matches!(error, Error::Config(_)), "{error:?}");
     let message = error.to_string();
-    assert!(
-        message.contains("\"htp:/nowhere\"") && message.contains("concurrency = 0"),
-        "{message}"
-    );
-    assert_eq!(
-        format!("{:?}", error.exit_code()),
-        format!("{:?}", std::process::ExitCode::from(2))
-    );
+    assert!(message.contains("\"htp:/nowhere\"") && message.contains("concurrency = 0"), "{message}");
+    assert_eq!(format!("{:?}", error.exit_code()), format!("{:?}", std::process::ExitCode::from(2)));
     assert!(site.observed().hits.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_host_ends_in_the_failures_file() {
     // Nothing listens on a port just released.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let dir = tempfile::tempdir().unwrap();
     for obey_robots in [true, false] {
         let output = dir.path().join(format!("robots-{obey_robots}.jsonl"));
@@ -52,19 +40,9 @@ async fn an_unreachable_host_ends_in_the_failures_file() {
         let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
         assert_eq!(summary.status, CrawlStatus::CompleteWithFailures);
         let failures = std::fs::read_to_string(output.with_extension("failures.jsonl")).unwrap();
-        let expected = if obey_robots {
-            "robots.txt unavailable"
-        } else {
-            "connection"
-        };
-        assert!(
-            failures.contains(&format!("\"reason\":\"{expected}\"")),
-            "{failures}"
-        );
-        assert!(
-            failures.contains(&format!("127.0.0.1:{port}")),
-            "{failures}"
-        );
+        let expected = if obey_robots { "robots.txt unavailable" } else { "connection" };
+        assert!(failures.contains(&format!("\"reason\":\"{expected}\"")), "{failures}");
+        assert!(failures.contains(&format!("127.0.0.1:{port}")), "{failures}");
     }
 }
 
@@ -80,23 +58,13 @@ async fn bad_bodies_and_redirect_traps_fail_cleanly_and_the_rest_is_kept() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (config, output) = config_for(&site, dir.path(), "items.jsonl");
-    let summary = Crawler::new(BookSpider::new(config.max_redirects(5)))
-        .run()
-        .await
-        .unwrap();
+    let summary = Crawler::new(BookSpider::new(config.max_redirects(5))).run().await.unwrap();
 
     let items = read_jsonl(&output);
-    assert!(
-        items.iter().any(|item| item.title == "Café Müller"),
-        "Latin-1 decoded: {items:?}"
-    );
+    assert!(items.iter().any(|item| item.title == "Café Müller"), "Latin-1 decoded: {items:?}");
     assert_eq!(items.len(), 4, "three pages and the Latin-1 one");
     let failed = &summary.failures_by_reason;
-    assert_eq!(
-        failed.get("body too large"),
-        Some(&2),
-        "the huge page and the gzip bomb: {failed:?}"
-    );
+    assert_eq!(failed.get("body too large"), Some(&2), "the huge page and the gzip bomb: {failed:?}");
     assert_eq!(failed.get("too many redirects"), Some(&1), "{failed:?}");
     assert_eq!(failed.get("redirect loop"), Some(&1), "{failed:?}");
     let seen = site.observed();

@@ -15,22 +15,11 @@ async fn demo_crawl_yields_exactly_the_catalogue_and_each_page_once() {
     let dir = tempfile::tempdir().unwrap();
     let (config, output) = config_for(&site, dir.path(), "books.jsonl");
 
-    let summary = Crawler::new(BookSpider::new(config.concurrency(16).per_host(16)))
-        .run()
-        .await
-        .unwrap();
+    let summary = Crawler::new(BookSpider::new(config.concurrency(16).per_host(16))).run().await.unwrap();
 
-    assert_eq!(
-        read_jsonl(&output),
-        expected_books(demo.books),
-        "every book exactly once"
-    );
+    assert_eq!(read_jsonl(&output), expected_books(demo.books), "every book exactly once");
     let seen = site.observed();
-    assert_eq!(
-        seen.duplicates(),
-        Default::default(),
-        "no resource fetched twice in any spelling"
-    );
+    assert_eq!(seen.duplicates(), Default::default(), "no resource fetched twice in any spelling");
     assert_eq!(seen.off_site(), 0, "no request to another host");
     assert_eq!(seen.under("/private/"), 0, "nothing robots.txt disallows");
     // Home, listings, books, and the one redirect hop.
@@ -38,28 +27,20 @@ async fn demo_crawl_yields_exactly_the_catalogue_and_each_page_once() {
     assert_eq!(summary.items, 1000);
     assert_eq!(summary.failures, 0);
     let stats: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("books.stats.json")).unwrap())
-            .unwrap();
+        serde_json::from_slice(&std::fs::read(dir.path().join("books.stats.json")).unwrap()).unwrap();
     assert_eq!(stats["items"], 1000);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn csv_and_json_outputs_hold_every_item() {
-    let demo = DemoSite {
-        books: 30,
-        per_page: 10,
-        ..DemoSite::default()
-    };
+    let demo = DemoSite { books: 30, per_page: 10, ..DemoSite::default() };
     let site = Sandbox::demo(demo).unwrap();
     let dir = tempfile::tempdir().unwrap();
 
     let (config, csv_path) = config_for(&site, dir.path(), "books.csv");
     Crawler::new(BookSpider::new(config)).run().await.unwrap();
-    let mut from_csv: Vec<support::Book> = csv::Reader::from_path(&csv_path)
-        .unwrap()
-        .deserialize()
-        .map(Result::unwrap)
-        .collect();
+    let mut from_csv: Vec<support::Book> =
+        csv::Reader::from_path(&csv_path).unwrap().deserialize().map(Result::unwrap).collect();
     from_csv.sort();
     assert_eq!(from_csv, expected_books(30));
 
@@ -76,63 +57,34 @@ async fn an_unknown_output_extension_is_refused_before_any_request() {
     let site = Sandbox::demo(DemoSite::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (config, _) = config_for(&site, dir.path(), "books.xlsx");
-    let error = Crawler::new(BookSpider::new(config))
-        .run()
-        .await
-        .unwrap_err();
-    assert!(
-        error.to_string().contains(".jsonl, .csv or .json"),
-        "{error}"
-    );
+    let error = Crawler::new(BookSpider::new(config)).run().await.unwrap_err();
+    assert!(error.to_string().contains(".jsonl, .csv or .json"), "{error}");
     assert!(site.observed().hits.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_depth_stops_following_past_the_limit() {
-    let site = Sandbox::demo(DemoSite {
-        books: 40,
-        per_page: 10,
-        ..DemoSite::default()
-    })
-    .unwrap();
+    let site = Sandbox::demo(DemoSite { books: 40, per_page: 10, ..DemoSite::default() }).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (config, output) = config_for(&site, dir.path(), "books.jsonl");
-    Crawler::new(BookSpider::new(config.max_depth(1)))
-        .run()
-        .await
-        .unwrap();
+    Crawler::new(BookSpider::new(config.max_depth(1))).run().await.unwrap();
     let seen = site.observed();
     // Depth 0: home. Depth 1: the first listing and the redirect (which keeps its depth).
     assert_eq!(seen.under("/catalogue/page-2"), 0);
-    assert_eq!(
-        seen.under("/catalogue/book_"),
-        1,
-        "only the redirect's target"
-    );
+    assert_eq!(seen.under("/catalogue/book_"), 1, "only the redirect's target");
     assert_eq!(read_jsonl(&output).len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crawl_delay_in_robots_txt_is_a_floor_between_requests() {
     let crawl_delay = Duration::from_millis(200);
-    let demo = DemoSite {
-        books: 5,
-        per_page: 5,
-        crawl_delay: Some(crawl_delay),
-        ..DemoSite::default()
-    };
+    let demo = DemoSite { books: 5, per_page: 5, crawl_delay: Some(crawl_delay), ..DemoSite::default() };
     let site = Sandbox::demo(demo).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (config, _) = config_for(&site, dir.path(), "books.jsonl");
-    Crawler::new(BookSpider::new(config.concurrency(8).per_host(8)))
-        .run()
-        .await
-        .unwrap();
+    Crawler::new(BookSpider::new(config.concurrency(8).per_host(8))).run().await.unwrap();
     let seen = site.observed();
-    assert_eq!(
-        seen.max_in_flight, 1,
-        "a Crawl-delay means one request at a time"
-    );
+    assert_eq!(seen.max_in_flight, 1, "a Crawl-delay means one request at a time");
     let gaps = seen.gaps();
     assert!(gaps.len() >= 7, "{gaps:?}");
     let shortest = gaps.iter().min().unwrap();
@@ -141,24 +93,13 @@ async fn crawl_delay_in_robots_txt_is_a_floor_between_requests() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_over_the_cap_fails_that_page_and_the_crawl_goes_on() {
-    let site = Sandbox::demo(DemoSite {
-        books: 10,
-        per_page: 10,
-        ..DemoSite::default()
-    })
-    .unwrap();
+    let site = Sandbox::demo(DemoSite { books: 10, per_page: 10, ..DemoSite::default() }).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (config, _) = config_for(&site, dir.path(), "books.jsonl");
     // The home page is about 700 bytes and a listing about 4 KB: the cap lets the first
     // through and stops the second.
-    let summary = Crawler::new(BookSpider::new(config.max_body_bytes(2_000)))
-        .run()
-        .await
-        .unwrap();
+    let summary = Crawler::new(BookSpider::new(config.max_body_bytes(2_000))).run().await.unwrap();
     assert_eq!(summary.failures_by_reason.get("body too large"), Some(&1));
-    assert!(
-        summary.pages >= 2,
-        "the home page and the books reached past the listing"
-    );
+    assert!(summary.pages >= 2, "the home page and the books reached past the listing");
     assert_eq!(site.observed().under("/catalogue/page-1"), 1, "not retried");
 }

@@ -13,7 +13,7 @@ fn ctrl_c_leaves_complete_output_stats_and_failures_files() {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("books.jsonl");
     let mut child = Command::new(example("books"))
-        .args(["--rps", "100", "--output"])
+        .args(["--set", "rps=100", "-o"])
         .arg(&output)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -27,36 +27,16 @@ fn ctrl_c_leaves_complete_output_stats_and_failures_files() {
     let status = child.wait().unwrap();
     let printed: Vec<String> = stdout.map(Result::unwrap).collect();
 
-    assert_eq!(
-        status.code(),
-        Some(130),
-        "interrupted exit code; printed {printed:?}"
-    );
+    assert_eq!(status.code(), Some(130), "interrupted exit code; printed {printed:?}");
     let text = std::fs::read_to_string(&output).unwrap();
     assert!(text.ends_with('\n'), "the last line is complete");
-    let items: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert!(
-        !items.is_empty() && items.len() < 1000,
-        "{} items",
-        items.len()
-    );
-    let stats: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("books.stats.json")).unwrap(),
-    )
-    .unwrap();
+    let items: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(!items.is_empty() && items.len() < 1000, "{} items", items.len());
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("books.stats.json")).unwrap()).unwrap();
     assert_eq!(stats["status"], "interrupted");
-    assert_eq!(
-        stats["items"].as_u64(),
-        Some(items.len() as u64),
-        "every item emitted is in the file"
-    );
+    assert_eq!(stats["items"].as_u64(), Some(items.len() as u64), "every item emitted is in the file");
     assert!(stats["unfinished"].as_u64().unwrap() > 0);
     assert!(dir.path().join("books.failures.jsonl").exists());
-    assert!(
-        printed.iter().any(|l| l.contains("interrupted")),
-        "{printed:?}"
-    );
+    assert!(printed.iter().any(|l| l.contains("interrupted")), "{printed:?}");
 }

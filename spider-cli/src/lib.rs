@@ -12,11 +12,7 @@ use spider_sandbox::{DemoSite, HostileSite, IdentityLimit, Sandbox};
 
 /// Command-line arguments of `spiderling`.
 #[derive(Debug, Parser)]
-#[command(
-    name = "spiderling",
-    version,
-    about = "Declarative web spiders for Rust"
-)]
+#[command(name = "spiderling", version, about = "Declarative web spiders for Rust")]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -45,11 +41,7 @@ enum Command {
 /// Run the command `cli` names; the exit code is 0 on success, 1 on failure.
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
-        Command::Sandbox {
-            port,
-            books,
-            hostile,
-        } => serve_sandbox(port, books, hostile),
+        Command::Sandbox { port, books, hostile } => serve_sandbox(port, books, hostile),
     }
 }
 
@@ -61,22 +53,10 @@ fn serve_sandbox(port: u16, books: usize, hostile: bool) -> ExitCode {
             ban_after: 5,
             ban_for: Duration::from_secs(60),
         };
-        let site = HostileSite {
-            limit: Some(limit),
-            ..HostileSite::default()
-        };
+        let site = HostileSite { limit: Some(limit), ..HostileSite::default() };
         (Sandbox::hostile_on(site, port), "hostile site")
     } else {
-        (
-            Sandbox::demo_on(
-                DemoSite {
-                    books,
-                    ..DemoSite::default()
-                },
-                port,
-            ),
-            "demo bookshop",
-        )
+        (Sandbox::demo_on(DemoSite { books, ..DemoSite::default() }, port), "demo bookshop")
     };
     let site = match site {
         Ok(site) => site,

@@ -12,8 +12,7 @@ use reqwest::StatusCode;
 
 /// The statuses retried by default: 403 and 429 with their own reactions, and transient
 /// server trouble. 501 is left out: "not implemented" does not change on a retry.
-pub const DEFAULT_RETRY_STATUSES: &[u16] =
-    &[403, 408, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524];
+pub const DEFAULT_RETRY_STATUSES: &[u16] = &[403, 408, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524];
 
 /// The reaction to a non-2xx, non-redirect answer or a transport error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,11 +43,7 @@ pub(crate) fn classify_status(status: StatusCode, retry_statuses: &[u16]) -> Tro
 /// `Retry-After`, in seconds or as an HTTP date; capped at an hour, so a hostile value
 /// cannot park a request for ever.
 pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let value = headers
-        .get(reqwest::header::RETRY_AFTER)?
-        .to_str()
-        .ok()?
-        .trim();
+    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
     let wait = match value.parse::<u64>() {
         Ok(seconds) => Duration::from_secs(seconds),
         Err(_) => httpdate::parse_http_date(value)
@@ -67,17 +62,13 @@ mod tests {
 
     #[test]
     fn each_status_gets_its_reaction() {
-        let classify =
-            |code| classify_status(StatusCode::from_u16(code).unwrap(), DEFAULT_RETRY_STATUSES);
+        let classify = |code| classify_status(StatusCode::from_u16(code).unwrap(), DEFAULT_RETRY_STATUSES);
         assert_eq!(classify(429), Trouble::SlowDown);
         assert_eq!(classify(403), Trouble::SwitchIdentity);
         assert_eq!(classify(503), Trouble::TryAgain);
         assert_eq!(classify(404), Trouble::GiveUp);
         assert_eq!(classify(501), Trouble::GiveUp);
-        assert_eq!(
-            classify_status(StatusCode::SERVICE_UNAVAILABLE, &[429]),
-            Trouble::GiveUp
-        );
+        assert_eq!(classify_status(StatusCode::SERVICE_UNAVAILABLE, &[429]), Trouble::GiveUp);
     }
 
     #[test]
@@ -86,15 +77,9 @@ mod tests {
         headers.insert(RETRY_AFTER, HeaderValue::from_static("7"));
         assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));
         let later = std::time::SystemTime::now() + Duration::from_secs(120);
-        headers.insert(
-            RETRY_AFTER,
-            HeaderValue::from_str(&httpdate::fmt_http_date(later)).unwrap(),
-        );
+        headers.insert(RETRY_AFTER, HeaderValue::from_str(&httpdate::fmt_http_date(later)).unwrap());
         let wait = retry_after(&headers).unwrap();
-        assert!(
-            wait > Duration::from_secs(110) && wait <= Duration::from_secs(120),
-            "{wait:?}"
-        );
+        assert!(wait > Duration::from_secs(110) && wait <= Duration::from_secs(120), "{wait:?}");
         headers.insert(RETRY_AFTER, HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&headers), None);
     }

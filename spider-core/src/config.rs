@@ -56,6 +56,39 @@ pub struct Config {
     pub(crate) failures: Option<PathBuf>,
     pub(crate) grace: Duration,
     pub(crate) handle_signals: bool,
+    /// Mistakes found by setters that cannot fail, reported by `validate`.
+    invalid: Vec<String>,
+}
+
+/// The settings as `key = value` lines, for the start of a run.
+impl std::fmt::Display for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rate = match &self.rate {
+            Some(rate) => rate.to_string(),
+            None => "no rate ceiling".to_owned(),
+        };
+        let delay = if self.delay == DelayRange::ZERO {
+            "none".to_owned()
+        } else {
+            format!("{:?}..{:?}", self.delay.min(), self.delay.max())
+        };
+        let list = |items: &[String]| if items.is_empty() { "none".to_owned() } else { items.join(", ") };
+        let path = |p: &Option<PathBuf>| p.as_ref().map_or("none".to_owned(), |p| p.display().to_string());
+        writeln!(f, "settings of {}:", self.name)?;
+        writeln!(f, "  start_urls = {}", list(&self.start_urls))?;
+        writeln!(f, "  allowed_domains = {}", list(&self.allowed_domains))?;
+        writeln!(f, "  concurrency = {} · per_host = {} · {rate}", self.concurrency, self.per_host)?;
+        writeln!(f, "  delay = {delay} · retries = {} · timeout = {:?}", self.retries, self.timeout)?;
+        let depth = self.max_depth.map_or("none".to_owned(), |d| d.to_string());
+        writeln!(
+            f,
+            "  max_depth = {depth} · obey_robots = {} · user_agent = {}",
+            self.obey_robots, self.user_agent
+        )?;
+        let headers: Vec<String> = self.headers.iter().map(|(name, _)| format!("{name}: …")).collect();
+        writeln!(f, "  headers = {}", list(&headers))?;
+        write!(f, "  output = {}", path(&self.output))
+    }
 }
 
 impl Default for Config {
@@ -77,10 +110,7 @@ impl Config {
             delay: DelayRange::ZERO,
             retries: 3,
             retry_statuses: DEFAULT_RETRY_STATUSES.to_vec(),
-            backoff: Backoff {
-                base: Duration::from_millis(500),
-                cap: Duration::from_secs(60),
-            },
+            backoff: Backoff { base: Duration::from_millis(500), cap: Duration::from_secs(60) },
             timeout: Duration::from_secs(30),
             max_depth: None,
             user_agent: DEFAULT_USER_AGENT.to_owned(),
@@ -94,6 +124,7 @@ impl Config {
             failures: None,
             grace: Duration::from_secs(10),
             handle_signals: true,
+            invalid: Vec::new(),
         }
     }
 
@@ -110,6 +141,92 @@ impl Config {
     pub fn allowed_domain(mut self, domain: impl Into<String>) -> Self {
         self.allowed_domains.push(domain.into());
         self
+    }
+
+    /// Apply a preset from the sizing guide: `polite` (4 slots in total and per host,
+    /// 2–5 s pauses), `general` (20, 1–3 s) or `bulk` (40, 0.5–1.5 s). Settings made after
+    /// it win (default: no profile).
+    #[must_use]
+    pub fn profile(mut self, name: &str) -> Self {
+        match spider_settings::profile(name) {
+            Some(profile) => {
+                self.concurrency = profile.concurrency;
+                self.per_host = profile.concurrency;
+                self.delay = DelayRange::new(profile.delay_min, profile.delay_max);
+            }
+            None => self.invalid.push(format!(
+                "profile {name:?} does not exist; write one of {}",
+                spider_settings::PROFILES.join(", ")
+            )),
+        }
+        self
+    }
+
+    /// Change one setting by its key, as `--set key=value` and `SPIDERLING_KEY=value` do.
+    /// Lists are comma-separated and replace the list set before; durations are written
+    /// `500ms`, `2s`, `1m`; a delay is one duration or a range `1s..3s`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for an unknown key (with the closest known one), a key that only
+    /// compiles into the spider (`follow`, `item`), or a value that does not parse.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("books").set("rpm", "300")?.set("delay", "1s..2s")?;
+    /// assert!(config.validate().is_ok());
+    /// let error = spider_core::Config::new("books").set("concurency", "4").unwrap_err();
+    /// assert!(error.to_string().contains("did you mean `concurrency`?"));
+    /// # Ok::<(), spider_core::Error>(())
+    /// ```
+    pub fn set(self, key: &str, value: &str) -> Result<Self, Error> {
+        use spider_settings as keys;
+        let problem = |message: String| Error::Config(format!("{key} = {value:?}: {message}"));
+        let Some(known) = keys::find(key) else {
+            let hint = keys::suggest(key).map(|k| format!("; did you mean `{k}`?")).unwrap_or_default();
+            return Err(Error::Config(format!("unknown setting `{key}`{hint}")));
+        };
+        if !known.runtime {
+            return Err(problem("this key is compiled into the spider; change the attribute".to_owned()));
+        }
+        let list = || value.split(',').map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned).collect();
+        let count = |positive| keys::parse_count(value, positive).map_err(problem);
+        let size =
+            |positive| count(positive).and_then(|n| usize::try_from(n).map_err(|e| problem(e.to_string())));
+        let small =
+            |positive| count(positive).and_then(|n| u32::try_from(n).map_err(|e| problem(e.to_string())));
+        Ok(match key {
+            "name" => Config { name: value.to_owned(), ..self },
+            "start_urls" => Config { start_urls: list(), ..self },
+            "allowed_domains" => Config { allowed_domains: list(), ..self },
+            "profile" => self.profile(value.trim()),
+            "concurrency" => self.concurrency(size(true)?),
+            "per_host" => self.per_host(size(true)?),
+            "rpm" => self.rpm(small(true)?),
+            "rps" => self.rps(small(true)?),
+            "delay" => {
+                let (min, max) = keys::parse_delay(value).map_err(problem)?;
+                self.delay_range(min, max)
+            }
+            "retries" => self.retries(small(false)?),
+            "timeout" => self.timeout(keys::parse_duration(value).map_err(problem)?),
+            "max_depth" => self.max_depth(small(false)?),
+            "user_agent" => self.user_agent(value),
+            "headers" => {
+                let mut headers = Vec::new();
+                for header in value.split(',').filter(|h| !h.trim().is_empty()) {
+                    let (name, val) = header
+                        .split_once(':')
+                        .ok_or_else(|| problem(format!("`{header}` is not `Name: value`")))?;
+                    headers.push((name.trim().to_owned(), val.trim().to_owned()));
+                }
+                Config { headers, ..self }
+            }
+            "obey_robots" => self.obey_robots(keys::parse_bool(value).map_err(problem)?),
+            "output" => self.output(value),
+            other => return Err(Error::Config(format!("setting `{other}` cannot be changed at run time"))),
+        })
     }
 
     /// Most requests in flight at once, over all hosts (default 16).
@@ -291,16 +408,12 @@ impl Config {
 
     /// Where the stats file goes, if anywhere.
     pub(crate) fn stats_path(&self) -> Option<PathBuf> {
-        self.stats
-            .clone()
-            .or_else(|| self.beside_output("stats.json"))
+        self.stats.clone().or_else(|| self.beside_output("stats.json"))
     }
 
     /// Where the failures file goes, if anywhere.
     pub(crate) fn failures_path(&self) -> Option<PathBuf> {
-        self.failures
-            .clone()
-            .or_else(|| self.beside_output("failures.jsonl"))
+        self.failures.clone().or_else(|| self.beside_output("failures.jsonl"))
     }
 
     /// `books.jsonl` → `books.SUFFIX`, in the same folder.
@@ -322,7 +435,7 @@ impl Config {
     ///
     /// [`Error::Config`] naming each bad setting and what to write instead.
     pub fn validate(&self) -> Result<(), Error> {
-        let mut problems = Vec::new();
+        let mut problems = self.invalid.clone();
         if self.concurrency == 0 {
             problems.push("concurrency = 0 admits nothing; write at least 1".to_owned());
         }
@@ -334,8 +447,7 @@ impl Config {
         }
         if let Some(rate) = &self.rate {
             if rate.requests().is_none() {
-                problems
-                    .push("a rate of 0 admits nothing; write at least 1, or no rate".to_owned());
+                problems.push("a rate of 0 admits nothing; write at least 1, or no rate".to_owned());
             }
         }
         if self.delay.min() > self.delay.max() {
@@ -379,9 +491,6 @@ impl Config {
 
     /// The start URLs as requests; call after [`validate`](Self::validate).
     pub(crate) fn start_requests(&self) -> Result<Vec<Request>, Error> {
-        self.start_urls
-            .iter()
-            .map(|url| Request::get(url))
-            .collect()
+        self.start_urls.iter().map(|url| Request::get(url)).collect()
     }
 }

@@ -36,6 +36,7 @@ use crate::export::{self, Exporter};
 use crate::failures::{Failure, FailuresFile};
 use crate::fetch::{Fetched, Fetcher};
 use crate::frontier::{fingerprint, Enqueued, Frontier, HostKey, MemoryFrontier};
+use crate::item::ExtractError;
 use crate::page::Page;
 use crate::parse::ParsePool;
 use crate::request::Request;
@@ -50,12 +51,14 @@ use crate::throttle::{DelayRange, HostSlots, RateGate, SlotState};
 /// # Examples
 ///
 /// ```no_run
-/// # use spider_core::{async_trait, Config, Cx, Page, Result, Spider};
+/// # use spider_core::{async_trait, Config, Cx, Page, Result, Spider, SpiderConfig};
 /// # struct Books;
+/// # impl SpiderConfig for Books {
+/// #     fn config(&self) -> Config { Config::new("books").start_url("http://127.0.0.1:8000/") }
+/// # }
 /// # #[async_trait]
 /// # impl Spider for Books {
 /// #     type Item = String;
-/// #     fn config(&self) -> Config { Config::new("books").start_url("http://127.0.0.1:8000/") }
 /// #     async fn parse(&self, _: Page, _: &mut Cx<String>) -> Result { Ok(()) }
 /// # }
 /// # async fn demo() -> std::process::ExitCode {
@@ -84,6 +87,12 @@ impl<S: Spider> Crawler<S> {
         Crawler { spider, config }
     }
 
+    /// A crawler for `spider` with another config: the spider's own, changed at run
+    /// time (see [`Config::set`]).
+    pub fn with_config(spider: S, config: Config) -> Self {
+        Crawler { spider, config }
+    }
+
     /// Crawl until the frontier is empty and nothing is in flight, or until stopped by
     /// Ctrl-C / SIGTERM; then flush the items, write the stats and failures files and
     /// return the summary, whose [`status`](Summary::status) says how it ended.
@@ -96,19 +105,11 @@ impl<S: Spider> Crawler<S> {
     pub async fn run(self) -> Result<Summary, Error> {
         let Crawler { spider, config } = self;
         config.validate()?;
-        let exporter = config
-            .output
-            .as_deref()
-            .map(export::open::<S::Item>)
-            .transpose()?;
+        let exporter = config.output.as_deref().map(export::open::<S::Item>).transpose()?;
         if exporter.is_none() {
             tracing::warn!("no output file: items are counted, not written");
         }
-        let failures = config
-            .failures_path()
-            .as_deref()
-            .map(FailuresFile::create)
-            .transpose()?;
+        let failures = config.failures_path().as_deref().map(FailuresFile::create).transpose()?;
         let shared = Arc::new(Shared {
             fetcher: Fetcher::new(&config)?,
             pool: ParsePool::new(config.parse_threads)?,
@@ -120,9 +121,7 @@ impl<S: Spider> Crawler<S> {
             spider,
         });
         let (stop_tx, stop_rx) = mpsc::unbounded_channel();
-        let signals = config
-            .handle_signals
-            .then(|| tokio::spawn(forward_signals(stop_tx)));
+        let signals = config.handle_signals.then(|| tokio::spawn(forward_signals(stop_tx)));
         tracing::info!(spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
         let frontier = Box::new(MemoryFrontier::new(&config));
         let mut dispatcher = Dispatcher::new(&config, frontier, shared.clone(), failures, stop_rx);
@@ -140,9 +139,8 @@ impl<S: Spider> Crawler<S> {
             .unwrap_or_else(|e| e.into_inner())
             .as_mut()
             .map_or(Ok(()), |exporter| exporter.finish());
-        let summary = shared
-            .stats
-            .summary(&config.name, end.interrupted, end.unfinished);
+        let html_parses = shared.pool.html_parses();
+        let summary = shared.stats.summary(&config.name, end.interrupted, end.unfinished, html_parses);
         if let Some(path) = config.stats_path() {
             write_stats(&path, &summary)?;
         }
@@ -155,10 +153,7 @@ impl<S: Spider> Crawler<S> {
 }
 
 fn write_stats(path: &Path, summary: &Summary) -> Result<(), Error> {
-    let io = |source| Error::Io {
-        path: path.to_owned(),
-        source,
-    };
+    let io = |source| Error::Io { path: path.to_owned(), source };
     let json = serde_json::to_vec_pretty(summary).map_err(|e| io(e.into()))?;
     std::fs::write(path, json).map_err(io)
 }
@@ -265,35 +260,21 @@ struct Report {
 impl Report {
     fn send(mut self, outcome: Outcome) {
         self.sent = true;
-        let _ = self.to.send(Done {
-            host: self.host,
-            outcome,
-        });
+        let _ = self.to.send(Done { host: self.host, outcome });
     }
 }
 
 impl Drop for Report {
     fn drop(&mut self) {
         if !self.sent {
-            let reason = if std::thread::panicking() {
-                "panic"
-            } else {
-                "interrupted"
-            };
+            let reason = if std::thread::panicking() { "panic" } else { "interrupted" };
             let outcome = Outcome::Failed {
                 url: self.url.clone(),
                 method: self.method.clone(),
                 attempts: self.attempts + 1,
-                failure: Failure {
-                    reason,
-                    status: None,
-                    error: None,
-                },
+                failure: Failure { reason, status: None, error: None },
             };
-            let _ = self.to.send(Done {
-                host: self.host,
-                outcome,
-            });
+            let _ = self.to.send(Done { host: self.host, outcome });
         }
     }
 }
@@ -478,20 +459,13 @@ impl<S: Spider> Dispatcher<S> {
         if let Some(Err(error)) = self.failures.as_mut().map(FailuresFile::finish) {
             self.fatal.get_or_insert(error);
         }
-        End {
-            error: self.fatal,
-            interrupted,
-            unfinished,
-        }
+        End { error: self.fatal, interrupted, unfinished }
     }
 
     /// Launch requests while admission allows; returns the wait for the next rate token
     /// when that is what stopped it.
     fn launch_ready(&mut self, now: Instant) -> Option<Duration> {
-        while self.fatal.is_none()
-            && self.draining_until.is_none()
-            && self.in_flight < self.concurrency
-        {
+        while self.fatal.is_none() && self.draining_until.is_none() && self.in_flight < self.concurrency {
             let (host, job) = match self.held.take() {
                 Some(held) => held,
                 None => self.next_job(now)?,
@@ -526,9 +500,7 @@ impl<S: Spider> Dispatcher<S> {
             }
             let job = match &host.robots {
                 RobotsState::Unknown => {
-                    let robots = Url::parse(&host.key)
-                        .ok()
-                        .and_then(|url| robots::robots_url(&url));
+                    let robots = Url::parse(&host.key).ok().and_then(|url| robots::robots_url(&url));
                     match robots {
                         Some(url) => {
                             host.robots = RobotsState::Fetching;
@@ -557,17 +529,8 @@ impl<S: Spider> Dispatcher<S> {
                 },
             };
             for (request, reason) in unreachable.drain(..) {
-                let failure = Failure {
-                    reason: "robots.txt unavailable",
-                    status: None,
-                    error: Some(reason),
-                };
-                self.give_up(
-                    request.url(),
-                    request.method(),
-                    request.attempts + 1,
-                    &failure,
-                );
+                let failure = Failure { reason: "robots.txt unavailable", status: None, error: Some(reason) };
+                self.give_up(request.url(), request.method(), request.attempts + 1, &failure);
             }
             if let Some(job) = job {
                 self.mark_ready(id);
@@ -626,9 +589,7 @@ impl<S: Spider> Dispatcher<S> {
             }
             Outcome::RobotsUnavailable(_) if host.robots_attempts < self.retries => {
                 host.robots_attempts += 1;
-                let wait =
-                    self.backoff
-                        .next(host.last_robots_backoff, Duration::ZERO, &mut self.rng);
+                let wait = self.backoff.next(host.last_robots_backoff, Duration::ZERO, &mut self.rng);
                 host.last_robots_backoff = wait;
                 host.robots = RobotsState::Unknown;
                 self.timers.push(Reverse((now + wait, id)));
@@ -637,20 +598,10 @@ impl<S: Spider> Dispatcher<S> {
                 tracing::warn!(host = %host.key, %reason, "robots.txt unavailable: nothing on this host is fetched (RFC 9309)");
                 host.robots = RobotsState::Known(RobotsRules::Unavailable(reason));
             }
-            Outcome::Trouble {
-                request,
-                trouble,
-                retry_after,
-                failure,
-            } => {
+            Outcome::Trouble { request, trouble, retry_after, failure } => {
                 self.retry_or_give_up(id, request, trouble, retry_after, &failure, now);
             }
-            Outcome::Failed {
-                url,
-                method,
-                attempts,
-                failure,
-            } => {
+            Outcome::Failed { url, method, attempts, failure } => {
                 self.give_up(&url, &method, attempts, &failure);
             }
             Outcome::Fatal(error) => {
@@ -677,11 +628,7 @@ impl<S: Spider> Dispatcher<S> {
             self.give_up(request.url(), request.method(), attempts, failure);
             return;
         }
-        let wait = self.backoff.next(
-            request.last_backoff,
-            retry_after.unwrap_or_default(),
-            &mut self.rng,
-        );
+        let wait = self.backoff.next(request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
         let stats = &self.shared.stats;
         match trouble {
             Trouble::SlowDown => {
@@ -729,11 +676,8 @@ impl<S: Spider> Dispatcher<S> {
 
     fn add_host(&mut self, key: HostKey, now: Instant) -> HostId {
         let id = self.hosts.len();
-        let robots = if self.obey_robots {
-            RobotsState::Unknown
-        } else {
-            RobotsState::Known(RobotsRules::AllowAll)
-        };
+        let robots =
+            if self.obey_robots { RobotsState::Unknown } else { RobotsState::Known(RobotsRules::AllowAll) };
         self.hosts.push(Host {
             key: key.clone(),
             slots: HostSlots::new(self.per_host, now),
@@ -780,9 +724,7 @@ async fn fetch_robots<S: Spider>(shared: &Shared<S>, request: &Request) -> Outco
         }
         let location = fetched.headers.get(LOCATION).and_then(|l| l.to_str().ok());
         match location.and_then(|l| request.url().join(l).ok()) {
-            Some(next) if status.is_redirection() => {
-                request = request.redirected(next, status.as_u16())
-            }
+            Some(next) if status.is_redirection() => request = request.redirected(next, status.as_u16()),
             _ => {
                 return Outcome::Robots(RobotsRules::from_answer(
                     status.as_u16(),
@@ -800,18 +742,9 @@ async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome 
     let fetched = match shared.fetcher.fetch(&request).await {
         Ok(fetched) => fetched,
         Err(error) if error.is_transport() => {
-            let reason = if error.is_timeout() {
-                "timeout"
-            } else {
-                "connection"
-            };
+            let reason = if error.is_timeout() { "timeout" } else { "connection" };
             let failure = Failure::error(reason, &error);
-            return Outcome::Trouble {
-                request,
-                trouble: Trouble::TryAgain,
-                retry_after: None,
-                failure,
-            };
+            return Outcome::Trouble { request, trouble: Trouble::TryAgain, retry_after: None, failure };
         }
         Err(error) => {
             let reason = match error {
@@ -833,30 +766,14 @@ async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome 
             Trouble::GiveUp => Outcome::failed(&request, failure),
             trouble => {
                 let retry_after = classify::retry_after(&fetched.headers);
-                Outcome::Trouble {
-                    request,
-                    trouble,
-                    retry_after,
-                    failure,
-                }
+                Outcome::Trouble { request, trouble, retry_after, failure }
             }
         };
     }
 
-    let (url, method, attempts) = (
-        request.url().clone(),
-        request.method().clone(),
-        request.attempts + 1,
-    );
+    let (url, method, attempts) = (request.url().clone(), request.method().clone(), request.attempts + 1);
     let mut cx = Cx::for_request(&request);
-    let page = Page::new(
-        url.clone(),
-        status,
-        fetched.headers,
-        fetched.body,
-        request,
-        shared.pool.clone(),
-    );
+    let page = Page::new(url.clone(), status, fetched.headers, fetched.body, request, shared.pool.clone());
     let parsed = shared.spider.parse(page, &mut cx).await;
     Stats::add(&shared.stats.pages, 1);
     // Items emitted before an error are kept: nothing scraped is lost.
@@ -864,16 +781,10 @@ async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome 
         return Outcome::Fatal(error);
     }
     if let Err(source) = parsed {
-        let error = Error::Spider {
-            url: url.clone(),
-            source,
-        };
-        return Outcome::Failed {
-            url,
-            method,
-            attempts,
-            failure: Failure::error("parse", &error),
-        };
+        // An item found only in part is a failed item; any other error a failed parse.
+        let reason = if source.is::<ExtractError>() { "item" } else { "parse" };
+        let error = Error::Spider { url: url.clone(), source };
+        return Outcome::Failed { url, method, attempts, failure: Failure::error(reason, &error) };
     }
     Outcome::Parsed(cx.follows)
 }
@@ -899,20 +810,14 @@ fn redirect<S: Spider>(shared: &Shared<S>, request: &Request, fetched: &Fetched)
         .and_then(|location| location.to_str().ok())
         .and_then(|location| request.url().join(location).ok());
     let Some(target) = target else {
-        return Outcome::failed(
-            request,
-            Failure::status("bad redirect", fetched.status.as_u16()),
-        );
+        return Outcome::failed(request, Failure::status("bad redirect", fetched.status.as_u16()));
     };
     if fingerprint(request.method(), &target) == fingerprint(request.method(), request.url()) {
         let error = format!("{} redirects to itself", request.url());
         return Outcome::failed(request, Failure::error("redirect loop", &error));
     }
     if request.redirects >= shared.max_redirects {
-        let error = Error::TooManyRedirects {
-            url: request.url().clone(),
-            limit: shared.max_redirects,
-        };
+        let error = Error::TooManyRedirects { url: request.url().clone(), limit: shared.max_redirects };
         return Outcome::failed(request, Failure::error("too many redirects", &error));
     }
     Outcome::Redirect(request.redirected(target, fetched.status.as_u16()))

@@ -84,6 +84,15 @@ pub enum Error {
         /// The page being parsed.
         url: Url,
     },
+    /// A page had an item only in part.
+    #[error("extracting an item from {url}: {source}")]
+    Extract {
+        /// The page.
+        url: Url,
+        /// Which field, which selector, and why.
+        #[source]
+        source: Box<crate::item::ExtractError>,
+    },
     /// The spider's `parse` returned an error.
     #[error("spider failed on {url}: {source}")]
     Spider {
@@ -140,6 +149,7 @@ impl Error {
             | Error::BodyTooLarge { url, .. }
             | Error::TooManyRedirects { url, .. }
             | Error::ParsePanicked { url }
+            | Error::Extract { url, .. }
             | Error::Spider { url, .. } => Some(url),
             _ => None,
         }

@@ -19,19 +19,11 @@ pub(crate) struct Failure {
 
 impl Failure {
     pub(crate) fn status(reason: &'static str, status: u16) -> Self {
-        Failure {
-            reason,
-            status: Some(status),
-            error: None,
-        }
+        Failure { reason, status: Some(status), error: None }
     }
 
     pub(crate) fn error(reason: &'static str, error: &dyn std::fmt::Display) -> Self {
-        Failure {
-            reason,
-            status: None,
-            error: Some(error.to_string()),
-        }
+        Failure { reason, status: None, error: Some(error.to_string()) }
     }
 }
 
@@ -55,14 +47,8 @@ pub(crate) struct FailuresFile {
 impl FailuresFile {
     /// Create (or empty) the file, so a stale one never outlives its crawl.
     pub(crate) fn create(path: &Path) -> Result<Self, Error> {
-        let file = File::create(path).map_err(|source| Error::Io {
-            path: path.to_owned(),
-            source,
-        })?;
-        Ok(FailuresFile {
-            path: path.to_owned(),
-            writer: BufWriter::new(file),
-        })
+        let file = File::create(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        Ok(FailuresFile { path: path.to_owned(), writer: BufWriter::new(file) })
     }
 
     pub(crate) fn record(
@@ -81,21 +67,13 @@ impl FailuresFile {
             error: failure.error.as_deref(),
             failed_at: httpdate::fmt_http_date(SystemTime::now()),
         };
-        let mut bytes = serde_json::to_vec(&line).map_err(|e| Error::Export {
-            path: self.path.clone(),
-            message: e.to_string(),
-        })?;
+        let mut bytes = serde_json::to_vec(&line)
+            .map_err(|e| Error::Export { path: self.path.clone(), message: e.to_string() })?;
         bytes.push(b'\n');
-        self.writer.write_all(&bytes).map_err(|source| Error::Io {
-            path: self.path.clone(),
-            source,
-        })
+        self.writer.write_all(&bytes).map_err(|source| Error::Io { path: self.path.clone(), source })
     }
 
     pub(crate) fn finish(&mut self) -> Result<(), Error> {
-        self.writer.flush().map_err(|source| Error::Io {
-            path: self.path.clone(),
-            source,
-        })
+        self.writer.flush().map_err(|source| Error::Io { path: self.path.clone(), source })
     }
 }

@@ -33,8 +33,8 @@ impl Fetcher {
         for (name, value) in &config.headers {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|e| Error::Config(format!("header name {name:?}: {e}")))?;
-            let value = HeaderValue::from_str(value)
-                .map_err(|e| Error::Config(format!("header {name}: {e}")))?;
+            let value =
+                HeaderValue::from_str(value).map_err(|e| Error::Config(format!("header {name}: {e}")))?;
             headers.append(name, value);
         }
         let client = Client::builder()
@@ -46,10 +46,7 @@ impl Fetcher {
             .pool_max_idle_per_host(config.concurrency)
             .build()
             .map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))?;
-        Ok(Fetcher {
-            client,
-            max_body: config.max_body_bytes,
-        })
+        Ok(Fetcher { client, max_body: config.max_body_bytes })
     }
 
     /// Send `request` and read its body, decompressed, up to the cap.
@@ -59,10 +56,7 @@ impl Fetcher {
             if source.is_timeout() {
                 Error::Timeout { url: url.clone() }
             } else {
-                Error::Http {
-                    url: url.clone(),
-                    source,
-                }
+                Error::Http { url: url.clone(), source }
             }
         };
         let mut response = self
@@ -72,10 +66,7 @@ impl Fetcher {
             .send()
             .await
             .map_err(transport)?;
-        let too_large = || Error::BodyTooLarge {
-            url: url.clone(),
-            limit: self.max_body,
-        };
+        let too_large = || Error::BodyTooLarge { url: url.clone(), limit: self.max_body };
         let declared = response
             .headers()
             .get(CONTENT_LENGTH)
@@ -91,10 +82,6 @@ impl Fetcher {
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(Fetched {
-            status: response.status(),
-            headers: response.headers().clone(),
-            body: body.freeze(),
-        })
+        Ok(Fetched { status: response.status(), headers: response.headers().clone(), body: body.freeze() })
     }
 }

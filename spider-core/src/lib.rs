@@ -19,6 +19,8 @@
 //! The [`engine`](Crawler) ties them together with one dispatcher task that owns the
 //! frontier and admission, and one task per request in flight.
 
+#[doc(hidden)]
+pub mod __private;
 mod classify;
 mod config;
 mod engine;
@@ -27,6 +29,7 @@ mod export;
 mod failures;
 mod fetch;
 mod frontier;
+mod item;
 mod page;
 mod parse;
 mod request;
@@ -44,10 +47,11 @@ pub use error::{BoxError, Error, Result};
 pub use frontier::{
     canonical_url, fingerprint, host_key, Enqueued, Fingerprint, Frontier, HostKey, MemoryFrontier,
 };
+pub use item::{ExtractError, ExtractErrorKind, Item};
 pub use page::{Document, Page};
 pub use parse::ParsePool;
 pub use request::Request;
-pub use spider::{Cx, Spider};
+pub use spider::{Cx, Spider, SpiderConfig};
 pub use stats::{CrawlStatus, Summary};
 pub use throttle::{DelayRange, RateCeiling};
 pub use {reqwest, scraper, url};

@@ -6,10 +6,12 @@ use bytes::Bytes;
 use encoding_rs::{Encoding, UTF_8};
 use reqwest::header::{HeaderMap, CONTENT_TYPE};
 use reqwest::StatusCode;
-use scraper::{Html, Selector};
+use scraper::element_ref::Select;
+use scraper::{ElementRef, Html, Selector};
 use url::Url;
 
 use crate::error::Error;
+use crate::item::{ExtractError, Item};
 use crate::parse::ParsePool;
 use crate::request::Request;
 
@@ -37,14 +39,32 @@ impl Page {
         request: Request,
         pool: ParsePool,
     ) -> Self {
-        Page {
-            url,
-            status,
-            headers,
-            body,
-            request,
-            pool,
-        }
+        Page { url, status, headers, body, request, pool }
+    }
+
+    /// A page made from saved HTML, for testing a spider's `parse` or an item's selectors
+    /// without a server. It has status 200 and its own one-thread parse pool.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidUrl`] when `url` does not parse; [`Error::Config`] when the parse
+    /// pool's thread cannot start.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), spider_core::Error> {
+    /// let page = spider_core::Page::fixture("https://books.example/", "<a href='/next'>next</a>")?;
+    /// assert_eq!(page.links("a").await?[0].as_str(), "https://books.example/next");
+    /// # Ok(()) }
+    /// ```
+    pub fn fixture(url: &str, html: impl Into<String>) -> Result<Page, Error> {
+        let request = Request::get(url)?;
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, reqwest::header::HeaderValue::from_static("text/html; charset=utf-8"));
+        let body = Bytes::from(html.into());
+        Ok(Page::new(request.url().clone(), StatusCode::OK, headers, body, request, ParsePool::new(1)?))
     }
 
     /// The URL of the response (after redirects, the last hop).
@@ -81,9 +101,7 @@ impl Page {
             .and_then(|value| {
                 value.split(';').find_map(|part| {
                     let (key, label) = part.split_once('=')?;
-                    key.trim()
-                        .eq_ignore_ascii_case("charset")
-                        .then(|| label.trim().trim_matches('"'))
+                    key.trim().eq_ignore_ascii_case("charset").then(|| label.trim().trim_matches('"'))
                 })
             })
             .and_then(|label| Encoding::for_label(label.as_bytes()))
@@ -124,18 +142,29 @@ impl Page {
         let body = self.body.clone();
         let url = self.url.clone();
         let encoding = self.encoding();
+        let pool = self.pool.clone();
         self.pool
             .run(move || {
+                pool.parsed_html();
                 let html = Html::parse_document(&encoding.decode(&body).0);
-                work(&Document {
-                    html: &html,
-                    url: &url,
-                })
+                work(&Document { html: &html, root: html.root_element(), url: &url })
             })
             .await
-            .map_err(|_| Error::ParsePanicked {
-                url: self.url.clone(),
-            })
+            .map_err(|_| Error::ParsePanicked { url: self.url.clone() })
+    }
+
+    /// Extract an item on the parse pool: `Ok(None)` when the page has none of its fields.
+    ///
+    /// To extract an item and the links in one parse, use [`html`](Self::html) with
+    /// [`Document::extract`] and [`Document::links`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Extract`] naming the field and selector when the page has the item only
+    /// in part; [`Error::ParsePanicked`] as for [`html`](Self::html).
+    pub async fn extract<T: Item>(&self) -> Result<Option<T>, Error> {
+        let url = self.url.clone();
+        self.html(|doc| T::extract(doc)).await?.map_err(|source| Error::Extract { url, source: Box::new(source) })
     }
 
     /// The absolute URLs of the `href`s of the elements matching `css`, in page order.
@@ -145,43 +174,61 @@ impl Page {
     /// [`Error::Selector`] when `css` does not parse; [`Error::ParsePanicked`] as for
     /// [`html`](Self::html).
     pub async fn links(&self, css: &str) -> Result<Vec<Url>, Error> {
-        let selector = Selector::parse(css).map_err(|e| Error::Selector {
-            selector: css.to_owned(),
-            message: e.to_string(),
-        })?;
+        let selector = Selector::parse(css)
+            .map_err(|e| Error::Selector { selector: css.to_owned(), message: e.to_string() })?;
         self.html(move |doc| doc.links(&selector)).await
     }
 }
 
-/// A parsed page, alive only inside a parse-pool job.
+/// A parsed page, or a part of one, alive only inside a parse-pool job.
 #[derive(Debug)]
 pub struct Document<'a> {
     html: &'a Html,
+    root: ElementRef<'a>,
     url: &'a Url,
 }
 
-impl Document<'_> {
+impl<'a> Document<'a> {
     /// The parsed HTML, for anything beyond the helpers below.
-    pub fn html(&self) -> &Html {
+    pub fn html(&self) -> &'a Html {
         self.html
     }
 
     /// The page's URL, the base of relative links.
-    pub fn url(&self) -> &Url {
+    pub fn url(&self) -> &'a Url {
         self.url
+    }
+
+    /// The same page seen from `element`: selectors match only inside it. Use it to
+    /// extract one item per repeated block of a page.
+    pub fn within(&self, element: ElementRef<'a>) -> Document<'a> {
+        Document { html: self.html, root: element, url: self.url }
+    }
+
+    /// The elements matching `selector` inside this document (or part).
+    pub fn select<'b>(&self, selector: &'b Selector) -> Select<'a, 'b> {
+        self.root.select(selector)
+    }
+
+    /// Extract an item from this document (see [`Item::extract`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ExtractError`] when the page has the item only in part.
+    pub fn extract<T: Item>(&self) -> Result<Option<T>, ExtractError> {
+        T::extract(self)
     }
 
     /// The text of the first element matching `selector`, trimmed, if any.
     pub fn text(&self, selector: &Selector) -> Option<String> {
-        let element = self.html.select(selector).next()?;
+        let element = self.select(selector).next()?;
         Some(element.text().collect::<String>().trim().to_owned())
     }
 
     /// The `href`s of the elements matching `selector`, resolved against the page URL;
     /// ones that do not resolve are skipped.
     pub fn links(&self, selector: &Selector) -> Vec<Url> {
-        self.html
-            .select(selector)
+        self.select(selector)
             .filter_map(|element| element.value().attr("href"))
             .filter_map(|href| self.url.join(href.trim()).ok())
             .collect()

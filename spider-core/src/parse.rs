@@ -7,6 +7,7 @@
 //! pages are ever held in memory, however slow the parser.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::{oneshot, Semaphore};
@@ -22,6 +23,8 @@ pub struct ParsePool {
 struct Inner {
     pool: rayon::ThreadPool,
     room: Arc<Semaphore>,
+    /// HTML documents parsed, for the stats: one per page is the goal.
+    html_parses: AtomicU64,
 }
 
 impl std::fmt::Debug for ParsePool {
@@ -51,9 +54,17 @@ impl ParsePool {
             .build()
             .map_err(|e| Error::Config(format!("cannot start the parse pool: {e}")))?;
         let room = Arc::new(Semaphore::new(threads * 2));
-        Ok(ParsePool {
-            inner: Arc::new(Inner { pool, room }),
-        })
+        Ok(ParsePool { inner: Arc::new(Inner { pool, room, html_parses: AtomicU64::new(0) }) })
+    }
+
+    /// Count one HTML parse.
+    pub(crate) fn parsed_html(&self) {
+        self.inner.html_parses.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// HTML documents parsed so far.
+    pub(crate) fn html_parses(&self) -> u64 {
+        self.inner.html_parses.load(Ordering::Relaxed)
     }
 
     /// Run `job` on the pool and await its result, waiting first for room in the pool.
@@ -62,13 +73,7 @@ impl ParsePool {
         R: Send + 'static,
         F: FnOnce() -> R + Send + 'static,
     {
-        let permit = self
-            .inner
-            .room
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| JobPanicked)?;
+        let permit = self.inner.room.clone().acquire_owned().await.map_err(|_| JobPanicked)?;
         let (done, result) = oneshot::channel();
         self.inner.pool.spawn(move || {
             let outcome = std::panic::catch_unwind(AssertUnwindSafe(job));

@@ -65,12 +65,7 @@ impl Request {
     ///
     /// [`Error::InvalidUrl`] when `url` is not an absolute URL.
     pub fn get(url: &str) -> Result<Self, Error> {
-        Url::parse(url)
-            .map(Request::new)
-            .map_err(|source| Error::InvalidUrl {
-                url: url.to_owned(),
-                source,
-            })
+        Url::parse(url).map(Request::new).map_err(|source| Error::InvalidUrl { url: url.to_owned(), source })
     }
 
     /// Use another HTTP method (default GET).
@@ -160,12 +155,11 @@ impl Request {
     /// The next hop of a redirect: same depth, priority, meta and session; a 303, or a
     /// 301/302 answer to a POST, turns into a GET as browsers do.
     pub(crate) fn redirected(&self, to: Url, status: u16) -> Self {
-        let method =
-            if status == 303 || (matches!(status, 301 | 302) && self.method == Method::POST) {
-                Method::GET
-            } else {
-                self.method.clone()
-            };
+        let method = if status == 303 || (matches!(status, 301 | 302) && self.method == Method::POST) {
+            Method::GET
+        } else {
+            self.method.clone()
+        };
         Request {
             url: to,
             method,

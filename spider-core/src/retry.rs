@@ -31,10 +31,7 @@ mod tests {
 
     use super::*;
 
-    const BACKOFF: Backoff = Backoff {
-        base: Duration::from_millis(500),
-        cap: Duration::from_secs(30),
-    };
+    const BACKOFF: Backoff = Backoff { base: Duration::from_millis(500), cap: Duration::from_secs(30) };
 
     #[test]
     fn waits_stay_between_base_and_three_times_the_previous() {
@@ -51,14 +48,10 @@ mod tests {
     #[test]
     fn first_retries_of_a_burst_are_spread_over_base_to_three_base() {
         let mut rng = StdRng::seed_from_u64(11);
-        let waits: Vec<Duration> = (0..50)
-            .map(|_| BACKOFF.next(Duration::ZERO, Duration::ZERO, &mut rng))
-            .collect();
+        let waits: Vec<Duration> =
+            (0..50).map(|_| BACKOFF.next(Duration::ZERO, Duration::ZERO, &mut rng)).collect();
         let (low, high) = (waits.iter().min().unwrap(), waits.iter().max().unwrap());
-        assert!(
-            *high - *low > Duration::from_millis(700),
-            "{low:?}..{high:?}"
-        );
+        assert!(*high - *low > Duration::from_millis(700), "{low:?}..{high:?}");
     }
 
     #[test]

@@ -76,9 +76,7 @@ mod tests {
     const TXT: &[u8] = b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n\nUser-agent: spiderling\nDisallow: /no-bots/\n";
 
     fn url(path: &str) -> Url {
-        Url::parse("http://h.example/")
-            .and_then(|u| u.join(path))
-            .unwrap_or_else(|e| panic!("{e}"))
+        Url::parse("http://h.example/").and_then(|u| u.join(path)).unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]

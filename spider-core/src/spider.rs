@@ -11,15 +11,24 @@ use crate::error::Result;
 use crate::page::Page;
 use crate::request::Request;
 
-/// A spider: its settings, and what to do with each page.
+/// A spider's settings. `#[derive(Spider)]` writes this from `#[spider(...)]`.
+pub trait SpiderConfig {
+    /// The crawl's settings, start URLs included.
+    fn config(&self) -> Config;
+}
+
+/// A spider: what to do with each page.
 ///
 /// `parse` runs on the async runtime; put CPU work (HTML parsing, selectors) inside
-/// [`Page::html`], which runs on the parse pool.
+/// [`Page::html`], which runs on the parse pool. With `#[derive(Spider)]` and the `item`
+/// or `follow` keys, the derive writes this impl too, and no parse code is needed.
 ///
 /// # Examples
 ///
+/// A spider written by hand:
+///
 /// ```
-/// use spider_core::{async_trait, Config, Cx, Page, Result, Spider};
+/// use spider_core::{async_trait, Config, Cx, Page, Result, Spider, SpiderConfig};
 ///
 /// #[derive(serde::Serialize)]
 /// struct Title {
@@ -29,15 +38,17 @@ use crate::request::Request;
 ///
 /// struct Titles;
 ///
-/// #[async_trait]
-/// impl Spider for Titles {
-///     type Item = Title;
-///
+/// impl SpiderConfig for Titles {
 ///     fn config(&self) -> Config {
 ///         Config::new("titles")
 ///             .start_url("https://books.example/")
 ///             .allowed_domain("books.example")
 ///     }
+/// }
+///
+/// #[async_trait]
+/// impl Spider for Titles {
+///     type Item = Title;
 ///
 ///     async fn parse(&self, page: Page, cx: &mut Cx<Title>) -> Result {
 ///         let h1 = scraper::Selector::parse("h1").map_err(|e| e.to_string())?;
@@ -50,12 +61,9 @@ use crate::request::Request;
 /// }
 /// ```
 #[async_trait]
-pub trait Spider: Send + Sync + 'static {
+pub trait Spider: SpiderConfig + Send + Sync + 'static {
     /// What the spider scrapes; written by the exporter.
     type Item: Serialize + Send + 'static;
-
-    /// The crawl's settings, start URLs included.
-    fn config(&self) -> Config;
 
     /// Handle one page: emit items, follow links. An error counts the page as failed
     /// and the crawl goes on.
@@ -102,7 +110,6 @@ impl<I> Cx<I> {
     /// Queue a request built by hand; it is made one level deeper than this page and
     /// inherits the page's session unless it has its own.
     pub fn request(&mut self, request: Request) {
-        self.follows
-            .push(request.child_of(self.depth, self.session.as_ref()));
+        self.follows.push(request.child_of(self.depth, self.session.as_ref()));
     }
 }

@@ -65,18 +65,20 @@ impl Stats {
         *failures.entry(reason).or_default() += 1;
     }
 
-    pub(crate) fn summary(&self, name: &str, interrupted: bool, unfinished: usize) -> Summary {
+    pub(crate) fn summary(
+        &self,
+        name: &str,
+        interrupted: bool,
+        unfinished: usize,
+        html_parses: u64,
+    ) -> Summary {
         let elapsed = self.started.elapsed();
         let pages = self.pages.load(Relaxed);
         let statuses = (0u16..)
             .zip(self.statuses.iter())
             .filter_map(|(code, n)| Some((code, n.load(Relaxed))).filter(|(_, n)| *n > 0))
             .collect();
-        let failures_by_reason = self
-            .failures
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let failures_by_reason = self.failures.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let failures = failures_by_reason.values().sum();
         let status = if interrupted {
             CrawlStatus::Interrupted
@@ -94,6 +96,7 @@ impl Stats {
             requests: self.requests.load(Relaxed),
             pages,
             items: self.items.load(Relaxed),
+            html_parses,
             retries: self.retries.load(Relaxed),
             throttled: self.throttled.load(Relaxed),
             blocked: self.blocked.load(Relaxed),
@@ -105,10 +108,7 @@ impl Stats {
             robots_disallowed: self.robots_disallowed.load(Relaxed),
             bytes: self.bytes.load(Relaxed),
             statuses,
-            failures_by_reason: failures_by_reason
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v))
-                .collect(),
+            failures_by_reason: failures_by_reason.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
         }
     }
 }
@@ -154,6 +154,9 @@ pub struct Summary {
     pub pages: u64,
     /// Items written.
     pub items: u64,
+    /// HTML documents parsed on the parse pool; one per page when a spider does all its
+    /// work on a page in one `Page::html` job, as the derived rules do.
+    pub html_parses: u64,
     /// Attempts that were retried.
     pub retries: u64,
     /// Answers of 429 (the host was backed off).
@@ -212,11 +215,7 @@ impl fmt::Display for Summary {
             self.name, self.pages, self.items, self.elapsed_secs, self.pages_per_sec
         )?;
         if self.status == CrawlStatus::Interrupted {
-            writeln!(
-                f,
-                "  interrupted: {} requests left unfinished",
-                self.unfinished
-            )?;
+            writeln!(f, "  interrupted: {} requests left unfinished", self.unfinished)?;
         }
         writeln!(
             f,
@@ -229,26 +228,15 @@ impl fmt::Display for Summary {
             self.redirects,
             self.bytes as f64 / 1e6
         )?;
-        let statuses: Vec<String> = self
-            .statuses
-            .iter()
-            .map(|(s, n)| format!("{s} ×{n}"))
-            .collect();
+        let statuses: Vec<String> = self.statuses.iter().map(|(s, n)| format!("{s} ×{n}")).collect();
         writeln!(
             f,
             "  statuses: {}",
-            if statuses.is_empty() {
-                "none".to_owned()
-            } else {
-                statuses.join(", ")
-            }
+            if statuses.is_empty() { "none".to_owned() } else { statuses.join(", ") }
         )?;
         if !self.failures_by_reason.is_empty() {
-            let reasons: Vec<String> = self
-                .failures_by_reason
-                .iter()
-                .map(|(r, n)| format!("{r} ×{n}"))
-                .collect();
+            let reasons: Vec<String> =
+                self.failures_by_reason.iter().map(|(r, n)| format!("{r} ×{n}")).collect();
             writeln!(f, "  failed: {}", reasons.join(", "))?;
         }
         write!(

@@ -19,11 +19,7 @@ fn spell(host: &str, port: Option<u16>, segments: &[String], query: &[(String, S
     let port = port.map(|p| format!(":{p}")).unwrap_or_default();
     let path = segments.join("/");
     let query: Vec<String> = query.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let query = if query.is_empty() {
-        String::new()
-    } else {
-        format!("?{}", query.join("&"))
-    };
+    let query = if query.is_empty() { String::new() } else { format!("?{}", query.join("&")) };
     format!("http://{host}{port}/{path}{query}")
 }
 
@@ -109,22 +105,13 @@ proptest! {
 
 #[test]
 fn escapes_of_reserved_characters_are_kept_but_uppercased() {
-    assert_eq!(
-        canonical("http://h.example/a%2fb?q=%3d"),
-        "http://h.example/a%2Fb?q=%3D"
-    );
+    assert_eq!(canonical("http://h.example/a%2fb?q=%3d"), "http://h.example/a%2Fb?q=%3D");
     assert_eq!(canonical("http://h.example/a/b?"), "http://h.example/a/b");
-    assert_eq!(
-        canonical("http://h.example/?b=1&&a=2"),
-        "http://h.example/?a=2&b=1"
-    );
+    assert_eq!(canonical("http://h.example/?b=1&&a=2"), "http://h.example/?a=2&b=1");
 }
 
 #[test]
 fn the_method_is_part_of_the_fingerprint() {
     let url = Url::parse("http://h.example/form").unwrap();
-    assert_ne!(
-        fingerprint(&Method::GET, &url),
-        fingerprint(&Method::POST, &url)
-    );
+    assert_ne!(fingerprint(&Method::GET, &url), fingerprint(&Method::POST, &url));
 }

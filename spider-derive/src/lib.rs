@@ -1,5 +1,103 @@
-//! Derive macros for Spiderling: `#[derive(Spider)]` and `#[derive(Item)]`.
+//! Derive macros for Spiderling, re-exported by the `spiderling` facade.
 //!
-//! Not written yet: until they are, a spider is a plain `impl Spider` (see the
-//! `spiderling` crate docs). The crate exists so the facade's re-export and the
-//! workspace layout are in place.
+//! Both check what they can at compile time (keys, literals, URLs, selectors) and point
+//! their errors at the offending token. Generated code calls only
+//! `spiderling::__private`, and this crate is pinned to the runtime's exact version.
+//!
+//! Each derive goes parse → model → check → expand: `spider/` and `item/` each hold an
+//! `attr.rs` (the typed model, checked while it is read) and an `expand.rs`.
+
+mod errors;
+mod item;
+mod spider;
+
+use proc_macro::TokenStream;
+
+/// Derive a spider's settings, and with `item` / `follow` its whole crawl, from
+/// `#[spider(...)]`.
+///
+/// ```ignore
+/// use spiderling::prelude::*;
+///
+/// #[derive(Spider, Default)]
+/// #[spider(
+///     name = "books",
+///     start_urls = ["http://127.0.0.1:8000/"],
+///     allowed_domains = ["127.0.0.1"],
+///     profile = "general",          // a preset; the keys below win over it
+///     concurrency = 16,
+///     rpm = 6000,
+///     delay = "10ms..50ms",
+///     follow = "a.next, h3 > a",    // links to follow on every page
+///     item = Book,                  // emitted when a page has one
+/// )]
+/// struct Books;
+/// ```
+///
+/// Without `item` and `follow`, write the crawl yourself:
+/// `#[async_trait] impl Spider for Books { type Item = ...; async fn parse(...) }`.
+///
+/// | key | value | default |
+/// | --- | --- | --- |
+/// | `name` | string | the struct's name in snake_case |
+/// | `start_urls` | list of absolute http(s) URLs, checked | none |
+/// | `allowed_domains` | list of domains (subdomains included) | any domain |
+/// | `profile` | `"polite"` (4 slots, 2–5 s), `"general"` (20, 1–3 s), `"bulk"` (40, 0.5–1.5 s) | none |
+/// | `concurrency` | whole number ≥ 1: requests in flight, all hosts | 16 |
+/// | `per_host` | whole number ≥ 1: requests in flight, one host | 8 |
+/// | `rpm` / `rps` | whole number ≥ 1: hard rate ceiling (one of the two) | none |
+/// | `delay` | `"500ms"` or `"1s..3s"`: pause per host slot | none |
+/// | `retries` | whole number: attempts after the first | 3 |
+/// | `timeout` | `"30s"`: time for one attempt | 30 s |
+/// | `max_depth` | whole number: links followed from a start URL | no limit |
+/// | `user_agent` | string | `spiderling/VERSION` |
+/// | `headers` | list of `"Name: value"` | none |
+/// | `obey_robots` | `true` / `false` | `true` |
+/// | `output` | file name; `.jsonl`, `.csv` or `.json` | none |
+/// | `follow` | CSS selector, checked: links to follow | none |
+/// | `item` | a `#[derive(Item)]` type: emitted when a page has one | none |
+///
+/// Every key but `follow` and `item` can be changed at run time without a rebuild:
+/// `SPIDERLING_RPM=300` or `--set rpm=300` with `spiderling::cli::main`.
+#[proc_macro_derive(Spider, attributes(spider))]
+pub fn derive_spider(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    spider::derive(&input).into()
+}
+
+/// Derive item extraction from `#[css(...)]` on each field.
+///
+/// ```ignore
+/// use spiderling::prelude::*;
+///
+/// #[derive(Item, Serialize)]
+/// struct Book {
+///     #[css("h1.title")]                       title: String,          // required text
+///     #[css("p.price", parse = parse_price)]   price: f64,             // your parser
+///     #[css("p.stock")]                        stock: Option<u32>,     // FromStr, may be missing
+///     #[css("a.tag")]                          tags: Vec<String>,      // every match
+///     #[css("a.cover", attr = "href")]         cover: Option<Url>,     // resolved against the page
+///     #[css("div.blurb", html)]                blurb: Option<String>,  // inner HTML
+///     #[css("p.rating", default)]              rating: u8,             // Default when missing
+/// }
+/// fn parse_price(text: &str) -> Result<f64, std::num::ParseFloatError> {
+///     text.trim_start_matches('£').parse()
+/// }
+/// ```
+///
+/// | option | meaning |
+/// | --- | --- |
+/// | `"selector"` | first argument, checked at compile time, compiled once per process |
+/// | `attr = "name"` | read an attribute instead of the text; `href`, `src`, `action`, `poster`, `cite`, `data` are resolved against the page URL |
+/// | `html` | read the inner HTML instead of the text |
+/// | `parse = function` | convert with `fn(&str) -> Result<T, E>` (`E: Display`) instead of `FromStr` |
+/// | `default` | use `Default::default()` when nothing matches |
+///
+/// The field's type decides how many matches it takes: `T` exactly one (required),
+/// `Option<T>` one if any, `Vec<T>` all. A page has the item when one of its required
+/// fields matches; a page with the item in part is an error naming the field and selector.
+#[proc_macro_derive(Item, attributes(css))]
+pub fn derive_item(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    item::derive(&input).into()
+}

@@ -27,10 +27,8 @@ const ADJECTIVES: [&str; 12] = [
     "Paper",
     "Glass",
 ];
-const NOUNS: [&str; 10] = [
-    "Garden", "Harbour", "Machine", "Letters", "River", "Orchard", "Atlas", "Lantern", "Winter",
-    "Signal",
-];
+const NOUNS: [&str; 10] =
+    ["Garden", "Harbour", "Machine", "Letters", "River", "Orchard", "Atlas", "Lantern", "Winter", "Signal"];
 
 /// The first `count` books of the catalogue.
 ///
@@ -53,15 +51,7 @@ pub(crate) fn book(id: usize) -> Book {
         id
     );
     let pence = 500 + (id * 7919) % 5000;
-    let availability = if id % 7 == 0 {
-        "Out of stock".to_owned()
-    } else {
-        format!("In stock ({} available)", 1 + id % 20)
-    };
-    Book {
-        id,
-        title,
-        price: format!("£{}.{:02}", pence / 100, pence % 100),
-        availability,
-    }
+    let availability =
+        if id % 7 == 0 { "Out of stock".to_owned() } else { format!("In stock ({} available)", 1 + id % 20) };
+    Book { id, title, price: format!("£{}.{:02}", pence / 100, pence % 100), availability }
 }

@@ -35,12 +35,7 @@ pub struct DemoSite {
 
 impl Default for DemoSite {
     fn default() -> Self {
-        DemoSite {
-            books: 1000,
-            per_page: 20,
-            latency: Duration::ZERO,
-            crawl_delay: None,
-        }
+        DemoSite { books: 1000, per_page: 20, latency: Duration::ZERO, crawl_delay: None }
     }
 }
 
@@ -80,14 +75,12 @@ impl DemoSite {
         if path.starts_with("/private/") {
             return Answer::Html(page("Staff only", "<p>Crawlers should not be here.</p>"));
         }
-        if let Some(k) = number(path, "/catalogue/page-", ".html")
-            .filter(|k| (1..=self.listing_pages()).contains(k))
+        if let Some(k) =
+            number(path, "/catalogue/page-", ".html").filter(|k| (1..=self.listing_pages()).contains(k))
         {
             return Answer::Html(self.listing(k, port));
         }
-        if let Some(i) =
-            number(path, "/catalogue/book_", ".html").filter(|i| (1..=self.books).contains(i))
-        {
+        if let Some(i) = number(path, "/catalogue/book_", ".html").filter(|i| (1..=self.books).contains(i)) {
             return Answer::Html(self.book_page(i));
         }
         Answer::NotFound
@@ -168,8 +161,5 @@ fn page(title: &str, body: &str) -> String {
 }
 
 fn number(path: &str, prefix: &str, suffix: &str) -> Option<usize> {
-    path.strip_prefix(prefix)?
-        .strip_suffix(suffix)?
-        .parse()
-        .ok()
+    path.strip_prefix(prefix)?.strip_suffix(suffix)?.parse().ok()
 }

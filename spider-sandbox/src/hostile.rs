@@ -115,11 +115,7 @@ impl HostileSite {
 
 /// What the hostile site says to one request.
 pub(crate) enum Reply {
-    Page {
-        status: u16,
-        headers: Vec<(&'static str, String)>,
-        body: Bytes,
-    },
+    Page { status: u16, headers: Vec<(&'static str, String)>, body: Bytes },
     Reset,
 }
 
@@ -133,11 +129,7 @@ impl Reply {
     }
 
     fn status(status: u16, headers: Vec<(&'static str, String)>) -> Self {
-        Reply::Page {
-            status,
-            headers,
-            body: Bytes::new(),
-        }
+        Reply::Page { status, headers, body: Bytes::new() }
     }
 }
 
@@ -158,12 +150,7 @@ pub(crate) struct Hostile {
 
 impl Hostile {
     pub(crate) fn new(site: HostileSite) -> Self {
-        Hostile {
-            site,
-            attempts: Mutex::default(),
-            identities: Mutex::default(),
-            bomb: OnceLock::new(),
-        }
+        Hostile { site, attempts: Mutex::default(), identities: Mutex::default(), bomb: OnceLock::new() }
     }
 
     /// The slow pages' delay, for the server to sleep before answering.
@@ -179,11 +166,7 @@ impl Hostile {
                 body: Bytes::from_static(b"User-agent: *\nAllow: /\n"),
             };
         }
-        if let Some(refusal) = self
-            .site
-            .limit
-            .and_then(|limit| self.police(identity, limit))
-        {
+        if let Some(refusal) = self.site.limit.and_then(|limit| self.police(identity, limit)) {
             return refusal;
         }
         let attempt = {
@@ -209,10 +192,7 @@ impl Hostile {
             }
             ("/throttled", _) if within(self.site.throttled).is_some() => {
                 if attempt == 1 {
-                    Reply::status(
-                        429,
-                        vec![("retry-after", self.site.retry_after.as_secs().to_string())],
-                    )
+                    Reply::status(429, vec![("retry-after", self.site.retry_after.as_secs().to_string())])
                 } else {
                     Reply::html(item(path))
                 }
@@ -232,7 +212,9 @@ impl Hostile {
             "/latin1" => {
                 // "Café Müller" in ISO-8859-1: é is 0xE9, ü is 0xFC, neither valid UTF-8.
                 let mut body = b"<html><body><h1 class=\"title\">Caf\xe9 M\xfcller</h1>".to_vec();
-                body.extend_from_slice(b"<p class=\"price\">\xa312.00</p><p class=\"availability\">In stock</p></body></html>");
+                body.extend_from_slice(
+                    b"<p class=\"price\">\xa312.00</p><p class=\"availability\">In stock</p></body></html>",
+                );
                 Reply::Page {
                     status: 200,
                     headers: vec![("content-type", "text/html; charset=iso-8859-1".to_owned())],
@@ -243,9 +225,7 @@ impl Hostile {
                 let mut body = String::with_capacity(self.site.huge_bytes + 64);
                 body.push_str("<html><body><h1 class=\"title\">Huge</h1>");
                 while body.len() < self.site.huge_bytes {
-                    body.push_str(
-                        "<p>filler filler filler filler filler filler filler filler</p>\n",
-                    );
+                    body.push_str("<p>filler filler filler filler filler filler filler filler</p>\n");
                 }
                 Reply::html(body)
             }
@@ -255,10 +235,7 @@ impl Hostile {
                     ("content-type", "text/html".to_owned()),
                     ("content-encoding", "gzip".to_owned()),
                 ],
-                body: self
-                    .bomb
-                    .get_or_init(|| gzip_of_zeros(self.site.bomb_bytes))
-                    .clone(),
+                body: self.bomb.get_or_init(|| gzip_of_zeros(self.site.bomb_bytes)).clone(),
             },
             "/cycle" => Reply::status(302, vec![("location", "/cycle".to_owned())]),
             _ => Reply::status(404, vec![]),
@@ -293,11 +270,7 @@ impl Hostile {
             return Some(Reply::status(403, vec![]));
         }
         let frees_at = state.requests[state.requests.len() - limit.requests] + limit.per;
-        let wait = frees_at
-            .saturating_duration_since(now)
-            .as_secs_f64()
-            .ceil()
-            .max(1.0);
+        let wait = frees_at.saturating_duration_since(now).as_secs_f64().ceil().max(1.0);
         Some(Reply::status(429, vec![("retry-after", format!("{wait}"))]))
     }
 
@@ -321,9 +294,7 @@ impl Hostile {
                 let _ = writeln!(links, r#"<li><a href="{trap}">{trap}</a></li>"#);
             }
         }
-        format!(
-            "<!doctype html>\n<html><body><h2>Hostile site</h2><ul>\n{links}</ul></body></html>\n"
-        )
+        format!("<!doctype html>\n<html><body><h2>Hostile site</h2><ul>\n{links}</ul></body></html>\n")
     }
 }
 

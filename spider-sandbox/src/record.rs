@@ -54,9 +54,7 @@ pub struct Observed {
 impl Observed {
     /// Requests for this server's own host, robots.txt left out.
     pub fn pages(&self) -> impl Iterator<Item = &Hit> {
-        self.hits
-            .iter()
-            .filter(|h| h.on_site && h.target != "/robots.txt")
+        self.hits.iter().filter(|h| h.on_site && h.target != "/robots.txt")
     }
 
     /// Resources requested more than once, with their counts.
@@ -81,19 +79,12 @@ impl Observed {
 
     /// Arrival times of the requests for `resource` (see [`Hit::resource`]).
     pub fn times_of(&self, resource: &str) -> Vec<Duration> {
-        self.hits
-            .iter()
-            .filter(|h| h.resource() == resource)
-            .map(|h| h.at)
-            .collect()
+        self.hits.iter().filter(|h| h.resource() == resource).map(|h| h.at).collect()
     }
 
     /// Requests whose decoded path starts with `prefix`.
     pub fn under(&self, prefix: &str) -> usize {
-        self.hits
-            .iter()
-            .filter(|h| h.resource().starts_with(prefix))
-            .count()
+        self.hits.iter().filter(|h| h.resource().starts_with(prefix)).count()
     }
 
     /// The gaps between consecutive page requests (robots.txt left out).
@@ -147,21 +138,12 @@ impl Recorder {
         let at = self.started.elapsed();
         let index = {
             let mut hits = self.hits.lock().unwrap_or_else(|e| e.into_inner());
-            hits.push(Hit {
-                at,
-                target,
-                host,
-                on_site,
-                status: 0,
-            });
+            hits.push(Hit { at, target, host, on_site, status: 0 });
             hits.len() - 1
         };
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);
-        InFlight {
-            recorder: self,
-            index,
-        }
+        InFlight { recorder: self, index }
     }
 
     pub(crate) fn received(&self) -> usize {

@@ -111,19 +111,12 @@ impl Sandbox {
             own_host: addr.to_string(),
             port: addr.port(),
         });
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let (stop, stopped) = oneshot::channel();
         let thread = std::thread::Builder::new()
             .name(format!("sandbox-{}", addr.port()))
             .spawn(move || runtime.block_on(serve(listener, site, stopped)))?;
-        Ok(Sandbox {
-            addr,
-            recorder,
-            stop: Some(stop),
-            thread: Some(thread),
-        })
+        Ok(Sandbox { addr, recorder, stop: Some(stop), thread: Some(thread) })
     }
 
     /// The base URL, `http://127.0.0.1:PORT/`.
@@ -158,11 +151,7 @@ impl Drop for Sandbox {
     }
 }
 
-async fn serve(
-    listener: std::net::TcpListener,
-    site: Arc<Site>,
-    mut stopped: oneshot::Receiver<()>,
-) {
+async fn serve(listener: std::net::TcpListener, site: Arc<Site>, mut stopped: oneshot::Receiver<()>) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
         return;
     };
@@ -187,25 +176,15 @@ async fn answer(
     request: Request<Incoming>,
     peer: SocketAddr,
 ) -> Result<Response<Full<Bytes>>, Reset> {
-    let target = request
-        .uri()
-        .path_and_query()
-        .map_or("/", |pq| pq.as_str())
-        .to_owned();
+    let target = request.uri().path_and_query().map_or("/", |pq| pq.as_str()).to_owned();
     let headers = request.headers();
-    let host = headers
-        .get(HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
+    let host = headers.get(HOST).and_then(|h| h.to_str().ok()).unwrap_or("").to_owned();
     let identity = headers
         .get(IDENTITY_HEADER)
         .and_then(|h| h.to_str().ok())
         .map_or_else(|| peer.ip().to_string(), str::to_owned);
     let on_site = host == site.own_host;
-    let path = percent_decode_str(request.uri().path())
-        .decode_utf8_lossy()
-        .into_owned();
+    let path = percent_decode_str(request.uri().path()).decode_utf8_lossy().into_owned();
     let in_flight = site.recorder.arrive(target, host, on_site);
     let response = if on_site {
         match &site.kind {
@@ -213,11 +192,7 @@ async fn answer(
             Kind::Hostile(hostile) => answer_hostile(hostile, &path, &identity).await?,
         }
     } else {
-        respond(
-            StatusCode::OK,
-            "text/html",
-            "<p>Another site entirely.</p>".to_owned(),
-        )
+        respond(StatusCode::OK, "text/html", "<p>Another site entirely.</p>".to_owned())
     };
     in_flight.answered(response.status().as_u16());
     Ok(response)
@@ -254,11 +229,7 @@ async fn answer_hostile(
     }
     match hostile.answer(path, identity) {
         Reply::Reset => Err(Reset),
-        Reply::Page {
-            status,
-            headers,
-            body,
-        } => {
+        Reply::Page { status, headers, body } => {
             let mut response = Response::new(Full::new(body));
             *response.status_mut() =
                 StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -275,9 +246,6 @@ async fn answer_hostile(
 fn respond(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() = status;
-    response.headers_mut().insert(
-        CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static(content_type),
-    );
+    response.headers_mut().insert(CONTENT_TYPE, hyper::header::HeaderValue::from_static(content_type));
     response
 }

@@ -11,10 +11,13 @@ use serde::Deserialize;
 use spider_sandbox::Sandbox;
 use spiderling::prelude::*;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Item)]
 pub struct Book {
+    #[css("h1.title")]
     pub title: String,
+    #[css("p.price")]
     pub price: String,
+    #[css("p.availability")]
     pub availability: String,
 }
 
@@ -35,10 +38,7 @@ pub struct Lag {
 
 impl Lag {
     pub fn watching(site: Arc<Sandbox>) -> Arc<Lag> {
-        Arc::new(Lag {
-            site: Some(site),
-            ..Lag::default()
-        })
+        Arc::new(Lag { site: Some(site), ..Lag::default() })
     }
 
     pub fn most(&self) -> usize {
@@ -81,13 +81,15 @@ impl BookSpider {
     }
 }
 
-#[async_trait]
-impl Spider for BookSpider {
-    type Item = Book;
-
+impl SpiderConfig for BookSpider {
     fn config(&self) -> Config {
         self.config.clone()
     }
+}
+
+#[async_trait]
+impl Spider for BookSpider {
+    type Item = Book;
 
     async fn parse(&self, page: Page, cx: &mut Cx<Book>) -> Result {
         let css = self.css.clone();
@@ -113,8 +115,7 @@ impl Spider for BookSpider {
         if let Some(lag) = &self.lag {
             let parsed = lag.parsed.fetch_add(1, Ordering::SeqCst) + 1;
             let received = lag.site.as_ref().map_or(0, |site| site.received());
-            lag.most
-                .fetch_max(received.saturating_sub(parsed), Ordering::SeqCst);
+            lag.most.fetch_max(received.saturating_sub(parsed), Ordering::SeqCst);
         }
         Ok(())
     }
@@ -124,11 +125,7 @@ impl Spider for BookSpider {
 pub fn expected_books(count: usize) -> Vec<Book> {
     let mut books: Vec<Book> = spider_sandbox::catalogue(count)
         .into_iter()
-        .map(|b| Book {
-            title: b.title,
-            price: b.price,
-            availability: b.availability,
-        })
+        .map(|b| Book { title: b.title, price: b.price, availability: b.availability })
         .collect();
     books.sort();
     books
@@ -137,10 +134,7 @@ pub fn expected_books(count: usize) -> Vec<Book> {
 /// Items of a JSON Lines file, sorted.
 pub fn read_jsonl(path: &Path) -> Vec<Book> {
     let text = std::fs::read_to_string(path).unwrap();
-    let mut books: Vec<Book> = text
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let mut books: Vec<Book> = text.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
     books.sort();
     books
 }
@@ -148,19 +142,14 @@ pub fn read_jsonl(path: &Path) -> Vec<Book> {
 /// A config aimed at `site`, inside its domain, writing to `out` in `dir`.
 pub fn config_for(site: &Sandbox, dir: &Path, out: &str) -> (Config, PathBuf) {
     let output = dir.join(out);
-    let config = Config::new("books")
-        .start_url(site.url())
-        .allowed_domain("127.0.0.1")
-        .output(&output);
+    let config = Config::new("books").start_url(site.url()).allowed_domain("127.0.0.1").output(&output);
     (config, output)
 }
 
 /// Every line of a JSON Lines file, parsed.
 pub fn read_json_lines(path: &Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(path).unwrap();
-    text.lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
+    text.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
 }
 
 /// This process's peak resident set in KiB, from /proc (Linux).
@@ -179,9 +168,6 @@ pub fn example(name: &str) -> PathBuf {
 
 /// Send SIGINT (Ctrl-C) to a process.
 pub fn interrupt(pid: u32) {
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status()
-        .unwrap();
+    let sent = std::process::Command::new("kill").args(["-INT", &pid.to_string()]).status().unwrap();
     assert!(sent.success());
 }

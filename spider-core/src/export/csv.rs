@@ -13,17 +13,11 @@ pub(super) struct Csv {
 
 impl Csv {
     pub(super) fn new(out: Output) -> Self {
-        Csv {
-            path: out.path,
-            writer: csv::Writer::from_writer(out.writer),
-        }
+        Csv { path: out.path, writer: csv::Writer::from_writer(out.writer) }
     }
 
     fn error(&self, message: impl std::fmt::Display) -> Error {
-        Error::Export {
-            path: self.path.clone(),
-            message: message.to_string(),
-        }
+        Error::Export { path: self.path.clone(), message: message.to_string() }
     }
 }
 
@@ -33,9 +27,6 @@ impl<I: Serialize> Exporter<I> for Csv {
     }
 
     fn finish(&mut self) -> Result<(), Error> {
-        self.writer.flush().map_err(|source| Error::Io {
-            path: self.path.clone(),
-            source,
-        })
+        self.writer.flush().map_err(|source| Error::Io { path: self.path.clone(), source })
     }
 }

@@ -14,10 +14,7 @@ pub(super) struct JsonLines {
 
 impl JsonLines {
     pub(super) fn new(out: Output) -> Self {
-        JsonLines {
-            out,
-            line: Vec::with_capacity(1024),
-        }
+        JsonLines { out, line: Vec::with_capacity(1024) }
     }
 }
 
@@ -27,10 +24,7 @@ impl<I: Serialize> Exporter<I> for JsonLines {
         self.line.clear();
         serde_json::to_writer(&mut self.line, item).map_err(|e| self.out.export_error(e))?;
         self.line.push(b'\n');
-        self.out
-            .writer
-            .write_all(&self.line)
-            .map_err(|e| self.out.io_error(e))
+        self.out.writer.write_all(&self.line).map_err(|e| self.out.io_error(e))
     }
 
     fn finish(&mut self) -> Result<(), Error> {

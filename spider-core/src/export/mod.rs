@@ -23,24 +23,15 @@ pub(crate) trait Exporter<I>: Send {
 
 /// Open the exporter the file's extension names: `.jsonl` (or `.ndjson`), `.csv`, `.json`.
 pub(crate) fn open<I: Serialize + 'static>(path: &Path) -> Result<Box<dyn Exporter<I>>, Error> {
-    let extension = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
+    let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     let Some(format) = extension.as_deref().and_then(Format::from_extension) else {
         return Err(Error::Config(format!(
             "output {} has no known extension; write a name ending in .jsonl, .csv or .json",
             path.display()
         )));
     };
-    let file = File::create(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let out = Output {
-        path: path.to_owned(),
-        writer: BufWriter::with_capacity(64 * 1024, file),
-    };
+    let file = File::create(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+    let out = Output { path: path.to_owned(), writer: BufWriter::with_capacity(64 * 1024, file) };
     Ok(match format {
         Format::JsonLines => Box::new(jsonl::JsonLines::new(out)),
         Format::Csv => Box::new(csv::Csv::new(out)),
@@ -73,16 +64,10 @@ struct Output {
 
 impl Output {
     fn io_error(&self, source: std::io::Error) -> Error {
-        Error::Io {
-            path: self.path.clone(),
-            source,
-        }
+        Error::Io { path: self.path.clone(), source }
     }
 
     fn export_error(&self, message: impl std::fmt::Display) -> Error {
-        Error::Export {
-            path: self.path.clone(),
-            message: message.to_string(),
-        }
+        Error::Export { path: self.path.clone(), message: message.to_string() }
     }
 }

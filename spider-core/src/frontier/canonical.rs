@@ -82,9 +82,7 @@ fn is_unreserved(byte: u8) -> bool {
 }
 
 fn hex_value(byte: u8) -> Option<u8> {
-    char::from(byte)
-        .to_digit(16)
-        .and_then(|d| u8::try_from(d).ok())
+    char::from(byte).to_digit(16).and_then(|d| u8::try_from(d).ok())
 }
 
 /// Copy `text`, decoding escapes of unreserved characters and uppercasing the rest.

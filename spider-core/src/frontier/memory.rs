@@ -56,11 +56,7 @@ impl MemoryFrontier {
 
     fn push(&mut self, host: &HostKey, request: Request) {
         self.sequence += 1;
-        let entry = Queued {
-            priority: request.priority(),
-            sequence: self.sequence,
-            request,
-        };
+        let entry = Queued { priority: request.priority(), sequence: self.sequence, request };
         match self.queues.get_mut(host) {
             Some(queue) => queue.push(entry),
             None => {
@@ -82,10 +78,7 @@ impl Frontier for MemoryFrontier {
         if self.max_depth.is_some_and(|max| request.depth() > max) {
             return Enqueued::TooDeep;
         }
-        if !self
-            .seen
-            .insert(fingerprint(request.method(), request.url()))
-        {
+        if !self.seen.insert(fingerprint(request.method(), request.url())) {
             return Enqueued::Duplicate;
         }
         self.push(&host, request);
@@ -100,11 +93,7 @@ impl Frontier for MemoryFrontier {
 
     fn defer(&mut self, request: Request, due: Instant) {
         self.sequence += 1;
-        self.deferred.push(Reverse(Deferred {
-            due,
-            sequence: self.sequence,
-            request,
-        }));
+        self.deferred.push(Reverse(Deferred { due, sequence: self.sequence, request }));
     }
 
     fn next_due(&self) -> Option<Instant> {
@@ -144,9 +133,7 @@ struct Queued {
 
 impl Ord for Queued {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.priority
-            .cmp(&other.priority)
-            .then_with(|| other.sequence.cmp(&self.sequence))
+        self.priority.cmp(&other.priority).then_with(|| other.sequence.cmp(&self.sequence))
     }
 }
 
@@ -174,9 +161,7 @@ struct Deferred {
 
 impl Ord for Deferred {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.due
-            .cmp(&other.due)
-            .then_with(|| self.sequence.cmp(&other.sequence))
+        self.due.cmp(&other.due).then_with(|| self.sequence.cmp(&other.sequence))
     }
 }
 
@@ -244,10 +229,7 @@ mod tests {
     fn out_of_scope_and_too_deep_are_refused() {
         let config = Config::new("t").allowed_domain("h.example").max_depth(1);
         let mut frontier = MemoryFrontier::new(&config);
-        assert_eq!(
-            frontier.enqueue(request("http://other.example/")),
-            Enqueued::OutOfScope
-        );
+        assert_eq!(frontier.enqueue(request("http://other.example/")), Enqueued::OutOfScope);
         let deep = request("http://h.example/deep").child_of(1, None);
         assert_eq!(frontier.enqueue(deep), Enqueued::TooDeep);
         assert!(!frontier.has_pending());

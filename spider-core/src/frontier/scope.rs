@@ -30,9 +30,7 @@ impl Scope {
         self.domains.is_empty()
             || self.domains.iter().any(|domain| {
                 host == domain
-                    || host
-                        .strip_suffix(domain.as_str())
-                        .is_some_and(|prefix| prefix.ends_with('.'))
+                    || host.strip_suffix(domain.as_str()).is_some_and(|prefix| prefix.ends_with('.'))
             })
     }
 }

@@ -23,10 +23,7 @@ pub struct DelayRange {
 
 impl DelayRange {
     /// No pause at all.
-    pub const ZERO: DelayRange = DelayRange {
-        min: Duration::ZERO,
-        max: Duration::ZERO,
-    };
+    pub const ZERO: DelayRange = DelayRange { min: Duration::ZERO, max: Duration::ZERO };
 
     /// A pause between `min` and `max`; a reversed range is reported by
     /// [`Config::validate`](crate::Config::validate).
@@ -46,11 +43,7 @@ impl DelayRange {
 
     /// One pause, never shorter than `floor` (a host's Crawl-delay).
     pub(crate) fn sample(&self, floor: Duration, rng: &mut impl Rng) -> Duration {
-        let pause = if self.max > self.min {
-            rng.random_range(self.min..=self.max)
-        } else {
-            self.min
-        };
+        let pause = if self.max > self.min { rng.random_range(self.min..=self.max) } else { self.min };
         pause.max(floor)
     }
 }

@@ -31,6 +31,16 @@ impl RateCeiling {
     }
 }
 
+impl std::fmt::Display for RateCeiling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.per.as_secs() {
+            60 => write!(f, "rpm = {}", self.count),
+            1 => write!(f, "rps = {}", self.count),
+            _ => write!(f, "{} requests per {:?}", self.count, self.per),
+        }
+    }
+}
+
 /// The bucket itself. A burst of one means no initial burst: the first request passes at
 /// once and each later one waits a full spacing, so the ceiling holds in every window.
 pub(crate) struct RateGate {
@@ -40,15 +50,11 @@ pub(crate) struct RateGate {
 impl RateGate {
     pub(crate) fn new(ceiling: RateCeiling) -> Option<Self> {
         let quota = Quota::with_period(ceiling.spacing())?.allow_burst(NonZeroU32::MIN);
-        Some(RateGate {
-            limiter: RateLimiter::direct(quota),
-        })
+        Some(RateGate { limiter: RateLimiter::direct(quota) })
     }
 
     /// Take a token now, or learn how long until one is free.
     pub(crate) fn try_pass(&self) -> Result<(), Duration> {
-        self.limiter
-            .check()
-            .map_err(|not_until| not_until.wait_time_from(self.limiter.clock().now()))
+        self.limiter.check().map_err(|not_until| not_until.wait_time_from(self.limiter.clock().now()))
     }
 }

@@ -29,12 +29,7 @@ pub(crate) struct HostSlots {
 
 impl HostSlots {
     pub(crate) fn new(limit: usize, now: Instant) -> Self {
-        HostSlots {
-            idle: (0..limit).map(|_| Reverse(now)).collect(),
-            busy: 0,
-            limit,
-            paused_until: None,
-        }
+        HostSlots { idle: (0..limit).map(|_| Reverse(now)).collect(), busy: 0, limit, paused_until: None }
     }
 
     pub(crate) fn state(&self, now: Instant) -> SlotState {
@@ -68,10 +63,7 @@ impl HostSlots {
     /// Start no request on this host before `until` (the later of this and any earlier
     /// pause wins).
     pub(crate) fn pause_until(&mut self, until: Instant) {
-        self.paused_until = Some(
-            self.paused_until
-                .map_or(until, |earlier| earlier.max(until)),
-        );
+        self.paused_until = Some(self.paused_until.map_or(until, |earlier| earlier.max(until)));
     }
 
     /// Change the number of slots; requests in flight over a lowered limit finish normally.

@@ -1,0 +1,20 @@
+//! `#[derive(Item)]`: read each field's `#[css(...)]` into a checked model, then expand.
+
+mod attr;
+mod expand;
+
+use proc_macro2::TokenStream;
+
+use crate::errors::Errors;
+
+pub(crate) fn derive(input: &syn::DeriveInput) -> TokenStream {
+    let mut errors = Errors::default();
+    let fields = attr::read(input, &mut errors);
+    match errors.into_compile_errors() {
+        Some(compile_errors) => {
+            let stub = expand::stub(input);
+            quote::quote! { #compile_errors #stub }
+        }
+        None => expand::expand(input, &fields),
+    }
+}

@@ -1,0 +1,204 @@
+//! The model of `#[spider(...)]`, checked key by key as it is read.
+
+use std::time::Duration;
+
+use spider_settings::{Key, Kind};
+use syn::{Expr, ExprArray, ExprLit, Lit, LitStr};
+
+use crate::errors::Errors;
+
+/// A checked value, ready to forward to a `Config` builder method.
+pub(crate) enum Value {
+    Text(LitStr),
+    TextList(Vec<LitStr>),
+    Number(syn::LitInt),
+    Bool(syn::LitBool),
+    Duration(Duration),
+    Delay(Duration, Duration),
+    Header(Vec<(String, String)>),
+    Type(syn::Path),
+}
+
+/// The keys of `#[spider(...)]`, in the order written.
+#[derive(Default)]
+pub(crate) struct Settings {
+    pub(crate) values: Vec<(&'static Key, Value)>,
+}
+
+impl Settings {
+    pub(crate) fn get(&self, name: &str) -> Option<&Value> {
+        self.values.iter().find(|(key, _)| key.name == name).map(|(_, value)| value)
+    }
+
+    pub(crate) fn read(input: &syn::DeriveInput, errors: &mut Errors) -> Settings {
+        let mut settings = Settings::default();
+        let mut seen: Vec<syn::Ident> = Vec::new();
+        for attr in input.attrs.iter().filter(|a| a.path().is_ident("spider")) {
+            let parsed = attr.parse_nested_meta(|meta| {
+                let ident = meta.path.get_ident().cloned().ok_or_else(|| meta.error("expected a key"))?;
+                let expr: Expr = meta.value()?.parse()?;
+                let name = ident.to_string();
+                if seen.contains(&ident) {
+                    errors.at(&ident, format!("duplicate key `{name}`; it is already set above"));
+                    return Ok(());
+                }
+                seen.push(ident.clone());
+                let Some(key) = spider_settings::find(&name) else {
+                    let hint = match spider_settings::suggest(&name) {
+                        Some(known) => format!("; did you mean `{known}`?"),
+                        None => format!(
+                            "; the keys are {}",
+                            spider_settings::KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+                        ),
+                    };
+                    errors.at(&ident, format!("unknown key `{name}`{hint}"));
+                    return Ok(());
+                };
+                if let Some(value) = check(key, &expr, errors) {
+                    settings.values.push((key, value));
+                }
+                Ok(())
+            });
+            if let Err(error) = parsed {
+                errors.push(error);
+            }
+        }
+        let rates: Vec<&syn::Ident> = seen.iter().filter(|i| *i == "rpm" || *i == "rps").collect();
+        if let [_, second] = rates.as_slice() {
+            errors.at(second, "`rpm` and `rps` both set the rate ceiling; keep one");
+        }
+        settings
+    }
+}
+
+fn string(expr: &Expr) -> Option<&LitStr> {
+    match expr {
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s),
+        _ => None,
+    }
+}
+
+fn strings(expr: &Expr) -> Option<Vec<&LitStr>> {
+    match expr {
+        Expr::Array(ExprArray { elems, .. }) => elems.iter().map(string).collect(),
+        _ => None,
+    }
+}
+
+/// Check one value against its key; `None` after reporting the mistake.
+fn check(key: &'static Key, expr: &Expr, errors: &mut Errors) -> Option<Value> {
+    let name = key.name;
+    let mut expect = |example: &str| {
+        errors.at(expr, format!("`{name}` takes {example}"));
+        None
+    };
+    match key.kind {
+        Kind::Text => match string(expr) {
+            Some(s) => Some(Value::Text(s.clone())),
+            None => expect(&format!("a string, such as `{name} = \"...\"`")),
+        },
+        Kind::TextList => match strings(expr) {
+            Some(list) => check_list(name, list, errors),
+            None => expect(&format!("a list of strings, such as `{name} = [\"...\"]`")),
+        },
+        Kind::Positive | Kind::Count => match expr {
+            Expr::Lit(ExprLit { lit: Lit::Int(n), .. }) => match n.base10_parse::<u32>() {
+                Ok(0) if key.kind == Kind::Positive => {
+                    errors.at(n, format!("`{name} = 0` admits nothing; write at least 1"));
+                    None
+                }
+                Ok(_) => Some(Value::Number(n.clone())),
+                Err(e) => {
+                    errors.at(n, format!("`{name}` does not fit in 32 bits: {e}"));
+                    None
+                }
+            },
+            _ => expect(&format!("a whole number, such as `{name} = 20`")),
+        },
+        Kind::Bool => match expr {
+            Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) => Some(Value::Bool(b.clone())),
+            _ => expect(&format!("`true` or `false`, such as `{name} = false`")),
+        },
+        Kind::Duration => match string(expr) {
+            Some(s) => match spider_settings::parse_duration(&s.value()) {
+                Ok(d) => Some(Value::Duration(d)),
+                Err(message) => {
+                    errors.at(s, message);
+                    None
+                }
+            },
+            None => expect(&format!("a duration string, such as `{name} = \"30s\"`")),
+        },
+        Kind::Delay => match string(expr) {
+            Some(s) => match spider_settings::parse_delay(&s.value()) {
+                Ok((min, max)) => Some(Value::Delay(min, max)),
+                Err(message) => {
+                    errors.at(s, message);
+                    None
+                }
+            },
+            None => expect("a pause or a range, such as `delay = \"1s..3s\"`"),
+        },
+        Kind::Profile => match string(expr) {
+            Some(s) if spider_settings::profile(&s.value()).is_some() => Some(Value::Text(s.clone())),
+            Some(s) => {
+                let known = spider_settings::PROFILES.join(", ");
+                errors.at(s, format!("profile `{}` does not exist; write one of {known}", s.value()));
+                None
+            }
+            None => expect("a profile name, such as `profile = \"polite\"`"),
+        },
+        Kind::Selector => match string(expr) {
+            Some(s) => match scraper::Selector::parse(&s.value()) {
+                Ok(_) => Some(Value::Text(s.clone())),
+                Err(e) => {
+                    errors.at(s, format!("invalid CSS selector: {e}"));
+                    None
+                }
+            },
+            None => expect("a CSS selector string, such as `follow = \"a.next\"`"),
+        },
+        Kind::Type => match expr {
+            Expr::Path(path) if path.qself.is_none() => Some(Value::Type(path.path.clone())),
+            _ => expect("a type deriving Item, such as `item = Book` (no quotes)"),
+        },
+    }
+}
+
+fn check_list(name: &str, list: Vec<&LitStr>, errors: &mut Errors) -> Option<Value> {
+    let mut ok = true;
+    match name {
+        "start_urls" => {
+            for lit in &list {
+                match url::Url::parse(&lit.value()) {
+                    Ok(url) if matches!(url.scheme(), "http" | "https") => {}
+                    Ok(url) => {
+                        ok = false;
+                        errors.at(lit, format!("start URL scheme `{}` is not http or https", url.scheme()));
+                    }
+                    Err(e) => {
+                        ok = false;
+                        errors.at(lit, format!("start URL does not parse ({e}); write an absolute URL such as \"https://example.com/\""));
+                    }
+                }
+            }
+        }
+        "headers" => {
+            let mut headers = Vec::new();
+            for lit in &list {
+                match lit.value().split_once(':') {
+                    Some((header, value)) if !header.trim().is_empty() => {
+                        headers.push((header.trim().to_owned(), value.trim().to_owned()));
+                    }
+                    _ => {
+                        ok = false;
+                        errors.at(lit, "a header is written `\"Name: value\"`");
+                    }
+                }
+            }
+            return ok.then_some(Value::Header(headers));
+        }
+        _ => {}
+    }
+    ok.then(|| Value::TextList(list.into_iter().cloned().collect()))
+}

@@ -1,0 +1,138 @@
+//! Code generation for `#[derive(Spider)]`: forward each key to its `Config` builder
+//! method, so rustc type-checks the values and the builder's docs document the keys.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::attr::{Settings, Value};
+
+pub(crate) fn expand(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
+    let name = match settings.get("name") {
+        Some(Value::Text(name)) => quote!(#name),
+        _ => {
+            let snake = snake_case(&ident.to_string());
+            quote!(#snake)
+        }
+    };
+    // The profile first: every explicit key wins over it.
+    let mut calls = Vec::new();
+    if let Some(Value::Text(profile)) = settings.get("profile") {
+        calls.push(quote!(.profile(#profile)));
+    }
+    for (key, value) in &settings.values {
+        calls.extend(call(key.name, value));
+    }
+    let spider = rules(input, settings);
+    quote! {
+        const _: () = {
+            impl #impl_generics ::spiderling::SpiderConfig for #ident #type_generics #where_clause {
+                fn config(&self) -> ::spiderling::Config {
+                    ::spiderling::Config::new(#name) #(#calls)*
+                }
+            }
+            #spider
+        };
+    }
+}
+
+/// The builder calls for one key.
+fn call(key: &str, value: &Value) -> Vec<TokenStream> {
+    let method = format_ident!("{}", key);
+    match (key, value) {
+        ("name" | "profile" | "follow" | "item", _) => Vec::new(),
+        ("start_urls", Value::TextList(urls)) => urls.iter().map(|u| quote!(.start_url(#u))).collect(),
+        ("allowed_domains", Value::TextList(domains)) => {
+            domains.iter().map(|d| quote!(.allowed_domain(#d))).collect()
+        }
+        ("headers", Value::Header(headers)) => {
+            headers.iter().map(|(name, value)| quote!(.header(#name, #value))).collect()
+        }
+        (_, Value::Delay(min, max)) => {
+            let (min, max) = (millis(*min), millis(*max));
+            vec![quote!(.delay_range(
+                ::spiderling::__private::Duration::from_millis(#min),
+                ::spiderling::__private::Duration::from_millis(#max),
+            ))]
+        }
+        (_, Value::Duration(duration)) => {
+            let ms = millis(*duration);
+            vec![quote!(.#method(::spiderling::__private::Duration::from_millis(#ms)))]
+        }
+        (_, Value::Text(text)) => vec![quote!(.#method(#text))],
+        (_, Value::Number(n)) => vec![quote!(.#method(#n))],
+        (_, Value::Bool(b)) => vec![quote!(.#method(#b))],
+        _ => Vec::new(),
+    }
+}
+
+fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// With `item` or `follow`, the whole `Spider` impl: parse by the rules.
+fn rules(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
+    let item = settings.get("item");
+    let follow = settings.get("follow");
+    if item.is_none() && follow.is_none() {
+        return TokenStream::new();
+    }
+    let ident = &input.ident;
+    let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
+    let item = match item {
+        Some(Value::Type(path)) => quote!(#path),
+        _ => quote!(::spiderling::__private::Nothing),
+    };
+    let follow = match follow {
+        Some(Value::Text(css)) => quote! {{
+            static FOLLOW: ::spiderling::__private::LazyLock<::spiderling::__private::Selector> =
+                ::spiderling::__private::LazyLock::new(|| ::spiderling::__private::selector(#css));
+            ::core::option::Option::Some(&FOLLOW)
+        }},
+        _ => quote!(::core::option::Option::None),
+    };
+    quote! {
+        #[::spiderling::async_trait]
+        impl #impl_generics ::spiderling::Spider for #ident #type_generics #where_clause {
+            type Item = #item;
+
+            async fn parse(
+                &self,
+                page: ::spiderling::Page,
+                cx: &mut ::spiderling::Cx<Self::Item>,
+            ) -> ::spiderling::Result {
+                ::spiderling::__private::parse_by_rules::<#item>(page, cx, #follow).await
+            }
+        }
+    }
+}
+
+/// Beside compile errors: an impl that keeps the user's other code free of follow-on
+/// "trait not implemented" errors.
+pub(crate) fn stub(input: &syn::DeriveInput) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        impl #impl_generics ::spiderling::SpiderConfig for #ident #type_generics #where_clause {
+            fn config(&self) -> ::spiderling::Config {
+                ::spiderling::Config::default()
+            }
+        }
+    }
+}
+
+fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

@@ -1,0 +1,247 @@
+//! The settings keys of a spider and the grammar of their values.
+//!
+//! One table, used twice: `#[derive(Spider)]` checks `#[spider(key = value)]` against it
+//! at compile time, and the runtime applies `--set key=value` and `SPIDERLING_KEY`
+//! environment variables with it, so a key means the same everywhere.
+
+use std::time::Duration;
+
+/// The shape of a key's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A string.
+    Text,
+    /// A list of strings (comma-separated at run time).
+    TextList,
+    /// A whole number of at least one.
+    Positive,
+    /// A whole number, zero allowed.
+    Count,
+    /// `true` or `false`.
+    Bool,
+    /// A duration such as `500ms`, `2s`, `1m`.
+    Duration,
+    /// A fixed pause (`500ms`) or a range (`1s..3s`).
+    Delay,
+    /// A profile name: `polite`, `general`, `bulk`.
+    Profile,
+    /// A CSS selector (compile time only).
+    Selector,
+    /// A type (compile time only).
+    Type,
+}
+
+/// One key: its name, its value's shape, and what it does.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    /// The name, as written in `#[spider(...)]`, `--set` and (uppercased) the environment.
+    pub name: &'static str,
+    /// The value's shape.
+    pub kind: Kind,
+    /// What it sets, and its default.
+    pub doc: &'static str,
+    /// Whether it can be changed at run time (selectors and types cannot).
+    pub runtime: bool,
+}
+
+const fn key(name: &'static str, kind: Kind, doc: &'static str) -> Key {
+    Key { name, kind, doc, runtime: true }
+}
+
+/// Every key, in the order the docs list them.
+pub const KEYS: &[Key] = &[
+    key("name", Kind::Text, "the spider's name (default: the struct's name in snake_case)"),
+    key("start_urls", Kind::TextList, "URLs the crawl starts from (default: none)"),
+    key("allowed_domains", Kind::TextList, "domains (and subdomains) the crawl stays in (default: any)"),
+    key("profile", Kind::Profile, "a preset of concurrency and delay: polite, general, bulk (default: none)"),
+    key("concurrency", Kind::Positive, "requests in flight over all hosts (default 16)"),
+    key("per_host", Kind::Positive, "requests in flight to one host (default 8)"),
+    key("rpm", Kind::Positive, "hard ceiling of requests per minute, retries included (default: none)"),
+    key("rps", Kind::Positive, "hard ceiling of requests per second (default: none)"),
+    key("delay", Kind::Delay, "pause per host slot between requests, `500ms` or `1s..3s` (default: none)"),
+    key("retries", Kind::Count, "attempts after the first (default 3)"),
+    key("timeout", Kind::Duration, "time for one attempt (default 30s)"),
+    key("max_depth", Kind::Count, "links followed from a start URL (default: no limit)"),
+    key("user_agent", Kind::Text, "the User-Agent header (default spiderling/VERSION)"),
+    key("headers", Kind::TextList, "headers sent with every request, as `Name: value` (default: none)"),
+    key("obey_robots", Kind::Bool, "fetch and obey robots.txt (default true)"),
+    key("output", Kind::Text, "items file; .jsonl, .csv or .json (default: none)"),
+    Key {
+        name: "follow",
+        kind: Kind::Selector,
+        doc: "links to follow on every page (default: none)",
+        runtime: false,
+    },
+    Key {
+        name: "item",
+        kind: Kind::Type,
+        doc: "the #[derive(Item)] type emitted when a page has one",
+        runtime: false,
+    },
+];
+
+/// The key called `name`.
+pub fn find(name: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|key| key.name == name)
+}
+
+/// The closest known key to a misspelt one, when it is close enough to be a typo.
+pub fn suggest(unknown: &str) -> Option<&'static str> {
+    let names: Vec<&'static str> = KEYS.iter().map(|key| key.name).collect();
+    closest(unknown, &names)
+}
+
+/// The candidate closest to `unknown`, when it is close enough to be a typo.
+pub fn closest<'a>(unknown: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|name| (strsim::damerau_levenshtein(unknown, name), *name))
+        .filter(|(distance, name)| *distance <= 2.max(name.len() / 3))
+        .min()
+        .map(|(_, name)| name)
+}
+
+/// A preset from the sizing guide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profile {
+    /// Slots, both in total and per host.
+    pub concurrency: usize,
+    /// The shortest pause.
+    pub delay_min: Duration,
+    /// The longest pause.
+    pub delay_max: Duration,
+}
+
+/// The names of the profiles.
+pub const PROFILES: &[&str] = &["polite", "general", "bulk"];
+
+/// The profile called `name`: `polite` (4 slots, 2–5 s), `general` (20, 1–3 s), `bulk`
+/// (40, 0.5–1.5 s).
+pub fn profile(name: &str) -> Option<Profile> {
+    let (concurrency, min, max) = match name {
+        "polite" => (4, 2_000, 5_000),
+        "general" => (20, 1_000, 3_000),
+        "bulk" => (40, 500, 1_500),
+        _ => return None,
+    };
+    Some(Profile {
+        concurrency,
+        delay_min: Duration::from_millis(min),
+        delay_max: Duration::from_millis(max),
+    })
+}
+
+/// Parse a duration: a whole number followed by `ms`, `s`, `m` or `h`.
+///
+/// # Errors
+///
+/// A message saying what to write instead.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// assert_eq!(spider_settings::parse_duration("1500ms"), Ok(Duration::from_millis(1500)));
+/// assert!(spider_settings::parse_duration("soon").is_err());
+/// ```
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let bad = || {
+        format!("`{text}` is not a duration; write a whole number and a unit, such as `500ms`, `2s` or `1m`")
+    };
+    let number: u64 = number.parse().map_err(|_| bad())?;
+    let millis = match unit.trim() {
+        "ms" => number,
+        "s" => number.saturating_mul(1_000),
+        "m" => number.saturating_mul(60_000),
+        "h" => number.saturating_mul(3_600_000),
+        _ => return Err(bad()),
+    };
+    Ok(Duration::from_millis(millis))
+}
+
+/// Parse a delay: one duration (`500ms`), or a range (`1s..3s`) whose bounds are in order.
+///
+/// # Errors
+///
+/// A message saying what to write instead.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// let (min, max) = spider_settings::parse_delay("1s..3s").unwrap();
+/// assert_eq!((min, max), (Duration::from_secs(1), Duration::from_secs(3)));
+/// assert!(spider_settings::parse_delay("3s..1s").unwrap_err().contains("reversed"));
+/// ```
+pub fn parse_delay(text: &str) -> Result<(Duration, Duration), String> {
+    match text.split_once("..") {
+        None => parse_duration(text).map(|d| (d, d)),
+        Some((low, high)) => {
+            let (low, high) = (parse_duration(low)?, parse_duration(high.trim_start_matches('='))?);
+            if low > high {
+                return Err(format!("the range `{text}` is reversed; write the shorter pause first"));
+            }
+            Ok((low, high))
+        }
+    }
+}
+
+/// Parse `true` or `false`.
+///
+/// # Errors
+///
+/// A message saying what to write instead.
+pub fn parse_bool(text: &str) -> Result<bool, String> {
+    match text.trim() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        other => Err(format!("`{other}` is not a boolean; write `true` or `false`")),
+    }
+}
+
+/// Parse a whole number, at least one when `positive`.
+///
+/// # Errors
+///
+/// A message saying what to write instead.
+pub fn parse_count(text: &str, positive: bool) -> Result<u64, String> {
+    let n: u64 = text.trim().parse().map_err(|_| format!("`{text}` is not a whole number"))?;
+    if positive && n == 0 {
+        return Err("0 admits nothing; write at least 1".to_owned());
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typos_get_a_suggestion_and_nonsense_does_not() {
+        assert_eq!(suggest("concurency"), Some("concurrency"));
+        assert_eq!(suggest("rmp"), Some("rpm"));
+        assert_eq!(suggest("start_url"), Some("start_urls"));
+        assert_eq!(suggest("banana"), None);
+    }
+
+    #[test]
+    fn durations_and_delays() {
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert!(parse_duration("2").is_err());
+        assert!(parse_duration("-1s").is_err());
+        assert_eq!(parse_delay("500ms"), Ok((Duration::from_millis(500), Duration::from_millis(500))));
+        assert!(parse_delay("1s..x").is_err());
+    }
+
+    #[test]
+    fn profiles_follow_the_sizing_guide() {
+        let polite = profile("polite").unwrap();
+        assert!((3..=5).contains(&polite.concurrency));
+        assert_eq!(polite.delay_min, Duration::from_secs(2));
+        assert!(profile("turbo").is_none());
+    }
+}

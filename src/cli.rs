@@ -1,0 +1,168 @@
+//! The standard command line of a spider binary: `fn main() -> ExitCode { spiderling::cli::main::<MySpider>() }`.
+//!
+//! ```text
+//! my-spider [-o FILE] [--set KEY=VALUE]... [--log-level LEVEL]
+//! ```
+//!
+//! Settings are layered, later wins: the defaults, the `profile`, the `#[spider(...)]`
+//! keys, `SPIDERLING_<KEY>` environment variables (`SPIDERLING_RPM=300`), then `--set`
+//! flags and `-o`. The final settings are printed to stderr before the crawl starts.
+//! The exit code is the crawl's (see [`Summary::exit_code`](crate::Summary::exit_code)).
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::Parser;
+use spider_core::{Config, Crawler, Error, Spider};
+
+/// The flags every spider binary understands.
+#[derive(Debug, Parser)]
+#[command(
+    about = "Run this spider",
+    after_help = "Settings: defaults < profile < #[spider(...)] < SPIDERLING_<KEY> < --set.\n\
+                  Example: --set rpm=300 --set delay=1s..3s -o items.csv"
+)]
+struct Flags {
+    /// Write items here; .jsonl, .csv or .json picks the format.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<std::path::PathBuf>,
+    /// Change a setting, as `key=value` (repeatable): concurrency, rpm, delay, ...
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Log level: error, warn, info, debug, trace (or a RUST_LOG filter).
+    #[arg(long, value_name = "LEVEL", default_value = "warn")]
+    log_level: String,
+}
+
+/// Run `S` with the standard flags and environment, and return its exit code.
+///
+/// # Examples
+///
+/// ```no_run
+/// use spiderling::prelude::*;
+///
+/// #[derive(Spider, Default)]
+/// #[spider(start_urls = ["http://127.0.0.1:8000/"], follow = "a.next")]
+/// struct Pages;
+///
+/// fn main() -> std::process::ExitCode {
+///     spiderling::cli::main::<Pages>()
+/// }
+/// ```
+pub fn main<S: Spider + Default>() -> ExitCode {
+    run(S::default(), std::env::args_os())
+}
+
+/// As [`main`], for a spider value and arguments of your own (the first is the program
+/// name).
+pub fn run<S: Spider>(spider: S, args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let flags = match Flags::try_parse_from(args) {
+        Ok(flags) => flags,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(&flags.log_level)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let config = match settings(spider.config(), std::env::vars(), &flags) {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return error.exit_code();
+        }
+    };
+    eprintln!("{config}");
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(Crawler::with_config(spider, config).run()) {
+        Ok(summary) => {
+            println!("{summary}");
+            summary.exit_code()
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            error.exit_code()
+        }
+    }
+}
+
+/// Layer the environment and the flags over the spider's own settings.
+fn settings(
+    mut config: Config,
+    env: impl IntoIterator<Item = (String, String)>,
+    flags: &Flags,
+) -> Result<Config, Error> {
+    let mut from_env: Vec<(String, String)> = env
+        .into_iter()
+        .filter_map(|(name, value)| Some((name.strip_prefix("SPIDERLING_")?.to_ascii_lowercase(), value)))
+        .collect();
+    from_env.sort();
+    for (key, value) in from_env {
+        config = config.set(&key, &value).map_err(|e| {
+            Error::Config(format!("environment variable SPIDERLING_{}: {e}", key.to_uppercase()))
+        })?;
+    }
+    for setting in &flags.set {
+        let Some((key, value)) = setting.split_once('=') else {
+            return Err(Error::Config(format!(
+                "--set {setting:?}: write --set key=value, such as --set rpm=300"
+            )));
+        };
+        config = config
+            .set(key.trim(), value.trim())
+            .map_err(|e| Error::Config(format!("--set {setting}: {e}")))?;
+    }
+    if let Some(output) = &flags.output {
+        config = config.output(output);
+    }
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags(args: &[&str]) -> Flags {
+        Flags::try_parse_from(std::iter::once("spider").chain(args.iter().copied())).unwrap()
+    }
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    }
+
+    fn attribute() -> Config {
+        Config::new("books").profile("polite").rpm(600)
+    }
+
+    #[test]
+    fn environment_beats_the_attribute_and_a_flag_beats_both() {
+        let from_env = settings(attribute(), env(&[("SPIDERLING_RPM", "300")]), &flags(&[])).unwrap();
+        assert!(from_env.to_string().contains("rpm = 300"), "{from_env}");
+        let from_flag =
+            settings(attribute(), env(&[("SPIDERLING_RPM", "300")]), &flags(&["--set", "rpm=100"])).unwrap();
+        assert!(from_flag.to_string().contains("rpm = 100"), "{from_flag}");
+        let untouched = settings(attribute(), env(&[("OTHER", "1")]), &flags(&[])).unwrap();
+        assert!(untouched.to_string().contains("rpm = 600"), "{untouched}");
+        assert!(untouched.to_string().contains("concurrency = 4"), "the profile: {untouched}");
+    }
+
+    #[test]
+    fn a_bad_setting_names_its_source() {
+        let error = settings(attribute(), env(&[("SPIDERLING_RMP", "300")]), &flags(&[])).unwrap_err();
+        assert!(
+            error.to_string().contains("SPIDERLING_RMP") && error.to_string().contains("`rpm`"),
+            "{error}"
+        );
+        let error = settings(attribute(), env(&[]), &flags(&["--set", "delay=3s..1s"])).unwrap_err();
+        assert!(error.to_string().contains("reversed"), "{error}");
+        let error = settings(attribute(), env(&[]), &flags(&["--set", "rpm"])).unwrap_err();
+        assert!(error.to_string().contains("--set key=value"), "{error}");
+    }
+}

@@ -1,0 +1,128 @@
+//! The declarative face: a derived spider crawls with no parse code, and derived items
+//! read every kind of field.
+
+mod support;
+
+use spider_sandbox::{DemoSite, Sandbox};
+use spiderling::prelude::*;
+use spiderling::{ExtractErrorKind, SpiderConfig};
+
+#[derive(Spider, Default)]
+#[spider(
+    name = "derived",
+    start_urls = ["http://placeholder.invalid/"],
+    allowed_domains = ["127.0.0.1"],
+    profile = "bulk",
+    concurrency = 16,
+    follow = "a[href]",
+    item = support::Book,
+)]
+struct Derived;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_derived_spider_scrapes_the_catalogue_with_one_parse_per_page() {
+    let demo = DemoSite { books: 100, per_page: 20, ..DemoSite::default() };
+    let site = Sandbox::demo(demo.clone()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("books.jsonl");
+    let config =
+        Derived.config().set("start_urls", &site.url()).unwrap().set("delay", "0ms").unwrap().output(&output);
+    let summary = Crawler::with_config(Derived, config).run().await.unwrap();
+
+    assert_eq!(support::read_jsonl(&output), support::expected_books(demo.books));
+    assert_eq!(summary.html_parses, summary.pages, "one HTML parse per page");
+    assert_eq!(site.observed().duplicates(), Default::default());
+}
+
+#[test]
+fn explicit_keys_win_over_the_profile() {
+    let settings = Derived.config().to_string();
+    assert!(settings.contains("concurrency = 16"), "the key: {settings}");
+    assert!(settings.contains("per_host = 40"), "the profile: {settings}");
+    assert!(settings.contains("delay = 500ms..1.5s"), "the profile: {settings}");
+    assert!(settings.contains("settings of derived"), "{settings}");
+}
+
+fn cents(text: &str) -> std::result::Result<u32, String> {
+    let (pounds, pence) = text.trim_start_matches('£').split_once('.').ok_or("no decimal point")?;
+    let value = |s: &str| s.parse::<u32>().map_err(|e| e.to_string());
+    Ok(value(pounds)? * 100 + value(pence)?)
+}
+
+#[derive(Item, Debug, PartialEq)]
+struct Everything {
+    #[css("h1.title")]
+    title: String,
+    #[css("p.price", parse = cents)]
+    price_cents: u32,
+    #[css("span.stock")]
+    stock: u32,
+    #[css("p.missing")]
+    missing: Option<String>,
+    #[css("li.tag")]
+    tags: Vec<String>,
+    #[css("a.cover", attr = "href")]
+    cover: Url,
+    #[css("a.cover", attr = "title")]
+    cover_title: String,
+    #[css("div.blurb", html)]
+    blurb: String,
+    #[css("span.rating", default)]
+    rating: u8,
+    #[css("li.score")]
+    scores: Vec<u16>,
+}
+
+const FIXTURE: &str = r#"<html><body>
+<h1 class="title"> The Paper Atlas </h1>
+<p class="price">£12.34</p><span class="stock">7</span>
+<ul><li class="tag">maps</li><li class="tag">travel</li></ul>
+<a class="cover" href="../img/atlas.jpg" title="Cover">cover</a>
+<div class="blurb"><b>Bold</b> claims</div>
+<ol><li class="score">3</li><li class="score">5</li></ol>
+</body></html>"#;
+
+#[tokio::test]
+async fn every_field_option_reads_the_fixture() {
+    let page = Page::fixture("https://books.example/catalogue/atlas.html", FIXTURE).unwrap();
+    let item = page.extract::<Everything>().await.unwrap().unwrap();
+    assert_eq!(
+        item,
+        Everything {
+            title: "The Paper Atlas".to_owned(),
+            price_cents: 1234,
+            stock: 7,
+            missing: None,
+            tags: vec!["maps".to_owned(), "travel".to_owned()],
+            cover: Url::parse("https://books.example/img/atlas.jpg").unwrap(),
+            cover_title: "Cover".to_owned(),
+            blurb: "<b>Bold</b> claims".to_owned(),
+            rating: 0,
+            scores: vec![3, 5],
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_page_without_the_item_is_none_and_a_partial_one_names_the_field() {
+    let listing = Page::fixture("https://books.example/", "<ul><li class='tag'>x</li></ul>").unwrap();
+    assert!(listing.extract::<Everything>().await.unwrap().is_none());
+
+    let partial = FIXTURE.replace(r#"<span class="stock">7</span>"#, "");
+    let page = Page::fixture("https://books.example/atlas.html", partial).unwrap();
+    let error = page.extract::<Everything>().await.unwrap_err();
+    let Error::Extract { source, .. } = &error else { panic!("{error:?}") };
+    assert_eq!(
+        (source.field, source.selector, &source.kind),
+        ("stock", "span.stock", &ExtractErrorKind::Missing)
+    );
+    assert_eq!(error.to_string(), "extracting an item from https://books.example/atlas.html: field `stock`: nothing matches `span.stock`");
+
+    let bad_price = FIXTURE.replace("£12.34", "twelve");
+    let page = Page::fixture("https://books.example/atlas.html", bad_price).unwrap();
+    let error = page.extract::<Everything>().await.unwrap_err();
+    assert!(
+        error.to_string().contains("field `price_cents` (selector `p.price`): cannot parse \"twelve\""),
+        "{error}"
+    );
+}
