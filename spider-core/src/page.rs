@@ -164,7 +164,9 @@ impl Page {
     /// in part; [`Error::ParsePanicked`] as for [`html`](Self::html).
     pub async fn extract<T: Item>(&self) -> Result<Option<T>, Error> {
         let url = self.url.clone();
-        self.html(|doc| T::extract(doc)).await?.map_err(|source| Error::Extract { url, source: Box::new(source) })
+        self.html(|doc| T::extract(doc))
+            .await?
+            .map_err(|source| Error::Extract { url, source: Box::new(source) })
     }
 
     /// The absolute URLs of the `href`s of the elements matching `css`, in page order.

@@ -13,6 +13,13 @@ mod spider;
 
 use proc_macro::TokenStream;
 
+/// Parse a selector with the runtime's parser, explaining a failure in words.
+fn check_selector(css: &str) -> Result<(), String> {
+    spider_settings::check_selector(css, |css| {
+        scraper::Selector::parse(css).map(drop).map_err(|e| format!("{e:?}"))
+    })
+}
+
 /// Derive a spider's settings, and with `item` / `follow` its whole crawl, from
 /// `#[spider(...)]`.
 ///

@@ -245,3 +245,39 @@ mod tests {
         assert!(profile("turbo").is_none());
     }
 }
+
+/// Explain a CSS selector error from `parse` (the runtime's parser, whose own message
+/// says "please report this to the developer") in words a user can act on.
+///
+/// # Errors
+///
+/// What is wrong with the selector, in words.
+///
+/// # Examples
+///
+/// ```
+/// let strict = |css: &str| if css.contains("..") { Err("ClassNeedsIdent".to_owned()) } else { Ok(()) };
+/// assert!(spider_settings::check_selector("h3 > a", strict).is_ok());
+/// assert!(spider_settings::check_selector("p..price", strict).unwrap_err().contains("class name"));
+/// ```
+pub fn check_selector(css: &str, parse: impl FnOnce(&str) -> Result<(), String>) -> Result<(), String> {
+    let raw = match parse(css) {
+        Ok(()) => return Ok(()),
+        Err(raw) => raw,
+    };
+    let explained = [
+        ("ClassNeedsIdent", "a `.` must be followed by a class name"),
+        ("UnsupportedPseudoClassOrElement", "an unknown pseudo-class or pseudo-element"),
+        ("EmptySelector", "an empty selector; look for a stray comma"),
+        ("DanglingCombinator", "a combinator (`>`, `+`, `~`) with nothing after it"),
+        ("NoQualifiedNameInAttributeSelector", "an attribute selector needs a name, as in `[href]`"),
+        ("UnexpectedIdent", "an unexpected name"),
+        ("EndOfLine", "the selector ends too early"),
+        ("UnexpectedToken", "an unexpected character"),
+    ];
+    let why = explained
+        .iter()
+        .find(|(kind, _)| raw.contains(kind))
+        .map_or_else(|| raw.split_whitespace().collect::<Vec<_>>().join(" "), |(_, why)| (*why).to_owned());
+    Err(format!("invalid CSS selector `{css}`: {why}"))
+}

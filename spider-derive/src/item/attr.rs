@@ -111,8 +111,8 @@ pub(crate) fn read(input: &syn::DeriveInput, errors: &mut Errors) -> Vec<Field> 
 
 fn check(ident: &Ident, ty: &Type, css: Css, errors: &mut Errors) -> Option<Field> {
     let before = errors.count();
-    if let Err(e) = scraper::Selector::parse(&css.selector.value()) {
-        errors.at(&css.selector, format!("invalid CSS selector: {e}"));
+    if let Err(message) = crate::check_selector(&css.selector.value()) {
+        errors.at(&css.selector, message);
     }
     let mut source = Source::Text;
     let mut parse = None;

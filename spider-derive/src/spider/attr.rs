@@ -149,10 +149,10 @@ fn check(key: &'static Key, expr: &Expr, errors: &mut Errors) -> Option<Value> {
             None => expect("a profile name, such as `profile = \"polite\"`"),
         },
         Kind::Selector => match string(expr) {
-            Some(s) => match scraper::Selector::parse(&s.value()) {
-                Ok(_) => Some(Value::Text(s.clone())),
-                Err(e) => {
-                    errors.at(s, format!("invalid CSS selector: {e}"));
+            Some(s) => match crate::check_selector(&s.value()) {
+                Ok(()) => Some(Value::Text(s.clone())),
+                Err(message) => {
+                    errors.at(s, message);
                     None
                 }
             },

@@ -1,0 +1,10 @@
+use spiderling::prelude::*;
+
+#[derive(Item)]
+struct Book {
+    #[css("h1")]
+    title: String,
+    price: String,
+}
+
+fn main() {}

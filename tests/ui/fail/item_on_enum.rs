@@ -1,0 +1,8 @@
+use spiderling::prelude::*;
+
+#[derive(Item)]
+enum Book {
+    Title(String),
+}
+
+fn main() {}

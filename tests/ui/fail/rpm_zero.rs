@@ -1,0 +1,9 @@
+use spiderling::prelude::*;
+
+#[derive(Spider, Default)]
+#[spider(
+    rpm = 0,
+)]
+struct Books;
+
+fn main() {}
