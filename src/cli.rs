@@ -105,9 +105,8 @@ fn settings(
         .collect();
     from_env.sort();
     for (key, value) in from_env {
-        config = config.set(&key, &value).map_err(|e| {
-            Error::Config(format!("environment variable SPIDERLING_{}: {e}", key.to_uppercase()))
-        })?;
+        let source = format!("environment variable SPIDERLING_{}", key.to_uppercase());
+        config = config.set(&key, &value).map_err(|e| from(&source, e))?;
     }
     for setting in &flags.set {
         let Some((key, value)) = setting.split_once('=') else {
@@ -115,14 +114,20 @@ fn settings(
                 "--set {setting:?}: write --set key=value, such as --set rpm=300"
             )));
         };
-        config = config
-            .set(key.trim(), value.trim())
-            .map_err(|e| Error::Config(format!("--set {setting}: {e}")))?;
+        config = config.set(key.trim(), value.trim()).map_err(|e| from(&format!("--set {setting}"), e))?;
     }
     if let Some(output) = &flags.output {
         config = config.output(output);
     }
     Ok(config)
+}
+
+/// Say where a bad setting came from.
+fn from(source: &str, error: Error) -> Error {
+    match error {
+        Error::Config(message) => Error::Config(format!("{source}: {message}")),
+        other => other,
+    }
 }
 
 #[cfg(test)]
