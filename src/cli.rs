@@ -66,7 +66,9 @@ pub fn run<S: Spider>(spider: S, args: impl IntoIterator<Item = OsString>) -> Ex
     let filter = tracing_subscriber::EnvFilter::try_new(&flags.log_level)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
-    let config = match settings(spider.config(), std::env::vars(), &flags) {
+    // Variables that are not Unicode cannot be ours; skip them instead of panicking.
+    let env = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+    let config = match settings(spider.config(), env, &flags) {
         Ok(config) => config,
         Err(error) => {
             eprintln!("error: {error}");

@@ -21,7 +21,7 @@ pub(crate) enum Trouble {
     SlowDown,
     /// Blocked: retry under another identity.
     SwitchIdentity,
-    /// Transient: retry after a backoff, no longer than `retry_after` asks.
+    /// Transient: retry after a backoff, never sooner than a `Retry-After` asks.
     TryAgain,
     /// Not worth another attempt.
     GiveUp,

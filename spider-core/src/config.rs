@@ -200,7 +200,6 @@ impl Config {
             "name" => Config { name: value.to_owned(), ..self },
             "start_urls" => Config { start_urls: list(), ..self },
             "allowed_domains" => Config { allowed_domains: list(), ..self },
-            "profile" => self.profile(value.trim()),
             "concurrency" => self.concurrency(size(true)?),
             "per_host" => self.per_host(size(true)?),
             "rpm" => self.rpm(small(true)?),

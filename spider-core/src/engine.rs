@@ -207,9 +207,16 @@ impl Job {
 
 /// What a task reports back.
 enum Outcome {
-    Parsed(Vec<Request>),
+    /// The page was parsed; its follow-ups, and the failure if `parse` returned an error
+    /// after finding some (their links are still followed).
+    Parsed {
+        follows: Vec<Request>,
+        failed: Option<(Url, Method, u32, Failure)>,
+    },
     Redirect(Request),
     Robots(RobotsRules),
+    /// robots.txt redirected here.
+    RobotsRedirect(Request),
     /// robots.txt could not be had; the reason.
     RobotsUnavailable(String),
     /// Worth another attempt, if any are left.
@@ -250,6 +257,7 @@ struct Done {
 /// ever, and the request would be missing from the failures file.
 struct Report {
     host: HostId,
+    robots: bool,
     url: Url,
     method: Method,
     attempts: u32,
@@ -268,6 +276,12 @@ impl Drop for Report {
     fn drop(&mut self) {
         if !self.sent {
             let reason = if std::thread::panicking() { "panic" } else { "interrupted" };
+            if self.robots {
+                // The host must not wait for ever for an answer that will not come.
+                let outcome = Outcome::RobotsUnavailable(format!("robots.txt fetch ended: {reason}"));
+                let _ = self.to.send(Done { host: self.host, outcome });
+                return;
+            }
             let outcome = Outcome::Failed {
                 url: self.url.clone(),
                 method: self.method.clone(),
@@ -288,6 +302,8 @@ struct End {
 
 enum RobotsState {
     Unknown,
+    /// robots.txt redirected: the next hop waits for admission like any request.
+    Redirected(Box<Request>),
     Fetching,
     Known(RobotsRules),
 }
@@ -411,6 +427,7 @@ impl<S: Spider> Dispatcher<S> {
                     pending = self.frontier.len(),
                     "requests are queued but no host can take them; stopping"
                 );
+                self.fatal.get_or_insert(Error::Stalled { pending: self.frontier.len() });
                 return self.end();
             }
             tokio::select! {
@@ -476,6 +493,11 @@ impl<S: Spider> Dispatcher<S> {
                     return Some(wait);
                 }
             }
+            if self.hosts[host].slots.state(now) != SlotState::Free {
+                // The host was told to slow down while this request waited for its token.
+                self.put_back(host, job);
+                continue;
+            }
             self.launch(host, job);
         }
         None
@@ -512,6 +534,12 @@ impl<S: Spider> Dispatcher<S> {
                         }
                     }
                 }
+                RobotsState::Redirected(_) => {
+                    match std::mem::replace(&mut host.robots, RobotsState::Fetching) {
+                        RobotsState::Redirected(next) => Some(Job::Robots(*next)),
+                        _ => None,
+                    }
+                }
                 // Woken again when robots.txt arrives.
                 RobotsState::Fetching => None,
                 RobotsState::Known(rules) => loop {
@@ -540,6 +568,15 @@ impl<S: Spider> Dispatcher<S> {
         None
     }
 
+    /// Return a request that could not launch after all; the host launches it when ready.
+    fn put_back(&mut self, id: HostId, job: Job) {
+        match job {
+            Job::Robots(request) => self.hosts[id].robots = RobotsState::Redirected(Box::new(request)),
+            Job::Page(request) => self.frontier.defer(request, Instant::now()),
+        }
+        self.mark_ready(id);
+    }
+
     fn launch(&mut self, id: HostId, job: Job) {
         self.hosts[id].slots.take();
         self.in_flight += 1;
@@ -547,6 +584,7 @@ impl<S: Spider> Dispatcher<S> {
         let request = job.request();
         let report = Report {
             host: id,
+            robots: matches!(job, Job::Robots(_)),
             url: request.url().clone(),
             method: request.method().clone(),
             attempts: request.attempts,
@@ -570,9 +608,12 @@ impl<S: Spider> Dispatcher<S> {
         let pause = self.delay.sample(host.crawl_delay, &mut self.rng);
         host.slots.release(now + pause);
         match done.outcome {
-            Outcome::Parsed(follows) => {
+            Outcome::Parsed { follows, failed } => {
                 for request in follows {
                     self.enqueue(request, now);
+                }
+                if let Some((url, method, attempts, failure)) = failed {
+                    self.give_up(&url, &method, attempts, &failure);
                 }
             }
             Outcome::Redirect(request) => {
@@ -584,15 +625,17 @@ impl<S: Spider> Dispatcher<S> {
                     tracing::info!(host = %host.key, ?delay, "robots.txt sets a Crawl-delay: one slot, paused at least that long");
                     host.crawl_delay = delay;
                     host.slots.set_limit(1, now);
+                    host.slots.pause_until(now + delay);
                 }
                 host.robots = RobotsState::Known(rules);
             }
+            Outcome::RobotsRedirect(next) => host.robots = RobotsState::Redirected(Box::new(next)),
             Outcome::RobotsUnavailable(_) if host.robots_attempts < self.retries => {
                 host.robots_attempts += 1;
                 let wait = self.backoff.next(host.last_robots_backoff, Duration::ZERO, &mut self.rng);
                 host.last_robots_backoff = wait;
                 host.robots = RobotsState::Unknown;
-                self.timers.push(Reverse((now + wait, id)));
+                host.slots.pause_until(now + wait);
             }
             Outcome::RobotsUnavailable(reason) => {
                 tracing::warn!(host = %host.key, %reason, "robots.txt unavailable: nothing on this host is fetched (RFC 9309)");
@@ -709,32 +752,30 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
-/// Fetch robots.txt, following up to five redirects as RFC 9309 asks.
+/// Fetch robots.txt. A redirect (RFC 9309 asks to follow five) goes back to the dispatcher
+/// as the next hop, so each hop waits for a slot and a rate token.
 async fn fetch_robots<S: Spider>(shared: &Shared<S>, request: &Request) -> Outcome {
-    let mut request = request.clone();
-    for _ in 0..=5 {
-        let fetched = match shared.fetcher.fetch(&request).await {
-            Ok(fetched) => fetched,
-            Err(error) => return Outcome::RobotsUnavailable(error.to_string()),
-        };
-        let status = fetched.status;
-        shared.stats.status(status.as_u16());
-        if status.is_server_error() {
-            return Outcome::RobotsUnavailable(format!("robots.txt answered {status}"));
-        }
-        let location = fetched.headers.get(LOCATION).and_then(|l| l.to_str().ok());
-        match location.and_then(|l| request.url().join(l).ok()) {
-            Some(next) if status.is_redirection() => request = request.redirected(next, status.as_u16()),
-            _ => {
-                return Outcome::Robots(RobotsRules::from_answer(
-                    status.as_u16(),
-                    &fetched.body,
-                    &shared.robots_token,
-                ))
-            }
-        }
+    let fetched = match shared.fetcher.fetch(request).await {
+        Ok(fetched) => fetched,
+        Err(error) => return Outcome::RobotsUnavailable(error.to_string()),
+    };
+    let status = fetched.status;
+    shared.stats.status(status.as_u16());
+    if status.is_server_error() {
+        return Outcome::RobotsUnavailable(format!("robots.txt answered {status}"));
     }
-    Outcome::RobotsUnavailable("robots.txt redirects more than five times".to_owned())
+    if status.is_redirection() {
+        let location = fetched.headers.get(LOCATION).and_then(|l| l.to_str().ok());
+        return match location.and_then(|l| request.url().join(l).ok()) {
+            Some(next) if request.redirects < 5 => {
+                Outcome::RobotsRedirect(request.redirected(next, status.as_u16()))
+            }
+            _ => {
+                Outcome::RobotsUnavailable(format!("robots.txt answered {status} without a usable redirect"))
+            }
+        };
+    }
+    Outcome::Robots(RobotsRules::from_answer(status.as_u16(), &fetched.body, &shared.robots_token))
 }
 
 /// Fetch one page, classify the answer and, for a 2xx, parse it and write its items.
@@ -784,9 +825,10 @@ async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome 
         // An item found only in part is a failed item; any other error a failed parse.
         let reason = if source.is::<ExtractError>() { "item" } else { "parse" };
         let error = Error::Spider { url: url.clone(), source };
-        return Outcome::Failed { url, method, attempts, failure: Failure::error(reason, &error) };
+        let failed = Some((url, method, attempts, Failure::error(reason, &error)));
+        return Outcome::Parsed { follows: cx.follows, failed };
     }
-    Outcome::Parsed(cx.follows)
+    Outcome::Parsed { follows: cx.follows, failed: None }
 }
 
 fn write_items<S: Spider>(shared: &Shared<S>, items: &[S::Item]) -> Result<(), Error> {

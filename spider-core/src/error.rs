@@ -102,6 +102,13 @@ pub enum Error {
         #[source]
         source: BoxError,
     },
+    /// The engine found requests queued that no host could ever take (a bug: please
+    /// report it); the crawl stopped with them unfinished.
+    #[error("{pending} requests were left queued that no host could take")]
+    Stalled {
+        /// Requests left.
+        pending: usize,
+    },
     /// Writing items or stats failed.
     #[error("writing {path}: {source}")]
     Io {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION};
 use reqwest::Method;
 use serde_json::{Map, Value};
 use url::Url;
@@ -153,17 +153,25 @@ impl Request {
     }
 
     /// The next hop of a redirect: same depth, priority, meta and session; a 303, or a
-    /// 301/302 answer to a POST, turns into a GET as browsers do.
+    /// 301/302 answer to a POST, turns into a GET as browsers do; credentials are dropped
+    /// when the hop leaves the origin.
     pub(crate) fn redirected(&self, to: Url, status: u16) -> Self {
         let method = if status == 303 || (matches!(status, 301 | 302) && self.method == Method::POST) {
             Method::GET
         } else {
             self.method.clone()
         };
+        let mut headers = self.headers.clone();
+        if to.origin() != self.url.origin() {
+            // Credentials meant for one site never travel to another.
+            for secret in [AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION] {
+                headers.remove(secret);
+            }
+        }
         Request {
             url: to,
             method,
-            headers: self.headers.clone(),
+            headers,
             meta: self.meta.clone(),
             depth: self.depth,
             priority: self.priority,
@@ -172,5 +180,20 @@ impl Request {
             last_backoff: Duration::ZERO,
             redirects: self.redirects + 1,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_stay_with_their_origin_on_redirect() {
+        let secret = HeaderValue::from_static("Bearer s3cret");
+        let request = Request::get("https://a.example/login").unwrap().with_header(AUTHORIZATION, secret);
+        let same = request.redirected(Url::parse("https://a.example/home").unwrap(), 302);
+        assert!(same.headers().contains_key(AUTHORIZATION));
+        let other = request.redirected(Url::parse("https://b.example/home").unwrap(), 302);
+        assert!(!other.headers().contains_key(AUTHORIZATION));
     }
 }

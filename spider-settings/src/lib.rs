@@ -53,7 +53,12 @@ pub const KEYS: &[Key] = &[
     key("name", Kind::Text, "the spider's name (default: the struct's name in snake_case)"),
     key("start_urls", Kind::TextList, "URLs the crawl starts from (default: none)"),
     key("allowed_domains", Kind::TextList, "domains (and subdomains) the crawl stays in (default: any)"),
-    key("profile", Kind::Profile, "a preset of concurrency and delay: polite, general, bulk (default: none)"),
+    Key {
+        name: "profile",
+        kind: Kind::Profile,
+        doc: "a preset of slots and pauses: polite, general, bulk (default: none); the lowest layer, so at run time set its keys instead",
+        runtime: false,
+    },
     key("concurrency", Kind::Positive, "requests in flight over all hosts (default 16)"),
     key("per_host", Kind::Positive, "requests in flight to one host (default 8)"),
     key("rpm", Kind::Positive, "hard ceiling of requests per minute, retries included (default: none)"),

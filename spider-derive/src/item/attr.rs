@@ -80,6 +80,13 @@ pub(crate) fn read(input: &syn::DeriveInput, errors: &mut Errors) -> Vec<Field> 
         },
         _ => None,
     };
+    if !input.generics.params.is_empty() {
+        errors.at(
+            &input.generics,
+            "#[derive(Item)] does not take generic structs; give the fields concrete types",
+        );
+        return Vec::new();
+    }
     let Some(named) = named else {
         errors.at(&input.ident, "#[derive(Item)] needs a struct with named fields, one #[css(\"...\")] each");
         return Vec::new();
@@ -148,7 +155,10 @@ fn check(ident: &Ident, ty: &Type, css: Css, errors: &mut Errors) -> Option<Fiel
     if seen.iter().any(|o| o == "attr") && seen.iter().any(|o| o == "html") {
         errors.at(ident, "`attr` and `html` both say what to read; keep one");
     }
-    let (cardinality, inner) = cardinality(ty);
+    let (cardinality, inner) = wrapper(ty);
+    if !matches!(cardinality, Cardinality::One) && !matches!(wrapper(&inner).0, Cardinality::One) {
+        errors.at(ty, "a field is `T` (one), `Option<T>` (maybe) or `Vec<T>` (all); a Vec is already empty when nothing matches");
+    }
     if default && !matches!(cardinality, Cardinality::One) {
         errors.at(
             ident,
@@ -166,7 +176,7 @@ fn check(ident: &Ident, ty: &Type, css: Css, errors: &mut Errors) -> Option<Fiel
     })
 }
 
-fn cardinality(ty: &Type) -> (Cardinality, Type) {
+fn wrapper(ty: &Type) -> (Cardinality, Type) {
     if let Type::Path(path) = ty {
         if let Some(last) = path.path.segments.last() {
             let wrapper = match last.ident.to_string().as_str() {

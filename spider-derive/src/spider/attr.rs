@@ -32,6 +32,12 @@ impl Settings {
 
     pub(crate) fn read(input: &syn::DeriveInput, errors: &mut Errors) -> Settings {
         let mut settings = Settings::default();
+        if !input.generics.params.is_empty() {
+            errors.at(
+                &input.generics,
+                "#[derive(Spider)] does not take generic structs; implement SpiderConfig by hand",
+            );
+        }
         let mut seen: Vec<syn::Ident> = Vec::new();
         for attr in input.attrs.iter().filter(|a| a.path().is_ident("spider")) {
             let parsed = attr.parse_nested_meta(|meta| {
