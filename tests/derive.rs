@@ -126,3 +126,34 @@ async fn a_page_without_the_item_is_none_and_a_partial_one_names_the_field() {
         "{error}"
     );
 }
+
+/// An item that listing pages have only in part: the first product, but never a rating.
+#[derive(Item, Serialize)]
+struct HalfOnListings {
+    #[css("article.product_pod h3 > a")]
+    first_product: String,
+    #[css("p.rating")]
+    rating: String,
+}
+
+#[derive(Spider, Default)]
+#[spider(start_urls = ["http://placeholder.invalid/"], allowed_domains = ["127.0.0.1"], follow = "a[href]", item = HalfOnListings)]
+struct Strict;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_with_a_failed_item_still_has_its_links_followed() {
+    let demo = DemoSite { books: 40, per_page: 10, ..DemoSite::default() };
+    let site = Sandbox::demo(demo.clone()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = Strict.config().set("start_urls", &site.url()).unwrap().output(dir.path().join("x.jsonl"));
+    let summary = Crawler::with_config(Strict, config).run().await.unwrap();
+
+    assert_eq!(summary.failures_by_reason.get("item"), Some(&(demo.listing_pages() as u64)));
+    assert_eq!(
+        site.observed().under("/catalogue/book_"),
+        demo.books,
+        "every book reached through the listings"
+    );
+    let failures = std::fs::read_to_string(dir.path().join("x.failures.jsonl")).unwrap();
+    assert!(failures.contains("field `rating`: nothing matches `p.rating`"), "{failures}");
+}
