@@ -25,7 +25,7 @@ async fn each_host_gets_its_own_cap_and_a_slow_host_does_not_slow_a_fast_one() {
     let slow = Sandbox::demo(DemoSite {
         books: 10,
         per_page: 10,
-        latency: Duration::from_millis(300),
+        latency: Duration::from_millis(600),
         ..DemoSite::default()
     })
     .unwrap();
@@ -63,8 +63,10 @@ async fn the_rate_ceiling_holds_in_every_window_and_is_mostly_used() {
     Crawler::new(BookSpider::new(config.concurrency(16).per_host(16).rps(rate))).run().await.unwrap();
 
     let seen = site.observed();
-    let most = seen.max_in_window(Duration::from_secs(1));
-    assert!(most <= rate as usize, "{most} requests within one second");
+    // The bucket spaces requests exactly 1/rate apart, so rate + 1 of them span exactly
+    // one second; a few milliseconds of network jitter must not count as a breach.
+    let most = seen.max_in_window(Duration::from_millis(950));
+    assert!(most <= rate as usize, "{most} requests within 950 ms");
     let span = seen.hits.last().unwrap().at - seen.hits.first().unwrap().at;
     let used = (seen.hits.len() - 1) as f64 / span.as_secs_f64();
     assert!(used >= 0.85 * f64::from(rate), "only {used:.1} requests/s of {rate}");

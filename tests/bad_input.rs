@@ -70,6 +70,7 @@ async fn bad_bodies_and_redirect_traps_fail_cleanly_and_the_rest_is_kept() {
     let seen = site.observed();
     assert_eq!(seen.under("/chain/"), 6, "the first hop and five redirects");
     assert_eq!(seen.under("/cycle"), 1);
+    assert_eq!((seen.under("/huge"), seen.under("/bomb")), (1, 1), "too large is not retried");
     // Inflating the bomb would take 256 MiB; reading stopped at the 8 MiB cap.
     let peak_kib = support::peak_rss_kib();
     assert!(peak_kib < 160 * 1024, "peak RSS {peak_kib} KiB");

@@ -5,7 +5,7 @@ mod support;
 use std::time::Duration;
 
 use spider_sandbox::{DemoSite, Sandbox};
-use spiderling::Crawler;
+use spiderling::{Config, Crawler};
 use support::{config_for, expected_books, read_jsonl, BookSpider};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -95,11 +95,51 @@ async fn crawl_delay_in_robots_txt_is_a_floor_between_requests() {
 async fn a_body_over_the_cap_fails_that_page_and_the_crawl_goes_on() {
     let site = Sandbox::demo(DemoSite { books: 10, per_page: 10, ..DemoSite::default() }).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let (config, _) = config_for(&site, dir.path(), "books.jsonl");
+    let (config, output) = config_for(&site, dir.path(), "books.jsonl");
     // The home page is about 700 bytes and a listing about 4 KB: the cap lets the first
     // through and stops the second.
     let summary = Crawler::new(BookSpider::new(config.max_body_bytes(2_000))).run().await.unwrap();
     assert_eq!(summary.failures_by_reason.get("body too large"), Some(&1));
-    assert!(summary.pages >= 2, "the home page and the books reached past the listing");
-    assert_eq!(site.observed().under("/catalogue/page-1"), 1, "not retried");
+    let seen = site.observed();
+    assert_eq!(seen.under("/catalogue/page-1"), 1, "not retried");
+    // Past the failed listing, the crawl goes on through the redirect and related books.
+    let books = seen.under("/catalogue/book_");
+    assert!(books >= 1);
+    assert_eq!(read_jsonl(&output).len(), books, "every book page fetched gave its item");
+}
+
+/// Emits one item that CSV cannot hold: a list inside a row.
+struct NestedItem;
+
+#[derive(serde::Serialize)]
+struct Nested {
+    title: String,
+    tags: Vec<String>,
+}
+
+impl spiderling::SpiderConfig for NestedItem {
+    fn config(&self) -> Config {
+        Config::new("nested")
+    }
+}
+
+#[spiderling::async_trait]
+impl spiderling::Spider for NestedItem {
+    type Item = Nested;
+
+    async fn parse(&self, _: spiderling::Page, cx: &mut spiderling::Cx<Nested>) -> spiderling::Result {
+        cx.emit(Nested { title: "ok".into(), tags: vec!["a".into(), "b".into()] });
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_csv_item_that_cannot_be_written_leaves_no_partial_row() {
+    let site = Sandbox::demo(DemoSite { books: 1, per_page: 1, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("nested.csv");
+    let config = Config::new("nested").start_url(site.url()).output(&output);
+    let error = Crawler::with_config(NestedItem, config).run().await.unwrap_err();
+    assert!(error.to_string().contains("nested.csv"), "{error}");
+    assert_eq!(std::fs::read_to_string(&output).unwrap(), "", "no partial row");
 }

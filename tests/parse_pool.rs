@@ -12,7 +12,7 @@ use support::{config_for, BookSpider, Lag};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cpu_heavy_parse_overlaps_fetching_and_fetching_waits_for_it() {
-    let cost = Duration::from_millis(20);
+    let cost = Duration::from_millis(30);
     let demo = DemoSite { books: 60, per_page: 20, latency: cost, ..DemoSite::default() };
     let pages = demo.expected_pages() as u32;
     let site = Arc::new(Sandbox::demo(demo).unwrap());

@@ -65,12 +65,16 @@ fn serve_sandbox(port: u16, books: usize, hostile: bool) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    println!("{what} at {}", site.url());
-    println!("press Ctrl-C to stop");
-    let waited = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map(|runtime| runtime.block_on(tokio::signal::ctrl_c()));
+    let waited = tokio::runtime::Builder::new_current_thread().enable_all().build().map(|runtime| {
+        runtime.block_on(async {
+            // Listen before saying where we are, so an early Ctrl-C is not fatal.
+            let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+            println!("{what} at {}", site.url());
+            println!("press Ctrl-C to stop");
+            interrupt.recv().await;
+            Ok::<(), std::io::Error>(())
+        })
+    });
     let received = site.observed().hits.len();
     drop(site);
     match waited {

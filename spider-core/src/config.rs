@@ -366,8 +366,8 @@ impl Config {
         self
     }
 
-    /// Write the final stats as JSON here (default: beside the output file, as
-    /// `NAME.stats.json`; nowhere when there is no output file).
+    /// Write the final stats as JSON here (default: beside the output file, named after
+    /// it, `books.jsonl` → `books.stats.json`; nowhere when there is no output file).
     #[must_use]
     pub fn stats(mut self, path: impl Into<PathBuf>) -> Self {
         self.stats = Some(path.into());
@@ -375,8 +375,8 @@ impl Config {
     }
 
     /// Write every request given up (URL, attempts, reason, last status or error, time)
-    /// as JSON Lines here (default: beside the output file, as `NAME.failures.jsonl`;
-    /// nowhere when there is no output file).
+    /// as JSON Lines here (default: beside the output file, named after it,
+    /// `books.jsonl` → `books.failures.jsonl`; nowhere when there is no output file).
     #[must_use]
     pub fn failures(mut self, path: impl Into<PathBuf>) -> Self {
         self.failures = Some(path.into());

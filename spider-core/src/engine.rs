@@ -761,7 +761,8 @@ async fn fetch_robots<S: Spider>(shared: &Shared<S>, request: &Request) -> Outco
     };
     let status = fetched.status;
     shared.stats.status(status.as_u16());
-    if status.is_server_error() {
+    // 429 is "slow down", not "no rules": treated as unavailable, as Google does.
+    if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS {
         return Outcome::RobotsUnavailable(format!("robots.txt answered {status}"));
     }
     if status.is_redirection() {
@@ -836,12 +837,15 @@ fn write_items<S: Spider>(shared: &Shared<S>, items: &[S::Item]) -> Result<(), E
         return Ok(());
     }
     let mut exporter = shared.exporter.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(exporter) = exporter.as_mut() {
-        for item in items {
-            exporter.write(item)?;
-        }
+    let Some(exporter) = exporter.as_mut() else {
+        Stats::add(&shared.stats.items, items.len() as u64);
+        return Ok(());
+    };
+    for item in items {
+        // Counted one by one, so the count matches the file even if a write fails.
+        exporter.write(item)?;
+        Stats::add(&shared.stats.items, 1);
     }
-    Stats::add(&shared.stats.items, items.len() as u64);
     Ok(())
 }
 

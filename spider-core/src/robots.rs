@@ -1,8 +1,8 @@
 //! robots.txt, read with `texting_robots` and applied per host.
 //!
 //! What an answer means follows RFC 9309: a 2xx body holds the rules; a 4xx means there
-//! are none (crawl everything); a 5xx or an unreachable host means "assume everything is
-//! disallowed", since the site may be unwell. Crawl-delay is honoured as a floor of the
+//! are none (crawl everything), except 429, which like a 5xx or an unreachable host means
+//! "assume everything is disallowed" (after retries), since the site may be unwell. Crawl-delay is honoured as a floor of the
 //! host's politeness pause (Scrapy ignores it; we do not).
 
 use std::time::Duration;

@@ -1,32 +1,40 @@
 //! CSV with a header row taken from the first item's field names. Items must be flat:
 //! a nested field is an error naming the output file.
 
+use std::io::Write;
+
 use serde::Serialize;
 
 use super::{Exporter, Output};
 use crate::error::Error;
 
 pub(super) struct Csv {
-    path: std::path::PathBuf,
-    writer: csv::Writer<std::io::BufWriter<std::fs::File>>,
+    out: Output,
+    wrote_header: bool,
 }
 
 impl Csv {
     pub(super) fn new(out: Output) -> Self {
-        Csv { path: out.path, writer: csv::Writer::from_writer(out.writer) }
-    }
-
-    fn error(&self, message: impl std::fmt::Display) -> Error {
-        Error::Export { path: self.path.clone(), message: message.to_string() }
+        Csv { out, wrote_header: false }
     }
 }
 
 impl<I: Serialize> Exporter<I> for Csv {
     fn write(&mut self, item: &I) -> Result<(), Error> {
-        self.writer.serialize(item).map_err(|e| self.error(e))
+        // Each record (and the header, before the first) goes to a scratch buffer first,
+        // so an item that fails half-way writes nothing partial.
+        let mut record = csv::WriterBuilder::new()
+            .has_headers(!self.wrote_header)
+            .buffer_capacity(256)
+            .from_writer(Vec::new());
+        record.serialize(item).map_err(|e| self.out.export_error(e))?;
+        let bytes = record.into_inner().map_err(|e| self.out.export_error(e))?;
+        self.out.writer.write_all(&bytes).map_err(|e| self.out.io_error(e))?;
+        self.wrote_header = true;
+        Ok(())
     }
 
     fn finish(&mut self) -> Result<(), Error> {
-        self.writer.flush().map_err(|source| Error::Io { path: self.path.clone(), source })
+        self.out.writer.flush().map_err(|e| self.out.io_error(e))
     }
 }
