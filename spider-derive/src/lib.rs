@@ -23,8 +23,9 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// Derive a spider's settings, and with `item` / `follow` its whole crawl, from
 /// `#[spider(...)]`.
 ///
-/// ```ignore
+/// ```
 /// use spiderling::prelude::*;
+/// # #[derive(Item, Serialize)] struct Book { #[css("h1")] title: String }
 ///
 /// #[derive(Spider, Default)]
 /// #[spider(
@@ -39,6 +40,11 @@ fn check_selector(css: &str) -> Result<(), String> {
 ///     item = Book,                  // emitted when a page has one
 /// )]
 /// struct Books;
+///
+/// fn main() -> std::process::ExitCode {
+///     # if true { return std::process::ExitCode::SUCCESS; }
+///     spiderling::cli::main::<Books>()
+/// }
 /// ```
 ///
 /// Without `item` and `follow`, write the crawl yourself:
@@ -74,7 +80,7 @@ pub fn derive_spider(input: TokenStream) -> TokenStream {
 
 /// Derive item extraction from `#[css(...)]` on each field.
 ///
-/// ```ignore
+/// ```
 /// use spiderling::prelude::*;
 ///
 /// #[derive(Item, Serialize)]
@@ -87,9 +93,16 @@ pub fn derive_spider(input: TokenStream) -> TokenStream {
 ///     #[css("div.blurb", html)]                blurb: Option<String>,  // inner HTML
 ///     #[css("p.rating", default)]              rating: u8,             // Default when missing
 /// }
-/// fn parse_price(text: &str) -> Result<f64, std::num::ParseFloatError> {
+/// fn parse_price(text: &str) -> std::result::Result<f64, std::num::ParseFloatError> {
 ///     text.trim_start_matches('£').parse()
 /// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::result::Result<(), spiderling::Error> {
+/// let page = Page::fixture("https://books.example/b", r#"<h1 class="title">Atlas</h1><p class="price">£3.50</p>"#)?;
+/// let book = page.extract::<Book>().await?.expect("the page has a book");
+/// assert_eq!((book.title.as_str(), book.price, book.rating), ("Atlas", 3.5, 0));
+/// # Ok(()) }
 /// ```
 ///
 /// | option | meaning |
