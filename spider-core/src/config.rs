@@ -223,6 +223,7 @@ impl Config {
                 Config { headers, ..self }
             }
             "obey_robots" => self.obey_robots(keys::parse_bool(value).map_err(problem)?),
+            "parse_threads" => self.parse_threads(size(true)?),
             "output" => self.output(value),
             other => return Err(Error::Config(format!("setting `{other}` cannot be changed at run time"))),
         })

@@ -66,6 +66,7 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// | `user_agent` | string | `spiderling/VERSION` |
 /// | `headers` | list of `"Name: value"` | none |
 /// | `obey_robots` | `true` / `false` | `true` |
+/// | `parse_threads` | whole number ≥ 1: threads of the HTML parse pool | the number of CPUs |
 /// | `output` | file name; `.jsonl`, `.csv` or `.json` | none |
 /// | `follow` | CSS selector, checked: links to follow | none |
 /// | `item` | a `#[derive(Item)]` type: emitted when a page has one | none |

@@ -70,6 +70,7 @@ pub const KEYS: &[Key] = &[
     key("user_agent", Kind::Text, "the User-Agent header (default spiderling/VERSION)"),
     key("headers", Kind::TextList, "headers sent with every request, as `Name: value` (default: none)"),
     key("obey_robots", Kind::Bool, "fetch and obey robots.txt (default true)"),
+    key("parse_threads", Kind::Positive, "threads of the HTML parse pool (default: the number of CPUs)"),
     key("output", Kind::Text, "items file; .jsonl, .csv or .json (default: none)"),
     Key {
         name: "follow",

@@ -23,6 +23,7 @@ struct Book {
     user_agent = "books-bot/1.0",
     headers = ["Accept-Language: en"],
     obey_robots = false,
+    parse_threads = 2,
     output = "books.csv",
     follow = "a.next, h3 > a",
     item = Book,
