@@ -1,14 +1,20 @@
 //! The `spiderling` command.
 //!
-//! Today it serves the sandbox sites; scaffolding (`new`, `gen`), `fetch`, `robots` and
-//! `bench` are planned. The binary is a thin `main` over [`run`], so the commands can be
-//! tested in-process.
+//! `fetch` (one page through the crawl stack, with what each selector matches), `robots`
+//! (what a site's robots.txt allows us) and `sandbox` (the local demo and hostile sites).
+//! Scaffolding (`new`, `gen`) and `bench` are planned. The binary is a thin `main` over
+//! [`run`], so the commands can be tested in-process.
+//!
+//! Exit codes: 0 success, 1 the command ran but failed (the page could not be fetched,
+//! say), 2 a wrong argument.
+
+mod fetch;
+mod robots;
+mod sandbox;
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use spider_sandbox::{DemoSite, HostileSite, IdentityLimit, Sandbox};
 
 /// Command-line arguments of `spiderling`.
 #[derive(Debug, Parser)]
@@ -20,71 +26,30 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Fetch one page through the crawl stack and show what each selector matches.
+    ///
+    /// Example: spiderling fetch https://books.example/ --css "h3 > a" --attr href
+    Fetch(fetch::Args),
+    /// Show what a site's robots.txt allows our user agent, and its Crawl-delay.
+    ///
+    /// Example: spiderling robots https://books.example/ /private/ /catalogue/
+    Robots(robots::Args),
     /// Serve the demo bookshop (or the hostile site) on 127.0.0.1 until Ctrl-C.
     ///
     /// Example: spiderling sandbox --port 8000
-    Sandbox {
-        /// Port to listen on; 0 picks a free one.
-        #[arg(long, default_value_t = 0)]
-        port: u16,
-        /// Books in the demo catalogue.
-        #[arg(long, default_value_t = 1000)]
-        books: usize,
-        /// Serve the hostile site instead: 10 requests/s per client, then 429 with
-        /// Retry-After and 403 bans; flaky 5xx, slow pages, resets, a non-UTF-8 page, a
-        /// huge body, a gzip bomb and redirect traps.
-        #[arg(long)]
-        hostile: bool,
-    },
+    Sandbox(sandbox::Args),
 }
 
-/// Run the command `cli` names; the exit code is 0 on success, 1 on failure.
+/// Run the command `cli` names, and return its exit code.
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
-        Command::Sandbox { port, books, hostile } => serve_sandbox(port, books, hostile),
+        Command::Fetch(args) => fetch::run(args),
+        Command::Robots(args) => robots::run(args),
+        Command::Sandbox(args) => sandbox::run(args),
     }
 }
 
-fn serve_sandbox(port: u16, books: usize, hostile: bool) -> ExitCode {
-    let (site, what) = if hostile {
-        let limit = IdentityLimit {
-            requests: 10,
-            per: Duration::from_secs(1),
-            ban_after: 5,
-            ban_for: Duration::from_secs(60),
-        };
-        let site = HostileSite { limit: Some(limit), ..HostileSite::default() };
-        (Sandbox::hostile_on(site, port), "hostile site")
-    } else {
-        (Sandbox::demo_on(DemoSite { books, ..DemoSite::default() }, port), "demo bookshop")
-    };
-    let site = match site {
-        Ok(site) => site,
-        Err(error) => {
-            eprintln!("error: cannot serve on 127.0.0.1:{port}: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let waited = tokio::runtime::Builder::new_current_thread().enable_all().build().map(|runtime| {
-        runtime.block_on(async {
-            // Listen before saying where we are, so an early Ctrl-C is not fatal.
-            let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-            println!("{what} at {}", site.url());
-            println!("press Ctrl-C to stop");
-            interrupt.recv().await;
-            Ok::<(), std::io::Error>(())
-        })
-    });
-    let received = site.observed().hits.len();
-    drop(site);
-    match waited {
-        Ok(Ok(())) => {
-            println!("stopped after {received} requests");
-            ExitCode::SUCCESS
-        }
-        Ok(Err(error)) | Err(error) => {
-            eprintln!("error: cannot wait for Ctrl-C: {error}");
-            ExitCode::FAILURE
-        }
-    }
+/// A runtime for one command.
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()
 }

@@ -51,6 +51,7 @@ pub use item::{ExtractError, ExtractErrorKind, Item};
 pub use page::{Document, Page};
 pub use parse::ParsePool;
 pub use request::Request;
+pub use robots::Robots;
 pub use spider::{Cx, Spider, SpiderConfig};
 pub use stats::{CrawlStatus, Summary};
 pub use throttle::{DelayRange, RateCeiling};

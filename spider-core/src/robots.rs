@@ -2,8 +2,9 @@
 //!
 //! What an answer means follows RFC 9309: a 2xx body holds the rules; a 4xx means there
 //! are none (crawl everything), except 429, which like a 5xx or an unreachable host means
-//! "assume everything is disallowed" (after retries), since the site may be unwell. Crawl-delay is honoured as a floor of the
-//! host's politeness pause (Scrapy ignores it; we do not).
+//! "assume everything is disallowed" (after retries), since the site may be unwell.
+//! Crawl-delay is honoured as a floor of the host's politeness pause (Scrapy ignores it;
+//! we do not).
 
 use std::time::Duration;
 
@@ -67,6 +68,74 @@ pub(crate) fn robots_url(url: &Url) -> Option<Url> {
     robots.set_username("").ok()?;
     robots.set_password(None).ok()?;
     Some(robots)
+}
+
+/// What a host's robots.txt says to a crawl's user agent, for looking before crawling.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), spider_core::Error> {
+/// let config = spider_core::Config::new("books");
+/// let url = url::Url::parse("https://books.example/catalogue/").unwrap();
+/// let robots = spider_core::Robots::fetch(&config, &url).await?;
+/// println!("allowed: {}, crawl-delay: {:?}", robots.allows(&url), robots.crawl_delay());
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Robots {
+    rules: RobotsRules,
+    url: Url,
+}
+
+impl Robots {
+    /// Fetch the robots.txt of `url`'s origin once, with the config's user agent, headers
+    /// and timeout, and read it as a crawl would (a 5xx or an unreachable host disallows
+    /// everything).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`](crate::Error::Config) when the config cannot build a client, or
+    /// `url` has no host.
+    pub async fn fetch(config: &crate::Config, url: &Url) -> Result<Robots, crate::Error> {
+        let robots_url = robots_url(url)
+            .filter(|_| url.has_host())
+            .ok_or_else(|| crate::Error::Config(format!("{url} has no host, so no robots.txt")))?;
+        let fetcher = crate::fetch::Fetcher::new(config)?;
+        let rules = match fetcher.fetch(&crate::Request::new(robots_url.clone())).await {
+            Ok(answer) if answer.status.as_u16() == 429 => {
+                RobotsRules::Unavailable("robots.txt answered 429".into())
+            }
+            Ok(answer) => {
+                RobotsRules::from_answer(answer.status.as_u16(), &answer.body, config.robots_token())
+            }
+            Err(error) => RobotsRules::Unavailable(error.to_string()),
+        };
+        Ok(Robots { rules, url: robots_url })
+    }
+
+    /// The robots.txt URL read.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// Whether a crawl may fetch `url`.
+    pub fn allows(&self, url: &Url) -> bool {
+        self.rules.allows(url)
+    }
+
+    /// The Crawl-delay for our user agent, if any.
+    pub fn crawl_delay(&self) -> Option<Duration> {
+        self.rules.crawl_delay()
+    }
+
+    /// Why nothing may be fetched, when robots.txt could not be had.
+    pub fn unavailable(&self) -> Option<&str> {
+        match &self.rules {
+            RobotsRules::Unavailable(reason) => Some(reason),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

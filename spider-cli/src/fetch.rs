@@ -1,0 +1,146 @@
+//! `spiderling fetch URL --css SEL`: one page through the same stack as a crawl
+//! (robots.txt, headers, timeout, retries with backoff, body cap), and what each selector
+//! matches. The quickest way to write a selector.
+
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use spiderling::async_trait;
+use spiderling::scraper::Selector;
+use spiderling::{Config, Crawler, Cx, Page, Spider, SpiderConfig};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The page to fetch.
+    url: String,
+    /// A CSS selector to try (repeatable).
+    #[arg(long = "css", value_name = "SELECTOR")]
+    selectors: Vec<String>,
+    /// Show this attribute of each match instead of its text (href, src, ...).
+    #[arg(long, value_name = "NAME")]
+    attr: Option<String>,
+    /// A header to send, as `Name: value` (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    headers: Vec<String>,
+    /// Fetch even if robots.txt disallows the page.
+    #[arg(long)]
+    ignore_robots: bool,
+}
+
+/// What the page showed.
+struct Seen {
+    status: u16,
+    url: String,
+    bytes: usize,
+    matches: Vec<(String, Vec<String>)>,
+}
+
+struct FetchOne {
+    config: Config,
+    selectors: Arc<Vec<(String, Selector)>>,
+    attr: Option<Arc<str>>,
+    seen: Arc<Mutex<Option<Seen>>>,
+}
+
+impl SpiderConfig for FetchOne {
+    fn config(&self) -> Config {
+        self.config.clone()
+    }
+}
+
+#[async_trait]
+impl Spider for FetchOne {
+    type Item = ();
+
+    async fn parse(&self, page: Page, _: &mut Cx<()>) -> spiderling::Result {
+        let (selectors, attr) = (self.selectors.clone(), self.attr.clone());
+        let matches = page
+            .html(move |doc| {
+                let value = |element: spiderling::scraper::ElementRef<'_>| match attr.as_deref() {
+                    Some(name) => element.value().attr(name).unwrap_or_default().to_owned(),
+                    None => {
+                        element.text().collect::<String>().split_whitespace().collect::<Vec<_>>().join(" ")
+                    }
+                };
+                selectors
+                    .iter()
+                    .map(|(css, selector)| (css.clone(), doc.select(selector).map(value).collect()))
+                    .collect()
+            })
+            .await?;
+        let seen = Seen {
+            status: page.status().as_u16(),
+            url: page.url().to_string(),
+            bytes: page.body().len(),
+            matches,
+        };
+        *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(seen);
+        Ok(())
+    }
+}
+
+pub(crate) fn run(args: Args) -> ExitCode {
+    let mut selectors = Vec::new();
+    for css in &args.selectors {
+        match Selector::parse(css) {
+            Ok(selector) => selectors.push((css.clone(), selector)),
+            Err(error) => {
+                eprintln!("error: --css {css:?} is not a valid selector: {error}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let mut config = Config::new("fetch").start_url(args.url.as_str()).obey_robots(!args.ignore_robots);
+    for header in &args.headers {
+        let Some((name, value)) = header.split_once(':') else {
+            eprintln!("error: --header {header:?}: write it as \"Name: value\"");
+            return ExitCode::from(2);
+        };
+        config = config.header(name.trim(), value.trim());
+    }
+    let seen = Arc::new(Mutex::new(None));
+    let spider = FetchOne {
+        config,
+        selectors: Arc::new(selectors),
+        attr: args.attr.as_deref().map(Arc::from),
+        seen: seen.clone(),
+    };
+    let started = Instant::now();
+    let summary = match super::runtime().map(|rt| rt.block_on(Crawler::new(spider).run())) {
+        Ok(Ok(summary)) => summary,
+        Ok(Err(error)) => {
+            eprintln!("error: {error}");
+            return error.exit_code();
+        }
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let elapsed = started.elapsed();
+    let Some(seen) = seen.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+        let statuses: Vec<String> = summary.statuses.iter().map(|(s, n)| format!("{s} ×{n}")).collect();
+        eprintln!("error: no page from {}", args.url);
+        eprintln!("  statuses: {}", if statuses.is_empty() { "none".into() } else { statuses.join(", ") });
+        if summary.robots_disallowed > 0 {
+            eprintln!("  robots.txt disallows it (--ignore-robots to fetch it anyway)");
+        }
+        for (reason, n) in &summary.failures_by_reason {
+            eprintln!("  failed: {reason} ×{n} (after {} retries)", summary.retries);
+        }
+        return ExitCode::FAILURE;
+    };
+    println!("{} {} in {} ms, {} bytes", seen.status, seen.url, elapsed.as_millis(), seen.bytes);
+    if summary.retries > 0 {
+        println!("  after {} retries", summary.retries);
+    }
+    for (css, values) in seen.matches {
+        let plural = if values.len() == 1 { "match" } else { "matches" };
+        println!("{css} ({} {plural})", values.len());
+        for value in values {
+            println!("  {value}");
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,66 @@
+//! `spiderling fetch` and `spiderling robots` against the demo site, as a user runs them.
+
+use std::process::{Command, Output};
+
+use spider_sandbox::{DemoSite, Sandbox};
+
+fn spiderling(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spiderling")).args(args).output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn fetch_shows_what_each_selector_matches_and_the_server_saw_one_page() {
+    let site = Sandbox::demo(DemoSite { books: 30, per_page: 10, ..DemoSite::default() }).unwrap();
+    let url = format!("{}catalogue/book_3.html", site.url());
+    let output = spiderling(&["fetch", &url, "--css", "h1.title", "--css", "p.price", "--css", "p.nothing"]);
+    assert!(output.status.success(), "{output:?}");
+    let text = stdout(&output);
+    let book = &spider_sandbox::catalogue(3)[2];
+    assert!(text.starts_with(&format!("200 {url} in ")), "{text}");
+    assert!(text.contains(&format!("h1.title (1 match)\n  {}\n", book.title)), "{text}");
+    assert!(text.contains(&format!("p.price (1 match)\n  {}\n", book.price)), "{text}");
+    assert!(text.contains("p.nothing (0 matches)"), "{text}");
+    let seen = site.observed();
+    assert_eq!(seen.pages().count(), 1, "one page, no follow-ups");
+    assert_eq!(seen.hits.len(), 2, "robots.txt first, then the page");
+}
+
+#[test]
+fn fetch_obeys_robots_and_says_so() {
+    let site = Sandbox::demo(DemoSite { books: 10, per_page: 10, ..DemoSite::default() }).unwrap();
+    let output = spiderling(&["fetch", &format!("{}private/a.html", site.url()), "--css", "h1"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("robots.txt disallows it"), "{output:?}");
+    assert_eq!(site.observed().under("/private/"), 0);
+}
+
+#[test]
+fn a_bad_selector_is_a_usage_error_before_any_request() {
+    let site = Sandbox::demo(DemoSite::default()).unwrap();
+    let output = spiderling(&["fetch", &site.url(), "--css", "a["]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not a valid selector"), "{output:?}");
+    assert!(site.observed().hits.is_empty());
+}
+
+#[test]
+fn robots_says_what_is_allowed() {
+    let site = Sandbox::demo(DemoSite {
+        books: 10,
+        per_page: 10,
+        crawl_delay: Some(std::time::Duration::from_secs(2)),
+        ..DemoSite::default()
+    })
+    .unwrap();
+    let output = spiderling(&["robots", &site.url(), "/private/admin.html", "/catalogue/page-1.html"]);
+    assert!(output.status.success(), "{output:?}");
+    let text = stdout(&output);
+    assert!(text.contains("crawl-delay: 2s"), "{text}");
+    assert!(text.contains(&format!("disallowed {}private/admin.html", site.url())), "{text}");
+    assert!(text.contains(&format!("allowed    {}catalogue/page-1.html", site.url())), "{text}");
+    assert_eq!(site.observed().hits.len(), 1, "only robots.txt");
+}
