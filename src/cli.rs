@@ -1,7 +1,10 @@
-//! The standard command line of a spider binary: `fn main() -> ExitCode { spiderling::cli::main::<MySpider>() }`.
+//! The standard command line of a spider binary: `fn main() -> ExitCode { spiderling::cli::main::<MySpider>() }`,
+//! or, for a crate of many spiders, [`Spiders`].
 //!
 //! ```text
 //! my-spider [-o FILE] [--set KEY=VALUE]... [--log-level LEVEL]
+//! my-spiders list
+//! my-spiders crawl NAME [-o FILE] [--set KEY=VALUE]... [--log-level LEVEL]
 //! ```
 //!
 //! Settings are layered, later wins: the defaults, the `profile`, the `#[spider(...)]`
@@ -12,16 +15,22 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use spider_core::{Config, Crawler, Error, Spider};
 
-/// The flags every spider binary understands.
+const SETTINGS_HELP: &str = "Settings: defaults < profile < #[spider(...)] < SPIDERLING_<KEY> < --set.\n\
+                             Example: --set rps=5 --set delay=1s..3s -o items.csv";
+
+/// One spider's binary.
 #[derive(Debug, Parser)]
-#[command(
-    about = "Run this spider",
-    after_help = "Settings: defaults < profile < #[spider(...)] < SPIDERLING_<KEY> < --set.\n\
-                  Example: --set rpm=300 --set delay=1s..3s -o items.csv"
-)]
+#[command(about = "Run this spider", after_help = SETTINGS_HELP)]
+struct Single {
+    #[command(flatten)]
+    flags: Flags,
+}
+
+/// The flags every spider understands.
+#[derive(Debug, clap::Args)]
 struct Flags {
     /// Write items here; .jsonl, .csv or .json picks the format.
     #[arg(short, long, value_name = "FILE")]
@@ -56,13 +65,121 @@ pub fn main<S: Spider + Default>() -> ExitCode {
 /// As [`main`], for a spider value and arguments of your own (the first is the program
 /// name).
 pub fn run<S: Spider>(spider: S, args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let flags = match Flags::try_parse_from(args) {
-        Ok(flags) => flags,
-        Err(error) => {
-            let _ = error.print();
-            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+    match Single::try_parse_from(args) {
+        Ok(Single { flags }) => crawl(spider, flags),
+        Err(error) => usage_error(&error),
+    }
+}
+
+fn usage_error(error: &clap::Error) -> ExitCode {
+    let _ = error.print();
+    ExitCode::from(if error.use_stderr() { 2 } else { 0 })
+}
+
+/// The spiders of a crate, run by name: `list`, and `crawl NAME` with the standard flags.
+///
+/// # Examples
+///
+/// ```no_run
+/// use spiderling::prelude::*;
+///
+/// #[derive(Spider, Default)]
+/// #[spider(name = "news", start_urls = ["http://127.0.0.1:8000/news"], follow = "a.next")]
+/// struct News;
+///
+/// #[derive(Spider, Default)]
+/// #[spider(name = "shop", start_urls = ["http://127.0.0.1:8000/shop"], follow = "a.next")]
+/// struct Shop;
+///
+/// fn main() -> std::process::ExitCode {
+///     spiderling::cli::Spiders::new().add::<News>().add::<Shop>().main()
+/// }
+/// ```
+#[derive(Default)]
+pub struct Spiders {
+    entries: Vec<(String, CrawlFn)>,
+}
+
+/// Crawl with one registered spider.
+type CrawlFn = fn(Flags) -> ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    about = "Run one of this crate's spiders",
+    after_help = "crawl NAME takes the standard spider flags (crawl --help):\n  \
+                  -o, --output FILE    write items here (.jsonl, .csv or .json)\n  \
+                  --set KEY=VALUE      change a setting, such as --set rps=5\n  \
+                  --log-level LEVEL    error, warn, info, debug, trace\n\n\
+                  Settings: defaults < profile < #[spider(...)] < SPIDERLING_<KEY> < --set."
+)]
+struct Many {
+    #[command(subcommand)]
+    command: ManyCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ManyCommand {
+    /// Crawl with the spider called NAME (see `list`).
+    ///
+    /// Example: crawl books -o books.jsonl --set rps=5
+    Crawl {
+        /// The spider's name.
+        name: String,
+        #[command(flatten)]
+        flags: Flags,
+    },
+    /// List the spiders, one name a line.
+    List,
+}
+
+impl Spiders {
+    /// No spiders yet.
+    pub fn new() -> Self {
+        Spiders::default()
+    }
+
+    /// Add a spider, known by its config's name.
+    #[must_use]
+    pub fn add<S: Spider + Default>(mut self) -> Self {
+        self.entries.push((S::default().config().name().to_owned(), crawl_default::<S>));
+        self
+    }
+
+    /// Run the command the process's arguments name, and return its exit code.
+    pub fn main(self) -> ExitCode {
+        self.run(std::env::args_os())
+    }
+
+    /// As [`main`](Self::main), with arguments of your own (the first is the program name).
+    pub fn run(self, args: impl IntoIterator<Item = OsString>) -> ExitCode {
+        match Many::try_parse_from(args) {
+            Ok(Many { command: ManyCommand::List }) => {
+                for (name, _) in &self.entries {
+                    println!("{name}");
+                }
+                ExitCode::SUCCESS
+            }
+            Ok(Many { command: ManyCommand::Crawl { name, flags } }) => {
+                match self.entries.iter().find(|(known, _)| *known == name) {
+                    Some((_, crawl)) => crawl(flags),
+                    None => {
+                        let names: Vec<&str> = self.entries.iter().map(|(n, _)| n.as_str()).collect();
+                        eprintln!("error: no spider called {name:?}; the spiders are: {}", names.join(", "));
+                        ExitCode::from(2)
+                    }
+                }
+            }
+            Err(error) => usage_error(&error),
         }
-    };
+    }
+}
+
+fn crawl_default<S: Spider + Default>(flags: Flags) -> ExitCode {
+    crawl(S::default(), flags)
+}
+
+/// Crawl with `spider`, its settings layered under the environment and `flags`.
+fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
     let filter = tracing_subscriber::EnvFilter::try_new(&flags.log_level)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
@@ -137,7 +254,7 @@ mod tests {
     use super::*;
 
     fn flags(args: &[&str]) -> Flags {
-        Flags::try_parse_from(std::iter::once("spider").chain(args.iter().copied())).unwrap()
+        Single::try_parse_from(std::iter::once("spider").chain(args.iter().copied())).unwrap().flags
     }
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {

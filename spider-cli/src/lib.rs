@@ -1,8 +1,8 @@
 //! The `spiderling` command.
 //!
-//! `fetch` (one page through the crawl stack, with what each selector matches), `robots`
-//! (what a site's robots.txt allows us) and `sandbox` (the local demo and hostile sites).
-//! Scaffolding (`new`, `gen`) and `bench` are planned. The binary is a thin `main` over
+//! `new` and `gen` (a crate of spiders, one more spider), `fetch` (one page through the
+//! crawl stack, with what each selector matches), `robots` (what a site's robots.txt
+//! allows us) and `sandbox` (the local demo and hostile sites). `bench` is planned. The binary is a thin `main` over
 //! [`run`], so the commands can be tested in-process.
 //!
 //! Exit codes: 0 success, 1 the command ran but failed (the page could not be fetched,
@@ -11,6 +11,7 @@
 mod fetch;
 mod robots;
 mod sandbox;
+mod scaffold;
 
 use std::process::ExitCode;
 
@@ -26,6 +27,14 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Create a crate of spiders, with a first spider for URL, that builds and tests offline.
+    ///
+    /// Example: spiderling new shop --url https://shop.example/
+    New(scaffold::NewArgs),
+    /// Add a spider to a crate made by `new`.
+    ///
+    /// Example: spiderling gen news https://news.example/
+    Gen(scaffold::GenArgs),
     /// Fetch one page through the crawl stack and show what each selector matches.
     ///
     /// Example: spiderling fetch https://books.example/ --css "h3 > a" --attr href
@@ -43,6 +52,8 @@ enum Command {
 /// Run the command `cli` names, and return its exit code.
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
+        Command::New(args) => scaffold::new(args),
+        Command::Gen(args) => scaffold::generate(args),
         Command::Fetch(args) => fetch::run(args),
         Command::Robots(args) => robots::run(args),
         Command::Sandbox(args) => sandbox::run(args),

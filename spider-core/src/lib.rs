@@ -37,6 +37,7 @@ mod retry;
 mod robots;
 mod spider;
 mod stats;
+pub mod testing;
 mod throttle;
 
 pub use async_trait::async_trait;

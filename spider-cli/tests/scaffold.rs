@@ -1,0 +1,58 @@
+//! `spiderling new` makes a crate that builds and passes its tests offline, and `gen`
+//! adds a spider that `list` then shows — run as a new user would, with cargo.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn spiderling(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spiderling")).current_dir(dir).args(args).output().unwrap()
+}
+
+/// This workspace's target directory, so the new crate reuses what is compiled already.
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+fn cargo(dir: &Path, args: &[&str]) -> Output {
+    let (command, rest) = args.split_at(1);
+    Command::new(env!("CARGO"))
+        .current_dir(dir)
+        .args(command)
+        .arg("--offline")
+        .args(rest)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .output()
+        .unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+#[test]
+fn a_new_crate_tests_green_offline_and_gen_adds_a_listed_spider() {
+    let dir = tempfile::tempdir().unwrap();
+    let made = spiderling(dir.path(), &["new", "shop", "--url", "http://127.0.0.1:9/shop/"]);
+    assert!(made.status.success(), "{}", text(&made));
+    let krate = dir.path().join("shop");
+
+    let tested = cargo(&krate, &["test"]);
+    assert!(tested.status.success(), "{}", text(&tested));
+    assert!(text(&tested).contains("test parse_reads_the_saved_page ... ok"), "{}", text(&tested));
+
+    let help = cargo(&krate, &["run", "-q", "--", "--help"]);
+    assert!(help.status.success(), "{}", text(&help));
+    assert!(text(&help).contains("--set KEY=VALUE"), "{}", text(&help));
+
+    let added = spiderling(&krate, &["gen", "news", "http://127.0.0.1:9/news/"]);
+    assert!(added.status.success(), "{}", text(&added));
+    let listed = cargo(&krate, &["run", "-q", "--", "list"]);
+    assert!(listed.status.success(), "{}", text(&listed));
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "shop\nnews\n");
+
+    let again = spiderling(&krate, &["gen", "news", "http://127.0.0.1:9/news/"]);
+    assert_eq!(again.status.code(), Some(1), "a second spider of the same name is refused");
+    let bad = spiderling(dir.path(), &["new", "Bad Name"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+}
