@@ -107,16 +107,9 @@ pub(crate) fn run(args: Args) -> ExitCode {
         seen: seen.clone(),
     };
     let started = Instant::now();
-    let summary = match super::runtime().map(|rt| rt.block_on(Crawler::new(spider).run())) {
-        Ok(Ok(summary)) => summary,
-        Ok(Err(error)) => {
-            eprintln!("error: {error}");
-            return error.exit_code();
-        }
-        Err(error) => {
-            eprintln!("error: cannot start the async runtime: {error}");
-            return ExitCode::FAILURE;
-        }
+    let summary = match super::block_on(Crawler::new(spider).run()) {
+        Ok(summary) => summary,
+        Err(code) => return code,
     };
     let elapsed = started.elapsed();
     let Some(seen) = seen.lock().unwrap_or_else(|e| e.into_inner()).take() else {

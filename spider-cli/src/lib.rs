@@ -60,7 +60,18 @@ pub fn run(cli: Cli) -> ExitCode {
     }
 }
 
-/// A runtime for one command.
-fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()
+/// Run one command's async work to its end; a failure is printed and becomes the exit code.
+fn block_on<T>(work: impl std::future::Future<Output = Result<T, spiderling::Error>>) -> Result<T, ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
+    match runtime.map(|runtime| runtime.block_on(work)) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => {
+            eprintln!("error: {error}");
+            Err(error.exit_code())
+        }
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            Err(ExitCode::FAILURE)
+        }
+    }
 }

@@ -22,16 +22,9 @@ pub(crate) fn run(args: Args) -> ExitCode {
         return ExitCode::from(2);
     };
     let config = Config::new("robots").user_agent(args.user_agent.as_str());
-    let robots = match super::runtime().map(|rt| rt.block_on(Robots::fetch(&config, &url))) {
-        Ok(Ok(robots)) => robots,
-        Ok(Err(error)) => {
-            eprintln!("error: {error}");
-            return ExitCode::FAILURE;
-        }
-        Err(error) => {
-            eprintln!("error: cannot start the async runtime: {error}");
-            return ExitCode::FAILURE;
-        }
+    let robots = match super::block_on(Robots::fetch(&config, &url)) {
+        Ok(robots) => robots,
+        Err(code) => return code,
     };
     println!("robots.txt: {}", robots.url());
     if let Some(reason) = robots.unavailable() {

@@ -69,18 +69,20 @@ impl MemoryFrontier {
 
 impl Frontier for MemoryFrontier {
     fn enqueue(&mut self, request: Request) -> Enqueued {
+        // In scope means http(s) with a host, so `host_key` below cannot fail.
         if !self.scope.allows(request.url()) {
             return Enqueued::OutOfScope;
+        }
+        if self.max_depth.is_some_and(|max| request.depth() > max) {
+            return Enqueued::TooDeep;
+        }
+        // Most links are duplicates: they are turned away before the host key is built.
+        if !self.seen.insert(fingerprint(request.method(), request.url())) {
+            return Enqueued::Duplicate;
         }
         let Some(host) = host_key(request.url()) else {
             return Enqueued::OutOfScope;
         };
-        if self.max_depth.is_some_and(|max| request.depth() > max) {
-            return Enqueued::TooDeep;
-        }
-        if !self.seen.insert(fingerprint(request.method(), request.url())) {
-            return Enqueued::Duplicate;
-        }
         self.push(&host, request);
         Enqueued::Accepted(host)
     }
