@@ -2,9 +2,11 @@
 //!
 //! Four kinds of trouble call for four different reactions. "Slow down" (429) backs off
 //! the whole host and keeps the identity; "switch identity" (403) retries the request as
-//! someone else once proxies exist (today: later, after a backoff); "try again" (5xx,
-//! 408, timeouts, resets) retries after a jittered backoff; "give up" (any other 4xx, or
-//! a status not configured as retryable) ends the request at once.
+//! someone else: through a gateway, a new exit (and a 429 there is met the same way, since
+//! the new identity owes nothing to the old one's Retry-After); directly, later, after a
+//! backoff. "Try again" (5xx, 408, timeouts, resets) retries after a jittered backoff;
+//! "give up" (any other 4xx, or a status not configured as retryable) ends the request at
+//! once.
 
 use std::time::Duration;
 
@@ -38,6 +40,12 @@ pub(crate) fn classify_status(status: StatusCode, retry_statuses: &[u16]) -> Tro
         403 => Trouble::SwitchIdentity,
         _ => Trouble::TryAgain,
     }
+}
+
+/// Whether an answer says this identity is blocked or throttled: the router retires its
+/// session and counts it towards climbing a tier.
+pub(crate) fn is_block(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 403 | 429)
 }
 
 /// `Retry-After`, in seconds or as an HTTP date; capped at an hour, so a hostile value

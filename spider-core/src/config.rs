@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::classify::DEFAULT_RETRY_STATUSES;
 use crate::error::Error;
+use crate::proxy::DEFAULT_USER_TEMPLATE;
 use crate::request::Request;
 use crate::retry::Backoff;
 use crate::throttle::{DelayRange, RateCeiling};
@@ -56,6 +57,14 @@ pub struct Config {
     pub(crate) failures: Option<PathBuf>,
     pub(crate) grace: Duration,
     pub(crate) handle_signals: bool,
+    pub(crate) proxy: Option<String>,
+    pub(crate) geo: Option<String>,
+    pub(crate) geo_rules: Vec<(String, String)>,
+    pub(crate) sticky: bool,
+    pub(crate) proxy_user_template: String,
+    pub(crate) proxy_price_per_gb: f64,
+    pub(crate) proxy_budget: Option<f64>,
+    pub(crate) ca_cert: Option<PathBuf>,
     /// Mistakes found by setters that cannot fail, reported by `validate`.
     invalid: Vec<String>,
 }
@@ -87,6 +96,19 @@ impl std::fmt::Display for Config {
         )?;
         let headers: Vec<String> = self.headers.iter().map(|(name, _)| format!("{name}: …")).collect();
         writeln!(f, "  headers = {}", list(&headers))?;
+        if let Some(proxy) = &self.proxy {
+            let rules: Vec<String> = self.geo_rules.iter().map(|(p, c)| format!("{p}={c}")).collect();
+            writeln!(
+                f,
+                "  proxy = {} · geo = {} · geo_rules = {} · sticky = {}",
+                spider_settings::redact_spec(proxy),
+                self.geo.as_deref().unwrap_or("any"),
+                list(&rules),
+                self.sticky
+            )?;
+            let budget = self.proxy_budget.map_or("none".to_owned(), |b| format!("{b}"));
+            writeln!(f, "  proxy_price_per_gb = {} · proxy_budget = {budget}", self.proxy_price_per_gb)?;
+        }
         write!(f, "  output = {}", path(&self.output))
     }
 }
@@ -124,6 +146,14 @@ impl Config {
             failures: None,
             grace: Duration::from_secs(10),
             handle_signals: true,
+            proxy: None,
+            geo: None,
+            geo_rules: Vec::new(),
+            sticky: false,
+            proxy_user_template: DEFAULT_USER_TEMPLATE.to_owned(),
+            proxy_price_per_gb: 0.0,
+            proxy_budget: None,
+            ca_cert: None,
             invalid: Vec::new(),
         }
     }
@@ -182,7 +212,8 @@ impl Config {
     /// ```
     pub fn set(self, key: &str, value: &str) -> Result<Self, Error> {
         use spider_settings as keys;
-        let problem = |message: String| Error::Config(format!("{key} = {value:?}: {message}"));
+        let shown = spider_settings::redact_spec(value);
+        let problem = |message: String| Error::Config(format!("{key} = {shown:?}: {message}"));
         let Some(known) = keys::find(key) else {
             let hint = keys::suggest(key).map(|k| format!("; did you mean `{k}`?")).unwrap_or_default();
             return Err(Error::Config(format!("unknown setting `{key}`{hint}")));
@@ -225,6 +256,26 @@ impl Config {
             "obey_robots" => self.obey_robots(keys::parse_bool(value).map_err(problem)?),
             "parse_threads" => self.parse_threads(size(true)?),
             "output" => self.output(value),
+            "proxy" => {
+                spider_settings::parse_proxy(value, false).map_err(problem)?;
+                self.proxy(value)
+            }
+            "geo" => self.geo(keys::parse_country(value).map_err(problem)?),
+            "geo_rules" => {
+                let mut geo_rules = Vec::new();
+                for rule in value.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+                    geo_rules.push(keys::parse_geo_rule(rule).map_err(problem)?);
+                }
+                Config { geo_rules, ..self }
+            }
+            "sticky" => self.sticky(keys::parse_bool(value).map_err(problem)?),
+            "proxy_user_template" => {
+                keys::check_user_template(value).map_err(problem)?;
+                self.proxy_user_template(value)
+            }
+            "proxy_price_per_gb" => self.proxy_price_per_gb(keys::parse_decimal(value).map_err(problem)?),
+            "proxy_budget" => self.proxy_budget(keys::parse_decimal(value).map_err(problem)?),
+            "ca_cert" => self.ca_cert(value),
             other => return Err(Error::Config(format!("setting `{other}` cannot be changed at run time"))),
         })
     }
@@ -401,6 +452,93 @@ impl Config {
         self
     }
 
+    /// How requests leave (default: directly). A route is tiers from cheapest to dearest
+    /// separated by `>`; each tier is `direct` or a pool of gateways separated by `,`,
+    /// each `env:VAR` (the gateway URL, or a comma-separated list of them, in the
+    /// environment variable `VAR`) or a gateway URL. A host starts on the first tier,
+    /// climbs one when it keeps blocking there, and probes back down later. Credentials
+    /// belong in the environment, not in code: `#[spider(proxy = ..)]` refuses a URL with
+    /// them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use spider_core::Config;
+    ///
+    /// std::env::set_var("RESIDENTIAL_PROXY", "http://acct:secret@gate.example:7777");
+    /// let config = Config::new("shop").proxy("direct > env:RESIDENTIAL_PROXY").geo("us").sticky(true);
+    /// assert!(config.validate().is_ok());
+    /// assert!(!config.to_string().contains("secret"));
+    /// ```
+    #[must_use]
+    pub fn proxy(mut self, route: impl Into<String>) -> Self {
+        self.proxy = Some(route.into());
+        self
+    }
+
+    /// Exit country of proxied requests, a two-letter code sent in the gateway username
+    /// (default: none, the gateway's choice).
+    #[must_use]
+    pub fn geo(mut self, country: impl Into<String>) -> Self {
+        self.geo = Some(country.into().to_ascii_lowercase());
+        self
+    }
+
+    /// Exit country for hosts matching `pattern`: `*.de` for every host ending in `.de`, or
+    /// one host name. The first matching rule wins over [`geo`](Self::geo)
+    /// (default: none).
+    #[must_use]
+    pub fn geo_rule(mut self, pattern: impl Into<String>, country: impl Into<String>) -> Self {
+        self.geo_rules.push((pattern.into().to_ascii_lowercase(), country.into().to_ascii_lowercase()));
+        self
+    }
+
+    /// Sticky sessions: every request of one logical task (a [`Request`]'s session key,
+    /// inherited by its follow-ups; each start URL is a task of its own) leaves through
+    /// one gateway session, so one exit identity; a blocked session is replaced. Without
+    /// it, every proxied request opens a new connection and gets a new exit
+    /// (default false).
+    #[must_use]
+    pub fn sticky(mut self, sticky: bool) -> Self {
+        self.sticky = sticky;
+        self
+    }
+
+    /// The gateway username, with `{user}` (from the gateway URL), `{geo}` and
+    /// `{session}`; a part without a value is left out with the text before it
+    /// (default [`DEFAULT_USER_TEMPLATE`]).
+    #[must_use]
+    pub fn proxy_user_template(mut self, template: impl Into<String>) -> Self {
+        self.proxy_user_template = template.into();
+        self
+    }
+
+    /// Price of a GB through the gateways, to report the spend (default 0).
+    #[must_use]
+    pub fn proxy_price_per_gb(mut self, price: f64) -> Self {
+        self.proxy_price_per_gb = price;
+        self
+    }
+
+    /// Stop admitting requests once the proxy spend reaches this amount, at
+    /// [`proxy_price_per_gb`](Self::proxy_price_per_gb); what is in flight finishes, the
+    /// items are flushed and the crawl ends with [`CrawlStatus::BudgetReached`](crate::CrawlStatus::BudgetReached)
+    /// (default: no budget).
+    #[must_use]
+    pub fn proxy_budget(mut self, budget: f64) -> Self {
+        self.proxy_budget = Some(budget);
+        self
+    }
+
+    /// Trust this PEM certificate besides the built-in roots, for a private or test
+    /// server such as the sandbox's TLS mode (default: built-in roots only). TLS
+    /// verification stays on.
+    #[must_use]
+    pub fn ca_cert(mut self, path: impl Into<PathBuf>) -> Self {
+        self.ca_cert = Some(path.into());
+        self
+    }
+
     /// The spider's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -482,6 +620,7 @@ impl Config {
         if reqwest::header::HeaderValue::from_str(&self.user_agent).is_err() {
             problems.push("user_agent is not a valid header value".to_owned());
         }
+        problems.extend(self.proxy_problems());
         if problems.is_empty() {
             Ok(())
         } else {
@@ -489,8 +628,40 @@ impl Config {
         }
     }
 
+    /// Mistakes in the proxy settings; a route's environment variables are read here, so
+    /// a missing one is reported before any request.
+    fn proxy_problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if let Some(geo) = &self.geo {
+            problems.extend(spider_settings::parse_country(geo).err());
+        }
+        for (pattern, country) in &self.geo_rules {
+            problems.extend(spider_settings::parse_geo_rule(&format!("{pattern}={country}")).err());
+        }
+        problems.extend(spider_settings::check_user_template(&self.proxy_user_template).err());
+        for (key, amount) in
+            [("proxy_price_per_gb", Some(self.proxy_price_per_gb)), ("proxy_budget", self.proxy_budget)]
+        {
+            if amount.is_some_and(|n| !n.is_finite() || n < 0.0) {
+                problems.push(format!("{key} must be a non-negative number"));
+            }
+        }
+        if let Err(error) = crate::proxy::Router::new(self) {
+            problems.push(error.to_string().trim_start_matches("configuration error: ").to_owned());
+        }
+        problems
+    }
+
     /// The start URLs as requests; call after [`validate`](Self::validate).
+    /// In sticky mode each start URL is a logical task of its own.
     pub(crate) fn start_requests(&self) -> Result<Vec<Request>, Error> {
-        self.start_urls.iter().map(|url| Request::get(url)).collect()
+        let task = |i: usize, request: Request| {
+            if self.sticky {
+                request.with_session(format!("start-{i}"))
+            } else {
+                request
+            }
+        };
+        self.start_urls.iter().enumerate().map(|(i, url)| Request::get(url).map(|r| task(i, r))).collect()
     }
 }

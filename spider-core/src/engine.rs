@@ -39,11 +39,12 @@ use crate::frontier::{fingerprint, Enqueued, Frontier, HostKey, MemoryFrontier};
 use crate::item::ExtractError;
 use crate::page::Page;
 use crate::parse::ParsePool;
+use crate::proxy::{Router, Verdict};
 use crate::request::Request;
 use crate::retry::Backoff;
 use crate::robots::{self, RobotsRules};
 use crate::spider::{Cx, Spider};
-use crate::stats::{Stats, Summary};
+use crate::stats::{CrawlStatus, Stats, Summary};
 use crate::throttle::{DelayRange, HostSlots, RateGate, SlotState};
 
 /// Runs a spider to the end.
@@ -111,7 +112,8 @@ impl<S: Spider> Crawler<S> {
         }
         let failures = config.failures_path().as_deref().map(FailuresFile::create).transpose()?;
         let shared = Arc::new(Shared {
-            fetcher: Fetcher::new(&config)?,
+            fetcher: Fetcher::new(&config),
+            router: Router::new(&config)?,
             pool: ParsePool::new(config.parse_threads)?,
             exporter: Mutex::new(exporter),
             stats: Stats::new(),
@@ -140,7 +142,15 @@ impl<S: Spider> Crawler<S> {
             .as_mut()
             .map_or(Ok(()), |exporter| exporter.finish());
         let html_parses = shared.pool.html_parses();
-        let summary = shared.stats.summary(&config.name, end.interrupted, end.unfinished, html_parses);
+        let stopped = if end.interrupted {
+            Some(CrawlStatus::Interrupted)
+        } else if end.budget_reached {
+            Some(CrawlStatus::BudgetReached)
+        } else {
+            None
+        };
+        let proxy = shared.router.spend();
+        let summary = shared.stats.summary(&config.name, stopped, end.unfinished, html_parses, proxy);
         if let Some(path) = config.stats_path() {
             write_stats(&path, &summary)?;
         }
@@ -181,6 +191,7 @@ async fn wait_for_signal() -> std::io::Result<()> {
 struct Shared<S: Spider> {
     spider: S,
     fetcher: Fetcher,
+    router: Router,
     pool: ParsePool,
     exporter: Mutex<Option<Box<dyn Exporter<S::Item>>>>,
     stats: Stats,
@@ -297,6 +308,7 @@ impl Drop for Report {
 struct End {
     error: Option<Error>,
     interrupted: bool,
+    budget_reached: bool,
     unfinished: usize,
 }
 
@@ -345,6 +357,8 @@ struct Dispatcher<S: Spider> {
     /// Set by the first stop signal: admit nothing; abandon what is in flight then.
     draining_until: Option<Instant>,
     grace: Duration,
+    /// Set when the proxy spend reaches the budget: admit nothing, finish what is in flight.
+    budget_reached: bool,
     fatal: Option<Error>,
 }
 
@@ -381,6 +395,7 @@ impl<S: Spider> Dispatcher<S> {
             stop_rx,
             draining_until: None,
             grace: config.grace,
+            budget_reached: false,
             fatal: None,
         }
     }
@@ -457,6 +472,7 @@ impl<S: Spider> Dispatcher<S> {
         self.in_flight == 0
             && (self.fatal.is_some()
                 || self.draining_until.is_some()
+                || self.budget_reached
                 || (self.held.is_none() && !self.frontier.has_pending()))
     }
 
@@ -476,13 +492,25 @@ impl<S: Spider> Dispatcher<S> {
         if let Some(Err(error)) = self.failures.as_mut().map(FailuresFile::finish) {
             self.fatal.get_or_insert(error);
         }
-        End { error: self.fatal, interrupted, unfinished }
+        End { error: self.fatal, interrupted, budget_reached: self.budget_reached, unfinished }
     }
 
     /// Launch requests while admission allows; returns the wait for the next rate token
     /// when that is what stopped it.
     fn launch_ready(&mut self, now: Instant) -> Option<Duration> {
-        while self.fatal.is_none() && self.draining_until.is_none() && self.in_flight < self.concurrency {
+        while self.fatal.is_none()
+            && self.draining_until.is_none()
+            && !self.budget_reached
+            && self.in_flight < self.concurrency
+        {
+            if self.shared.router.budget_reached() {
+                tracing::warn!(
+                    in_flight = self.in_flight,
+                    "proxy budget reached: admitting nothing more, finishing requests in flight"
+                );
+                self.budget_reached = true;
+                return None;
+            }
             let (host, job) = match self.held.take() {
                 Some(held) => held,
                 None => self.next_job(now)?,
@@ -755,9 +783,10 @@ async fn sleep_until(deadline: Option<Instant>) {
 /// Fetch robots.txt. A redirect (RFC 9309 asks to follow five) goes back to the dispatcher
 /// as the next hop, so each hop waits for a slot and a rate token.
 async fn fetch_robots<S: Spider>(shared: &Shared<S>, request: &Request) -> Outcome {
-    let fetched = match shared.fetcher.fetch(request).await {
-        Ok(fetched) => fetched,
-        Err(error) => return Outcome::RobotsUnavailable(error.to_string()),
+    let fetched = match fetch_routed(shared, request).await {
+        Fetch::Answer { fetched, .. } => fetched,
+        Fetch::Failed(error) => return Outcome::RobotsUnavailable(error.to_string()),
+        Fetch::Fatal(error) => return Outcome::Fatal(error),
     };
     let status = fetched.status;
     shared.stats.status(status.as_u16());
@@ -781,14 +810,15 @@ async fn fetch_robots<S: Spider>(shared: &Shared<S>, request: &Request) -> Outco
 
 /// Fetch one page, classify the answer and, for a 2xx, parse it and write its items.
 async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome {
-    let fetched = match shared.fetcher.fetch(&request).await {
-        Ok(fetched) => fetched,
-        Err(error) if error.is_transport() => {
+    let (fetched, proxied) = match fetch_routed(shared, &request).await {
+        Fetch::Answer { fetched, proxied } => (fetched, proxied),
+        Fetch::Fatal(error) => return Outcome::Fatal(error),
+        Fetch::Failed(error) if error.is_transport() => {
             let reason = if error.is_timeout() { "timeout" } else { "connection" };
             let failure = Failure::error(reason, &error);
             return Outcome::Trouble { request, trouble: Trouble::TryAgain, retry_after: None, failure };
         }
-        Err(error) => {
+        Fetch::Failed(error) => {
             let reason = match error {
                 Error::BodyTooLarge { .. } => "body too large",
                 _ => "fetch",
@@ -806,6 +836,9 @@ async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome 
         let failure = Failure::status(status_reason(status.as_u16()), status.as_u16());
         return match classify::classify_status(status, &shared.retry_statuses) {
             Trouble::GiveUp => Outcome::failed(&request, failure),
+            Trouble::SlowDown | Trouble::SwitchIdentity if proxied => {
+                Outcome::Trouble { request, trouble: Trouble::SwitchIdentity, retry_after: None, failure }
+            }
             trouble => {
                 let retry_after = classify::retry_after(&fetched.headers);
                 Outcome::Trouble { request, trouble, retry_after, failure }
@@ -830,6 +863,47 @@ async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome 
         return Outcome::Parsed { follows: cx.follows, failed };
     }
     Outcome::Parsed { follows: cx.follows, failed: None }
+}
+
+/// What became of sending a request on its route.
+enum Fetch {
+    Answer {
+        fetched: Fetched,
+        proxied: bool,
+    },
+    /// Not answered; the error says why.
+    Failed(Error),
+    /// A mistake no request can get past: the crawl stops.
+    Fatal(Error),
+}
+
+/// Send `request` on the route the router (and the spider's `route` hook) chooses, and
+/// tell the router what came of it. A gateway's 407 is fatal: the credentials are wrong
+/// for every request, so retrying would only repeat the refusal.
+async fn fetch_routed<S: Spider>(shared: &Shared<S>, request: &Request) -> Fetch {
+    let routed = match shared.router.route(request, shared.spider.route(request)) {
+        Ok(routed) => routed,
+        Err(error) => return Fetch::Fatal(error),
+    };
+    let refused = || Error::ProxyAuth { gateway: shared.router.gateway_of(&routed).unwrap_or_default() };
+    match shared.fetcher.fetch(&routed.client, request).await {
+        Ok(fetched) => {
+            if routed.proxied() && fetched.status == reqwest::StatusCode::PROXY_AUTHENTICATION_REQUIRED {
+                return Fetch::Fatal(refused());
+            }
+            let verdict =
+                if classify::is_block(fetched.status) { Verdict::Blocked } else { Verdict::Answered };
+            shared.router.settle(&routed, verdict, fetched.sent, fetched.received);
+            Fetch::Answer { fetched, proxied: routed.proxied() }
+        }
+        Err(error) if routed.proxied() && error.is_proxy_auth() => Fetch::Fatal(refused()),
+        Err(error) => {
+            if error.is_connect() {
+                shared.router.settle(&routed, Verdict::Unreachable, 0, 0);
+            }
+            Fetch::Failed(error)
+        }
+    }
 }
 
 fn write_items<S: Spider>(shared: &Shared<S>, items: &[S::Item]) -> Result<(), Error> {

@@ -109,6 +109,13 @@ pub enum Error {
         /// Requests left.
         pending: usize,
     },
+    /// A proxy gateway refused our credentials (407): a configuration mistake that no
+    /// retry mends, so the crawl stops.
+    #[error("proxy gateway {gateway} refused the credentials (407 Proxy Authentication Required); check the user and password in the URL the `proxy` setting names")]
+    ProxyAuth {
+        /// The gateway, credentials redacted.
+        gateway: String,
+    },
     /// Writing items or stats failed.
     #[error("writing {path}: {source}")]
     Io {
@@ -139,11 +146,32 @@ impl Error {
         matches!(self, Error::Timeout { .. } | Error::Http { .. })
     }
 
+    /// Whether the connection could not be made (to the host, or to its gateway).
+    pub(crate) fn is_connect(&self) -> bool {
+        matches!(self, Error::Http { source, .. } if source.is_connect())
+    }
+
+    /// Whether a gateway refused the tunnel with 407; the transport reports it only as
+    /// text in its chain of causes.
+    pub(crate) fn is_proxy_auth(&self) -> bool {
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        while let Some(error) = cause {
+            if error.to_string().contains("proxy authorization required") {
+                return true;
+            }
+            cause = error.source();
+        }
+        false
+    }
+
     /// The process exit code for a crawl that ended with this error: 2 for a
     /// configuration error, 1 for anything else (see [`Summary::exit_code`](crate::Summary::exit_code)).
     pub fn exit_code(&self) -> std::process::ExitCode {
         std::process::ExitCode::from(match self {
-            Error::Config(_) | Error::InvalidUrl { .. } | Error::Selector { .. } => 2,
+            Error::Config(_)
+            | Error::InvalidUrl { .. }
+            | Error::Selector { .. }
+            | Error::ProxyAuth { .. } => 2,
             _ => 1,
         })
     }

@@ -1,4 +1,5 @@
-//! Fetch: one reqwest client, reused for connection pooling, with a timeout and caps.
+//! Fetch: reqwest clients built from one recipe, one per route (see `proxy`), with a
+//! timeout and caps.
 //!
 //! Redirects are not followed here: the engine turns each hop into a new request through
 //! the frontier, so a redirect's target is deduplicated like any link, counts against the
@@ -6,7 +7,7 @@
 
 use bytes::{Bytes, BytesMut};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH};
-use reqwest::{Client, StatusCode};
+use reqwest::{Certificate, Client, StatusCode};
 
 use crate::config::Config;
 use crate::error::Error;
@@ -18,16 +19,23 @@ pub(crate) struct Fetched {
     pub(crate) status: StatusCode,
     pub(crate) headers: HeaderMap,
     pub(crate) body: Bytes,
+    /// Bytes of the request and of the answer as they crossed HTTP (see `proxy::spend`).
+    pub(crate) sent: u64,
+    pub(crate) received: u64,
 }
 
-/// The HTTP client of a crawl.
-#[derive(Debug, Clone)]
-pub(crate) struct Fetcher {
-    client: Client,
-    max_body: usize,
+/// What every client of a crawl shares: headers, timeouts, trusted roots. The router
+/// builds one client per route from it.
+#[derive(Debug)]
+pub(crate) struct ClientRecipe {
+    user_agent: String,
+    headers: HeaderMap,
+    timeout: std::time::Duration,
+    idle_per_host: usize,
+    extra_root: Option<Certificate>,
 }
 
-impl Fetcher {
+impl ClientRecipe {
     pub(crate) fn new(config: &Config) -> Result<Self, Error> {
         let mut headers = HeaderMap::new();
         for (name, value) in &config.headers {
@@ -37,20 +45,58 @@ impl Fetcher {
                 HeaderValue::from_str(value).map_err(|e| Error::Config(format!("header {name}: {e}")))?;
             headers.append(name, value);
         }
-        let client = Client::builder()
-            .user_agent(config.user_agent.as_str())
-            .default_headers(headers)
-            .timeout(config.timeout)
-            .connect_timeout(config.timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .pool_max_idle_per_host(config.concurrency)
-            .build()
-            .map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))?;
-        Ok(Fetcher { client, max_body: config.max_body_bytes })
+        let extra_root = config.ca_cert.as_deref().map(read_certificate).transpose()?;
+        Ok(ClientRecipe {
+            user_agent: config.user_agent.clone(),
+            headers,
+            timeout: config.timeout,
+            idle_per_host: config.concurrency,
+            extra_root,
+        })
     }
 
-    /// Send `request` and read its body, decompressed, up to the cap.
-    pub(crate) async fn fetch(&self, request: &Request) -> Result<Fetched, Error> {
+    /// A client going out through `proxy`, or directly (environment proxy variables are
+    /// ignored: routes are configured, not inherited). Without `keep_alive` every request
+    /// opens a connection of its own, which is how a rotating gateway gives each request a
+    /// new exit.
+    pub(crate) fn build(&self, proxy: Option<reqwest::Proxy>, keep_alive: bool) -> Result<Client, Error> {
+        let mut builder = Client::builder()
+            .user_agent(self.user_agent.as_str())
+            .default_headers(self.headers.clone())
+            .timeout(self.timeout)
+            .connect_timeout(self.timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .pool_max_idle_per_host(if keep_alive { self.idle_per_host } else { 0 });
+        builder = match proxy {
+            Some(proxy) => builder.proxy(proxy),
+            None => builder.no_proxy(),
+        };
+        if let Some(root) = &self.extra_root {
+            builder = builder.add_root_certificate(root.clone());
+        }
+        builder.build().map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))
+    }
+}
+
+fn read_certificate(path: &std::path::Path) -> Result<Certificate, Error> {
+    let pem = std::fs::read(path).map_err(|e| Error::Config(format!("ca_cert {}: {e}", path.display())))?;
+    Certificate::from_pem(&pem)
+        .map_err(|e| Error::Config(format!("ca_cert {} is not a PEM certificate: {e}", path.display())))
+}
+
+/// Sends requests on the client of their route and reads the answers within the cap.
+#[derive(Debug, Clone)]
+pub(crate) struct Fetcher {
+    max_body: usize,
+}
+
+impl Fetcher {
+    pub(crate) fn new(config: &Config) -> Self {
+        Fetcher { max_body: config.max_body_bytes }
+    }
+
+    /// Send `request` on `client` and read its body, decompressed, up to the cap.
+    pub(crate) async fn fetch(&self, client: &Client, request: &Request) -> Result<Fetched, Error> {
         let url = request.url();
         let transport = |source: reqwest::Error| {
             if source.is_timeout() {
@@ -59,8 +105,7 @@ impl Fetcher {
                 Error::Http { url: url.clone(), source }
             }
         };
-        let mut response = self
-            .client
+        let mut response = client
             .request(request.method().clone(), url.clone())
             .headers(request.headers().clone())
             .send()
@@ -82,6 +127,27 @@ impl Fetcher {
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(Fetched { status: response.status(), headers: response.headers().clone(), body: body.freeze() })
+        let headers = response.headers().clone();
+        let sent =
+            REQUEST_OVERHEAD + request.method().as_str().len() + url.as_str().len() + size(request.headers());
+        let received = RESPONSE_OVERHEAD + size(&headers) + body.len();
+        Ok(Fetched {
+            status: response.status(),
+            headers,
+            body: body.freeze(),
+            sent: sent as u64,
+            received: received as u64,
+        })
     }
+}
+
+/// What a request carries beyond its method, URL and own headers: the protocol, Host,
+/// User-Agent, Accept, Accept-Encoding and Proxy-Authorization lines, roughly.
+const REQUEST_OVERHEAD: usize = 160;
+/// The status line and the blank line after the headers.
+const RESPONSE_OVERHEAD: usize = 19;
+
+/// Header bytes as written on the wire: `name: value\r\n`.
+fn size(headers: &HeaderMap) -> usize {
+    headers.iter().map(|(name, value)| name.as_str().len() + value.len() + 4).sum()
 }

@@ -7,6 +7,7 @@
 //!   → frontier   canonicalise, fingerprint, dedupe, allowed domains, depth   (frontier)
 //!   → robots     each host's robots.txt fetched first and obeyed             (robots)
 //!   → admission  host slot + politeness pause → global slot → rate token     (throttle)
+//!   → route      direct or a gateway: tier, exit country, sticky session     (proxy)
 //!   → fetch      one pooled client; timeout; body and decompression cap      (fetch)
 //!   → classify   2xx parse · 3xx via frontier · slow down · retry · give up (classify)
 //!   → retry?     deferred in the frontier, decorrelated-jitter backoff       (retry)
@@ -32,6 +33,7 @@ mod frontier;
 mod item;
 mod page;
 mod parse;
+mod proxy;
 mod request;
 mod retry;
 mod robots;
@@ -51,6 +53,7 @@ pub use frontier::{
 pub use item::{ExtractError, ExtractErrorKind, Item};
 pub use page::{Document, Page};
 pub use parse::ParsePool;
+pub use proxy::{GatewayTraffic, ProxySpend, Route, DEFAULT_USER_TEMPLATE};
 pub use request::Request;
 pub use robots::Robots;
 pub use spider::{Cx, Spider, SpiderConfig};

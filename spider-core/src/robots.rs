@@ -89,20 +89,21 @@ pub struct Robots {
 }
 
 impl Robots {
-    /// Fetch the robots.txt of `url`'s origin once, with the config's user agent, headers
-    /// and timeout, and read it as a crawl would (a 5xx or an unreachable host disallows
+    /// Fetch the robots.txt of `url`'s origin once, with the config's user agent, headers,
+    /// timeout and route (proxy, geo), and read it as a crawl would (a 5xx or an unreachable host disallows
     /// everything).
     ///
     /// # Errors
     ///
-    /// [`Error::Config`](crate::Error::Config) when the config cannot build a client, or
-    /// `url` has no host.
+    /// [`Error::Config`](crate::Error::Config) when the config cannot build a client (a
+    /// bad proxy setting included), or `url` has no host.
     pub async fn fetch(config: &crate::Config, url: &Url) -> Result<Robots, crate::Error> {
         let robots_url = robots_url(url)
             .filter(|_| url.has_host())
             .ok_or_else(|| crate::Error::Config(format!("{url} has no host, so no robots.txt")))?;
-        let fetcher = crate::fetch::Fetcher::new(config)?;
-        let rules = match fetcher.fetch(&crate::Request::new(robots_url.clone())).await {
+        let request = crate::Request::new(robots_url.clone());
+        let routed = crate::proxy::Router::new(config)?.route(&request, crate::Route::Auto)?;
+        let rules = match crate::fetch::Fetcher::new(config).fetch(&routed.client, &request).await {
             Ok(answer) if answer.status.as_u16() == 429 => {
                 RobotsRules::Unavailable("robots.txt answered 429".into())
             }

@@ -9,6 +9,7 @@ use url::Url;
 use crate::config::Config;
 use crate::error::Result;
 use crate::page::Page;
+use crate::proxy::Route;
 use crate::request::Request;
 
 /// A spider's settings. `#[derive(Spider)]` writes this from `#[spider(...)]`.
@@ -68,6 +69,14 @@ pub trait Spider: SpiderConfig + Send + Sync + 'static {
     /// Handle one page: emit items, follow links. An error counts the page as failed
     /// and the crawl goes on.
     async fn parse(&self, page: Page, cx: &mut Cx<Self::Item>) -> Result;
+
+    /// How `request` leaves this machine, for what the settings (`proxy`, `geo`,
+    /// `geo_rules`) cannot say; robots.txt requests ask too. The default follows the
+    /// settings. See [`Route`] for an example.
+    fn route(&self, request: &Request) -> Route {
+        let _ = request;
+        Route::Auto
+    }
 }
 
 /// What `parse` produces for one page: items and follow-up requests.

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::proxy::ProxySpend;
+
 /// Live counters. Relaxed atomics: each is a tally, none orders anything.
 #[derive(Debug)]
 pub(crate) struct Stats {
@@ -68,9 +70,10 @@ impl Stats {
     pub(crate) fn summary(
         &self,
         name: &str,
-        interrupted: bool,
+        stopped: Option<CrawlStatus>,
         unfinished: usize,
         html_parses: u64,
+        proxy: Option<ProxySpend>,
     ) -> Summary {
         let elapsed = self.started.elapsed();
         let pages = self.pages.load(Relaxed);
@@ -80,8 +83,8 @@ impl Stats {
             .collect();
         let failures_by_reason = self.failures.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let failures = failures_by_reason.values().sum();
-        let status = if interrupted {
-            CrawlStatus::Interrupted
+        let status = if let Some(stopped) = stopped {
+            stopped
         } else if failures > 0 {
             CrawlStatus::CompleteWithFailures
         } else {
@@ -109,6 +112,7 @@ impl Stats {
             bytes: self.bytes.load(Relaxed),
             statuses,
             failures_by_reason: failures_by_reason.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+            proxy,
         }
     }
 }
@@ -132,6 +136,8 @@ pub enum CrawlStatus {
     CompleteWithFailures,
     /// Ctrl-C or SIGTERM stopped it early.
     Interrupted,
+    /// The proxy spend reached `proxy_budget`: nothing more was admitted.
+    BudgetReached,
 }
 
 /// What a crawl did, printed at the end and written as the stats JSON file.
@@ -142,7 +148,8 @@ pub struct Summary {
     pub name: String,
     /// How it ended.
     pub status: CrawlStatus,
-    /// Requests still queued, deferred or in flight when an interruption stopped it.
+    /// Requests still queued, deferred or in flight when an interruption or the proxy
+    /// budget stopped it.
     pub unfinished: u64,
     /// Wall-clock duration of the crawl.
     pub elapsed_secs: f64,
@@ -181,11 +188,13 @@ pub struct Summary {
     pub statuses: BTreeMap<u16, u64>,
     /// Failures by reason.
     pub failures_by_reason: BTreeMap<String, u64>,
+    /// Traffic and spend per gateway, when proxies are configured.
+    pub proxy: Option<ProxySpend>,
 }
 
 impl Summary {
     /// The documented exit code of a crawl that ended this way: 0 complete, 3 complete
-    /// with failures, 130 interrupted. ([`Error::exit_code`](crate::Error::exit_code)
+    /// with failures, 4 stopped at the proxy budget, 130 interrupted. ([`Error::exit_code`](crate::Error::exit_code)
     /// gives 2 for a configuration error and 1 for any other error.)
     ///
     /// # Examples
@@ -202,6 +211,7 @@ impl Summary {
         std::process::ExitCode::from(match self.status {
             CrawlStatus::Complete => 0,
             CrawlStatus::CompleteWithFailures => 3,
+            CrawlStatus::BudgetReached => 4,
             CrawlStatus::Interrupted => 130,
         })
     }
@@ -214,8 +224,14 @@ impl fmt::Display for Summary {
             "{}: {} pages, {} items in {:.2} s ({:.1} pages/s)",
             self.name, self.pages, self.items, self.elapsed_secs, self.pages_per_sec
         )?;
-        if self.status == CrawlStatus::Interrupted {
-            writeln!(f, "  interrupted: {} requests left unfinished", self.unfinished)?;
+        match self.status {
+            CrawlStatus::Interrupted => {
+                writeln!(f, "  interrupted: {} requests left unfinished", self.unfinished)?;
+            }
+            CrawlStatus::BudgetReached => {
+                writeln!(f, "  proxy budget reached: {} requests left unfinished", self.unfinished)?;
+            }
+            CrawlStatus::Complete | CrawlStatus::CompleteWithFailures => {}
         }
         writeln!(
             f,
@@ -228,6 +244,21 @@ impl fmt::Display for Summary {
             self.redirects,
             self.bytes as f64 / 1e6
         )?;
+        if let Some(proxy) = &self.proxy {
+            let budget = proxy.budget.map(|b| format!(" of a budget of {b:.2}")).unwrap_or_default();
+            writeln!(f, "  proxy: {:.1} MB, spend {:.4}{budget}", proxy.bytes as f64 / 1e6, proxy.spend)?;
+            for gateway in &proxy.gateways {
+                writeln!(
+                    f,
+                    "    {}: {} requests, {:.1} MB sent, {:.1} MB received, benched {}×",
+                    gateway.gateway,
+                    gateway.requests,
+                    gateway.bytes_sent as f64 / 1e6,
+                    gateway.bytes_received as f64 / 1e6,
+                    gateway.benched
+                )?;
+            }
+        }
         let statuses: Vec<String> = self.statuses.iter().map(|(s, n)| format!("{s} ×{n}")).collect();
         writeln!(
             f,

@@ -6,6 +6,13 @@
 
 use std::time::Duration;
 
+mod proxy;
+
+pub use proxy::{
+    check_user_template, parse_country, parse_decimal, parse_geo_rule, parse_proxy, redact_spec, redact_url,
+    ProxyEntry,
+};
+
 /// The shape of a key's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -29,6 +36,16 @@ pub enum Kind {
     Selector,
     /// A type (compile time only).
     Type,
+    /// A proxy route: `direct`, `env:VAR` or gateway URLs, pools by `,`, tiers by `>`.
+    Proxy,
+    /// A two-letter country code.
+    Country,
+    /// Per-host country rules, `*.de=de`.
+    GeoRules,
+    /// A gateway username template with `{user}`, `{geo}`, `{session}`.
+    UserTemplate,
+    /// A non-negative decimal number.
+    Decimal,
 }
 
 /// One key: its name, its value's shape, and what it does.
@@ -72,6 +89,30 @@ pub const KEYS: &[Key] = &[
     key("obey_robots", Kind::Bool, "fetch and obey robots.txt (default true)"),
     key("parse_threads", Kind::Positive, "threads of the HTML parse pool (default: the number of CPUs)"),
     key("output", Kind::Text, "items file; .jsonl, .csv or .json (default: none)"),
+    key(
+        "proxy",
+        Kind::Proxy,
+        "how requests leave: `direct`, `env:VAR` (a gateway URL held in VAR) or a gateway URL; `,` makes a pool, `>` tiers escalated from cheapest on blocks (default: direct)",
+    ),
+    key("geo", Kind::Country, "exit country of proxied requests, two letters (default: the gateway's choice)"),
+    key("geo_rules", Kind::GeoRules, "exit country per host, as `*.de=de` (default: none)"),
+    key(
+        "sticky",
+        Kind::Bool,
+        "one exit identity per logical task, replaced when blocked; false gives every request a new one (default false)",
+    ),
+    key(
+        "proxy_user_template",
+        Kind::UserTemplate,
+        "the gateway username (default `{user}-country-{geo}-session-{session}`; parts without a value are left out)",
+    ),
+    key("proxy_price_per_gb", Kind::Decimal, "price of a GB through a gateway, for the spend in stats (default 0)"),
+    key(
+        "proxy_budget",
+        Kind::Decimal,
+        "stop admitting once the proxy spend reaches this, finish what is in flight, exit 4 (default: none)",
+    ),
+    key("ca_cert", Kind::Text, "a PEM certificate file to trust besides the built-in roots (default: none)"),
     Key {
         name: "follow",
         kind: Kind::Selector,

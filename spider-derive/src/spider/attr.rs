@@ -16,6 +16,8 @@ pub(crate) enum Value {
     Duration(Duration),
     Delay(Duration, Duration),
     Header(Vec<(String, String)>),
+    GeoRules(Vec<(String, String)>),
+    Decimal(f64),
     Type(syn::Path),
 }
 
@@ -164,10 +166,70 @@ fn check(key: &'static Key, expr: &Expr, errors: &mut Errors) -> Option<Value> {
             },
             None => expect("a CSS selector string, such as `follow = \"a.next\"`"),
         },
+        Kind::Proxy => {
+            checked_text(key, expr, errors, "a route, such as `proxy = \"env:RESIDENTIAL_PROXY\"`", |v| {
+                spider_settings::parse_proxy(v, true).map(|_| None)
+            })
+        }
+        Kind::Country => checked_text(key, expr, errors, "a country code, such as `geo = \"us\"`", |v| {
+            spider_settings::parse_country(v).map(Some)
+        }),
+        Kind::UserTemplate => checked_text(
+            key,
+            expr,
+            errors,
+            "a template, such as `proxy_user_template = \"{user}-cc-{geo}\"`",
+            |v| spider_settings::check_user_template(v).map(|()| None),
+        ),
+        Kind::GeoRules => match strings(expr) {
+            Some(list) => {
+                let mut rules = Vec::new();
+                for lit in list {
+                    match spider_settings::parse_geo_rule(&lit.value()) {
+                        Ok(rule) => rules.push(rule),
+                        Err(message) => errors.at(lit, message),
+                    }
+                }
+                Some(Value::GeoRules(rules))
+            }
+            None => expect("a list of rules, such as `geo_rules = [\"*.de=de\", \"*.fr=fr\"]`"),
+        },
+        Kind::Decimal => match expr {
+            Expr::Lit(ExprLit { lit: Lit::Float(f), .. }) => f.base10_parse::<f64>().ok().map(Value::Decimal),
+            Expr::Lit(ExprLit { lit: Lit::Int(n), .. }) => {
+                n.base10_parse::<u32>().ok().map(|n| Value::Decimal(n.into()))
+            }
+            _ => expect(&format!("a number, such as `{name} = 8.5`")),
+        },
         Kind::Type => match expr {
             Expr::Path(path) if path.qself.is_none() => Some(Value::Type(path.path.clone())),
             _ => expect("a type deriving Item, such as `item = Book` (no quotes)"),
         },
+    }
+}
+
+/// A string checked by `check`, which may give a normalised spelling; `None` after
+/// reporting the mistake.
+fn checked_text(
+    key: &Key,
+    expr: &Expr,
+    errors: &mut Errors,
+    example: &str,
+    check: impl FnOnce(&str) -> Result<Option<String>, String>,
+) -> Option<Value> {
+    let Some(lit) = string(expr) else {
+        errors.at(expr, format!("`{}` takes {example}", key.name));
+        return None;
+    };
+    match check(&lit.value()) {
+        Ok(normalised) => {
+            let value = normalised.unwrap_or_else(|| lit.value());
+            Some(Value::Text(LitStr::new(&value, lit.span())))
+        }
+        Err(message) => {
+            errors.at(lit, message);
+            None
+        }
     }
 }
 

@@ -46,6 +46,10 @@ fn call(key: &str, value: &Value) -> Vec<TokenStream> {
         ("allowed_domains", Value::TextList(domains)) => {
             domains.iter().map(|d| quote!(.allowed_domain(#d))).collect()
         }
+        ("geo_rules", Value::GeoRules(rules)) => {
+            rules.iter().map(|(pattern, country)| quote!(.geo_rule(#pattern, #country))).collect()
+        }
+        (_, Value::Decimal(n)) => vec![quote!(.#method(#n))],
         ("headers", Value::Header(headers)) => {
             headers.iter().map(|(name, value)| quote!(.header(#name, #value))).collect()
         }

@@ -1,0 +1,118 @@
+//! A proxy gateway: where it is, the credentials it wants, and the username it is sent.
+//!
+//! The credentials live only here, outside the URL, so that printing a gateway (Debug,
+//! Display, logs, errors, stats) can never show them.
+
+use std::fmt;
+
+use url::Url;
+
+use crate::error::Error;
+
+/// One gateway of a route tier.
+#[derive(Clone)]
+pub(crate) struct Gateway {
+    /// The gateway's address, without credentials.
+    url: Url,
+    user: String,
+    password: String,
+}
+
+impl Gateway {
+    /// Parse a gateway URL; `origin` names where it came from (a setting or a variable)
+    /// for the error message, which never repeats the URL's credentials.
+    pub(crate) fn parse(text: &str, origin: &str) -> Result<Self, Error> {
+        let shown = spider_settings::redact_url(text);
+        let mut url = Url::parse(text.trim())
+            .map_err(|e| Error::Config(format!("{origin}: gateway `{shown}` does not parse ({e})")))?;
+        if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+            return Err(Error::Config(format!(
+                "{origin}: gateway `{shown}` is not an http:// or https:// URL with a host"
+            )));
+        }
+        let decode = |part: &str| percent_encoding::percent_decode_str(part).decode_utf8_lossy().into_owned();
+        let user = decode(url.username());
+        let password = url.password().map(decode).unwrap_or_default();
+        // Infallible for http(s) URLs with a host, checked above.
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+        Ok(Gateway { url, user, password })
+    }
+
+    /// The username for one request: `template` with `{user}`, `{geo}` and `{session}`
+    /// filled in, each missing part left out with the text just before it.
+    pub(crate) fn username(&self, template: &str, geo: Option<&str>, session: Option<&str>) -> String {
+        let mut out = String::with_capacity(template.len() + self.user.len());
+        let mut rest = template;
+        while let Some(open) = rest.find('{') {
+            let Some(len) = rest[open..].find('}') else { break };
+            let value = match &rest[open..=open + len] {
+                "{user}" => Some(self.user.as_str()),
+                "{geo}" => geo,
+                "{session}" => session,
+                _ => None,
+            };
+            if let Some(value) = value {
+                out.push_str(&rest[..open]);
+                out.push_str(value);
+            }
+            rest = &rest[open + len + 1..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// The reqwest proxy for every request through this gateway as `username`.
+    pub(crate) fn proxy(&self, username: &str) -> Result<reqwest::Proxy, Error> {
+        let proxy = reqwest::Proxy::all(self.url.clone())
+            .map_err(|e| Error::Config(format!("gateway {self}: {e}")))?;
+        Ok(if username.is_empty() && self.password.is_empty() {
+            proxy
+        } else {
+            proxy.basic_auth(username, &self.password)
+        })
+    }
+}
+
+/// Only the address: `http://***@gw.example:8000/` when it has credentials.
+impl fmt::Display for Gateway {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.user.is_empty() && self.password.is_empty() {
+            write!(f, "{}", self.url)
+        } else {
+            write!(f, "{}://***@{}", self.url.scheme(), &self.url[url::Position::BeforeHost..])
+        }
+    }
+}
+
+impl fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Gateway").field(&format_args!("{self}")).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEMPLATE: &str = "{user}-country-{geo}-session-{session}";
+
+    #[test]
+    fn credentials_never_print() {
+        let gateway = Gateway::parse("http://acct%2B1:hunter2@gw.example:8000", "proxy").unwrap();
+        assert_eq!(gateway.to_string(), "http://***@gw.example:8000/");
+        assert!(!format!("{gateway:?}").contains("hunter2"));
+        assert_eq!(gateway.username(TEMPLATE, None, None), "acct+1");
+        let error = Gateway::parse("http://me:hunter2@", "env:P").unwrap_err().to_string();
+        assert!(!error.contains("hunter2"), "{error}");
+    }
+
+    #[test]
+    fn usernames_leave_out_parts_without_a_value() {
+        let gateway = Gateway::parse("http://acct:pw@gw.example:8000", "proxy").unwrap();
+        assert_eq!(gateway.username(TEMPLATE, Some("de"), None), "acct-country-de");
+        assert_eq!(gateway.username(TEMPLATE, None, Some("s1")), "acct-session-s1");
+        assert_eq!(gateway.username(TEMPLATE, Some("us"), Some("s1")), "acct-country-us-session-s1");
+        assert_eq!(gateway.username("zone-x-{user}.{geo}", Some("fr"), None), "zone-x-acct.fr");
+    }
+}
