@@ -10,12 +10,14 @@ use crate::catalogue::book;
 /// Layout (`N` = `books`, `P` = `per_page`):
 /// - `/robots.txt` disallows `/private/`, with `Crawl-delay` when `crawl_delay` is set.
 /// - `/` links the first listing, a redirect, a staff page under `/private/`, an
-///   off-site page (`localhost` instead of `127.0.0.1`), an out-of-scope domain and a
-///   `mailto:`.
+///   off-site page (the other loopback name: `localhost` when the site is served as
+///   `127.0.0.1`, `127.0.0.1` when it is served as `localhost` over TLS), an
+///   out-of-scope domain and a `mailto:`.
 /// - `/catalogue/page-K.html` lists books `(K-1)·P+1 ..= K·P` as `h3 > a` links and
 ///   links the next page as `a.next`. Each book is also linked in another spelling
-///   (fragment, percent-encoded, dot segment, empty query), each next page twice with its
-///   query in two orders, and each listing has a mirror link to `localhost`.
+///   (fragment, percent-encoded, dot segment, empty query, an absolute URL with an
+///   upper-case scheme and the host the request named), each next page twice with its
+///   query in two orders, and each listing has a mirror link to the other loopback name.
 /// - `/catalogue/book_I.html` has `h1.title`, `p.price` and `p.availability`, links back
 ///   to the first listing and to a related book.
 /// - `/catalogue/latest` redirects (301) to the last book.
@@ -39,6 +41,16 @@ impl Default for DemoSite {
     }
 }
 
+/// Where a page is served from, for the absolute links on it.
+pub(crate) struct Origin<'a> {
+    /// `http` or `https`.
+    pub(crate) scheme: &'a str,
+    /// The Host the request named (`127.0.0.1:PORT`, or `shop.de:PORT` through a gateway).
+    pub(crate) host: &'a str,
+    /// The other loopback spelling with this port: reachable, but another site.
+    pub(crate) elsewhere: &'a str,
+}
+
 /// An answer of the demo site.
 pub(crate) enum Answer {
     Html(String),
@@ -58,7 +70,7 @@ impl DemoSite {
         1 + self.listing_pages() + self.books
     }
 
-    pub(crate) fn answer(&self, path: &str, port: u16) -> Answer {
+    pub(crate) fn answer(&self, path: &str, origin: &Origin<'_>) -> Answer {
         if path == "/robots.txt" {
             let mut txt = "User-agent: *\nDisallow: /private/\n".to_owned();
             if let Some(delay) = self.crawl_delay {
@@ -67,7 +79,7 @@ impl DemoSite {
             return Answer::Text(txt);
         }
         if path == "/" || path == "/index.html" {
-            return Answer::Html(self.home(port));
+            return Answer::Html(self.home(origin));
         }
         if path == "/catalogue/latest" {
             return Answer::Redirect(format!("/catalogue/book_{}.html", self.books));
@@ -78,7 +90,7 @@ impl DemoSite {
         if let Some(k) =
             number(path, "/catalogue/page-", ".html").filter(|k| (1..=self.listing_pages()).contains(k))
         {
-            return Answer::Html(self.listing(k, port));
+            return Answer::Html(self.listing(k, origin));
         }
         if let Some(i) = number(path, "/catalogue/book_", ".html").filter(|i| (1..=self.books).contains(i)) {
             return Answer::Html(self.book_page(i));
@@ -86,7 +98,8 @@ impl DemoSite {
         Answer::NotFound
     }
 
-    fn home(&self, port: u16) -> String {
+    fn home(&self, origin: &Origin<'_>) -> String {
+        let Origin { scheme, elsewhere, .. } = origin;
         page(
             "Demo bookshop",
             &format!(
@@ -94,7 +107,7 @@ impl DemoSite {
 <li><a href="catalogue/page-1.html?sort=title&amp;order=asc">All books</a></li>
 <li><a href="/catalogue/latest">Newest book</a></li>
 <li><a href="/private/admin.html">Staff</a></li>
-<li><a href="http://localhost:{port}/offsite.html">Our partner</a></li>
+<li><a href="{scheme}://{elsewhere}/offsite.html">Our partner</a></li>
 <li><a href="https://elsewhere.invalid/">Elsewhere</a></li>
 <li><a href="mailto:shop@books.invalid">Write to us</a></li>
 </ul>"#
@@ -102,7 +115,9 @@ impl DemoSite {
         )
     }
 
-    fn listing(&self, k: usize, port: u16) -> String {
+    fn listing(&self, k: usize, origin: &Origin<'_>) -> String {
+        let Origin { scheme, host, elsewhere } = origin;
+        let shouted = scheme.to_ascii_uppercase();
         let first = (k - 1) * self.per_page + 1;
         let last = (k * self.per_page).min(self.books);
         let mut body = String::from("<ol class=\"row\">\n");
@@ -111,7 +126,7 @@ impl DemoSite {
             let variant = match i % 4 {
                 0 => format!("book_{i}.html#reviews"),
                 1 => format!("/catalogue/%62ook_{i}.html"),
-                2 => format!("HTTP://127.0.0.1:{port}/catalogue/./book_{i}.html"),
+                2 => format!("{shouted}://{host}/catalogue/./book_{i}.html"),
                 _ => format!("../catalogue/book_{i}.html?"),
             };
             let _ = writeln!(
@@ -131,7 +146,7 @@ impl DemoSite {
         }
         let _ = writeln!(
             body,
-            r#"<p><a href="/private/page-{k}.html">Edit</a> <a href="http://localhost:{port}/catalogue/page-{k}.html">Mirror</a></p>"#
+            r#"<p><a href="/private/page-{k}.html">Edit</a> <a href="{scheme}://{elsewhere}/catalogue/page-{k}.html">Mirror</a></p>"#
         );
         page(&format!("Catalogue, page {k}"), &body)
     }

@@ -3,6 +3,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::io::Write as _;
+use std::net::IpAddr;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -10,8 +11,8 @@ use bytes::Bytes;
 
 /// A per-identity rate limit, enforced the way a real anti-bot layer does it.
 ///
-/// An identity (the `x-sandbox-identity` header a gateway sets, else the client's IP)
-/// that sends more than `requests` within `per` is answered 429 with a Retry-After saying
+/// An identity — the peer IP of the connection, which behind a
+/// [`MockGateway`](crate::MockGateway) is the gateway's exit address — that sends more than `requests` within `per` is answered 429 with a Retry-After saying
 /// when its window frees up. One that keeps going while throttled — more than
 /// `ban_after` answers of 429 within `per` — is banned: every request gets 403 for
 /// `ban_for`.
@@ -144,7 +145,7 @@ struct Identity {
 pub(crate) struct Hostile {
     site: HostileSite,
     attempts: Mutex<HashMap<String, u32>>,
-    identities: Mutex<HashMap<String, Identity>>,
+    identities: Mutex<HashMap<IpAddr, Identity>>,
     bomb: OnceLock<Bytes>,
 }
 
@@ -158,7 +159,7 @@ impl Hostile {
         path.starts_with("/slow/").then_some(self.site.slow_for)
     }
 
-    pub(crate) fn answer(&self, path: &str, identity: &str) -> Reply {
+    pub(crate) fn answer(&self, path: &str, identity: IpAddr) -> Reply {
         if path == "/robots.txt" {
             return Reply::Page {
                 status: 200,
@@ -243,10 +244,10 @@ impl Hostile {
     }
 
     /// Apply the identity limit; `Some` is the refusal.
-    fn police(&self, identity: &str, limit: IdentityLimit) -> Option<Reply> {
+    fn police(&self, identity: IpAddr, limit: IdentityLimit) -> Option<Reply> {
         let now = Instant::now();
         let mut identities = self.identities.lock().unwrap_or_else(|e| e.into_inner());
-        let state = identities.entry(identity.to_owned()).or_default();
+        let state = identities.entry(identity).or_default();
         if let Some(until) = state.banned_until {
             if now < until {
                 return Some(Reply::status(403, vec![]));

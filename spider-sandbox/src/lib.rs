@@ -7,16 +7,25 @@
 //!
 //! The demo site is a book shop with a fixed [`catalogue`]; its layout is documented on
 //! [`DemoSite`]. The hostile site ([`HostileSite`]) rate-limits, bans, fails, stalls,
-//! resets connections and serves bad bodies.
+//! resets connections and serves bad bodies. Either can be served over HTTPS with a
+//! self-signed certificate ([`Sandbox::demo_tls`]).
+//!
+//! A [`MockGateway`] is a rotating proxy in front of them: authenticated by username
+//! and password, a new exit identity (a loopback source address) per client connection
+//! or one per sticky session, and never a connection off the machine. Sites see the
+//! exit as the client ([`Hit::peer`]).
 
 mod catalogue;
 mod demo;
+mod gateway;
 mod hostile;
 mod record;
 mod server;
+mod tls;
 
 pub use catalogue::{catalogue, Book};
 pub use demo::DemoSite;
+pub use gateway::{GatewayConfig, GatewayLog, MockGateway, Proxied};
 pub use hostile::{HostileSite, IdentityLimit};
 pub use record::{Hit, Observed};
-pub use server::{Sandbox, IDENTITY_HEADER};
+pub use server::Sandbox;

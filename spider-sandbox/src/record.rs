@@ -1,6 +1,7 @@
 //! What a sandbox received.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -16,8 +17,11 @@ pub struct Hit {
     pub target: String,
     /// The Host header.
     pub host: String,
-    /// Whether the Host header named this server's own address.
+    /// Whether the Host header named this server (see [`Sandbox`](crate::Sandbox) for the rule).
     pub on_site: bool,
+    /// The peer address of the connection the request came on: the client's identity,
+    /// which through a [`MockGateway`](crate::MockGateway) is the gateway's exit.
+    pub peer: IpAddr,
     /// The status answered; 0 while unanswered, or when the connection was reset.
     pub status: u16,
 }
@@ -77,6 +81,20 @@ impl Observed {
         self.hits.iter().filter(|h| h.status == status).count()
     }
 
+    /// The distinct peer addresses requests came from.
+    pub fn peers(&self) -> BTreeSet<IpAddr> {
+        self.hits.iter().map(|h| h.peer).collect()
+    }
+
+    /// Requests per peer address.
+    pub fn by_peer(&self) -> BTreeMap<IpAddr, usize> {
+        let mut counts = BTreeMap::new();
+        for hit in &self.hits {
+            *counts.entry(hit.peer).or_insert(0) += 1;
+        }
+        counts
+    }
+
     /// Arrival times of the requests for `resource` (see [`Hit::resource`]).
     pub fn times_of(&self, resource: &str) -> Vec<Duration> {
         self.hits.iter().filter(|h| h.resource() == resource).map(|h| h.at).collect()
@@ -134,11 +152,11 @@ impl Recorder {
     }
 
     /// Record an arrival; the returned guard counts the request in flight until dropped.
-    pub(crate) fn arrive(&self, target: String, host: String, on_site: bool) -> InFlight<'_> {
+    pub(crate) fn arrive(&self, target: String, host: String, on_site: bool, peer: IpAddr) -> InFlight<'_> {
         let at = self.started.elapsed();
         let index = {
             let mut hits = self.hits.lock().unwrap_or_else(|e| e.into_inner());
-            hits.push(Hit { at, target, host, on_site, status: 0 });
+            hits.push(Hit { at, target, host, on_site, peer, status: 0 });
             hits.len() - 1
         };
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;

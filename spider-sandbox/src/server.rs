@@ -1,6 +1,6 @@
-//! The HTTP server behind a sandbox: hyper on a thread of its own.
+//! The HTTP server behind a sandbox: hyper on a thread of its own, plain or over TLS.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -13,13 +13,34 @@ use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use percent_encoding::percent_decode_str;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::oneshot;
+use tokio_rustls::TlsAcceptor;
 
-use crate::demo::{Answer, DemoSite};
+use crate::demo::{Answer, DemoSite, Origin};
 use crate::hostile::{Hostile, HostileSite, Reply};
 use crate::record::{Observed, Recorder};
+use crate::tls::Tls;
 
 /// A running sandbox; it stops when dropped.
+///
+/// It serves plain HTTP as `http://127.0.0.1:PORT/`, or HTTPS as `https://localhost:PORT/`
+/// with a self-signed certificate made at start ([`demo_tls`](Self::demo_tls)).
+///
+/// # Which requests are on-site
+///
+/// A request is answered by the site, and recorded with [`Hit::on_site`](crate::Hit::on_site),
+/// when its Host header names this server:
+///
+/// - its own name, the one [`url`](Self::url) uses: `127.0.0.1:PORT`, or `localhost:PORT`
+///   over TLS;
+/// - or any dotted domain name with this server's port, such as `shop.de:PORT`: such a name
+///   only reaches the sandbox through a [`MockGateway`](crate::MockGateway), which resolves
+///   every name to `127.0.0.1`, so tests can give each host its own geo rules.
+///
+/// Everything else is another site, answered with a stub page: the other loopback
+/// spelling (`localhost:PORT` for plain HTTP, `127.0.0.1:PORT` over TLS) — the demo's
+/// off-site trap, reachable without a gateway —, IP literals, and other ports.
 ///
 /// # Examples
 ///
@@ -35,6 +56,8 @@ use crate::record::{Observed, Recorder};
 pub struct Sandbox {
     addr: SocketAddr,
     recorder: Arc<Recorder>,
+    /// The certificate's PEM in TLS mode.
+    certificate: Option<String>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -42,8 +65,28 @@ pub struct Sandbox {
 struct Site {
     kind: Kind,
     recorder: Arc<Recorder>,
+    scheme: &'static str,
+    /// The name [`Sandbox::url`] uses, with the port.
     own_host: String,
+    /// The other loopback spelling, with the port: the demo's off-site trap.
+    elsewhere: String,
     port: u16,
+}
+
+impl Site {
+    /// The rule documented on [`Sandbox`].
+    fn on_site(&self, host: &str) -> bool {
+        if host.eq_ignore_ascii_case(&self.own_host) {
+            return true;
+        }
+        let Some((name, port)) = host.rsplit_once(':') else {
+            return false;
+        };
+        port.parse() == Ok(self.port)
+            && name.contains('.')
+            && !name.starts_with('[')
+            && name.parse::<IpAddr>().is_err()
+    }
 }
 
 enum Kind {
@@ -79,7 +122,40 @@ impl Sandbox {
     ///
     /// When the port cannot be bound or the server thread cannot start.
     pub fn demo_on(demo: DemoSite, port: u16) -> std::io::Result<Sandbox> {
-        Sandbox::start(Kind::Demo(demo), port)
+        Sandbox::start(Kind::Demo(demo), port, None)
+    }
+
+    /// Serve the demo book shop over HTTPS as `https://localhost:PORT/`, at a free port,
+    /// with a self-signed certificate for `localhost` and `127.0.0.1` made now; a client
+    /// trusts [`certificate_pem`](Self::certificate_pem).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use spider_sandbox::{DemoSite, Sandbox};
+    ///
+    /// let site = Sandbox::demo_tls(DemoSite::default())?;
+    /// assert!(site.url().starts_with("https://localhost:"));
+    /// assert!(site.certificate_pem().is_some_and(|pem| pem.starts_with("-----BEGIN CERTIFICATE-----")));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// When no port can be bound, the certificate cannot be made or the server thread
+    /// cannot start.
+    pub fn demo_tls(demo: DemoSite) -> std::io::Result<Sandbox> {
+        Sandbox::demo_tls_on(demo, 0)
+    }
+
+    /// As [`demo_tls`](Self::demo_tls), on a given port (0 picks a free one).
+    ///
+    /// # Errors
+    ///
+    /// When the port cannot be bound, the certificate cannot be made or the server
+    /// thread cannot start.
+    pub fn demo_tls_on(demo: DemoSite, port: u16) -> std::io::Result<Sandbox> {
+        Sandbox::start(Kind::Demo(demo), port, Some(Tls::self_signed()?))
     }
 
     /// Serve the hostile site on `127.0.0.1` at a free port.
@@ -97,31 +173,69 @@ impl Sandbox {
     ///
     /// When the port cannot be bound or the server thread cannot start.
     pub fn hostile_on(site: HostileSite, port: u16) -> std::io::Result<Sandbox> {
-        Sandbox::start(Kind::Hostile(Box::new(Hostile::new(site))), port)
+        Sandbox::start(Kind::Hostile(Box::new(Hostile::new(site))), port, None)
     }
 
-    fn start(kind: Kind, port: u16) -> std::io::Result<Sandbox> {
+    /// Serve the hostile site over HTTPS, as [`demo_tls`](Self::demo_tls) does the demo.
+    ///
+    /// # Errors
+    ///
+    /// When no port can be bound, the certificate cannot be made or the server thread
+    /// cannot start.
+    pub fn hostile_tls(site: HostileSite) -> std::io::Result<Sandbox> {
+        Sandbox::hostile_tls_on(site, 0)
+    }
+
+    /// As [`hostile_tls`](Self::hostile_tls), on a given port (0 picks a free one).
+    ///
+    /// # Errors
+    ///
+    /// When the port cannot be bound, the certificate cannot be made or the server
+    /// thread cannot start.
+    pub fn hostile_tls_on(site: HostileSite, port: u16) -> std::io::Result<Sandbox> {
+        Sandbox::start(Kind::Hostile(Box::new(Hostile::new(site))), port, Some(Tls::self_signed()?))
+    }
+
+    fn start(kind: Kind, port: u16, tls: Option<Tls>) -> std::io::Result<Sandbox> {
         let listener = std::net::TcpListener::bind(("127.0.0.1", port))?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
+        let port = addr.port();
         let recorder = Arc::new(Recorder::new());
+        let (scheme, own, other) = if tls.is_some() {
+            ("https", "localhost", "127.0.0.1")
+        } else {
+            ("http", "127.0.0.1", "localhost")
+        };
         let site = Arc::new(Site {
             kind,
             recorder: recorder.clone(),
-            own_host: addr.to_string(),
-            port: addr.port(),
+            scheme,
+            own_host: format!("{own}:{port}"),
+            elsewhere: format!("{other}:{port}"),
+            port,
         });
+        let (certificate, acceptor) = tls.map(|tls| (tls.pem, tls.acceptor)).unzip();
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let (stop, stopped) = oneshot::channel();
         let thread = std::thread::Builder::new()
-            .name(format!("sandbox-{}", addr.port()))
-            .spawn(move || runtime.block_on(serve(listener, site, stopped)))?;
-        Ok(Sandbox { addr, recorder, stop: Some(stop), thread: Some(thread) })
+            .name(format!("sandbox-{port}"))
+            .spawn(move || runtime.block_on(serve(listener, site, acceptor, stopped)))?;
+        Ok(Sandbox { addr, recorder, certificate, stop: Some(stop), thread: Some(thread) })
     }
 
-    /// The base URL, `http://127.0.0.1:PORT/`.
+    /// The base URL: `http://127.0.0.1:PORT/`, or `https://localhost:PORT/` in TLS mode.
     pub fn url(&self) -> String {
-        format!("http://{}/", self.addr)
+        match self.certificate {
+            Some(_) => format!("https://localhost:{}/", self.addr.port()),
+            None => format!("http://{}/", self.addr),
+        }
+    }
+
+    /// The PEM of the self-signed certificate a client must trust, in TLS mode; `None`
+    /// for plain HTTP.
+    pub fn certificate_pem(&self) -> Option<&str> {
+        self.certificate.as_deref()
     }
 
     /// The address served.
@@ -151,7 +265,12 @@ impl Drop for Sandbox {
     }
 }
 
-async fn serve(listener: std::net::TcpListener, site: Arc<Site>, mut stopped: oneshot::Receiver<()>) {
+async fn serve(
+    listener: std::net::TcpListener,
+    site: Arc<Site>,
+    acceptor: Option<TlsAcceptor>,
+    mut stopped: oneshot::Receiver<()>,
+) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
         return;
     };
@@ -162,13 +281,29 @@ async fn serve(listener: std::net::TcpListener, site: Arc<Site>, mut stopped: on
                 let Ok((stream, peer)) = accepted else { continue };
                 site.recorder.connection();
                 let site = site.clone();
+                let acceptor = acceptor.clone();
                 tokio::spawn(async move {
-                    let service = service_fn(move |request| answer(site.clone(), request, peer));
-                    let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                    match acceptor {
+                        // A failed handshake is the client's problem; the connection just ends.
+                        Some(acceptor) => {
+                            if let Ok(stream) = acceptor.accept(stream).await {
+                                serve_connection(stream, site, peer).await;
+                            }
+                        }
+                        None => serve_connection(stream, site, peer).await,
+                    }
                 });
             }
         }
     }
+}
+
+async fn serve_connection<IO>(io: IO, site: Arc<Site>, peer: SocketAddr)
+where
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |request| answer(site.clone(), request, peer));
+    let _ = http1::Builder::new().serve_connection(TokioIo::new(io), service).await;
 }
 
 async fn answer(
@@ -179,17 +314,17 @@ async fn answer(
     let target = request.uri().path_and_query().map_or("/", |pq| pq.as_str()).to_owned();
     let headers = request.headers();
     let host = headers.get(HOST).and_then(|h| h.to_str().ok()).unwrap_or("").to_owned();
-    let identity = headers
-        .get(IDENTITY_HEADER)
-        .and_then(|h| h.to_str().ok())
-        .map_or_else(|| peer.ip().to_string(), str::to_owned);
-    let on_site = host == site.own_host;
+    let on_site = site.on_site(&host);
     let path = percent_decode_str(request.uri().path()).decode_utf8_lossy().into_owned();
-    let in_flight = site.recorder.arrive(target, host, on_site);
+    let in_flight = site.recorder.arrive(target, host.clone(), on_site, peer.ip());
     let response = if on_site {
         match &site.kind {
-            Kind::Demo(demo) => answer_demo(demo, &path, site.port).await,
-            Kind::Hostile(hostile) => answer_hostile(hostile, &path, &identity).await?,
+            Kind::Demo(demo) => {
+                let origin = Origin { scheme: site.scheme, host: &host, elsewhere: &site.elsewhere };
+                answer_demo(demo, &path, &origin).await
+            }
+            // The identity is the peer alone: a header could be forged, the address cannot.
+            Kind::Hostile(hostile) => answer_hostile(hostile, &path, peer.ip()).await?,
         }
     } else {
         respond(StatusCode::OK, "text/html", "<p>Another site entirely.</p>".to_owned())
@@ -198,14 +333,11 @@ async fn answer(
     Ok(response)
 }
 
-/// The header a gateway sets to say which exit identity a request came through.
-pub const IDENTITY_HEADER: &str = "x-sandbox-identity";
-
-async fn answer_demo(demo: &DemoSite, path: &str, port: u16) -> Response<Full<Bytes>> {
+async fn answer_demo(demo: &DemoSite, path: &str, origin: &Origin<'_>) -> Response<Full<Bytes>> {
     if path != "/robots.txt" && !demo.latency.is_zero() {
         tokio::time::sleep(demo.latency).await;
     }
-    match demo.answer(path, port) {
+    match demo.answer(path, origin) {
         Answer::Html(html) => respond(StatusCode::OK, "text/html; charset=utf-8", html),
         Answer::Text(text) => respond(StatusCode::OK, "text/plain; charset=utf-8", text),
         Answer::Redirect(to) => {
@@ -222,7 +354,7 @@ async fn answer_demo(demo: &DemoSite, path: &str, port: u16) -> Response<Full<By
 async fn answer_hostile(
     hostile: &Hostile,
     path: &str,
-    identity: &str,
+    identity: IpAddr,
 ) -> Result<Response<Full<Bytes>>, Reset> {
     if let Some(delay) = hostile.delay_for(path) {
         tokio::time::sleep(delay).await;
