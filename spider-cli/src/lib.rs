@@ -43,9 +43,10 @@ enum Command {
     ///
     /// Example: spiderling robots https://books.example/ /private/ /catalogue/
     Robots(robots::Args),
-    /// Serve the demo bookshop (or the hostile site) on 127.0.0.1 until Ctrl-C.
+    /// Serve the demo bookshop (or the hostile site) on 127.0.0.1 until Ctrl-C, over
+    /// HTTPS with --tls, behind a mock rotating proxy gateway with --gateway.
     ///
-    /// Example: spiderling sandbox --port 8000
+    /// Example: spiderling sandbox --port 8000 --gateway --tls
     Sandbox(sandbox::Args),
 }
 

@@ -1,9 +1,10 @@
-//! `spiderling sandbox`: serve the local sites until Ctrl-C.
+//! `spiderling sandbox`: serve the local sites, and optionally a mock gateway, until Ctrl-C.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use spider_sandbox::{DemoSite, HostileSite, IdentityLimit, Sandbox};
+use spider_sandbox::{DemoSite, GatewayConfig, HostileSite, IdentityLimit, MockGateway, Sandbox};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -13,30 +14,50 @@ pub(crate) struct Args {
     /// Books in the demo catalogue.
     #[arg(long, default_value_t = 1000)]
     books: usize,
-    /// Serve the hostile site instead: 10 requests/s per client, then 429 with
+    /// Serve the hostile site instead: 10 requests/s per client IP, then 429 with
     /// Retry-After and 403 bans; flaky 5xx, slow pages, resets, a non-UTF-8 page, a
     /// huge body, a gzip bomb and redirect traps.
+    ///
+    /// Example: spiderling sandbox --hostile --port 8000
     #[arg(long)]
     hostile: bool,
+    /// Also start a mock rotating proxy gateway on a free port: a new exit IP
+    /// (127.0.1.N) per client connection, one per `-session-ID` in the username, the
+    /// country from `-country-XX`; it only ever connects to 127.0.0.0/8, and resolves
+    /// every host name to 127.0.0.1 (so http://shop.de:PORT/ reaches the site).
+    ///
+    /// Example: spiderling sandbox --hostile --gateway, then
+    /// `--set proxy=env:SPIDERLING_PROXY` with the printed export
+    #[arg(long)]
+    gateway: bool,
+    /// Serve the site over HTTPS as https://localhost:PORT/, with a self-signed
+    /// certificate made now and written to a PEM file for the crawler to trust.
+    ///
+    /// Example: spiderling sandbox --tls, then `--set ca_cert=PATH` with the printed path
+    #[arg(long)]
+    tls: bool,
 }
 
-pub(crate) fn run(Args { port, books, hostile }: Args) -> ExitCode {
-    let (site, what) = if hostile {
-        let limit = IdentityLimit {
-            requests: 10,
-            per: Duration::from_secs(1),
-            ban_after: 5,
-            ban_for: Duration::from_secs(60),
-        };
-        let site = HostileSite { limit: Some(limit), ..HostileSite::default() };
-        (Sandbox::hostile_on(site, port), "hostile site")
-    } else {
-        (Sandbox::demo_on(DemoSite { books, ..DemoSite::default() }, port), "demo bookshop")
-    };
-    let site = match site {
-        Ok(site) => site,
+pub(crate) fn run(Args { port, books, hostile, gateway, tls }: Args) -> ExitCode {
+    let (site, what) = match serve(port, books, hostile, tls) {
+        Ok(served) => served,
         Err(error) => {
             eprintln!("error: cannot serve on 127.0.0.1:{port}: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let gateway = match gateway.then(|| MockGateway::start(GatewayConfig::default())).transpose() {
+        Ok(gateway) => gateway,
+        Err(error) => {
+            eprintln!("error: cannot start the gateway on 127.0.0.1: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let certificate = match site.certificate_pem().map(|pem| write_certificate(pem, site.addr().port())) {
+        None => None,
+        Some(Ok(path)) => Some(path),
+        Some(Err(error)) => {
+            eprintln!("error: cannot write the certificate to {}: {error}", std::env::temp_dir().display());
             return ExitCode::FAILURE;
         }
     };
@@ -45,6 +66,15 @@ pub(crate) fn run(Args { port, books, hostile }: Args) -> ExitCode {
             // Listen before saying where we are, so an early Ctrl-C is not fatal.
             let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
             println!("{what} at {}", site.url());
+            if let Some(path) = &certificate {
+                println!("certificate at {}: trust it with --set ca_cert={}", path.display(), path.display());
+            }
+            if let Some(gateway) = &gateway {
+                let user = GatewayConfig::default().user;
+                println!("gateway at {} (user {user}; add -country-XX and -session-ID to it)", gateway.url());
+                println!("the sandbox's own credentials, for --set proxy=env:SPIDERLING_PROXY:");
+                println!("export SPIDERLING_PROXY={}", gateway.url_with_credentials());
+            }
             println!("press Ctrl-C to stop");
             interrupt.recv().await;
             Ok::<(), std::io::Error>(())
@@ -52,9 +82,22 @@ pub(crate) fn run(Args { port, books, hostile }: Args) -> ExitCode {
     });
     let received = site.observed().hits.len();
     drop(site);
+    let relayed = gateway.map(|gateway| gateway.observed());
+    if let Some(path) = certificate {
+        // The certificate is only good while this site runs.
+        let _ = std::fs::remove_file(path);
+    }
     match waited {
         Ok(Ok(())) => {
             println!("stopped after {received} requests");
+            if let Some(log) = relayed {
+                println!(
+                    "the gateway relayed {} requests on {} connections and refused {} for their credentials",
+                    log.requests.len(),
+                    log.connections,
+                    log.rejected
+                );
+            }
             ExitCode::SUCCESS
         }
         Ok(Err(error)) | Err(error) => {
@@ -62,4 +105,31 @@ pub(crate) fn run(Args { port, books, hostile }: Args) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Start the site the flags ask for, with what to call it.
+fn serve(port: u16, books: usize, hostile: bool, tls: bool) -> std::io::Result<(Sandbox, &'static str)> {
+    if hostile {
+        let limit = IdentityLimit {
+            requests: 10,
+            per: Duration::from_secs(1),
+            ban_after: 5,
+            ban_for: Duration::from_secs(60),
+        };
+        let site = HostileSite { limit: Some(limit), ..HostileSite::default() };
+        let served = if tls { Sandbox::hostile_tls_on(site, port) } else { Sandbox::hostile_on(site, port) };
+        Ok((served?, "hostile site"))
+    } else {
+        let demo = DemoSite { books, ..DemoSite::default() };
+        let served = if tls { Sandbox::demo_tls_on(demo, port) } else { Sandbox::demo_on(demo, port) };
+        Ok((served?, "demo bookshop"))
+    }
+}
+
+/// Write the certificate where a crawler can read it; named by port, so two sandboxes
+/// do not overwrite each other's.
+fn write_certificate(pem: &str, port: u16) -> std::io::Result<PathBuf> {
+    let path = std::env::temp_dir().join(format!("spiderling-sandbox-{port}.pem"));
+    std::fs::write(&path, pem)?;
+    Ok(path)
 }
