@@ -381,3 +381,33 @@ fn respond(status: StatusCode, content_type: &'static str, body: String) -> Resp
     response.headers_mut().insert(CONTENT_TYPE, hyper::header::HeaderValue::from_static(content_type));
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(own: &str, other: &str) -> Site {
+        Site {
+            kind: Kind::Demo(DemoSite::default()),
+            recorder: Arc::new(Recorder::new()),
+            scheme: "http",
+            own_host: format!("{own}:8000"),
+            elsewhere: format!("{other}:8000"),
+            port: 8000,
+        }
+    }
+
+    #[test]
+    fn own_name_and_dotted_names_on_this_port_are_on_site() {
+        let plain = site("127.0.0.1", "localhost");
+        for host in ["127.0.0.1:8000", "shop.de:8000", "WWW.Shop.DE:8000"] {
+            assert!(plain.on_site(host), "{host}");
+        }
+        for host in ["localhost:8000", "shop.de:8001", "shop.de", "127.0.0.2:8000", "[::1]:8000", ""] {
+            assert!(!plain.on_site(host), "{host}");
+        }
+        let tls = site("localhost", "127.0.0.1");
+        assert!(tls.on_site("LOCALHOST:8000"));
+        assert!(!tls.on_site("127.0.0.1:8000"), "the other spelling is the off-site trap");
+    }
+}
