@@ -57,6 +57,11 @@ impl Ladder {
         rung.tier
     }
 
+    /// The tier the host is on.
+    pub(crate) fn tier_of(&self, host: &HostKey) -> usize {
+        self.hosts.get(host).map_or(0, |rung| rung.tier)
+    }
+
     /// A request of `host` sent on `tier` was blocked; returns the host's new tier when it
     /// climbed.
     pub(crate) fn blocked(&mut self, host: &HostKey, tier: usize, now: Instant) -> Option<usize> {

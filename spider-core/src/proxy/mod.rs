@@ -93,8 +93,7 @@ struct Via {
 }
 
 impl Routed {
-    /// Whether the request went through a gateway, so a block can be met with a new
-    /// exit identity rather than by slowing the host down.
+    /// Whether the request went through a gateway.
     pub(crate) fn proxied(&self) -> bool {
         self.via.as_ref().is_some_and(|via| via.gateway.is_some())
     }
@@ -227,9 +226,11 @@ impl Router {
         Ok(Routed { client, via: Some(Via { host, tier, gateway: Some(gateway), session }) })
     }
 
-    /// Learn from what became of a routed request and count its traffic.
-    pub(crate) fn settle(&self, routed: &Routed, verdict: Verdict, sent: u64, received: u64) {
-        let (Some(via), Some(state)) = (&routed.via, &self.state) else { return };
+    /// Learn from what became of a routed request and count its traffic. Returns whether
+    /// a retry leaves with another exit identity: through a gateway, or because its host
+    /// has climbed off the tier it was blocked on.
+    pub(crate) fn settle(&self, routed: &Routed, verdict: Verdict, sent: u64, received: u64) -> bool {
+        let (Some(via), Some(state)) = (&routed.via, &self.state) else { return false };
         if let Some(gateway) = via.gateway {
             if verdict != Verdict::Unreachable {
                 self.spend.record(gateway, sent, received);
@@ -256,18 +257,18 @@ impl Router {
                 if let Some(tier) = ladder.blocked(&via.host, via.tier, now) {
                     tracing::info!(host = %via.host, tier, "blocked on this route: the host moves up a tier");
                 }
+                return via.gateway.is_some() || ladder.tier_of(&via.host) != via.tier;
             }
             Verdict::Unreachable => {
-                let (Some(gateway), Some(Tier::Gateways(pool))) = (via.gateway, tiers.get_mut(via.tier))
-                else {
-                    return;
-                };
-                if pool.connect_failed(gateway, now) {
-                    self.spend.benched(gateway);
-                    tracing::warn!(gateway = %self.gateways[gateway], "gateway unreachable: benched for a while");
+                if let (Some(gateway), Some(Tier::Gateways(pool))) = (via.gateway, tiers.get_mut(via.tier)) {
+                    if pool.connect_failed(gateway, now) {
+                        self.spend.benched(gateway);
+                        tracing::warn!(gateway = %self.gateways[gateway], "gateway unreachable: benched for a while");
+                    }
                 }
             }
         }
+        via.gateway.is_some()
     }
 
     /// The gateway a request went through, safe to print.
