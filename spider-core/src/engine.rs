@@ -810,8 +810,8 @@ async fn fetch_robots<S: Spider>(shared: &Shared<S>, request: &Request) -> Outco
 
 /// Fetch one page, classify the answer and, for a 2xx, parse it and write its items.
 async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome {
-    let (fetched, proxied) = match fetch_routed(shared, &request).await {
-        Fetch::Answer { fetched, proxied } => (fetched, proxied),
+    let (fetched, new_identity) = match fetch_routed(shared, &request).await {
+        Fetch::Answer { fetched, new_identity } => (fetched, new_identity),
         Fetch::Fatal(error) => return Outcome::Fatal(error),
         Fetch::Failed(error) if error.is_transport() => {
             let reason = if error.is_timeout() { "timeout" } else { "connection" };
@@ -836,7 +836,7 @@ async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome 
         let failure = Failure::status(status_reason(status.as_u16()), status.as_u16());
         return match classify::classify_status(status, &shared.retry_statuses) {
             Trouble::GiveUp => Outcome::failed(&request, failure),
-            Trouble::SlowDown | Trouble::SwitchIdentity if proxied => {
+            Trouble::SlowDown | Trouble::SwitchIdentity if new_identity => {
                 Outcome::Trouble { request, trouble: Trouble::SwitchIdentity, retry_after: None, failure }
             }
             trouble => {
@@ -869,7 +869,9 @@ async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome 
 enum Fetch {
     Answer {
         fetched: Fetched,
-        proxied: bool,
+        /// Whether a retry leaves with another exit identity, so a block is met by
+        /// switching rather than by slowing the host down.
+        new_identity: bool,
     },
     /// Not answered; the error says why.
     Failed(Error),
@@ -893,8 +895,8 @@ async fn fetch_routed<S: Spider>(shared: &Shared<S>, request: &Request) -> Fetch
             }
             let verdict =
                 if classify::is_block(fetched.status) { Verdict::Blocked } else { Verdict::Answered };
-            shared.router.settle(&routed, verdict, fetched.sent, fetched.received);
-            Fetch::Answer { fetched, proxied: routed.proxied() }
+            let new_identity = shared.router.settle(&routed, verdict, fetched.sent, fetched.received);
+            Fetch::Answer { fetched, new_identity }
         }
         Err(error) if routed.proxied() && error.is_proxy_auth() => Fetch::Fatal(refused()),
         Err(error) => {
