@@ -57,7 +57,7 @@ pub struct Config {
     pub(crate) failures: Option<PathBuf>,
     pub(crate) grace: Duration,
     pub(crate) handle_signals: bool,
-    pub(crate) proxy: Option<String>,
+    pub(crate) proxy: Option<RouteSpec>,
     pub(crate) geo: Option<String>,
     pub(crate) geo_rules: Vec<(String, String)>,
     pub(crate) sticky: bool,
@@ -96,7 +96,7 @@ impl std::fmt::Display for Config {
         )?;
         let headers: Vec<String> = self.headers.iter().map(|(name, _)| format!("{name}: …")).collect();
         writeln!(f, "  headers = {}", list(&headers))?;
-        if let Some(proxy) = &self.proxy {
+        if let Some(RouteSpec(proxy)) = &self.proxy {
             let rules: Vec<String> = self.geo_rules.iter().map(|(p, c)| format!("{p}={c}")).collect();
             writeln!(
                 f,
@@ -110,6 +110,17 @@ impl std::fmt::Display for Config {
             writeln!(f, "  proxy_price_per_gb = {} · proxy_budget = {budget}", self.proxy_price_per_gb)?;
         }
         write!(f, "  output = {}", path(&self.output))
+    }
+}
+
+/// The `proxy` setting as written: it may hold credentials, so its Debug shows them
+/// redacted.
+#[derive(Clone)]
+pub(crate) struct RouteSpec(pub(crate) String);
+
+impl std::fmt::Debug for RouteSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", spider_settings::redact_spec(&self.0))
     }
 }
 
@@ -472,7 +483,7 @@ impl Config {
     /// ```
     #[must_use]
     pub fn proxy(mut self, route: impl Into<String>) -> Self {
-        self.proxy = Some(route.into());
+        self.proxy = Some(RouteSpec(route.into()));
         self
     }
 

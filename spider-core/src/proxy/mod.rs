@@ -144,7 +144,7 @@ impl Router {
         let recipe = ClientRecipe::new(config)?;
         let direct = recipe.build(None, true)?;
         let (gateways, tiers) = match &config.proxy {
-            Some(spec) => resolve(spec)?,
+            Some(spec) => resolve(&spec.0)?,
             None => (Vec::new(), Vec::new()),
         };
         let state = (!tiers.is_empty()).then(|| {

@@ -1,0 +1,102 @@
+//! Proxy credentials never show: not in logs at any level, errors, stats, the failures
+//! file, the summary or the settings printed at start. Alone in its binary because it
+//! installs the process-wide log subscriber.
+
+mod support;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use spider_sandbox::{DemoSite, GatewayConfig, MockGateway, Sandbox};
+use spiderling::{Config, Crawler};
+use support::{config_for, BookSpider};
+
+const SECRET: &str = "hunter2-redact-me";
+
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Standard base64, to look for the Proxy-Authorization value too.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_never_show_anywhere() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .init();
+    let account = GatewayConfig { user: "acct".to_owned(), password: SECRET.to_owned() };
+    let gateway = MockGateway::start(account.clone()).unwrap();
+    let site = Sandbox::demo(DemoSite { books: 5, per_page: 5, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut shown = Vec::new();
+
+    // A crawl through a pool with a dead gateway (benched, logged) and a live one.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let pool = format!("http://acct:{SECRET}@{dead}, {}", gateway.url_with_credentials());
+    let (config, output) = config_for(&site, dir.path(), "items.jsonl");
+    let config = config.proxy(pool).proxy_price_per_gb(8.0);
+    shown.push(config.to_string());
+    shown.push(format!("{config:?}"));
+    let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
+    assert_eq!(summary.items, 5);
+    assert!(summary.proxy.as_ref().unwrap().gateways[0].benched > 0, "the dead gateway was benched");
+    shown.push(summary.to_string());
+    shown.push(format!("{summary:?}"));
+    for file in ["items.stats.json", "items.failures.jsonl"] {
+        shown.push(std::fs::read_to_string(output.with_file_name(file)).unwrap_or_default());
+    }
+
+    // A gateway that refuses the password: the 407 error.
+    let strict = MockGateway::start(GatewayConfig { password: "another".to_owned(), ..account }).unwrap();
+    let wrong = format!("http://acct:{SECRET}@{}", strict.addr());
+    let config = Config::new("books").start_url(site.url()).proxy(wrong.as_str());
+    let error = Crawler::new(BookSpider::new(config)).run().await.unwrap_err();
+    shown.push(error.to_string());
+    shown.push(format!("{error:?}"));
+
+    // Settings that do not parse, or name a gateway that does not.
+    for bad in [format!("ftp://acct:{SECRET}@gw"), format!("http://acct:{SECRET}@")] {
+        match Config::new("x").set("proxy", &bad).map(|c| c.validate()) {
+            Err(error) | Ok(Err(error)) => shown.push(error.to_string()),
+            Ok(Ok(())) => panic!("{bad} was accepted"),
+        }
+    }
+
+    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(logs.contains("gateway unreachable"), "the logs were captured");
+    shown.push(logs);
+    let encoded = base64(format!("acct:{SECRET}").as_bytes());
+    for text in &shown {
+        assert!(!text.contains(SECRET), "the password shows in:\n{text}");
+        assert!(!text.contains(&encoded), "the Proxy-Authorization value shows in:\n{text}");
+    }
+}
