@@ -2,6 +2,8 @@
 //! file, the summary or the settings printed at start. Alone in its binary because it
 //! installs the process-wide log subscriber.
 
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::io::Write;

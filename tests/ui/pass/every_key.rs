@@ -25,6 +25,14 @@ struct Book {
     obey_robots = false,
     parse_threads = 2,
     output = "books.csv",
+    proxy = "direct > env:SPIDERLING_UI_PROXY",
+    geo = "US",
+    geo_rules = ["*.de=de", "shop.example.fr=fr"],
+    sticky = true,
+    proxy_user_template = "{user}-zone-{geo}-sid-{session}",
+    proxy_price_per_gb = 8.5,
+    proxy_budget = 20,
+    ca_cert = "/tmp/spiderling-ui-every-key-ca.pem",
     follow = "a.next, h3 > a",
     item = Book,
 )]
@@ -35,10 +43,17 @@ struct Books;
 struct LinksOnly;
 
 fn main() {
+    // The route's variable and the certificate are read when the settings are checked.
+    std::env::set_var("SPIDERLING_UI_PROXY", "http://acct:secret@gateway.example:7777");
+    let tls = spider_sandbox::Sandbox::demo_tls(spider_sandbox::DemoSite::default()).unwrap();
+    std::fs::write("/tmp/spiderling-ui-every-key-ca.pem", tls.certificate_pem().unwrap()).unwrap();
     let config = Books.config();
     assert!(config.validate().is_ok());
     let settings = config.to_string();
     assert!(settings.contains("concurrency = 5 · per_host = 3 · rpm = 600"), "{settings}");
+    assert!(settings.contains("proxy = direct > env:SPIDERLING_UI_PROXY · geo = us"), "{settings}");
+    assert!(settings.contains("geo_rules = *.de=de, shop.example.fr=fr · sticky = true"), "{settings}");
+    assert!(settings.contains("proxy_price_per_gb = 8.5 · proxy_budget = 20"), "{settings}");
     assert!(LinksOnly.config().to_string().contains("settings of links_only"));
     fn crawls<S: Spider>(_: S) {}
     crawls(Books);
