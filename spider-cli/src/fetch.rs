@@ -1,6 +1,6 @@
 //! `spiderling fetch URL --css SEL`: one page through the same stack as a crawl
-//! (robots.txt, headers, timeout, retries with backoff, body cap), and what each selector
-//! matches. The quickest way to write a selector.
+//! (robots.txt, headers, proxy route, timeout, retries with backoff, body cap), and what
+//! each selector matches. The quickest way to write a selector.
 
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -26,6 +26,16 @@ pub(crate) struct Args {
     /// Fetch even if robots.txt disallows the page.
     #[arg(long)]
     ignore_robots: bool,
+    /// Go through a proxy: a gateway URL, or `env:VAR` to read it (and its credentials)
+    /// from the environment, e.g. `--proxy env:SPIDERLING_PROXY`.
+    #[arg(long, value_name = "URL|env:VAR")]
+    proxy: Option<String>,
+    /// Exit country asked of the gateway, two letters (with --proxy).
+    #[arg(long, value_name = "CC", requires = "proxy")]
+    geo: Option<String>,
+    /// Trust this PEM certificate too, e.g. the one `spiderling sandbox --tls` writes.
+    #[arg(long, value_name = "PATH")]
+    ca_cert: Option<String>,
 }
 
 /// What the page showed.
@@ -92,6 +102,17 @@ pub(crate) fn run(args: Args) -> ExitCode {
         }
     }
     let mut config = Config::new("fetch").start_url(args.url.as_str()).obey_robots(!args.ignore_robots);
+    for (key, value) in [("proxy", &args.proxy), ("geo", &args.geo), ("ca_cert", &args.ca_cert)] {
+        if let Some(value) = value {
+            config = match config.set(key, value) {
+                Ok(config) => config,
+                Err(error) => {
+                    eprintln!("error: --{}: {error}", key.replace('_', "-"));
+                    return ExitCode::from(2);
+                }
+            };
+        }
+    }
     for header in &args.headers {
         let Some((name, value)) = header.split_once(':') else {
             eprintln!("error: --header {header:?}: write it as \"Name: value\"");
@@ -127,6 +148,10 @@ pub(crate) fn run(args: Args) -> ExitCode {
     println!("{} {} in {} ms, {} bytes", seen.status, seen.url, elapsed.as_millis(), seen.bytes);
     if summary.retries > 0 {
         println!("  after {} retries", summary.retries);
+    }
+    for gateway in summary.proxy.iter().flat_map(|p| &p.gateways).filter(|g| g.requests > 0) {
+        let bytes = gateway.bytes_sent + gateway.bytes_received;
+        println!("  via {} ({} requests, {bytes} bytes)", gateway.gateway, gateway.requests);
     }
     for (css, values) in seen.matches {
         let plural = if values.len() == 1 { "match" } else { "matches" };

@@ -2,7 +2,7 @@
 
 use std::process::{Command, Output};
 
-use spider_sandbox::{DemoSite, Sandbox};
+use spider_sandbox::{DemoSite, GatewayConfig, MockGateway, Sandbox};
 
 fn spiderling(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_spiderling")).args(args).output().unwrap()
@@ -27,6 +27,26 @@ fn fetch_shows_what_each_selector_matches_and_the_server_saw_one_page() {
     let seen = site.observed();
     assert_eq!(seen.pages().count(), 1, "one page, no follow-ups");
     assert_eq!(seen.hits.len(), 2, "robots.txt first, then the page");
+}
+
+#[test]
+fn fetch_goes_through_a_gateway_from_the_environment_with_a_country() {
+    let site = Sandbox::demo(DemoSite { books: 5, per_page: 5, ..DemoSite::default() }).unwrap();
+    let gateway = MockGateway::start(GatewayConfig::default()).unwrap();
+    let url = format!("{}catalogue/book_2.html", site.url());
+    let output = Command::new(env!("CARGO_BIN_EXE_spiderling"))
+        .args(["fetch", &url, "--css", "h1.title", "--proxy", "env:FETCH_TEST_PROXY", "--geo", "DE"])
+        .env("FETCH_TEST_PROXY", gateway.url_with_credentials())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = stdout(&output);
+    assert!(text.contains(&format!("via http://***@{}/ (2 requests", gateway.addr())), "{text}");
+    assert!(!text.contains("sandbox-s3cret"), "{text}");
+    let through = gateway.observed();
+    assert_eq!(through.requests.len(), 2, "robots.txt and the page");
+    assert!(through.requests.iter().all(|r| r.country.as_deref() == Some("de")));
+    assert_eq!(site.observed().peers(), through.exits());
 }
 
 #[test]
