@@ -21,3 +21,24 @@ fn the_books_example_writes_every_book_exactly_once() {
     let printed = String::from_utf8_lossy(&run.stdout);
     assert!(printed.contains("books: 1051 pages, 1000 items"), "{printed}");
 }
+
+#[test]
+fn the_proxied_example_finishes_through_the_gateway_what_the_limit_stops_direct() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("products.jsonl");
+    let run = Command::new(support::example("proxied"))
+        .arg("-o")
+        .arg(&output)
+        .env_remove("SHOP_PROXY")
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{printed}{}", String::from_utf8_lossy(&run.stderr));
+    assert_eq!(support::read_json_lines(&output).len(), 200, "{printed}");
+    let seen = printed.lines().find(|line| line.starts_with("the site saw")).unwrap();
+    let numbers: Vec<usize> =
+        seen.split(|c: char| !c.is_ascii_digit()).filter_map(|n| n.parse().ok()).collect();
+    let [_, direct, through, exits, ..] = numbers[..] else { panic!("{seen}") };
+    assert!(direct >= 5 && through >= 150 && exits == through, "{seen}");
+    assert!(printed.contains("proxy: ") && !printed.contains("sandbox-s3cret"), "{printed}");
+}

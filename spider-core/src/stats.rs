@@ -117,6 +117,17 @@ impl Stats {
     }
 }
 
+/// Bytes in the unit that keeps them readable: `812 B`, `81.2 kB`, `3.4 MB`, `1.20 GB`.
+fn size(bytes: u64) -> String {
+    let n = bytes as f64;
+    match bytes {
+        0..=999 => format!("{bytes} B"),
+        1_000..=999_999 => format!("{:.1} kB", n / 1e3),
+        1_000_000..=999_999_999 => format!("{:.1} MB", n / 1e6),
+        _ => format!("{:.2} GB", n / 1e9),
+    }
+}
+
 fn per_second(count: u64, elapsed: Duration) -> f64 {
     let secs = elapsed.as_secs_f64();
     if secs > 0.0 {
@@ -235,26 +246,26 @@ impl fmt::Display for Summary {
         }
         writeln!(
             f,
-            "  requests {} · retries {} (throttled {}, blocked {}) · failures {} · redirects {} · {:.1} MB received",
+            "  requests {} · retries {} (throttled {}, blocked {}) · failures {} · redirects {} · {} received",
             self.requests,
             self.retries,
             self.throttled,
             self.blocked,
             self.failures,
             self.redirects,
-            self.bytes as f64 / 1e6
+            size(self.bytes)
         )?;
         if let Some(proxy) = &self.proxy {
             let budget = proxy.budget.map(|b| format!(" of a budget of {b:.2}")).unwrap_or_default();
-            writeln!(f, "  proxy: {:.1} MB, spend {:.4}{budget}", proxy.bytes as f64 / 1e6, proxy.spend)?;
+            writeln!(f, "  proxy: {}, spend {:.4}{budget}", size(proxy.bytes), proxy.spend)?;
             for gateway in &proxy.gateways {
                 writeln!(
                     f,
-                    "    {}: {} requests, {:.1} MB sent, {:.1} MB received, benched {}×",
+                    "    {}: {} requests, {} sent, {} received, benched {}×",
                     gateway.gateway,
                     gateway.requests,
-                    gateway.bytes_sent as f64 / 1e6,
-                    gateway.bytes_received as f64 / 1e6,
+                    size(gateway.bytes_sent),
+                    size(gateway.bytes_received),
                     gateway.benched
                 )?;
             }

@@ -68,11 +68,20 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// | `obey_robots` | `true` / `false` | `true` |
 /// | `parse_threads` | whole number ≥ 1: threads of the HTML parse pool | the number of CPUs |
 /// | `output` | file name; `.jsonl`, `.csv` or `.json` | none |
+/// | `proxy` | `"direct"`, `"env:VAR"` or a gateway URL without credentials; `,` pools, `>` tiers cheapest first | direct |
+/// | `geo` | two-letter country code, checked | the gateway's choice |
+/// | `geo_rules` | list of `"PATTERN=CC"`, such as `"*.de=de"` | none |
+/// | `sticky` | `true` / `false`: one exit per logical task | `false` |
+/// | `proxy_user_template` | with `{user}`, `{geo}`, `{session}`, checked | `{user}-country-{geo}-session-{session}` |
+/// | `proxy_price_per_gb` | number: price of a GB through the gateways | 0 |
+/// | `proxy_budget` | number: stop admitting at this spend (exit code 4) | none |
+/// | `ca_cert` | path of a PEM certificate to trust too | none |
 /// | `follow` | CSS selector, checked: links to follow | none |
 /// | `item` | a `#[derive(Item)]` type: emitted when a page has one | none |
 ///
-/// Every key but `follow` and `item` can be changed at run time without a rebuild:
-/// `SPIDERLING_RPM=300` or `--set rpm=300` with `spiderling::cli::main`.
+/// Every key but `profile`, `follow` and `item` can be changed at run time without a
+/// rebuild: `SPIDERLING_RPM=300` or `--set rpm=300` with `spiderling::cli::main`. Proxy
+/// credentials belong there (or in the variable `env:VAR` names), never in code.
 #[proc_macro_derive(Spider, attributes(spider))]
 pub fn derive_spider(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

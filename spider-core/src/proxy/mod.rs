@@ -282,9 +282,11 @@ impl Router {
         self.spend.budget_reached()
     }
 
-    /// The proxy traffic and spend, when proxies are configured.
+    /// The proxy traffic and spend, when gateways are configured.
     pub(crate) fn spend(&self) -> Option<ProxySpend> {
-        self.state.as_ref()?;
+        if self.gateways.is_empty() {
+            return None;
+        }
         Some(self.spend.summary(self.gateways.iter().map(ToString::to_string)))
     }
 
