@@ -229,11 +229,11 @@ fn settings(
     }
     for setting in &flags.set {
         let Some((key, value)) = setting.split_once('=') else {
-            return Err(Error::Config(format!(
-                "--set {setting:?}: write --set key=value, such as --set rpm=300"
-            )));
+            // The text may be a secret typed without its key: not repeated.
+            return Err(Error::Config("--set takes key=value, such as --set rpm=300".to_owned()));
         };
-        config = config.set(key.trim(), value.trim()).map_err(|e| from(&format!("--set {setting}"), e))?;
+        config =
+            config.set(key.trim(), value.trim()).map_err(|e| from(&format!("--set {}", key.trim()), e))?;
     }
     if let Some(output) = &flags.output {
         config = config.output(output);

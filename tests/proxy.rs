@@ -65,6 +65,7 @@ async fn sticky_mode_keeps_one_exit_per_logical_task() {
     }
     assert_eq!(exits_of.len(), 2, "two tasks, two sessions: {exits_of:?}");
     assert!(exits_of.values().all(|exits| exits.len() == 1), "one exit per session: {exits_of:?}");
+    assert!(through.connections < through.requests.len() / 2, "a session's connection is kept alive");
     let exits: BTreeSet<IpAddr> = exits_of.values().flatten().copied().collect();
     assert_eq!(exits.len(), 2, "two sessions, two identities");
     let page_peers: BTreeSet<IpAddr> = site.observed().pages().map(|hit| hit.peer).collect();
@@ -83,9 +84,11 @@ async fn a_blocked_session_is_replaced_by_one_with_a_new_identity() {
     let (site, gateway) = (Sandbox::hostile(hostile).unwrap(), gateway());
     let dir = tempfile::tempdir().unwrap();
     let (config, _) = config_for(&site, dir.path(), "items.jsonl");
+    // One request at a time, so nothing is in flight on a session when it is retired.
     let config = config
         .proxy(gateway.url_with_credentials())
         .sticky(true)
+        .concurrency(1)
         .retries(10)
         .backoff(Duration::from_millis(10), Duration::from_millis(50));
     let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
@@ -108,12 +111,10 @@ async fn a_blocked_session_is_replaced_by_one_with_a_new_identity() {
     let exits: BTreeSet<IpAddr> = exit_of.values().copied().collect();
     assert_eq!(exits.len(), sessions.len(), "every replacement has a new identity");
     let throttled: BTreeSet<IpAddr> = seen.hits.iter().filter(|h| h.status == 429).map(|h| h.peer).collect();
+    assert!(!throttled.is_empty());
     for exit in &throttled {
-        let after_429 = seen.hits.iter().skip_while(|h| !(h.peer == *exit && h.status == 429));
-        assert!(
-            after_429.filter(|h| h.peer == *exit && h.status == 200).count() == 0,
-            "{exit} was used again after its 429"
-        );
+        let mut after_429 = seen.hits.iter().skip_while(|h| !(h.peer == *exit && h.status == 429)).skip(1);
+        assert!(after_429.all(|h| h.peer != *exit), "{exit} was used again after its 429");
     }
 }
 
@@ -272,9 +273,6 @@ async fn a_dead_gateway_in_the_pool_is_benched_and_the_crawl_goes_on() {
     assert_eq!((summary.status, summary.items, summary.failures), (CrawlStatus::Complete, 10, 0));
     let proxy = summary.proxy.unwrap();
     assert!(proxy.gateways[0].benched >= 1, "{:?}", proxy.gateways);
-    assert!(
-        proxy.gateways[0].requests == 0 && proxy.gateways[1].requests as usize == site.observed().hits.len()
-    );
     assert_eq!(gateway.observed().requests.len(), site.observed().hits.len());
 }
 

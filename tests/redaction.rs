@@ -77,20 +77,43 @@ async fn credentials_never_show_anywhere() {
         shown.push(std::fs::read_to_string(output.with_file_name(file)).unwrap_or_default());
     }
 
-    // A gateway that refuses the password: the 407 error.
+    // A gateway that refuses the password: the 407 error, to a request and to a tunnel.
     let strict = MockGateway::start(GatewayConfig { password: "another".to_owned(), ..account }).unwrap();
     let wrong = format!("http://acct:{SECRET}@{}", strict.addr());
-    let config = Config::new("books").start_url(site.url()).proxy(wrong.as_str());
-    let error = Crawler::new(BookSpider::new(config)).run().await.unwrap_err();
-    shown.push(error.to_string());
-    shown.push(format!("{error:?}"));
+    let tls = Sandbox::demo_tls(DemoSite { books: 5, per_page: 5, ..DemoSite::default() }).unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, tls.certificate_pem().unwrap()).unwrap();
+    for target in [site.url(), tls.url()] {
+        let config = Config::new("books").start_url(target).proxy(wrong.as_str()).ca_cert(&ca);
+        let error = Crawler::new(BookSpider::new(config)).run().await.unwrap_err();
+        shown.push(error.to_string());
+        shown.push(format!("{error:?}"));
+    }
 
-    // Settings that do not parse, or name a gateway that does not.
-    for bad in [format!("ftp://acct:{SECRET}@gw"), format!("http://acct:{SECRET}@")] {
+    // Settings that do not parse, or name a gateway that does not, or hide the password
+    // behind the characters that end a URL's authority or separate routes.
+    for bad in [
+        format!("ftp://acct:{SECRET}@gw"),
+        format!("http://acct:{SECRET}@"),
+        format!("http://acct:{SECRET}"),
+        format!("http://acct:x/{SECRET}@gw:1"),
+        format!("http://acct:x,{SECRET}>y@gw:99999"),
+    ] {
         match Config::new("x").set("proxy", &bad).map(|c| c.validate()) {
             Err(error) | Ok(Err(error)) => shown.push(error.to_string()),
             Ok(Ok(())) => panic!("{bad} was accepted"),
         }
+    }
+    let odd = Config::new("x").proxy(format!("direct > http://acct:x,{SECRET}>y/z@gw:8000"));
+    shown.push(odd.to_string());
+    shown.push(format!("{odd:?}"));
+
+    // The standard flags of a spider binary, with a mistake next to the password.
+    for set in [format!("proxy=http://acct:{SECRET}@gw:1 >"), format!("http://acct:{SECRET}@gw:1")] {
+        let run =
+            std::process::Command::new(support::example("books")).args(["--set", &set]).output().unwrap();
+        assert_eq!(run.status.code(), Some(2), "{run:?}");
+        shown.push(String::from_utf8_lossy(&run.stderr).into_owned());
     }
 
     let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();

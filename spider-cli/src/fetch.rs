@@ -26,8 +26,9 @@ pub(crate) struct Args {
     /// Fetch even if robots.txt disallows the page.
     #[arg(long)]
     ignore_robots: bool,
-    /// Go through a proxy: a gateway URL, or `env:VAR` to read it (and its credentials)
-    /// from the environment, e.g. `--proxy env:SPIDERLING_PROXY`.
+    /// Go through a proxy: `env:VAR` to read the gateway URL and its credentials from the
+    /// environment (keeps the password out of `ps` and shell history), e.g.
+    /// `--proxy env:SPIDERLING_PROXY`; or a gateway URL.
     #[arg(long, value_name = "URL|env:VAR")]
     proxy: Option<String>,
     /// Exit country asked of the gateway, two letters (with --proxy).

@@ -506,9 +506,10 @@ impl Config {
 
     /// Sticky sessions: every request of one logical task (a [`Request`]'s session key,
     /// inherited by its follow-ups; each start URL is a task of its own) leaves through
-    /// one gateway session, so one exit identity; a blocked session is replaced. Without
-    /// it, every proxied request opens a new connection and gets a new exit
-    /// (default false).
+    /// one gateway session, which the provider pins to one exit; a blocked session is
+    /// replaced. Without it, every proxied request opens a new connection, which a
+    /// rotating gateway gives a new exit (default false). Sessions are remembered for the
+    /// whole crawl, one small entry per task.
     #[must_use]
     pub fn sticky(mut self, sticky: bool) -> Self {
         self.sticky = sticky;
@@ -656,6 +657,19 @@ impl Config {
             if amount.is_some_and(|n| !n.is_finite() || n < 0.0) {
                 problems.push(format!("{key} must be a non-negative number"));
             }
+        }
+        if self.proxy_budget.is_some_and(|budget| budget <= 0.0) {
+            problems
+                .push("proxy_budget = 0 admits nothing; write a positive amount, or no budget".to_owned());
+        }
+        if self.proxy_budget.is_some() && self.proxy_price_per_gb <= 0.0 {
+            problems.push("proxy_budget needs proxy_price_per_gb to turn bytes into spend".to_owned());
+        }
+        if self.sticky && !self.proxy_user_template.contains("{session}") {
+            problems.push(format!(
+                "sticky = true, but proxy_user_template {:?} has no {{session}} to pin the exit with",
+                self.proxy_user_template
+            ));
         }
         if let Err(error) = crate::proxy::Router::new(self) {
             problems.push(error.to_string().trim_start_matches("configuration error: ").to_owned());

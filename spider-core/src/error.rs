@@ -135,6 +135,11 @@ pub enum Error {
     },
 }
 
+/// hyper-util's words for a gateway's 407 to a CONNECT, and for any other refusal; the
+/// proxy tests fail if a new version words them differently.
+const TUNNEL_AUTH_REQUIRED: &str = "tunnel error: proxy authorization required";
+const TUNNEL_REFUSED: &str = "tunnel error: unsuccessful";
+
 impl Error {
     /// Whether the request ran out of time (worth retrying).
     pub fn is_timeout(&self) -> bool {
@@ -146,17 +151,23 @@ impl Error {
         matches!(self, Error::Timeout { .. } | Error::Http { .. })
     }
 
-    /// Whether the connection could not be made (to the host, or to its gateway).
+    /// Whether the connection to the host, or to its gateway, could not be made; a gateway
+    /// that answered a CONNECT with an error (its target was unreachable) was reached.
     pub(crate) fn is_connect(&self) -> bool {
-        matches!(self, Error::Http { source, .. } if source.is_connect())
+        matches!(self, Error::Http { source, .. } if source.is_connect()) && !self.says(TUNNEL_REFUSED)
     }
 
-    /// Whether a gateway refused the tunnel with 407; the transport reports it only as
-    /// text in its chain of causes.
+    /// Whether a gateway refused the tunnel with 407.
     pub(crate) fn is_proxy_auth(&self) -> bool {
+        self.says(TUNNEL_AUTH_REQUIRED)
+    }
+
+    /// Whether `text` is in this error or its causes: the transport reports how a CONNECT
+    /// tunnel failed only as text.
+    fn says(&self, text: &str) -> bool {
         let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(self);
         while let Some(error) = cause {
-            if error.to_string().contains("proxy authorization required") {
+            if error.to_string().contains(text) {
                 return true;
             }
             cause = error.source();

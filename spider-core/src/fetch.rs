@@ -64,7 +64,7 @@ impl ClientRecipe {
             .user_agent(self.user_agent.as_str())
             .default_headers(self.headers.clone())
             .timeout(self.timeout)
-            .connect_timeout(self.timeout)
+            .connect_timeout(self.timeout.min(CONNECT_TIMEOUT))
             .redirect(reqwest::redirect::Policy::none())
             .pool_max_idle_per_host(if keep_alive { self.idle_per_host } else { 0 });
         builder = match proxy {
@@ -99,7 +99,8 @@ impl Fetcher {
     pub(crate) async fn fetch(&self, client: &Client, request: &Request) -> Result<Fetched, Error> {
         let url = request.url();
         let transport = |source: reqwest::Error| {
-            if source.is_timeout() {
+            // A connect timeout stays a connect error: a silent gateway gets benched.
+            if source.is_timeout() && !source.is_connect() {
                 Error::Timeout { url: url.clone() }
             } else {
                 Error::Http { url: url.clone(), source }
@@ -140,6 +141,9 @@ impl Fetcher {
         })
     }
 }
+
+/// The longest wait for a connection; a host or gateway that takes longer is unreachable.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What a request carries beyond its method, URL and own headers: the protocol, Host,
 /// User-Agent, Accept, Accept-Encoding and Proxy-Authorization lines, roughly.

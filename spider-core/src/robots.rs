@@ -96,14 +96,19 @@ impl Robots {
     /// # Errors
     ///
     /// [`Error::Config`](crate::Error::Config) when the config cannot build a client (a
-    /// bad proxy setting included), or `url` has no host.
+    /// bad proxy setting included), or `url` has no host; [`Error::ProxyAuth`](crate::Error::ProxyAuth)
+    /// when the gateway refuses the credentials.
     pub async fn fetch(config: &crate::Config, url: &Url) -> Result<Robots, crate::Error> {
         let robots_url = robots_url(url)
             .filter(|_| url.has_host())
             .ok_or_else(|| crate::Error::Config(format!("{url} has no host, so no robots.txt")))?;
         let request = crate::Request::new(robots_url.clone());
-        let routed = crate::proxy::Router::new(config)?.route(&request, crate::Route::Auto)?;
+        let router = crate::proxy::Router::new(config)?;
+        let routed = router.route(&request, crate::Route::Auto)?;
+        let refused = || crate::Error::ProxyAuth { gateway: router.gateway_of(&routed).unwrap_or_default() };
         let rules = match crate::fetch::Fetcher::new(config).fetch(&routed.client, &request).await {
+            Ok(answer) if answer.status.as_u16() == 407 && routed.proxied() => return Err(refused()),
+            Err(error) if routed.proxied() && error.is_proxy_auth() => return Err(refused()),
             Ok(answer) if answer.status.as_u16() == 429 => {
                 RobotsRules::Unavailable("robots.txt answered 429".into())
             }

@@ -139,6 +139,7 @@ fn per_second(count: u64, elapsed: Duration) -> f64 {
 
 /// How a crawl ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 #[serde(rename_all = "snake_case")]
 pub enum CrawlStatus {
     /// Everything was fetched or deliberately dropped; no request failed.

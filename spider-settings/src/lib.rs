@@ -10,7 +10,7 @@ mod proxy;
 
 pub use proxy::{
     check_user_template, parse_country, parse_decimal, parse_geo_rule, parse_proxy, redact_spec, redact_url,
-    ProxyEntry,
+    split_entries, ProxyEntry,
 };
 
 /// The shape of a key's value.

@@ -18,12 +18,14 @@ pub enum ProxyEntry {
 
 /// Parse a proxy route: tiers from cheapest to dearest separated by `>`, each a pool of
 /// entries separated by `,`: `direct`, `env:VAR`, or an `http://` / `https://` gateway URL.
+/// A `,` or `>` inside a URL (a password may hold one) does not separate: only one followed
+/// by the start of another entry does.
 ///
 /// With `from_code`, a URL carrying credentials is an error: write `env:VAR` instead.
 ///
 /// # Errors
 ///
-/// A message saying what to write instead.
+/// A message saying what to write instead, which never repeats a credential.
 ///
 /// # Examples
 ///
@@ -37,9 +39,9 @@ pub enum ProxyEntry {
 /// ```
 pub fn parse_proxy(text: &str, from_code: bool) -> Result<Vec<Vec<ProxyEntry>>, String> {
     let mut tiers = Vec::new();
-    for tier in text.split('>') {
+    for tier in split_entries(text, '>') {
         let mut entries = Vec::new();
-        for entry in tier.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        for entry in split_entries(tier, ',').into_iter().map(str::trim).filter(|e| !e.is_empty()) {
             entries.push(parse_entry(entry, from_code)?);
         }
         if entries.is_empty() {
@@ -58,6 +60,27 @@ pub fn parse_proxy(text: &str, from_code: bool) -> Result<Vec<Vec<ProxyEntry>>, 
     Ok(tiers)
 }
 
+/// Split `text` at each `separator` followed (after spaces) by the start of an entry, or by
+/// nothing; any other `separator` belongs to the entry it is in.
+pub fn split_entries(text: &str, separator: char) -> Vec<&str> {
+    let starts_entry = |rest: &str| {
+        let rest = rest.trim_start();
+        rest.is_empty()
+            || ["http://", "https://", "env:", "direct", ">"].iter().any(|p| rest.starts_with(p))
+            || (separator == ',' && rest.starts_with(','))
+    };
+    let mut parts = Vec::new();
+    let mut from = 0;
+    for (at, c) in text.char_indices() {
+        if c == separator && starts_entry(&text[at + 1..]) {
+            parts.push(&text[from..at]);
+            from = at + 1;
+        }
+    }
+    parts.push(&text[from..]);
+    parts
+}
+
 fn parse_entry(entry: &str, from_code: bool) -> Result<ProxyEntry, String> {
     if entry == "direct" {
         return Ok(ProxyEntry::Direct);
@@ -74,15 +97,14 @@ fn parse_entry(entry: &str, from_code: bool) -> Result<ProxyEntry, String> {
             redact_url(entry)
         ));
     };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
-    if from_code && authority.contains('@') {
+    if from_code && rest.contains('@') {
         return Err(format!(
             "credentials in code end up in version control; put the gateway URL `{}` with its \
              credentials in an environment variable and write `proxy = \"env:VAR\"`",
             redact_url(entry)
         ));
     }
-    if authority.rsplit('@').next().unwrap_or_default().is_empty() {
+    if rest.rsplit('@').next().unwrap_or_default().is_empty() {
         return Err(format!("`{}` has no host", redact_url(entry)));
     }
     Ok(ProxyEntry::Url(entry.to_owned()))
@@ -97,18 +119,20 @@ fn parse_entry(entry: &str, from_code: bool) -> Result<ProxyEntry, String> {
 /// assert_eq!(shown, "direct > http://***@gw.example:8000");
 /// ```
 pub fn redact_spec(text: &str) -> String {
-    text.split('>')
-        .map(|tier| tier.split(',').map(|e| redact_url(e.trim())).collect::<Vec<_>>().join(", "))
+    split_entries(text, '>')
+        .into_iter()
+        .map(|tier| {
+            split_entries(tier, ',').into_iter().map(|e| redact_url(e.trim())).collect::<Vec<_>>().join(", ")
+        })
         .collect::<Vec<_>>()
         .join(" > ")
 }
 
-/// A URL with its user and password replaced by `***`; text without credentials is
-/// returned as it is.
+/// A URL with everything before its last `@` (user and password, whatever characters the
+/// password holds) replaced by `***`; text without `@` is returned as it is.
 pub fn redact_url(text: &str) -> String {
     let (scheme, rest) = text.split_once("://").unwrap_or(("", text));
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..end].rfind('@') {
+    match rest.rfind('@') {
         Some(at) if scheme.is_empty() => format!("***{}", &rest[at..]),
         Some(at) => format!("{scheme}://***{}", &rest[at..]),
         None => text.to_owned(),
@@ -232,12 +256,23 @@ mod tests {
         assert!(parse_proxy(secret, false).is_ok());
         assert!(!parse_proxy(secret, true).unwrap_err().contains("hunter2"));
         assert!(!parse_proxy("ftp://me:hunter2@gw", false).unwrap_err().contains("hunter2"));
+        assert!(parse_proxy("http://u:p/w@h:1", true).is_err(), "credentials hidden behind a /");
+        // Separators inside a password do not split the entry.
+        let tiers = parse_proxy("http://u:pa,ss>x@h:1, env:B > direct", false).unwrap();
+        assert_eq!(tiers[0][0], ProxyEntry::Url("http://u:pa,ss>x@h:1".to_owned()));
+        assert_eq!(tiers.len(), 2);
+        assert_eq!(redact_spec("http://u:pa,ss>x@h:1, env:B > direct"), "http://***@h:1, env:B > direct");
     }
 
     #[test]
     fn redaction_hides_user_and_password_only() {
         assert_eq!(redact_url("http://u:p@h:1/x"), "http://***@h:1/x");
-        assert_eq!(redact_url("http://h:1/x@y"), "http://h:1/x@y");
+        assert_eq!(redact_url("http://u:p/w?x#y@h:1"), "http://***@h:1", "a password with / ? #");
+        assert_eq!(
+            redact_url("http://h:1/x@y"),
+            "http://***@y",
+            "an @ in a path: over-redacted, never leaked"
+        );
         assert_eq!(redact_url("u:p@h"), "***@h");
         assert_eq!(redact_spec("env:A, http://u:p@h > direct"), "env:A, http://***@h > direct");
     }

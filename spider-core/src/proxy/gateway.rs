@@ -23,8 +23,13 @@ impl Gateway {
     /// for the error message, which never repeats the URL's credentials.
     pub(crate) fn parse(text: &str, origin: &str) -> Result<Self, Error> {
         let shown = spider_settings::redact_url(text);
-        let mut url = Url::parse(text.trim())
-            .map_err(|e| Error::Config(format!("{origin}: gateway `{shown}` does not parse ({e})")))?;
+        // A URL that does not parse may hide a password anywhere: it is not shown.
+        let mut url = Url::parse(text.trim()).map_err(|e| {
+            Error::Config(format!(
+                "{origin}: a gateway URL does not parse ({e}); write http://USER:PASSWORD@HOST:PORT, \
+                 percent-encoding any `@`, `/`, `?` or `#` in the password"
+            ))
+        })?;
         if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
             return Err(Error::Config(format!(
                 "{origin}: gateway `{shown}` is not an http:// or https:// URL with a host"
@@ -40,8 +45,17 @@ impl Gateway {
     }
 
     /// The username for one request: `template` with `{user}`, `{geo}` and `{session}`
-    /// filled in, each missing part left out with the text just before it.
-    pub(crate) fn username(&self, template: &str, geo: Option<&str>, session: Option<&str>) -> String {
+    /// filled in, each missing part left out with the text just before it. `None` for a
+    /// gateway without credentials: it gets no Proxy-Authorization at all.
+    pub(crate) fn username(
+        &self,
+        template: &str,
+        geo: Option<&str>,
+        session: Option<&str>,
+    ) -> Option<String> {
+        if self.user.is_empty() && self.password.is_empty() {
+            return None;
+        }
         let mut out = String::with_capacity(template.len() + self.user.len());
         let mut rest = template;
         while let Some(open) = rest.find('{') {
@@ -59,17 +73,16 @@ impl Gateway {
             rest = &rest[open + len + 1..];
         }
         out.push_str(rest);
-        out
+        Some(out)
     }
 
     /// The reqwest proxy for every request through this gateway as `username`.
-    pub(crate) fn proxy(&self, username: &str) -> Result<reqwest::Proxy, Error> {
+    pub(crate) fn proxy(&self, username: Option<&str>) -> Result<reqwest::Proxy, Error> {
         let proxy = reqwest::Proxy::all(self.url.clone())
             .map_err(|e| Error::Config(format!("gateway {self}: {e}")))?;
-        Ok(if username.is_empty() && self.password.is_empty() {
-            proxy
-        } else {
-            proxy.basic_auth(username, &self.password)
+        Ok(match username {
+            Some(username) => proxy.basic_auth(username, &self.password),
+            None => proxy,
         })
     }
 }
@@ -102,17 +115,22 @@ mod tests {
         let gateway = Gateway::parse("http://acct%2B1:hunter2@gw.example:8000", "proxy").unwrap();
         assert_eq!(gateway.to_string(), "http://***@gw.example:8000/");
         assert!(!format!("{gateway:?}").contains("hunter2"));
-        assert_eq!(gateway.username(TEMPLATE, None, None), "acct+1");
-        let error = Gateway::parse("http://me:hunter2@", "env:P").unwrap_err().to_string();
-        assert!(!error.contains("hunter2"), "{error}");
+        assert_eq!(gateway.username(TEMPLATE, None, None).unwrap(), "acct+1");
+        for bad in ["http://me:hunter2@", "http://me:hunter2", "http://me:hun/ter2@gw"] {
+            let error = Gateway::parse(bad, "env:P").unwrap_err().to_string();
+            assert!(!error.contains("hunter2") && !error.contains("ter2"), "{error}");
+        }
+        let open = Gateway::parse("http://gw.example:3128", "proxy").unwrap();
+        assert_eq!(open.username(TEMPLATE, Some("us"), None), None, "no credentials, no auth");
     }
 
     #[test]
     fn usernames_leave_out_parts_without_a_value() {
         let gateway = Gateway::parse("http://acct:pw@gw.example:8000", "proxy").unwrap();
-        assert_eq!(gateway.username(TEMPLATE, Some("de"), None), "acct-country-de");
-        assert_eq!(gateway.username(TEMPLATE, None, Some("s1")), "acct-session-s1");
-        assert_eq!(gateway.username(TEMPLATE, Some("us"), Some("s1")), "acct-country-us-session-s1");
-        assert_eq!(gateway.username("zone-x-{user}.{geo}", Some("fr"), None), "zone-x-acct.fr");
+        let name = |template, geo, session| gateway.username(template, geo, session).unwrap();
+        assert_eq!(name(TEMPLATE, Some("de"), None), "acct-country-de");
+        assert_eq!(name(TEMPLATE, None, Some("s1")), "acct-session-s1");
+        assert_eq!(name(TEMPLATE, Some("us"), Some("s1")), "acct-country-us-session-s1");
+        assert_eq!(name("zone-x-{user}.{geo}", Some("fr"), None), "zone-x-acct.fr");
     }
 }

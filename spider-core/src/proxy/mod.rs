@@ -32,7 +32,7 @@ use crate::request::Request;
 use gateway::Gateway;
 use ladder::Ladder;
 use pool::Pool;
-use sessions::Sessions;
+use sessions::{Sessions, TaskOnTier};
 use spend::Spend;
 pub use spend::{GatewayTraffic, ProxySpend};
 
@@ -70,7 +70,8 @@ pub enum Route {
     /// No proxy, whatever the settings say.
     Direct,
     /// Through a gateway (the host's tier, or the first tier with gateways when the host
-    /// is on `direct`), with this exit country instead of the configured one.
+    /// is on `direct`), with this exit country instead of the configured one. Without a
+    /// gateway in the `proxy` setting this is a configuration error that stops the crawl.
     Proxy {
         /// Two-letter country code, or `None` for the configured one.
         geo: Option<String>,
@@ -89,7 +90,7 @@ struct Via {
     tier: usize,
     gateway: Option<usize>,
     /// The logical task and the session id it was sent on, in sticky mode.
-    session: Option<(Arc<str>, Arc<str>)>,
+    session: Option<(TaskOnTier, Arc<str>)>,
 }
 
 impl Routed {
@@ -133,7 +134,7 @@ pub(crate) struct Router {
     sticky: bool,
     /// `None` when no proxy is configured.
     state: Option<Mutex<State>>,
-    clients: Mutex<LruCache<(usize, String), Client>>,
+    clients: Mutex<LruCache<ClientKey, Client>>,
     spend: Spend,
 }
 
@@ -176,12 +177,7 @@ impl Router {
             (_, Route::Direct) | (None, Route::Auto) => {
                 return Ok(Routed { client: self.direct.clone(), via: None })
             }
-            (None, Route::Proxy { .. }) => {
-                return Err(Error::Config(format!(
-                    "the spider routes {} through a proxy, but no `proxy` is set",
-                    request.url()
-                )))
-            }
+            (None, Route::Proxy { .. }) => return Err(no_gateway(request)),
             (Some(state), _) => state,
         };
         let host =
@@ -191,7 +187,10 @@ impl Router {
         let State { tiers, ladder, sessions, rng } = &mut *state;
         let mut tier = ladder.tier_for(&host, now);
         if matches!(choice, Route::Proxy { .. }) && matches!(tiers[tier], Tier::Direct) {
-            tier = tiers.iter().position(|t| matches!(t, Tier::Gateways(_))).unwrap_or(tier);
+            tier = tiers
+                .iter()
+                .position(|t| matches!(t, Tier::Gateways(_)))
+                .ok_or_else(|| no_gateway(request))?;
         }
         let Tier::Gateways(pool) = &mut tiers[tier] else {
             return Ok(Routed {
@@ -201,13 +200,14 @@ impl Router {
         };
         let session = match request.session_key().filter(|_| self.sticky) {
             Some(task) => {
-                let mut session = sessions.current(task, rng, || pool.pick(now));
-                if session.as_ref().is_some_and(|s| !pool.contains(s.gateway)) {
-                    // The host climbed to another tier: a new session on one of its gateways.
-                    sessions.retire(task, &session.as_ref().map(|s| s.id.clone()).unwrap_or_default());
-                    session = sessions.current(task, rng, || pool.pick(now));
+                let task = (task.clone(), tier);
+                let mut session = sessions.current(&task, rng, || pool.pick(now));
+                if let Some(benched) = session.as_ref().filter(|s| pool.is_benched(s.gateway, now)) {
+                    // An id means nothing to another gateway: a new session on one that works.
+                    sessions.retire(&task, &benched.id.clone());
+                    session = sessions.current(&task, rng, || pool.pick(now));
                 }
-                session.map(|s| (task.clone(), s))
+                session.map(|s| (task, s))
             }
             None => None,
         };
@@ -217,7 +217,15 @@ impl Router {
         };
         drop(state);
         let geo = match &choice {
-            Route::Proxy { geo: Some(geo) } => Some(geo.as_str()),
+            Route::Proxy { geo: Some(geo) } => {
+                if spider_settings::parse_country(geo).as_deref() != Ok(geo.as_str()) {
+                    return Err(Error::Config(format!(
+                        "the spider's route for {} asks for geo {geo:?}; write a two-letter code in lower case, such as \"de\"",
+                        request.url()
+                    )));
+                }
+                Some(geo.as_str())
+            }
             _ => self.geo_of(request),
         };
         let session_id = session.as_ref().map(|(_, s)| s.id.clone());
@@ -251,7 +259,7 @@ impl Router {
             Verdict::Blocked => {
                 if let Some((task, id)) = &via.session {
                     if sessions.retire(task, id) {
-                        tracing::debug!(%task, "blocked: the session is retired, the task gets a new exit");
+                        tracing::debug!(task = %task.0, "blocked: the session is retired, the task gets a new exit");
                     }
                 }
                 if let Some(tier) = ladder.blocked(&via.host, via.tier, now) {
@@ -260,6 +268,9 @@ impl Router {
                 return via.gateway.is_some() || ladder.tier_of(&via.host) != via.tier;
             }
             Verdict::Unreachable => {
+                if let Some((task, id)) = &via.session {
+                    sessions.retire(task, id);
+                }
                 if let (Some(gateway), Some(Tier::Gateways(pool))) = (via.gateway, tiers.get_mut(via.tier)) {
                     if pool.connect_failed(gateway, now) {
                         self.spend.benched(gateway);
@@ -308,16 +319,31 @@ impl Router {
     /// sticky mode, a new connection per request otherwise.
     fn client(&self, gateway: usize, geo: Option<&str>, session: Option<&str>) -> Result<Client, Error> {
         let username = self.gateways[gateway].username(&self.template, geo, session);
-        let key = (gateway, username);
+        let key = ClientKey { gateway, username, keep_alive: session.is_some() };
         let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(client) = clients.get(&key) {
             return Ok(client.clone());
         }
-        let proxy = self.gateways[gateway].proxy(&key.1)?;
-        let client = self.recipe.build(Some(proxy), session.is_some())?;
+        let proxy = self.gateways[gateway].proxy(key.username.as_deref())?;
+        let client = self.recipe.build(Some(proxy), key.keep_alive)?;
         clients.put(key, client.clone());
         Ok(client)
     }
+}
+
+fn no_gateway(request: &Request) -> Error {
+    Error::Config(format!(
+        "the spider routes {} through a proxy, but `proxy` names no gateway",
+        request.url()
+    ))
+}
+
+/// What makes two proxied clients different.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct ClientKey {
+    gateway: usize,
+    username: Option<String>,
+    keep_alive: bool,
 }
 
 /// The gateways and tiers of a `proxy` setting, environment variables read.
@@ -345,7 +371,8 @@ fn resolve(spec: &str) -> Result<(Vec<Gateway>, Vec<Tier>), Error> {
                         ))
                     })?;
                     let first = members.len();
-                    for url in value.split([',', '\n']).map(str::trim).filter(|u| !u.is_empty()) {
+                    let urls = value.lines().flat_map(|line| spider_settings::split_entries(line, ','));
+                    for url in urls.map(str::trim).filter(|u| !u.is_empty()) {
                         members.push(gateways.len());
                         gateways.push(Gateway::parse(url, &origin)?);
                     }

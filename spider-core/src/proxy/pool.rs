@@ -64,8 +64,9 @@ impl Pool {
         }
     }
 
-    pub(crate) fn contains(&self, gateway: usize) -> bool {
-        self.members.contains(&gateway)
+    /// Whether `gateway` rests on the bench at `now`.
+    pub(crate) fn is_benched(&mut self, gateway: usize, now: Instant) -> bool {
+        self.health_of(gateway).and_then(|h| h.benched_until).is_some_and(|until| until > now)
     }
 
     fn health_of(&mut self, gateway: usize) -> Option<&mut Health> {

@@ -30,17 +30,21 @@ pub(crate) struct Spend {
 pub struct GatewayTraffic {
     /// The gateway, credentials redacted.
     pub gateway: String,
-    /// Requests sent through it.
+    /// Requests it answered (those that could not reach it are not counted).
     pub requests: u64,
-    /// Bytes sent to it.
+    /// Bytes sent to it, counted as they cross HTTP (see [`ProxySpend`]).
     pub bytes_sent: u64,
-    /// Bytes received from it.
+    /// Bytes received from it, bodies counted as decompressed.
     pub bytes_received: u64,
     /// Times it was benched for failing to connect.
     pub benched: u64,
 }
 
 /// The proxy part of the stats.
+///
+/// Bytes are counted from what crosses HTTP: request and response heads, and bodies as
+/// decompressed. That is close to a provider's bill for plain, uncompressed HTTP; gzip
+/// makes it an overestimate, TLS handshakes in tunnels an underestimate.
 #[derive(Debug, Clone, Serialize)]
 #[non_exhaustive]
 pub struct ProxySpend {
@@ -48,7 +52,7 @@ pub struct ProxySpend {
     pub gateways: Vec<GatewayTraffic>,
     /// Bytes through every gateway, both ways.
     pub bytes: u64,
-    /// `bytes` at `proxy_price_per_gb`.
+    /// `bytes` at `proxy_price_per_gb`, in the price's currency; a GB is 10⁹ bytes.
     pub spend: f64,
     /// The `proxy_budget`, if any.
     pub budget: Option<f64>,
