@@ -1,6 +1,6 @@
 //! `spiderling fetch URL --css SEL`: one page through the same stack as a crawl
-//! (robots.txt, headers, proxy route, timeout, retries with backoff, body cap), and what
-//! each selector matches. The quickest way to write a selector.
+//! (robots.txt, headers, proxy route, timeout, retries with backoff, body cap, block
+//! detection), the block verdict, and what each selector matches. The quickest way to write a selector.
 
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -34,6 +34,10 @@ pub(crate) struct Args {
     /// Exit country asked of the gateway, two letters (with --proxy).
     #[arg(long, value_name = "CC", requires = "proxy")]
     geo: Option<String>,
+    /// Text that marks the answer as a block even with 200, such as `g-recaptcha`
+    /// (repeatable).
+    #[arg(long = "block-marker", value_name = "TEXT")]
+    block_markers: Vec<String>,
     /// Trust this PEM certificate too, e.g. the one `spiderling sandbox --tls` writes.
     #[arg(long, value_name = "PATH")]
     ca_cert: Option<String>,
@@ -121,6 +125,9 @@ pub(crate) fn run(args: Args) -> ExitCode {
         };
         config = config.header(name.trim(), value.trim());
     }
+    for marker in &args.block_markers {
+        config = config.block_marker(marker.as_str());
+    }
     let seen = Arc::new(Mutex::new(None));
     let spider = FetchOne {
         config,
@@ -138,6 +145,9 @@ pub(crate) fn run(args: Args) -> ExitCode {
         let statuses: Vec<String> = summary.statuses.iter().map(|(s, n)| format!("{s} ×{n}")).collect();
         eprintln!("error: no page from {}", args.url);
         eprintln!("  statuses: {}", if statuses.is_empty() { "none".into() } else { statuses.join(", ") });
+        if summary.blocked > 0 {
+            eprintln!("  block verdict: blocked ({} answers judged blocked)", summary.blocked);
+        }
         if summary.robots_disallowed > 0 {
             eprintln!("  robots.txt disallows it (--ignore-robots to fetch it anyway)");
         }
@@ -147,6 +157,10 @@ pub(crate) fn run(args: Args) -> ExitCode {
         return ExitCode::FAILURE;
     };
     println!("{} {} in {} ms, {} bytes", seen.status, seen.url, elapsed.as_millis(), seen.bytes);
+    match summary.blocked {
+        0 => println!("  block verdict: not blocked"),
+        n => println!("  block verdict: not blocked, after {n} blocked answers were retried"),
+    }
     if summary.retries > 0 {
         println!("  after {} retries", summary.retries);
     }

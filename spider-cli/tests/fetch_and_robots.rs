@@ -2,7 +2,7 @@
 
 use std::process::{Command, Output};
 
-use spider_sandbox::{DemoSite, GatewayConfig, MockGateway, Sandbox};
+use spider_sandbox::{DemoSite, GatewayConfig, HostileSite, MockGateway, Sandbox};
 
 fn spiderling(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_spiderling")).args(args).output().unwrap()
@@ -24,6 +24,7 @@ fn fetch_shows_what_each_selector_matches_and_the_server_saw_one_page() {
     assert!(text.contains(&format!("h1.title (1 match)\n  {}\n", book.title)), "{text}");
     assert!(text.contains(&format!("p.price (1 match)\n  {}\n", book.price)), "{text}");
     assert!(text.contains("p.nothing (0 matches)"), "{text}");
+    assert!(text.contains("  block verdict: not blocked\n"), "{text}");
     let seen = site.observed();
     assert_eq!(seen.pages().count(), 1, "one page, no follow-ups");
     assert_eq!(seen.hits.len(), 2, "robots.txt first, then the page");
@@ -47,6 +48,17 @@ fn fetch_goes_through_a_gateway_from_the_environment_with_a_country() {
     assert_eq!(through.requests.len(), 2, "robots.txt and the page");
     assert!(through.requests.iter().all(|r| r.country.as_deref() == Some("de")));
     assert_eq!(site.observed().peers(), through.exits());
+}
+
+#[test]
+fn fetch_gives_the_block_verdict_of_a_captcha_wall() {
+    let site = Sandbox::hostile(HostileSite { captcha: 1, ..HostileSite::empty() }).unwrap();
+    let url = format!("{}captcha/1", site.url());
+    let output = spiderling(&["fetch", &url, "--block-marker", "g-recaptcha", "--css", "h1.title"]);
+    assert!(output.status.success(), "{output:?}");
+    let text = stdout(&output);
+    assert!(text.contains("block verdict: not blocked, after 1 blocked answers were retried"), "{text}");
+    assert!(!text.contains("Are you a robot?"), "{text}");
 }
 
 #[test]

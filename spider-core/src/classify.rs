@@ -42,12 +42,6 @@ pub(crate) fn classify_status(status: StatusCode, retry_statuses: &[u16]) -> Tro
     }
 }
 
-/// Whether an answer says this identity is blocked or throttled: the router retires its
-/// session and counts it towards climbing a tier.
-pub(crate) fn is_block(status: StatusCode) -> bool {
-    matches!(status.as_u16(), 403 | 429)
-}
-
 /// `Retry-After`, in seconds or as an HTTP date; capped at an hour, so a hostile value
 /// cannot park a request for ever.
 pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {

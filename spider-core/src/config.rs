@@ -65,6 +65,7 @@ pub struct Config {
     pub(crate) proxy_price_per_gb: f64,
     pub(crate) proxy_budget: Option<f64>,
     pub(crate) ca_cert: Option<PathBuf>,
+    pub(crate) block_markers: Vec<String>,
     /// Mistakes found by setters that cannot fail, reported by `validate`.
     invalid: Vec<String>,
 }
@@ -165,6 +166,7 @@ impl Config {
             proxy_price_per_gb: 0.0,
             proxy_budget: None,
             ca_cert: None,
+            block_markers: Vec::new(),
             invalid: Vec::new(),
         }
     }
@@ -287,6 +289,7 @@ impl Config {
             "proxy_price_per_gb" => self.proxy_price_per_gb(keys::parse_decimal(value).map_err(problem)?),
             "proxy_budget" => self.proxy_budget(keys::parse_decimal(value).map_err(problem)?),
             "ca_cert" => self.ca_cert(value),
+            "block_markers" => Config { block_markers: list(), ..self },
             other => return Err(Error::Config(format!("setting `{other}` cannot be changed at run time"))),
         })
     }
@@ -548,6 +551,22 @@ impl Config {
     #[must_use]
     pub fn ca_cert(mut self, path: impl Into<PathBuf>) -> Self {
         self.ca_cert = Some(path.into());
+        self
+    }
+
+    /// Text that marks an answer as a block whatever its status: a captcha wall served with
+    /// 200, say. A blocked answer is not parsed; it is retried, from a new exit when proxies
+    /// allow (default: none; 403, 429 and 503 challenge pages are blocks anyway).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("shop").block_marker("g-recaptcha").block_marker("Access denied");
+    /// assert!(config.validate().is_ok());
+    /// ```
+    #[must_use]
+    pub fn block_marker(mut self, text: impl Into<String>) -> Self {
+        self.block_markers.push(text.into());
         self
     }
 

@@ -29,6 +29,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 use url::Url;
 
+use crate::block::{Answer, BlockRules};
 use crate::classify::{self, Trouble};
 use crate::config::Config;
 use crate::error::Error;
@@ -114,6 +115,7 @@ impl<S: Spider> Crawler<S> {
         let shared = Arc::new(Shared {
             fetcher: Fetcher::new(&config),
             router: Router::new(&config)?,
+            block_rules: BlockRules::new(&config),
             pool: ParsePool::new(config.parse_threads)?,
             exporter: Mutex::new(exporter),
             stats: Stats::new(),
@@ -192,6 +194,7 @@ struct Shared<S: Spider> {
     spider: S,
     fetcher: Fetcher,
     router: Router,
+    block_rules: BlockRules,
     pool: ParsePool,
     exporter: Mutex<Option<Box<dyn Exporter<S::Item>>>>,
     stats: Stats,
@@ -701,15 +704,10 @@ impl<S: Spider> Dispatcher<S> {
         }
         let wait = self.backoff.next(request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
         let stats = &self.shared.stats;
-        match trouble {
-            Trouble::SlowDown => {
-                Stats::add(&stats.throttled, 1);
-                let host = &mut self.hosts[id];
-                host.slots.pause_until(now + retry_after.unwrap_or(wait));
-                tracing::info!(host = %host.key, ?retry_after, "429: backing off the host");
-            }
-            Trouble::SwitchIdentity => Stats::add(&stats.blocked, 1),
-            Trouble::TryAgain | Trouble::GiveUp => {}
+        if trouble == Trouble::SlowDown {
+            let host = &mut self.hosts[id];
+            host.slots.pause_until(now + retry_after.unwrap_or(wait));
+            tracing::info!(host = %host.key, ?retry_after, "429: backing off the host");
         }
         request.attempts += 1;
         request.last_backoff = wait;
@@ -810,8 +808,8 @@ async fn fetch_robots<S: Spider>(shared: &Shared<S>, request: &Request) -> Outco
 
 /// Fetch one page, classify the answer and, for a 2xx, parse it and write its items.
 async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome {
-    let (fetched, new_identity) = match fetch_routed(shared, &request).await {
-        Fetch::Answer { fetched, new_identity } => (fetched, new_identity),
+    let (fetched, blocked, new_identity) = match fetch_routed(shared, &request).await {
+        Fetch::Answer { fetched, blocked, new_identity } => (fetched, blocked, new_identity),
         Fetch::Fatal(error) => return Outcome::Fatal(error),
         Fetch::Failed(error) if error.is_transport() => {
             let reason = if error.is_timeout() { "timeout" } else { "connection" };
@@ -829,12 +827,20 @@ async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome 
     let status = fetched.status;
     shared.stats.status(status.as_u16());
     Stats::add(&shared.stats.bytes, fetched.body.len() as u64);
-    if status.is_redirection() {
+    if !blocked && status.is_redirection() {
         return redirect(shared, &request, &fetched);
     }
-    if !status.is_success() {
-        let failure = Failure::status(status_reason(status.as_u16()), status.as_u16());
-        return match classify::classify_status(status, &shared.retry_statuses) {
+    if blocked || !status.is_success() {
+        let code = status.as_u16();
+        // 403 and 429 keep their configured reactions; a challenge or a marked page is
+        // always worth another identity.
+        let (reason, trouble) = if blocked && !matches!(code, 403 | 429) {
+            ("blocked", Trouble::SwitchIdentity)
+        } else {
+            (status_reason(code), classify::classify_status(status, &shared.retry_statuses))
+        };
+        let failure = Failure::status(reason, code);
+        return match trouble {
             Trouble::GiveUp => Outcome::failed(&request, failure),
             Trouble::SlowDown | Trouble::SwitchIdentity if new_identity => {
                 Outcome::Trouble { request, trouble: Trouble::SwitchIdentity, retry_after: None, failure }
@@ -869,6 +875,8 @@ async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome 
 enum Fetch {
     Answer {
         fetched: Fetched,
+        /// Whether the answer means this identity is blocked (see `block`).
+        blocked: bool,
         /// Whether a retry leaves with another exit identity, so a block is met by
         /// switching rather than by slowing the host down.
         new_identity: bool,
@@ -893,10 +901,18 @@ async fn fetch_routed<S: Spider>(shared: &Shared<S>, request: &Request) -> Fetch
             if routed.proxied() && fetched.status == reqwest::StatusCode::PROXY_AUTHENTICATION_REQUIRED {
                 return Fetch::Fatal(refused());
             }
-            let verdict =
-                if classify::is_block(fetched.status) { Verdict::Blocked } else { Verdict::Answered };
+            let answer = Answer { status: fetched.status, headers: &fetched.headers, body: &fetched.body };
+            let blocked =
+                shared.spider.is_blocked(&answer).unwrap_or_else(|| shared.block_rules.blocked(&answer));
+            if blocked {
+                Stats::add(&shared.stats.blocked, 1);
+            }
+            if fetched.status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+                Stats::add(&shared.stats.throttled, 1);
+            }
+            let verdict = if blocked { Verdict::Blocked } else { Verdict::Answered };
             let new_identity = shared.router.settle(&routed, verdict, fetched.sent, fetched.received);
-            Fetch::Answer { fetched, new_identity }
+            Fetch::Answer { fetched, blocked, new_identity }
         }
         Err(error) if routed.proxied() && error.is_proxy_auth() => Fetch::Fatal(refused()),
         Err(error) => {

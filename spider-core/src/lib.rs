@@ -9,6 +9,7 @@
 //!   → admission  host slot + politeness pause → global slot → rate token     (throttle)
 //!   → route      direct or a gateway: tier, exit country, sticky session     (proxy)
 //!   → fetch      one pooled client; timeout; body and decompression cap      (fetch)
+//!   → block?     403/429, challenge pages, markers, the spider's verdict    (block)
 //!   → classify   2xx parse · 3xx via frontier · slow down · retry · give up (classify)
 //!   → retry?     deferred in the frontier, decorrelated-jitter backoff       (retry)
 //!   → parse      Spider::parse; HTML work on a bounded rayon pool            (spider, page, parse)
@@ -22,6 +23,7 @@
 
 #[doc(hidden)]
 pub mod __private;
+mod block;
 mod classify;
 mod config;
 mod engine;
@@ -43,6 +45,7 @@ pub mod testing;
 mod throttle;
 
 pub use async_trait::async_trait;
+pub use block::Answer;
 pub use classify::DEFAULT_RETRY_STATUSES;
 pub use config::{Config, DEFAULT_USER_AGENT};
 pub use engine::Crawler;

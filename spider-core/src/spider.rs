@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use serde::Serialize;
 use url::Url;
 
+use crate::block::Answer;
 use crate::config::Config;
 use crate::error::Result;
 use crate::page::Page;
@@ -76,6 +77,29 @@ pub trait Spider: SpiderConfig + Send + Sync + 'static {
     fn route(&self, request: &Request) -> Route {
         let _ = request;
         Route::Auto
+    }
+
+    /// Whether `answer` means this identity is blocked, for what markers cannot say; `None`
+    /// keeps the default verdict (403, 429, a 503 challenge page, a `block_marker`). A
+    /// blocked answer is never parsed: it is retried, from a new exit when proxies allow.
+    ///
+    /// ```
+    /// # use spider_core::{async_trait, Answer, Config, Cx, Page, Result, Spider, SpiderConfig};
+    /// # struct Shop;
+    /// # impl SpiderConfig for Shop { fn config(&self) -> Config { Config::new("shop") } }
+    /// # #[async_trait]
+    /// # impl Spider for Shop {
+    /// #     type Item = ();
+    /// #     async fn parse(&self, _: Page, _: &mut Cx<()>) -> Result { Ok(()) }
+    /// // This shop answers a soft block with an empty catalogue page.
+    /// fn is_blocked(&self, answer: &Answer<'_>) -> Option<bool> {
+    ///     (answer.status == 200 && answer.body.len() < 64).then_some(true)
+    /// }
+    /// # }
+    /// ```
+    fn is_blocked(&self, answer: &Answer<'_>) -> Option<bool> {
+        let _ = answer;
+        None
     }
 }
 

@@ -178,9 +178,10 @@ pub struct Summary {
     pub html_parses: u64,
     /// Attempts that were retried.
     pub retries: u64,
-    /// Answers of 429 (the host was backed off).
+    /// Answers of 429.
     pub throttled: u64,
-    /// Answers of 403 (blocked).
+    /// Answers judged blocked: 403, 429, challenge pages, block markers, the spider's
+    /// `is_blocked`.
     pub blocked: u64,
     /// Requests given up for good.
     pub failures: u64,

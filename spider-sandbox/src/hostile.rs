@@ -32,6 +32,8 @@ pub struct IdentityLimit {
 ///
 /// - `/page/I`: an ordinary item page (`h1.title`, `p.price`, `p.availability`).
 /// - `/flaky/I`: 503 for the first `flaky_failures` attempts, then an item page.
+/// - `/captcha/I`: a captcha wall served with 200 (its marker `g-recaptcha`, its title
+///   "Are you a robot?") on the first attempt, then an item page.
 /// - `/throttled/I`: 429 with `Retry-After: retry_after` (seconds) once, then an item page.
 /// - `/slow/I`: an item page after `slow_for`, past any sensible timeout.
 /// - `/gone/I`: 404, not worth a retry.
@@ -49,6 +51,8 @@ pub struct HostileSite {
     pub flaky: usize,
     /// Attempts a flaky page fails with 503.
     pub flaky_failures: u32,
+    /// Pages behind a captcha wall on their first attempt.
+    pub captcha: usize,
     /// Pages that answer 429 with Retry-After once.
     pub throttled: usize,
     /// The Retry-After of a throttled page.
@@ -78,6 +82,7 @@ impl Default for HostileSite {
             pages: 10,
             flaky: 5,
             flaky_failures: 1,
+            captcha: 0,
             throttled: 2,
             retry_after: Duration::from_secs(1),
             slow: 2,
@@ -107,10 +112,10 @@ impl HostileSite {
         }
     }
 
-    /// Item pages a complete, correct crawl recovers: ordinary, flaky, throttled and
-    /// (with traps) the Latin-1 page.
+    /// Item pages a complete, correct crawl recovers: ordinary, flaky, captcha, throttled
+    /// and (with traps) the Latin-1 page.
     pub fn recoverable_items(&self) -> usize {
-        self.pages + self.flaky + self.throttled + usize::from(self.traps)
+        self.pages + self.flaky + self.captcha + self.throttled + usize::from(self.traps)
     }
 }
 
@@ -187,6 +192,13 @@ impl Hostile {
             ("/flaky", _) if within(self.site.flaky).is_some() => {
                 if attempt <= self.site.flaky_failures {
                     Reply::status(503, vec![])
+                } else {
+                    Reply::html(item(path))
+                }
+            }
+            ("/captcha", _) if within(self.site.captcha).is_some() => {
+                if attempt == 1 {
+                    Reply::html(CAPTCHA.to_owned())
                 } else {
                     Reply::html(item(path))
                 }
@@ -281,6 +293,7 @@ impl Hostile {
         for (kind, count) in [
             ("page", site.pages),
             ("flaky", site.flaky),
+            ("captcha", site.captcha),
             ("throttled", site.throttled),
             ("slow", site.slow),
             ("gone", site.gone),
@@ -298,6 +311,10 @@ impl Hostile {
         format!("<!doctype html>\n<html><body><h2>Hostile site</h2><ul>\n{links}</ul></body></html>\n")
     }
 }
+
+/// A soft block: a 200 page that looks like an item to a careless spider.
+const CAPTCHA: &str = "<html><body><h1 class=\"title\">Are you a robot?</h1>\
+<div class=\"g-recaptcha\" data-sitekey=\"sandbox\"></div></body></html>";
 
 fn item(path: &str) -> String {
     format!(

@@ -112,6 +112,11 @@ pub const KEYS: &[Key] = &[
         Kind::Decimal,
         "stop admitting once the proxy spend reaches this, finish what is in flight, exit 4 (default: none)",
     ),
+    key(
+        "block_markers",
+        Kind::TextList,
+        "text that marks an answer as a block even with 200, such as a captcha's `g-recaptcha` (default: none)",
+    ),
     key("ca_cert", Kind::Text, "a PEM certificate file to trust besides the built-in roots (default: none)"),
     Key {
         name: "follow",

@@ -46,6 +46,9 @@ fn call(key: &str, value: &Value) -> Vec<TokenStream> {
         ("allowed_domains", Value::TextList(domains)) => {
             domains.iter().map(|d| quote!(.allowed_domain(#d))).collect()
         }
+        ("block_markers", Value::TextList(markers)) => {
+            markers.iter().map(|m| quote!(.block_marker(#m))).collect()
+        }
         ("geo_rules", Value::GeoRules(rules)) => {
             rules.iter().map(|(pattern, country)| quote!(.geo_rule(#pattern, #country))).collect()
         }
