@@ -35,6 +35,7 @@ mod frontier;
 mod item;
 mod page;
 mod parse;
+mod probe;
 mod proxy;
 mod request;
 mod retry;
@@ -56,6 +57,7 @@ pub use frontier::{
 pub use item::{ExtractError, ExtractErrorKind, Item};
 pub use page::{Document, Page};
 pub use parse::ParsePool;
+pub use probe::{probe, ProbePlan, ProbeReport, ProbeStep};
 pub use proxy::{GatewayTraffic, ProxySpend, Route, DEFAULT_USER_TEMPLATE};
 pub use request::Request;
 pub use robots::Robots;
