@@ -3,30 +3,125 @@
 //!
 //! ```text
 //! my-spider [-o FILE] [--set KEY=VALUE]... [--log-level LEVEL]
+//! my-spider probe [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! my-spiders list
 //! my-spiders crawl NAME [-o FILE] [--set KEY=VALUE]... [--log-level LEVEL]
+//! my-spiders probe NAME [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! ```
 //!
 //! Settings are layered, later wins: the defaults, the `profile`, the `#[spider(...)]`
 //! keys, `SPIDERLING_<KEY>` environment variables (`SPIDERLING_RPM=300`), then `--set`
 //! flags and `-o`. The final settings are printed to stderr before the crawl starts.
 //! The exit code is the crawl's (see [`Summary::exit_code`](crate::Summary::exit_code)).
+//!
+//! `probe` sends the spider's start URLs on its route (proxy, headers, block markers),
+//! ramping the rate until the site pushes back, and prints the ramp and the
+//! `#[spider(concurrency = .., rpm = ..)]` line to paste (see [`probe`](crate::probe)).
+//! It exits 0 when it found that line.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use spider_core::{Config, Crawler, Error, Spider};
+use spider_core::{Config, Crawler, Error, ProbePlan, Spider};
 
 const SETTINGS_HELP: &str = "Settings: defaults < profile < #[spider(...)] < SPIDERLING_<KEY> < --set.\n\
                              Example: --set rps=5 --set delay=1s..3s -o items.csv";
 
-/// One spider's binary.
+const PROBE_HELP: &str = "Settings: defaults < profile < #[spider(...)] < SPIDERLING_<KEY> < --set; \
+                          concurrency caps the slots tried.\n\
+                          Example: probe --for 2m --step 5s --set proxy=env:SPIDERLING_PROXY";
+
+/// One spider's binary: a crawl with the flags alone, or a subcommand.
 #[derive(Debug, Parser)]
-#[command(about = "Run this spider", after_help = SETTINGS_HELP)]
+#[command(about = "Run this spider", after_help = SETTINGS_HELP, args_conflicts_with_subcommands = true)]
 struct Single {
+    #[command(subcommand)]
+    command: Option<SingleCommand>,
     #[command(flatten)]
     flags: Flags,
+}
+
+#[derive(Debug, Subcommand)]
+enum SingleCommand {
+    /// Find how fast the site takes requests, and print the `#[spider(...)]` line to paste.
+    ///
+    /// Ramps the rate against the start URLs, on the spider's route and settings, until
+    /// the site pushes back, then narrows in on the limit; prints the ramp as evidence.
+    ///
+    /// Example: probe --for 30s --start-rps 2
+    Probe(ProbeCommand),
+}
+
+/// `probe`'s flags: the plan, and the settings a crawl would use.
+#[derive(Debug, clap::Args)]
+#[command(after_help = PROBE_HELP)]
+struct ProbeCommand {
+    #[command(flatten)]
+    plan: ProbeFlags,
+    /// Change a setting, as `key=value` (repeatable): proxy, headers, block_markers, concurrency, ...
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Log level: error, warn, info (one line a step), debug, trace (or a RUST_LOG filter).
+    #[arg(long, value_name = "LEVEL", default_value = "warn")]
+    log_level: String,
+}
+
+/// The flags that bound a probe, shared by a spider's `probe` and `spiderling probe`.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use clap::Parser;
+///
+/// #[derive(Parser)]
+/// struct Cli {
+///     #[command(flatten)]
+///     probe: spiderling::cli::ProbeFlags,
+/// }
+///
+/// let cli = Cli::try_parse_from(["probe", "--for", "30s", "--start-rps", "2"]).unwrap();
+/// let plan = cli.probe.plan();
+/// assert_eq!((plan.max_duration, plan.start_rps), (Duration::from_secs(30), 2.0));
+/// assert_eq!(plan.max_requests, 3000, "the default");
+/// ```
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProbeFlags {
+    /// Stop after this long, cool-downs included (default 60s), such as --for 2m.
+    #[arg(long = "for", value_name = "DURATION", value_parser = spider_settings::parse_duration)]
+    duration: Option<Duration>,
+    /// Stop after this many requests, robots.txt included (default 3000).
+    #[arg(long, value_name = "N")]
+    max_requests: Option<u64>,
+    /// The first rate tried, in requests per second (default 1).
+    #[arg(long, value_name = "RPS")]
+    start_rps: Option<f64>,
+    /// How long each rate is held (default 3s); at least the window the site counts
+    /// requests over.
+    #[arg(long, value_name = "DURATION", value_parser = spider_settings::parse_duration)]
+    step: Option<Duration>,
+}
+
+impl ProbeFlags {
+    /// The plan these flags ask for: [`ProbePlan::default`] with each flag given.
+    pub fn plan(&self) -> ProbePlan {
+        let mut plan = ProbePlan::default();
+        if let Some(limit) = self.duration {
+            plan = plan.max_duration(limit);
+        }
+        if let Some(limit) = self.max_requests {
+            plan = plan.max_requests(limit);
+        }
+        if let Some(rps) = self.start_rps {
+            plan = plan.start_rps(rps);
+        }
+        if let Some(length) = self.step {
+            plan = plan.step(length);
+        }
+        plan
+    }
 }
 
 /// The flags every spider understands.
@@ -66,7 +161,8 @@ pub fn main<S: Spider + Default>() -> ExitCode {
 /// name).
 pub fn run<S: Spider>(spider: S, args: impl IntoIterator<Item = OsString>) -> ExitCode {
     match Single::try_parse_from(args) {
-        Ok(Single { flags }) => crawl(spider, flags),
+        Ok(Single { command: None, flags }) => crawl(spider, flags),
+        Ok(Single { command: Some(SingleCommand::Probe(command)), .. }) => probe(spider.config(), command),
         Err(error) => usage_error(&error),
     }
 }
@@ -76,7 +172,8 @@ fn usage_error(error: &clap::Error) -> ExitCode {
     ExitCode::from(if error.use_stderr() { 2 } else { 0 })
 }
 
-/// The spiders of a crate, run by name: `list`, and `crawl NAME` with the standard flags.
+/// The spiders of a crate, run by name: `list`, `crawl NAME` with the standard flags, and
+/// `probe NAME` to find the rate to declare.
 ///
 /// # Examples
 ///
@@ -97,11 +194,15 @@ fn usage_error(error: &clap::Error) -> ExitCode {
 /// ```
 #[derive(Default)]
 pub struct Spiders {
-    entries: Vec<(String, CrawlFn)>,
+    entries: Vec<Entry>,
 }
 
-/// Crawl with one registered spider.
-type CrawlFn = fn(Flags) -> ExitCode;
+/// One registered spider: its name, and its crawl and probe with the flags given.
+struct Entry {
+    name: String,
+    crawl: fn(Flags) -> ExitCode,
+    probe: fn(ProbeCommand) -> ExitCode,
+}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -110,6 +211,8 @@ type CrawlFn = fn(Flags) -> ExitCode;
                   -o, --output FILE    write items here (.jsonl, .csv or .json)\n  \
                   --set KEY=VALUE      change a setting, such as --set rps=5\n  \
                   --log-level LEVEL    error, warn, info, debug, trace\n\n\
+                  probe NAME finds the rate to declare (probe --help):\n  \
+                  --for 60s --max-requests 3000 --start-rps 1 --step 3s --set KEY=VALUE\n\n\
                   Settings: defaults < profile < #[spider(...)] < SPIDERLING_<KEY> < --set."
 )]
 struct Many {
@@ -128,6 +231,19 @@ enum ManyCommand {
         #[command(flatten)]
         flags: Flags,
     },
+    /// Find how fast the site of the spider called NAME takes requests, and print the
+    /// `#[spider(...)]` line to paste.
+    ///
+    /// Ramps the rate against its start URLs, on its route and settings, until the site
+    /// pushes back, then narrows in on the limit; prints the ramp as evidence.
+    ///
+    /// Example: probe books --for 30s --start-rps 2
+    Probe {
+        /// The spider's name.
+        name: String,
+        #[command(flatten)]
+        command: ProbeCommand,
+    },
     /// List the spiders, one name a line.
     List,
 }
@@ -141,7 +257,8 @@ impl Spiders {
     /// Add a spider, known by its config's name.
     #[must_use]
     pub fn add<S: Spider + Default>(mut self) -> Self {
-        self.entries.push((S::default().config().name().to_owned(), crawl_default::<S>));
+        let name = S::default().config().name().to_owned();
+        self.entries.push(Entry { name, crawl: crawl_default::<S>, probe: probe_default::<S> });
         self
     }
 
@@ -154,23 +271,30 @@ impl Spiders {
     pub fn run(self, args: impl IntoIterator<Item = OsString>) -> ExitCode {
         match Many::try_parse_from(args) {
             Ok(Many { command: ManyCommand::List }) => {
-                for (name, _) in &self.entries {
-                    println!("{name}");
+                for entry in &self.entries {
+                    println!("{}", entry.name);
                 }
                 ExitCode::SUCCESS
             }
-            Ok(Many { command: ManyCommand::Crawl { name, flags } }) => {
-                match self.entries.iter().find(|(known, _)| *known == name) {
-                    Some((_, crawl)) => crawl(flags),
-                    None => {
-                        let names: Vec<&str> = self.entries.iter().map(|(n, _)| n.as_str()).collect();
-                        eprintln!("error: no spider called {name:?}; the spiders are: {}", names.join(", "));
-                        ExitCode::from(2)
-                    }
-                }
-            }
+            Ok(Many { command: ManyCommand::Crawl { name, flags } }) => match self.find(&name) {
+                Ok(entry) => (entry.crawl)(flags),
+                Err(code) => code,
+            },
+            Ok(Many { command: ManyCommand::Probe { name, command } }) => match self.find(&name) {
+                Ok(entry) => (entry.probe)(command),
+                Err(code) => code,
+            },
             Err(error) => usage_error(&error),
         }
+    }
+
+    /// The spider called `name`, or a usage error naming the ones there are.
+    fn find(&self, name: &str) -> Result<&Entry, ExitCode> {
+        self.entries.iter().find(|entry| entry.name == name).ok_or_else(|| {
+            let names: Vec<&str> = self.entries.iter().map(|entry| entry.name.as_str()).collect();
+            eprintln!("error: no spider called {name:?}; the spiders are: {}", names.join(", "));
+            ExitCode::from(2)
+        })
     }
 }
 
@@ -178,28 +302,17 @@ fn crawl_default<S: Spider + Default>(flags: Flags) -> ExitCode {
     crawl(S::default(), flags)
 }
 
+fn probe_default<S: Spider + Default>(command: ProbeCommand) -> ExitCode {
+    probe(S::default().config(), command)
+}
+
 /// Crawl with `spider`, its settings layered under the environment and `flags`.
 fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
-    let filter = tracing_subscriber::EnvFilter::try_new(&flags.log_level)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
-    // Variables that are not Unicode cannot be ours; skip them instead of panicking.
-    let env = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
-    let config = match settings(spider.config(), env, &flags) {
-        Ok(config) => config,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return error.exit_code();
-        }
-    };
-    eprintln!("{config}");
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start the async runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let (config, runtime) =
+        match prepare(spider.config(), &flags.log_level, &flags.set, flags.output.as_deref()) {
+            Ok(prepared) => prepared,
+            Err(code) => return code,
+        };
     match runtime.block_on(Crawler::with_config(spider, config).run()) {
         Ok(summary) => {
             println!("{summary}");
@@ -212,11 +325,57 @@ fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
     }
 }
 
-/// Layer the environment and the flags over the spider's own settings.
+/// Probe the target of `config`, its settings layered as a crawl's, and print the report.
+fn probe(config: Config, command: ProbeCommand) -> ExitCode {
+    let (config, runtime) = match prepare(config, &command.log_level, &command.set, None) {
+        Ok(prepared) => prepared,
+        Err(code) => return code,
+    };
+    let plan = command.plan.plan();
+    eprintln!("probing {}: {plan}", config.name());
+    match runtime.block_on(spider_core::probe(&config, &plan)) {
+        Ok(report) => {
+            println!("{report}");
+            report.exit_code()
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            error.exit_code()
+        }
+    }
+}
+
+/// What a crawl and a probe do first: start logging, layer the settings and print them,
+/// start the runtime. A failure is printed and becomes the exit code.
+fn prepare(
+    config: Config,
+    log_level: &str,
+    set: &[String],
+    output: Option<&std::path::Path>,
+) -> Result<(Config, tokio::runtime::Runtime), ExitCode> {
+    let filter = tracing_subscriber::EnvFilter::try_new(log_level)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    // Variables that are not Unicode cannot be ours; skip them instead of panicking.
+    let env = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+    let config = settings(config, env, set, output).map_err(|error| {
+        eprintln!("error: {error}");
+        error.exit_code()
+    })?;
+    eprintln!("{config}");
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|error| {
+        eprintln!("error: cannot start the async runtime: {error}");
+        ExitCode::FAILURE
+    })?;
+    Ok((config, runtime))
+}
+
+/// Layer the environment and the `--set` flags (then `-o`) over the spider's own settings.
 fn settings(
     mut config: Config,
     env: impl IntoIterator<Item = (String, String)>,
-    flags: &Flags,
+    set: &[String],
+    output: Option<&std::path::Path>,
 ) -> Result<Config, Error> {
     let mut from_env: Vec<(String, String)> = env
         .into_iter()
@@ -227,7 +386,7 @@ fn settings(
         let source = format!("environment variable SPIDERLING_{}", key.to_uppercase());
         config = config.set(&key, &value).map_err(|e| from(&source, e))?;
     }
-    for setting in &flags.set {
+    for setting in set {
         let Some((key, value)) = setting.split_once('=') else {
             // The text may be a secret typed without its key: not repeated.
             return Err(Error::Config("--set takes key=value, such as --set rpm=300".to_owned()));
@@ -235,7 +394,7 @@ fn settings(
         config =
             config.set(key.trim(), value.trim()).map_err(|e| from(&format!("--set {}", key.trim()), e))?;
     }
-    if let Some(output) = &flags.output {
+    if let Some(output) = output {
         config = config.output(output);
     }
     Ok(config)
@@ -253,8 +412,14 @@ fn from(source: &str, error: Error) -> Error {
 mod tests {
     use super::*;
 
-    fn flags(args: &[&str]) -> Flags {
-        Single::try_parse_from(std::iter::once("spider").chain(args.iter().copied())).unwrap().flags
+    fn parse(args: &[&str]) -> Result<Single, clap::Error> {
+        Single::try_parse_from(std::iter::once("spider").chain(args.iter().copied()))
+    }
+
+    /// The attribute's settings under `env` and the crawl flags `args`.
+    fn layered(env: Vec<(String, String)>, args: &[&str]) -> Result<Config, Error> {
+        let flags = parse(args).unwrap().flags;
+        settings(attribute(), env, &flags.set, flags.output.as_deref())
     }
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -267,26 +432,42 @@ mod tests {
 
     #[test]
     fn environment_beats_the_attribute_and_a_flag_beats_both() {
-        let from_env = settings(attribute(), env(&[("SPIDERLING_RPM", "300")]), &flags(&[])).unwrap();
+        let from_env = layered(env(&[("SPIDERLING_RPM", "300")]), &[]).unwrap();
         assert!(from_env.to_string().contains("rpm = 300"), "{from_env}");
-        let from_flag =
-            settings(attribute(), env(&[("SPIDERLING_RPM", "300")]), &flags(&["--set", "rpm=100"])).unwrap();
+        let from_flag = layered(env(&[("SPIDERLING_RPM", "300")]), &["--set", "rpm=100"]).unwrap();
         assert!(from_flag.to_string().contains("rpm = 100"), "{from_flag}");
-        let untouched = settings(attribute(), env(&[("OTHER", "1")]), &flags(&[])).unwrap();
+        let untouched = layered(env(&[("OTHER", "1")]), &[]).unwrap();
         assert!(untouched.to_string().contains("rpm = 600"), "{untouched}");
         assert!(untouched.to_string().contains("concurrency = 4"), "the profile: {untouched}");
     }
 
     #[test]
     fn a_bad_setting_names_its_source() {
-        let error = settings(attribute(), env(&[("SPIDERLING_RMP", "300")]), &flags(&[])).unwrap_err();
+        let error = layered(env(&[("SPIDERLING_RMP", "300")]), &[]).unwrap_err();
         assert!(
             error.to_string().contains("SPIDERLING_RMP") && error.to_string().contains("`rpm`"),
             "{error}"
         );
-        let error = settings(attribute(), env(&[]), &flags(&["--set", "delay=3s..1s"])).unwrap_err();
+        let error = layered(env(&[]), &["--set", "delay=3s..1s"]).unwrap_err();
         assert!(error.to_string().contains("reversed"), "{error}");
-        let error = settings(attribute(), env(&[]), &flags(&["--set", "rpm"])).unwrap_err();
-        assert!(error.to_string().contains("--set key=value"), "{error}");
+        let error = layered(env(&[]), &["--set", "rpm"]).unwrap_err();
+        assert!(error.to_string().contains("--set takes key=value"), "{error}");
+    }
+
+    #[test]
+    fn probe_is_a_subcommand_and_the_bare_flags_still_crawl() {
+        let crawl = parse(&["-o", "items.csv", "--set", "rpm=5"]).unwrap();
+        assert!(crawl.command.is_none());
+        assert_eq!(crawl.flags.set, ["rpm=5"]);
+        let probe =
+            parse(&["probe", "--for", "30s", "--max-requests", "500", "--step", "1500ms", "--set", "rps=2"]);
+        let Some(SingleCommand::Probe(command)) = probe.unwrap().command else { panic!("not a probe") };
+        let plan = command.plan.plan();
+        assert_eq!(plan.max_duration, Duration::from_secs(30));
+        assert_eq!((plan.max_requests, plan.step), (500, Duration::from_millis(1500)));
+        assert_eq!(plan.start_rps, ProbePlan::default().start_rps);
+        assert_eq!(command.set, ["rps=2"]);
+        assert!(parse(&["probe", "--for", "soon"]).unwrap_err().to_string().contains("not a duration"));
+        assert!(parse(&["-o", "items.csv", "probe"]).is_err(), "crawl flags do not go with probe");
     }
 }

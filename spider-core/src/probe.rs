@@ -90,6 +90,7 @@ const FLOOR_RPS: f64 = 1.0 / 60.0;
 /// let plan = ProbePlan::default().max_duration(Duration::from_secs(30)).start_rps(2.0);
 /// assert_eq!(plan.max_requests, 3000);
 /// assert_eq!(plan.step, Duration::from_secs(3));
+/// assert_eq!(plan.to_string(), "up to 30s or 3000 requests, from 2/s, 3s a step");
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -117,6 +118,17 @@ impl Default for ProbePlan {
             start_rps: 1.0,
             target_block_rate: 0.01,
         }
+    }
+}
+
+/// The plan in a line, for the start of a run: `up to 60s or 3000 requests, from 1/s, 3s a step`.
+impl std::fmt::Display for ProbePlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "up to {:?} or {} requests, from {}/s, {:?} a step",
+            self.max_duration, self.max_requests, self.start_rps, self.step
+        )
     }
 }
 
@@ -593,6 +605,7 @@ where
         );
         search.record(rps, step.clean);
         let saturated = step.clean && step.achieved_rps < SATURATED * rps;
+        let slot_bound = run.slot_waits * 10 > run.sent_at.len() as u64;
         if step.clean {
             let rate = rps.min(step.achieved_rps);
             if best.map_or(true, |(seen, _)| rate > seen) {
@@ -602,11 +615,21 @@ where
         steps.push(step);
         if saturated {
             let got = steps.last().map_or(0.0, |s| s.achieved_rps);
-            break format!(
-                "{rps:.1}/s was asked but only {got:.1}/s sent with {slots} slots (p90 {} ms): \
-                 the site did not push back up to there; raise concurrency to go further",
-                latency.as_millis()
-            );
+            let p90 = latency.as_millis();
+            break match (slot_bound, slots >= cap) {
+                (true, true) => format!(
+                    "{rps:.1}/s was asked but the {slots} slots of concurrency sent {got:.1}/s (p90 {p90} ms); \
+                     raise concurrency to probe further"
+                ),
+                (true, false) => format!(
+                    "{rps:.1}/s was asked but {got:.1}/s sent: the site slowed down (p90 {p90} ms) \
+                     before it pushed back"
+                ),
+                (false, _) => format!(
+                    "{rps:.1}/s was asked but {got:.1}/s sent: as fast as the probe paces on this machine, \
+                     and the site did not push back up to there"
+                ),
+            };
         }
     };
     let safe_rps = best.map(|(rate, _)| rate * MARGIN);
@@ -633,6 +656,8 @@ struct StepRun {
     sent_at: Vec<Instant>,
     /// Requests still in flight at the probe's end, cut off.
     abandoned: u64,
+    /// Times the pace waited for a slot: the slots, not the pace, held the rate back.
+    slot_waits: u64,
 }
 
 /// How one step sends.
@@ -655,7 +680,7 @@ where
     let Pace { rps, slots, after } = pace;
     let spacing = Duration::from_secs_f64(1.0 / rps);
     let deadline = Instant::now() + length;
-    let mut run = StepRun { samples: Vec::new(), sent_at: Vec::new(), abandoned: 0 };
+    let mut run = StepRun { samples: Vec::new(), sent_at: Vec::new(), abandoned: 0, slot_waits: 0 };
     let mut tasks = JoinSet::new();
     // The pace holds across steps too: no request follows the last one of the step
     // before sooner than a spacing.
@@ -666,15 +691,16 @@ where
         if next.max(now) >= deadline {
             break;
         }
-        if tasks.len() >= slots {
-            if let Some(joined) = tasks.join_next().await {
-                troubled = run.keep(joined);
-            }
-        } else if now < next {
+        if now < next {
             tokio::select! {
                 biased;
                 Some(joined) = tasks.join_next(), if !tasks.is_empty() => troubled = run.keep(joined),
                 () = sleep_until(next) => {}
+            }
+        } else if tasks.len() >= slots {
+            run.slot_waits += 1;
+            if let Some(joined) = tasks.join_next().await {
+                troubled = run.keep(joined);
             }
         } else {
             tasks.spawn(send());
@@ -935,7 +961,7 @@ mod tests {
             outcome: Outcome::Blocked { status: 429, retry_after: wait },
         };
         let answered = Sample { latency: Duration::ZERO, outcome: Outcome::Answered };
-        let run = |samples| StepRun { samples, sent_at: Vec::new(), abandoned: 0 };
+        let run = |samples| StepRun { samples, sent_at: Vec::new(), abandoned: 0, slot_waits: 0 };
         assert_eq!(run(vec![answered.clone()]).cooldown(step), Duration::ZERO);
         assert_eq!(run(vec![answered, blocked(Some(Duration::from_secs(1)))]).cooldown(step), step);
         assert_eq!(
@@ -1019,6 +1045,21 @@ mod tests {
         let plan = ProbePlan::default().max_duration(Duration::from_secs(5)).step(Duration::from_secs(1));
         let report = ramp(&plan, Search::new(4.0, None), start(), send).await;
         assert!(report.elapsed <= Duration::from_secs(5) && report.ended.contains("time limit"), "{report}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn too_few_slots_end_the_ramp_and_say_so() {
+        let send = || async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            Sample { latency: Duration::from_millis(200), outcome: Outcome::Answered }
+        };
+        let start = Start { begun: Instant::now(), spent: 0, latency: Duration::from_millis(200), slots: 2 };
+        let plan = ProbePlan::default().step(Duration::from_secs(1));
+        let report = ramp(&plan, Search::new(8.0, None), start, send).await;
+        assert!(report.ended.contains("raise concurrency"), "{report}");
+        let step = report.steps.last().unwrap();
+        assert!(step.achieved_rps < 0.8 * step.rps && step.clean, "{report}");
+        assert!(report.clean_rps.unwrap() < 11.0, "the rate achieved counts, not the one asked: {report}");
     }
 
     #[tokio::test(start_paused = true)]
