@@ -2,13 +2,15 @@
 //!
 //! `new` and `gen` (a crate of spiders, one more spider), `fetch` (one page through the
 //! crawl stack, with what each selector matches), `robots` (what a site's robots.txt
-//! allows us) and `sandbox` (the local demo and hostile sites). `bench` is planned. The binary is a thin `main` over
+//! allows us), `probe` (how fast a site takes requests, and the `#[spider(...)]` line for
+//! it) and `sandbox` (the local demo and hostile sites). `bench` is planned. The binary is a thin `main` over
 //! [`run`], so the commands can be tested in-process.
 //!
 //! Exit codes: 0 success, 1 the command ran but failed (the page could not be fetched,
 //! say), 2 a wrong argument.
 
 mod fetch;
+mod probe;
 mod robots;
 mod sandbox;
 mod scaffold;
@@ -43,6 +45,14 @@ enum Command {
     ///
     /// Example: spiderling robots https://books.example/ /private/ /catalogue/
     Robots(robots::Args),
+    /// Find how fast a site takes requests before it pushes back, and the `#[spider(...)]`
+    /// line for it.
+    ///
+    /// Ramps the rate against URL until the site blocks, narrows in on the limit, and
+    /// prints the ramp as evidence and the `#[spider(concurrency = .., rpm = ..)]` line.
+    ///
+    /// Example: spiderling probe https://shop.example/ --for 2m --step 5s --proxy env:SPIDERLING_PROXY
+    Probe(probe::Args),
     /// Serve the demo bookshop (or the hostile site) on 127.0.0.1 until Ctrl-C, over
     /// HTTPS with --tls, behind a mock rotating proxy gateway with --gateway.
     ///
@@ -57,6 +67,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Gen(args) => scaffold::generate(args),
         Command::Fetch(args) => fetch::run(args),
         Command::Robots(args) => robots::run(args),
+        Command::Probe(args) => probe::run(args),
         Command::Sandbox(args) => sandbox::run(args),
     }
 }

@@ -569,11 +569,7 @@ where
     let ended = loop {
         let rps = match search.next() {
             Next::Try(rps) => rps,
-            Next::Converged { clean, blocked } => {
-                break format!(
-                    "the limit is bracketed within 5 % ({clean:.1}/s clean, {blocked:.1}/s blocked)"
-                )
-            }
+            Next::Converged => break "the limit is bracketed within 5 %".to_owned(),
             Next::AtCeiling(rps) => break format!("robots.txt's Crawl-delay caps the rate at {rps:.2}/s"),
             Next::Floor => break "blocked even at one request a minute".to_owned(),
         };
@@ -798,7 +794,7 @@ enum Next {
     /// Hold this rate for a step.
     Try(f64),
     /// The limit is within [`PRECISION`].
-    Converged { clean: f64, blocked: f64 },
+    Converged,
     /// The ceiling itself was clean.
     AtCeiling(f64),
     /// Every rate down to [`FLOOR_RPS`] was blocked.
@@ -820,9 +816,7 @@ impl Search {
             },
             (None, Some(blocked)) if blocked / 2.0 < FLOOR_RPS => Next::Floor,
             (None, Some(blocked)) => Next::Try(blocked / 2.0),
-            (Some(clean), Some(blocked)) if blocked <= clean * PRECISION => {
-                Next::Converged { clean, blocked }
-            }
+            (Some(clean), Some(blocked)) if blocked <= clean * PRECISION => Next::Converged,
             (Some(clean), Some(blocked)) => Next::Try((clean * blocked).sqrt()),
         }
     }
@@ -894,7 +888,7 @@ mod tests {
                     tried.push(rps);
                     search.record(rps, rps < limit);
                 }
-                Next::Converged { clean, blocked } => break (clean, blocked),
+                Next::Converged => break (search.clean.unwrap(), search.blocked.unwrap()),
                 other => panic!("{other:?}"),
             }
         };
