@@ -2,8 +2,10 @@
 
 mod support;
 
-use spider_sandbox::{HostileSite, Sandbox};
-use spiderling::{CrawlStatus, Crawler};
+use std::time::Duration;
+
+use spider_sandbox::{HostileSite, IdentityLimit, Sandbox};
+use spiderling::{Config, CrawlStatus, Crawler};
 use support::{config_for, read_jsonl, BookSpider};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -31,4 +33,77 @@ async fn a_captcha_served_with_200_is_a_block_retried_and_never_an_item() {
     for i in 1..=5 {
         assert_eq!(seen.times_of(&format!("/captcha/{i}")).len(), 2, "/captcha/{i}: the wall, then the page");
     }
+}
+
+/// 40 requests a second per client IP, answered 429 without a Retry-After beyond that; a
+/// client that keeps going through ten 429s in a second is banned for a minute.
+fn limited(pages: usize) -> HostileSite {
+    let limit = IdentityLimit {
+        requests: 40,
+        per: Duration::from_secs(1),
+        ban_after: 10,
+        ban_for: Duration::from_secs(60),
+    };
+    HostileSite { pages, limit: Some(limit), silent_limit: true, ..HostileSite::empty() }
+}
+
+/// The aggressive settings both runs share: 50 slots, no pause.
+fn aggressive(config: Config) -> Config {
+    config.concurrency(50).per_host(50).backoff(Duration::from_millis(100), Duration::from_secs(2))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_slots_without_a_pause_get_banned() {
+    let site = Sandbox::hostile(limited(300)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, _) = config_for(&site, dir.path(), "items.jsonl");
+    let summary = Crawler::new(BookSpider::new(aggressive(config).retries(1))).run().await.unwrap();
+    let seen = site.observed();
+    println!("control: {} items, 429 ×{}, 403 ×{}", summary.items, seen.answered(429), seen.answered(403));
+    assert!(seen.answered(403) > 0, "the site banned the crawl");
+    assert!(summary.items < 300);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adaptive_mode_finds_the_limit_and_finishes_without_a_ban() {
+    let pages = 800;
+    let site = Sandbox::hostile(limited(pages)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, output) = config_for(&site, dir.path(), "items.jsonl");
+    let crawler = Crawler::new(BookSpider::new(aggressive(config).adaptive(true)));
+    let mut live = crawler.live();
+    let limits = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while live.changed().await.is_ok() {
+            let now = live.borrow().clone();
+            if let Some(host) = now.hosts.first() {
+                seen.push((host.limit, host.rate_per_sec.unwrap_or_default(), now.latency_p50_ms, now.in_flight));
+            }
+        }
+        seen
+    });
+    let summary = crawler.run().await.unwrap();
+    let limits = limits.await.unwrap();
+
+    let seen = site.observed();
+    let served: Vec<_> = seen.pages().filter(|h| h.status == 200).collect();
+    let span = served.last().unwrap().at - served.first().unwrap().at;
+    let rate = served.len() as f64 / span.as_secs_f64();
+    println!(
+        "adaptive: {} items in {span:?}, {rate:.1} pages/s of 40 allowed; 429 ×{}, 403 ×{}; block rate {:.3}",
+        summary.items,
+        seen.answered(429),
+        seen.answered(403),
+        summary.block_rate
+    );
+    println!("limit and rate each second: {limits:?}");
+    assert_eq!((summary.status, summary.items as usize), (CrawlStatus::Complete, pages));
+    assert_eq!(read_jsonl(&output).len(), pages);
+    assert_eq!(seen.answered(403), 0, "never banned");
+    assert!(summary.block_rate < 0.02, "block rate {} is over the target", summary.block_rate);
+    assert!(rate >= 0.7 * 40.0, "{rate:.1} pages/s is under 70% of the 40 the site allows");
+    let most = limits.iter().map(|(_, rps, ..)| *rps).fold(0.0, f64::max);
+    assert!(most > 40.0, "the rate climbed past the limit once: {most}");
+    let (_, last, ..) = limits.last().unwrap();
+    assert!(*last < most, "and backed off: {last} < {most}");
 }

@@ -66,6 +66,8 @@ pub struct Config {
     pub(crate) proxy_budget: Option<f64>,
     pub(crate) ca_cert: Option<PathBuf>,
     pub(crate) block_markers: Vec<String>,
+    pub(crate) adaptive: bool,
+    pub(crate) block_target: f64,
     /// Mistakes found by setters that cannot fail, reported by `validate`.
     invalid: Vec<String>,
 }
@@ -89,6 +91,9 @@ impl std::fmt::Display for Config {
         writeln!(f, "  allowed_domains = {}", list(&self.allowed_domains))?;
         writeln!(f, "  concurrency = {} · per_host = {} · {rate}", self.concurrency, self.per_host)?;
         writeln!(f, "  delay = {delay} · retries = {} · timeout = {:?}", self.retries, self.timeout)?;
+        if self.adaptive {
+            writeln!(f, "  adaptive = true · block_target = {}", self.block_target)?;
+        }
         let depth = self.max_depth.map_or("none".to_owned(), |d| d.to_string());
         writeln!(
             f,
@@ -167,6 +172,8 @@ impl Config {
             proxy_budget: None,
             ca_cert: None,
             block_markers: Vec::new(),
+            adaptive: false,
+            block_target: 0.02,
             invalid: Vec::new(),
         }
     }
@@ -290,6 +297,8 @@ impl Config {
             "proxy_budget" => self.proxy_budget(keys::parse_decimal(value).map_err(problem)?),
             "ca_cert" => self.ca_cert(value),
             "block_markers" => Config { block_markers: list(), ..self },
+            "adaptive" => self.adaptive(keys::parse_bool(value).map_err(problem)?),
+            "block_target" => self.block_target(keys::parse_decimal(value).map_err(problem)?),
             other => return Err(Error::Config(format!("setting `{other}` cannot be changed at run time"))),
         })
     }
@@ -570,6 +579,24 @@ impl Config {
         self
     }
 
+    /// Adaptive mode: each host starts slow and its slots and request rate grow while its
+    /// block rate stays under [`block_target`](Self::block_target); both are cut by 20%
+    /// when it moves above, and held there a while. `concurrency` and `per_host` become
+    /// ceilings; `rpm`/`rps` stay a hard ceiling over everything. A host whose answers are
+    /// mostly blocks is paused by a circuit breaker, then probed (default false).
+    #[must_use]
+    pub fn adaptive(mut self, adaptive: bool) -> Self {
+        self.adaptive = adaptive;
+        self
+    }
+
+    /// The block rate adaptive mode keeps each host under, as a fraction (default 0.02).
+    #[must_use]
+    pub fn block_target(mut self, fraction: f64) -> Self {
+        self.block_target = fraction;
+        self
+    }
+
     /// The spider's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -683,6 +710,12 @@ impl Config {
         }
         if self.proxy_budget.is_some() && self.proxy_price_per_gb <= 0.0 {
             problems.push("proxy_budget needs proxy_price_per_gb to turn bytes into spend".to_owned());
+        }
+        if !(self.block_target > 0.0 && self.block_target < 1.0) {
+            problems.push(format!(
+                "block_target = {} is not a fraction; write one between 0 and 1, such as 0.05",
+                self.block_target
+            ));
         }
         if self.sticky && !self.proxy_user_template.contains("{session}") {
             problems.push(format!(

@@ -24,7 +24,7 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use reqwest::header::LOCATION;
 use reqwest::Method;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use url::Url;
@@ -37,6 +37,7 @@ use crate::export::{self, Exporter};
 use crate::failures::{Failure, FailuresFile};
 use crate::fetch::{Fetched, Fetcher};
 use crate::frontier::{fingerprint, Enqueued, Frontier, HostKey, MemoryFrontier};
+use crate::gauge::{HostLive, Latencies, Live, Window, WINDOW};
 use crate::item::ExtractError;
 use crate::page::Page;
 use crate::parse::ParsePool;
@@ -46,6 +47,7 @@ use crate::retry::Backoff;
 use crate::robots::{self, RobotsRules};
 use crate::spider::{Cx, Spider};
 use crate::stats::{CrawlStatus, Stats, Summary};
+use crate::throttle::adaptive::{self, Change, Controller, Target};
 use crate::throttle::{DelayRange, HostSlots, RateGate, SlotState};
 
 /// Runs a spider to the end.
@@ -80,19 +82,25 @@ use crate::throttle::{DelayRange, HostSlots, RateGate, SlotState};
 pub struct Crawler<S> {
     spider: S,
     config: Config,
+    live: watch::Sender<Live>,
 }
 
 impl<S: Spider> Crawler<S> {
     /// A crawler for `spider`, with the spider's own config.
     pub fn new(spider: S) -> Self {
         let config = spider.config();
-        Crawler { spider, config }
+        Crawler::with_config(spider, config)
     }
 
     /// A crawler for `spider` with another config: the spider's own, changed at run
     /// time (see [`Config::set`]).
     pub fn with_config(spider: S, config: Config) -> Self {
-        Crawler { spider, config }
+        Crawler { spider, config, live: watch::Sender::new(Live::default()) }
+    }
+
+    /// The crawl's gauges, updated once a second while it runs (see [`Live`]).
+    pub fn live(&self) -> watch::Receiver<Live> {
+        self.live.subscribe()
     }
 
     /// Crawl until the frontier is empty and nothing is in flight, or until stopped by
@@ -105,7 +113,7 @@ impl<S: Spider> Crawler<S> {
     /// [`Error::Io`] or [`Error::Export`] when items cannot be written, in which case the
     /// crawl stops admitting and what was written so far is flushed first.
     pub async fn run(self) -> Result<Summary, Error> {
-        let Crawler { spider, config } = self;
+        let Crawler { spider, config, live } = self;
         config.validate()?;
         let exporter = config.output.as_deref().map(export::open::<S::Item>).transpose()?;
         if exporter.is_none() {
@@ -128,7 +136,7 @@ impl<S: Spider> Crawler<S> {
         let signals = config.handle_signals.then(|| tokio::spawn(forward_signals(stop_tx)));
         tracing::info!(spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
         let frontier = Box::new(MemoryFrontier::new(&config));
-        let mut dispatcher = Dispatcher::new(&config, frontier, shared.clone(), failures, stop_rx);
+        let mut dispatcher = Dispatcher::new(&config, frontier, shared.clone(), failures, stop_rx, live);
         for request in config.start_requests()? {
             dispatcher.enqueue(request, Instant::now());
         }
@@ -264,6 +272,15 @@ impl Outcome {
 struct Done {
     host: HostId,
     outcome: Outcome,
+    /// The answer's verdict and latency, when there was an answer.
+    sample: Option<Sample>,
+}
+
+/// What the gauges learn from one answer.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    blocked: bool,
+    latency: Duration,
 }
 
 /// Reports a task's outcome exactly once, even if the task panics (the spider's `parse`
@@ -280,9 +297,9 @@ struct Report {
 }
 
 impl Report {
-    fn send(mut self, outcome: Outcome) {
+    fn send(mut self, outcome: Outcome, sample: Option<Sample>) {
         self.sent = true;
-        let _ = self.to.send(Done { host: self.host, outcome });
+        let _ = self.to.send(Done { host: self.host, outcome, sample });
     }
 }
 
@@ -293,7 +310,7 @@ impl Drop for Report {
             if self.robots {
                 // The host must not wait for ever for an answer that will not come.
                 let outcome = Outcome::RobotsUnavailable(format!("robots.txt fetch ended: {reason}"));
-                let _ = self.to.send(Done { host: self.host, outcome });
+                let _ = self.to.send(Done { host: self.host, outcome, sample: None });
                 return;
             }
             let outcome = Outcome::Failed {
@@ -302,7 +319,7 @@ impl Drop for Report {
                 attempts: self.attempts + 1,
                 failure: Failure { reason, status: None, error: None },
             };
-            let _ = self.to.send(Done { host: self.host, outcome });
+            let _ = self.to.send(Done { host: self.host, outcome, sample: None });
         }
     }
 }
@@ -331,6 +348,13 @@ struct Host {
     last_robots_backoff: Duration,
     crawl_delay: Duration,
     in_ready_queue: bool,
+    /// Its answers over the last [`WINDOW`].
+    window: Window,
+    /// Adaptive mode's controller of its slots and pace; none when a Crawl-delay rules.
+    controller: Option<Controller>,
+    /// Good answers since the controller's last step, and whether every slot was busy.
+    good_this_step: usize,
+    saturated: bool,
 }
 
 struct Dispatcher<S: Spider> {
@@ -362,6 +386,14 @@ struct Dispatcher<S: Spider> {
     grace: Duration,
     /// Set when the proxy spend reaches the budget: admit nothing, finish what is in flight.
     budget_reached: bool,
+    /// Adaptive mode's aim, when on.
+    adaptive: Option<Target>,
+    /// All answers over the last [`WINDOW`], and the latest latencies.
+    window: Window,
+    latencies: Latencies,
+    /// The gauges' channel, and when they are next published (and the controllers step).
+    live: watch::Sender<Live>,
+    next_tick: Instant,
     fatal: Option<Error>,
 }
 
@@ -372,6 +404,7 @@ impl<S: Spider> Dispatcher<S> {
         shared: Arc<Shared<S>>,
         failures: Option<FailuresFile>,
         stop_rx: mpsc::UnboundedReceiver<()>,
+        live: watch::Sender<Live>,
     ) -> Self {
         let (done_tx, done_rx) = mpsc::unbounded_channel();
         Dispatcher {
@@ -399,6 +432,15 @@ impl<S: Spider> Dispatcher<S> {
             draining_until: None,
             grace: config.grace,
             budget_reached: false,
+            adaptive: config.adaptive.then(|| Target {
+                block_rate: config.block_target,
+                ceiling: config.per_host.min(config.concurrency),
+                max_rps: config.rate.and_then(|r| r.per_second()).unwrap_or(f64::INFINITY),
+            }),
+            window: Window::new(WINDOW),
+            latencies: Latencies::default(),
+            live,
+            next_tick: Instant::now() + adaptive::STEP,
             fatal: None,
         }
     }
@@ -419,6 +461,9 @@ impl<S: Spider> Dispatcher<S> {
                 }
                 self.timers.pop();
                 self.mark_ready(id);
+            }
+            if now >= self.next_tick {
+                self.tick(now);
             }
             if self.draining_until.is_some_and(|deadline| deadline <= now) {
                 tracing::warn!(
@@ -448,6 +493,8 @@ impl<S: Spider> Dispatcher<S> {
                 self.fatal.get_or_insert(Error::Stalled { pending: self.frontier.len() });
                 return self.end();
             }
+            // The gauges' tick wakes the dispatcher too, but is no work: not counted above.
+            let wake_at = wake_at.map_or(self.next_tick, |at| at.min(self.next_tick));
             tokio::select! {
                 biased;
                 Some(()) = self.stop_rx.recv() => {
@@ -465,7 +512,7 @@ impl<S: Spider> Dispatcher<S> {
                         self.on_done(done, now);
                     }
                 }
-                () = sleep_until(wake_at) => {}
+                () = tokio::time::sleep_until(wake_at) => {}
             }
         }
     }
@@ -489,7 +536,114 @@ impl<S: Spider> Dispatcher<S> {
         self.end()
     }
 
+    /// What an answer tells the gauges, and the controller of its host.
+    fn record(&mut self, id: HostId, sample: Sample, now: Instant) {
+        self.latencies.record(sample.latency);
+        self.window.record(now, sample.blocked);
+        let host = &mut self.hosts[id];
+        host.window.record(now, sample.blocked);
+        host.good_this_step += usize::from(!sample.blocked);
+        let (Some(target), Some(controller)) = (&self.adaptive, host.controller.as_mut()) else { return };
+        if let Some(change) = controller.answer(target, now, sample.blocked, &host.window) {
+            self.apply(id, change, now);
+        }
+    }
+
+    /// Once a second: the controllers step, the gauges are published.
+    fn tick(&mut self, now: Instant) {
+        self.next_tick = now + adaptive::STEP;
+        if let Some(target) = self.adaptive {
+            for id in 0..self.hosts.len() {
+                let host = &mut self.hosts[id];
+                let used_rps = std::mem::take(&mut host.good_this_step) as f64 / adaptive::STEP.as_secs_f64();
+                let saturated = std::mem::take(&mut host.saturated);
+                host.window.expire(now);
+                let window = &host.window;
+                let change =
+                    host.controller.as_mut().and_then(|c| c.tick(&target, now, used_rps, saturated, window));
+                if let Some(change) = change {
+                    self.apply(id, change, now);
+                }
+            }
+        }
+        self.publish(now);
+    }
+
+    /// Give a host the limits its controller decided, and say so.
+    fn apply(&mut self, id: HostId, change: Change, now: Instant) {
+        let host = &mut self.hosts[id];
+        let Some(controller) = &host.controller else { return };
+        let (limit, rps) = (controller.limit(), controller.rps());
+        host.slots.set_limit(limit, now);
+        host.slots.set_rate(Some(rps));
+        let key = &host.key;
+        match change {
+            Change::Raised => tracing::debug!(host = %key, limit, rps, "adaptive: raised"),
+            Change::Cut { block_rate } => {
+                tracing::info!(host = %key, limit, rps, block_rate, "adaptive: block rate above target, cut by 20%")
+            }
+            Change::Tripped { until } => {
+                host.slots.pause_until(until);
+                let pause = until.saturating_duration_since(now);
+                tracing::warn!(host = %key, ?pause, "adaptive: mostly blocks, circuit breaker open: host paused, then probed");
+            }
+            Change::Closed => {
+                tracing::info!(host = %key, limit, rps, "adaptive: probe answered, circuit breaker closed")
+            }
+        }
+        self.mark_ready(id);
+    }
+
+    /// Send the gauges to whoever watches: the progress line, the metrics endpoint.
+    fn publish(&mut self, now: Instant) {
+        /// Hosts listed, the busiest first.
+        const HOSTS_SHOWN: usize = 50;
+        self.window.expire(now);
+        let stats = &self.shared.stats;
+        let [p50, p90, p99] = self.latencies.percentiles();
+        let mut hosts: Vec<&mut Host> = self.hosts.iter_mut().collect();
+        for host in &mut hosts {
+            host.window.expire(now);
+        }
+        hosts.sort_by_key(|host| Reverse(host.window.answered()));
+        let hosts = hosts
+            .into_iter()
+            .take(HOSTS_SHOWN)
+            .map(|host| HostLive {
+                host: host.key.to_string(),
+                block_rate: host.window.block_rate(),
+                answered: host.window.answered(),
+                limit: host.slots.limit(),
+                rate_per_sec: host.controller.as_ref().map(Controller::rps),
+                tripped: host.controller.as_ref().is_some_and(Controller::tripped),
+            })
+            .collect();
+        let proxy = self.shared.router.spend();
+        let live = Live {
+            elapsed_secs: stats.elapsed().as_secs_f64(),
+            requests: Stats::get(&stats.requests),
+            pages: Stats::get(&stats.pages),
+            items: Stats::get(&stats.items),
+            retries: Stats::get(&stats.retries),
+            failures: stats.failure_count(),
+            blocked: Stats::get(&stats.blocked),
+            pages_per_sec: self.window.good_per_second(),
+            block_rate: self.window.block_rate(),
+            latency_p50_ms: p50,
+            latency_p90_ms: p90,
+            latency_p99_ms: p99,
+            in_flight: self.in_flight,
+            queued: self.frontier.len(),
+            concurrency_limit: self.concurrency,
+            proxy_bytes: proxy.as_ref().map_or(0, |p| p.bytes),
+            proxy_spend: proxy.as_ref().map_or(0.0, |p| p.spend),
+            hosts,
+        };
+        self.live.send_replace(live);
+    }
+
     fn end(mut self) -> End {
+        self.publish(Instant::now());
         let interrupted = self.draining_until.is_some();
         let unfinished = self.frontier.len() + self.in_flight + usize::from(self.held.is_some());
         if let Some(Err(error)) = self.failures.as_mut().map(FailuresFile::finish) {
@@ -548,8 +702,12 @@ impl<S: Spider> Dispatcher<S> {
                     self.timers.push(Reverse((due, id)));
                     continue;
                 }
-                // Woken again when a request of this host finishes.
-                SlotState::Busy => continue,
+                // Woken again when a request of this host finishes. Its slots, not its
+                // pace, held it back: adaptive mode may give it more.
+                SlotState::Busy => {
+                    host.saturated = true;
+                    continue;
+                }
             }
             let job = match &host.robots {
                 RobotsState::Unknown => {
@@ -609,7 +767,8 @@ impl<S: Spider> Dispatcher<S> {
     }
 
     fn launch(&mut self, id: HostId, job: Job) {
-        self.hosts[id].slots.take();
+        let now = Instant::now();
+        self.hosts[id].slots.take(now);
         self.in_flight += 1;
         Stats::add(&self.shared.stats.requests, 1);
         let request = job.request();
@@ -624,11 +783,12 @@ impl<S: Spider> Dispatcher<S> {
         };
         let shared = self.shared.clone();
         self.tasks.spawn(async move {
+            let mut sample = None;
             let outcome = match job {
-                Job::Robots(request) => fetch_robots(&shared, &request).await,
-                Job::Page(request) => crawl_page(&shared, request).await,
+                Job::Robots(request) => fetch_robots(&shared, &request, &mut sample).await,
+                Job::Page(request) => crawl_page(&shared, request, &mut sample).await,
             };
-            report.send(outcome);
+            report.send(outcome, sample);
         });
     }
 
@@ -638,6 +798,10 @@ impl<S: Spider> Dispatcher<S> {
         let host = &mut self.hosts[id];
         let pause = self.delay.sample(host.crawl_delay, &mut self.rng);
         host.slots.release(now + pause);
+        if let Some(sample) = done.sample {
+            self.record(id, sample, now);
+        }
+        let host = &mut self.hosts[id];
         match done.outcome {
             Outcome::Parsed { follows, failed } => {
                 for request in follows {
@@ -655,6 +819,8 @@ impl<S: Spider> Dispatcher<S> {
                 if let Some(delay) = rules.crawl_delay() {
                     tracing::info!(host = %host.key, ?delay, "robots.txt sets a Crawl-delay: one slot, paused at least that long");
                     host.crawl_delay = delay;
+                    host.controller = None;
+                    host.slots.set_rate(None);
                     host.slots.set_limit(1, now);
                     host.slots.pause_until(now + delay);
                 }
@@ -705,6 +871,7 @@ impl<S: Spider> Dispatcher<S> {
         let wait = self.backoff.next(request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
         let stats = &self.shared.stats;
         if trouble == Trouble::SlowDown {
+            // At once, also in adaptive mode: a limiter bans a client that keeps going.
             let host = &mut self.hosts[id];
             host.slots.pause_until(now + retry_after.unwrap_or(wait));
             tracing::info!(host = %host.key, ?retry_after, "429: backing off the host");
@@ -755,7 +922,18 @@ impl<S: Spider> Dispatcher<S> {
             last_robots_backoff: Duration::ZERO,
             crawl_delay: Duration::ZERO,
             in_ready_queue: false,
+            window: Window::new(WINDOW),
+            controller: None,
+            good_this_step: 0,
+            saturated: false,
         });
+        if let Some(target) = &self.adaptive {
+            let controller = Controller::new(target, now);
+            let host = &mut self.hosts[id];
+            host.slots.set_limit(controller.limit(), now);
+            host.slots.set_rate(Some(controller.rps()));
+            host.controller = Some(controller);
+        }
         self.host_ids.insert(key, id);
         id
     }
@@ -771,17 +949,14 @@ impl<S: Spider> Dispatcher<S> {
     }
 }
 
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(deadline) => tokio::time::sleep_until(deadline).await,
-        None => std::future::pending().await,
-    }
-}
-
 /// Fetch robots.txt. A redirect (RFC 9309 asks to follow five) goes back to the dispatcher
 /// as the next hop, so each hop waits for a slot and a rate token.
-async fn fetch_robots<S: Spider>(shared: &Shared<S>, request: &Request) -> Outcome {
-    let fetched = match fetch_routed(shared, request).await {
+async fn fetch_robots<S: Spider>(
+    shared: &Shared<S>,
+    request: &Request,
+    sample: &mut Option<Sample>,
+) -> Outcome {
+    let fetched = match fetch_routed(shared, request, sample).await {
         Fetch::Answer { fetched, .. } => fetched,
         Fetch::Failed(error) => return Outcome::RobotsUnavailable(error.to_string()),
         Fetch::Fatal(error) => return Outcome::Fatal(error),
@@ -807,8 +982,8 @@ async fn fetch_robots<S: Spider>(shared: &Shared<S>, request: &Request) -> Outco
 }
 
 /// Fetch one page, classify the answer and, for a 2xx, parse it and write its items.
-async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request) -> Outcome {
-    let (fetched, blocked, new_identity) = match fetch_routed(shared, &request).await {
+async fn crawl_page<S: Spider>(shared: &Shared<S>, request: Request, sample: &mut Option<Sample>) -> Outcome {
+    let (fetched, blocked, new_identity) = match fetch_routed(shared, &request, sample).await {
         Fetch::Answer { fetched, blocked, new_identity } => (fetched, blocked, new_identity),
         Fetch::Fatal(error) => return Outcome::Fatal(error),
         Fetch::Failed(error) if error.is_transport() => {
@@ -889,13 +1064,19 @@ enum Fetch {
 
 /// Send `request` on the route the router (and the spider's `route` hook) chooses, and
 /// tell the router what came of it. A gateway's 407 is fatal: the credentials are wrong
-/// for every request, so retrying would only repeat the refusal.
-async fn fetch_routed<S: Spider>(shared: &Shared<S>, request: &Request) -> Fetch {
+/// for every request, so retrying would only repeat the refusal. An answer leaves its
+/// verdict and latency in `sample`, for the gauges.
+async fn fetch_routed<S: Spider>(
+    shared: &Shared<S>,
+    request: &Request,
+    sample: &mut Option<Sample>,
+) -> Fetch {
     let routed = match shared.router.route(request, shared.spider.route(request)) {
         Ok(routed) => routed,
         Err(error) => return Fetch::Fatal(error),
     };
     let refused = || Error::ProxyAuth { gateway: shared.router.gateway_of(&routed).unwrap_or_default() };
+    let sent_at = Instant::now();
     match shared.fetcher.fetch(&routed.client, request).await {
         Ok(fetched) => {
             if routed.proxied() && fetched.status == reqwest::StatusCode::PROXY_AUTHENTICATION_REQUIRED {
@@ -910,6 +1091,7 @@ async fn fetch_routed<S: Spider>(shared: &Shared<S>, request: &Request) -> Fetch
             if fetched.status == reqwest::StatusCode::TOO_MANY_REQUESTS {
                 Stats::add(&shared.stats.throttled, 1);
             }
+            *sample = Some(Sample { blocked, latency: sent_at.elapsed() });
             let verdict = if blocked { Verdict::Blocked } else { Verdict::Answered };
             let new_identity = shared.router.settle(&routed, verdict, fetched.sent, fetched.received);
             Fetch::Answer { fetched, blocked, new_identity }

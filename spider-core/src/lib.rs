@@ -32,6 +32,7 @@ mod export;
 mod failures;
 mod fetch;
 mod frontier;
+mod gauge;
 mod item;
 mod page;
 mod parse;
@@ -54,6 +55,7 @@ pub use error::{BoxError, Error, Result};
 pub use frontier::{
     canonical_url, fingerprint, host_key, Enqueued, Fingerprint, Frontier, HostKey, MemoryFrontier,
 };
+pub use gauge::{HostLive, Live, WINDOW};
 pub use item::{ExtractError, ExtractErrorKind, Item};
 pub use page::{Document, Page};
 pub use parse::ParsePool;

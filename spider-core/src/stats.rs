@@ -55,6 +55,19 @@ impl Stats {
         counter.fetch_add(n, Relaxed);
     }
 
+    pub(crate) fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Relaxed)
+    }
+
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Requests given up so far.
+    pub(crate) fn failure_count(&self) -> u64 {
+        self.failures.lock().unwrap_or_else(|e| e.into_inner()).values().sum()
+    }
+
     pub(crate) fn status(&self, status: u16) {
         if let Some(counter) = self.statuses.get(usize::from(status)) {
             counter.fetch_add(1, Relaxed);
@@ -103,6 +116,14 @@ impl Stats {
             retries: self.retries.load(Relaxed),
             throttled: self.throttled.load(Relaxed),
             blocked: self.blocked.load(Relaxed),
+            block_rate: {
+                let answered: u64 = self.statuses.iter().map(|n| n.load(Relaxed)).sum();
+                if answered == 0 {
+                    0.0
+                } else {
+                    self.blocked.load(Relaxed) as f64 / answered as f64
+                }
+            },
             failures,
             redirects: self.redirects.load(Relaxed),
             duplicates: self.duplicates.load(Relaxed),
@@ -183,6 +204,8 @@ pub struct Summary {
     /// Answers judged blocked: 403, 429, challenge pages, block markers, the spider's
     /// `is_blocked`.
     pub blocked: u64,
+    /// `blocked` over every answer received.
+    pub block_rate: f64,
     /// Requests given up for good.
     pub failures: u64,
     /// Redirect hops followed.
@@ -248,11 +271,12 @@ impl fmt::Display for Summary {
         }
         writeln!(
             f,
-            "  requests {} · retries {} (throttled {}, blocked {}) · failures {} · redirects {} · {} received",
+            "  requests {} · retries {} · blocked {} ({:.1}%, 429 ×{}) · failures {} · redirects {} · {} received",
             self.requests,
             self.retries,
-            self.throttled,
             self.blocked,
+            self.block_rate * 100.0,
+            self.throttled,
             self.failures,
             self.redirects,
             size(self.bytes)

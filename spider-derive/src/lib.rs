@@ -76,6 +76,8 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// | `proxy_price_per_gb` | number: price of a GB through the gateways | 0 |
 /// | `proxy_budget` | number: stop admitting at this spend (exit code 4) | none |
 /// | `ca_cert` | path of a PEM certificate to trust too | none |
+/// | `adaptive` | `true` / `false`: each host's slots and rate found from its block rate | `false` |
+/// | `block_target` | fraction: the block rate adaptive mode keeps under | 0.02 |
 /// | `block_markers` | list of text that marks a page as a block, even with 200 | none |
 /// | `follow` | CSS selector, checked: links to follow | none |
 /// | `item` | a `#[derive(Item)]` type: emitted when a page has one | none |

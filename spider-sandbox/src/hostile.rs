@@ -73,6 +73,8 @@ pub struct HostileSite {
     pub bomb_bytes: usize,
     /// The per-identity limit, if any.
     pub limit: Option<IdentityLimit>,
+    /// The limit's 429s carry no Retry-After, as many real limiters' do not.
+    pub silent_limit: bool,
 }
 
 impl Default for HostileSite {
@@ -93,6 +95,7 @@ impl Default for HostileSite {
             huge_bytes: 16 << 20,
             bomb_bytes: 256 << 20,
             limit: None,
+            silent_limit: false,
         }
     }
 }
@@ -281,6 +284,9 @@ impl Hostile {
         if state.throttled.len() > limit.ban_after {
             state.banned_until = Some(now + limit.ban_for);
             return Some(Reply::status(403, vec![]));
+        }
+        if self.site.silent_limit {
+            return Some(Reply::status(429, vec![]));
         }
         let frees_at = state.requests[state.requests.len() - limit.requests] + limit.per;
         let wait = frees_at.saturating_duration_since(now).as_secs_f64().ceil().max(1.0);

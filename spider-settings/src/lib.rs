@@ -113,6 +113,16 @@ pub const KEYS: &[Key] = &[
         "stop admitting once the proxy spend reaches this, finish what is in flight, exit 4 (default: none)",
     ),
     key(
+        "adaptive",
+        Kind::Bool,
+        "find each host's concurrency and rate from its block rate, with concurrency and per_host as ceilings (default false)",
+    ),
+    key(
+        "block_target",
+        Kind::Decimal,
+        "the block rate adaptive mode keeps under, a fraction such as 0.02 (default 0.02)",
+    ),
+    key(
         "block_markers",
         Kind::TextList,
         "text that marks an answer as a block even with 200, such as a captcha's `g-recaptcha` (default: none)",

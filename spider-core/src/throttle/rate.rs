@@ -23,6 +23,11 @@ impl RateCeiling {
         NonZeroU32::new(self.count)
     }
 
+    /// The ceiling in requests per second; `None` when configured as zero.
+    pub(crate) fn per_second(&self) -> Option<f64> {
+        self.requests().map(|n| f64::from(n.get()) / self.per.as_secs_f64())
+    }
+
     /// The spacing between two requests, rounded up so that no window of `per` ever holds
     /// more than `count`.
     fn spacing(&self) -> Duration {

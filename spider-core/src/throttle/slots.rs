@@ -2,6 +2,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -25,11 +26,22 @@ pub(crate) struct HostSlots {
     limit: usize,
     /// The host asked us to slow down (429): no slot starts a request before this.
     paused_until: Option<Instant>,
+    /// The least time between two starts (adaptive mode's rate per host), and the earliest
+    /// the next may start.
+    pace: Duration,
+    next_start: Instant,
 }
 
 impl HostSlots {
     pub(crate) fn new(limit: usize, now: Instant) -> Self {
-        HostSlots { idle: (0..limit).map(|_| Reverse(now)).collect(), busy: 0, limit, paused_until: None }
+        HostSlots {
+            idle: (0..limit).map(|_| Reverse(now)).collect(),
+            busy: 0,
+            limit,
+            paused_until: None,
+            pace: Duration::ZERO,
+            next_start: now,
+        }
     }
 
     pub(crate) fn state(&self, now: Instant) -> SlotState {
@@ -39,6 +51,9 @@ impl HostSlots {
         if let Some(until) = self.paused_until.filter(|until| *until > now) {
             return SlotState::PausedUntil(until);
         }
+        if self.next_start > now {
+            return SlotState::PausedUntil(self.next_start);
+        }
         match self.idle.peek() {
             Some(Reverse(ready)) if *ready <= now => SlotState::Free,
             Some(Reverse(ready)) => SlotState::PausedUntil(*ready),
@@ -47,9 +62,10 @@ impl HostSlots {
     }
 
     /// Occupy the idle slot that has been ready longest; call only when [`SlotState::Free`].
-    pub(crate) fn take(&mut self) {
+    pub(crate) fn take(&mut self, now: Instant) {
         self.idle.pop();
         self.busy += 1;
+        self.next_start = self.next_start.max(now) + self.pace;
     }
 
     /// A request finished; its slot is ready again at `ready_at`.
@@ -67,6 +83,16 @@ impl HostSlots {
     }
 
     /// Change the number of slots; requests in flight over a lowered limit finish normally.
+    /// Start requests at most `per_second` a second (`None`: no pace of its own).
+    pub(crate) fn set_rate(&mut self, per_second: Option<f64>) {
+        self.pace =
+            per_second.filter(|r| *r > 0.0).map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
+    }
+
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
+
     pub(crate) fn set_limit(&mut self, limit: usize, now: Instant) {
         self.limit = limit;
         while self.idle.len() + self.busy > limit && self.idle.pop().is_some() {}
@@ -78,8 +104,6 @@ impl HostSlots {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
 
     #[test]
@@ -87,7 +111,7 @@ mod tests {
         let start = Instant::now();
         let mut slots = HostSlots::new(1, start);
         assert_eq!(slots.state(start), SlotState::Free);
-        slots.take();
+        slots.take(start);
         assert_eq!(slots.state(start), SlotState::Busy);
         let ready = start + Duration::from_secs(2);
         slots.release(ready);
@@ -111,7 +135,7 @@ mod tests {
         let now = Instant::now();
         let mut slots = HostSlots::new(4, now);
         for _ in 0..3 {
-            slots.take();
+            slots.take(now);
         }
         slots.set_limit(1, now);
         assert_eq!(slots.state(now), SlotState::Busy);
@@ -120,7 +144,22 @@ mod tests {
         assert_eq!(slots.state(now), SlotState::Busy);
         slots.release(now);
         assert_eq!(slots.state(now), SlotState::Free);
-        slots.take();
+        slots.take(now);
         assert_eq!(slots.state(now), SlotState::Busy);
+    }
+
+    #[test]
+    fn a_rate_spaces_the_starts_whatever_the_free_slots() {
+        let now = Instant::now();
+        let mut slots = HostSlots::new(4, now);
+        slots.set_rate(Some(4.0));
+        slots.take(now);
+        let next = now + Duration::from_millis(250);
+        assert_eq!(slots.state(now), SlotState::PausedUntil(next));
+        slots.take(next);
+        assert_eq!(slots.state(next), SlotState::PausedUntil(next + Duration::from_millis(250)));
+        slots.set_rate(None);
+        slots.take(next + Duration::from_millis(250));
+        assert_eq!(slots.state(next + Duration::from_millis(250)), SlotState::Free);
     }
 }

@@ -1,0 +1,199 @@
+//! The gauges of a running crawl: block rate over a sliding window, pages per second,
+//! latency percentiles, and what admission is doing, published once a second as a
+//! [`Live`] snapshot for the progress line, the metrics endpoint and any watcher.
+//!
+//! The block rate is the share of answers judged blocked (see [`Answer`](crate::Answer))
+//! among those received in the last [`WINDOW`]: a gauge that moves while the crawl runs,
+//! not a total discovered at the end.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::time::Instant;
+
+/// The span of the sliding windows.
+pub const WINDOW: Duration = Duration::from_secs(10);
+
+/// Answers within a sliding span of time: how many, how many blocked.
+#[derive(Debug)]
+pub(crate) struct Window {
+    span: Duration,
+    events: VecDeque<(Instant, bool)>,
+    blocked: usize,
+}
+
+impl Window {
+    pub(crate) fn new(span: Duration) -> Self {
+        Window { span, events: VecDeque::new(), blocked: 0 }
+    }
+
+    pub(crate) fn record(&mut self, now: Instant, blocked: bool) {
+        self.expire(now);
+        self.events.push_back((now, blocked));
+        self.blocked += usize::from(blocked);
+    }
+
+    pub(crate) fn expire(&mut self, now: Instant) {
+        while let Some(&(at, blocked)) = self.events.front() {
+            if at + self.span > now {
+                break;
+            }
+            self.events.pop_front();
+            self.blocked -= usize::from(blocked);
+        }
+    }
+
+    pub(crate) fn answered(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Blocked answers over all answers; 0 with no answers.
+    pub(crate) fn block_rate(&self) -> f64 {
+        if self.events.is_empty() {
+            0.0
+        } else {
+            self.blocked as f64 / self.events.len() as f64
+        }
+    }
+
+    /// Answers that were not blocks, per second of the span.
+    pub(crate) fn good_per_second(&self) -> f64 {
+        (self.events.len() - self.blocked) as f64 / self.span.as_secs_f64()
+    }
+}
+
+/// The latest fetch latencies, for percentiles.
+#[derive(Debug, Default)]
+pub(crate) struct Latencies {
+    recent: VecDeque<Duration>,
+}
+
+impl Latencies {
+    const KEPT: usize = 2048;
+
+    pub(crate) fn record(&mut self, latency: Duration) {
+        if self.recent.len() == Self::KEPT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(latency);
+    }
+
+    /// The 50th, 90th and 99th percentiles, in milliseconds.
+    pub(crate) fn percentiles(&self) -> [f64; 3] {
+        let mut sorted: Vec<Duration> = self.recent.iter().copied().collect();
+        sorted.sort_unstable();
+        [0.50, 0.90, 0.99].map(|q| {
+            let at = ((sorted.len() as f64 * q).ceil() as usize).saturating_sub(1);
+            sorted.get(at).map_or(0.0, |d| d.as_secs_f64() * 1e3)
+        })
+    }
+}
+
+/// One host in a [`Live`] snapshot.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct HostLive {
+    /// The host key, `scheme://host:port`.
+    pub host: String,
+    /// Blocked answers over answers in the window.
+    pub block_rate: f64,
+    /// Answers in the window.
+    pub answered: usize,
+    /// Requests it may have in flight now (adaptive mode moves this).
+    pub limit: usize,
+    /// Requests per second it may start now, when adaptive mode paces it.
+    pub rate_per_sec: Option<f64>,
+    /// Paused by its circuit breaker: too many blocks.
+    pub tripped: bool,
+}
+
+/// The figures of a running crawl, as of its last second.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo<S: spider_core::Spider>(spider: S) {
+/// let crawler = spider_core::Crawler::new(spider);
+/// let mut live = crawler.live();
+/// tokio::spawn(async move {
+///     while live.changed().await.is_ok() {
+///         let now = live.borrow().clone();
+///         eprintln!("{:.1} pages/s, block rate {:.1}%", now.pages_per_sec, now.block_rate * 100.0);
+///     }
+/// });
+/// crawler.run().await.ok();
+/// # }
+/// ```
+#[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
+pub struct Live {
+    /// Seconds since the crawl started.
+    pub elapsed_secs: f64,
+    /// Requests sent so far.
+    pub requests: u64,
+    /// Pages parsed so far.
+    pub pages: u64,
+    /// Items written so far.
+    pub items: u64,
+    /// Retries so far.
+    pub retries: u64,
+    /// Requests given up so far.
+    pub failures: u64,
+    /// Answers judged blocked so far.
+    pub blocked: u64,
+    /// Answers that were not blocks, per second, over the window.
+    pub pages_per_sec: f64,
+    /// Blocked answers over answers, over the window, all hosts.
+    pub block_rate: f64,
+    /// Fetch latency percentiles of the latest answers, in milliseconds.
+    pub latency_p50_ms: f64,
+    /// 90th percentile.
+    pub latency_p90_ms: f64,
+    /// 99th percentile.
+    pub latency_p99_ms: f64,
+    /// Requests in flight.
+    pub in_flight: usize,
+    /// Requests waiting in the frontier (retries included).
+    pub queued: usize,
+    /// The global concurrency limit.
+    pub concurrency_limit: usize,
+    /// Bytes through proxy gateways so far.
+    pub proxy_bytes: u64,
+    /// Their price at `proxy_price_per_gb`.
+    pub proxy_spend: f64,
+    /// Every host seen, in the order first seen.
+    pub hosts: Vec<HostLive>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn the_window_forgets_what_is_older_than_its_span() {
+        let mut window = Window::new(Duration::from_secs(10));
+        let start = Instant::now();
+        window.record(start, true);
+        tokio::time::advance(Duration::from_secs(5)).await;
+        for _ in 0..3 {
+            window.record(Instant::now(), false);
+        }
+        assert_eq!(window.answered(), 4);
+        assert!((window.block_rate() - 0.25).abs() < 1e-9);
+        tokio::time::advance(Duration::from_secs(5)).await;
+        window.expire(Instant::now());
+        assert_eq!((window.answered(), window.block_rate()), (3, 0.0));
+        assert!((window.good_per_second() - 0.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn percentiles_of_the_latest_latencies() {
+        let mut latencies = Latencies::default();
+        for ms in 1..=100 {
+            latencies.record(Duration::from_millis(ms));
+        }
+        assert_eq!(latencies.percentiles(), [50.0, 90.0, 99.0]);
+        assert_eq!(Latencies::default().percentiles(), [0.0; 3]);
+    }
+}
