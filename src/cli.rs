@@ -470,4 +470,14 @@ mod tests {
         assert!(parse(&["probe", "--for", "soon"]).unwrap_err().to_string().contains("not a duration"));
         assert!(parse(&["-o", "items.csv", "probe"]).is_err(), "crawl flags do not go with probe");
     }
+
+    #[test]
+    fn spiders_probe_by_name_and_an_unknown_name_is_a_usage_error() {
+        let many =
+            Many::try_parse_from(["spiders", "probe", "books", "--for", "10s", "--set", "rpm=5"]).unwrap();
+        let ManyCommand::Probe { name, command } = many.command else { panic!("not a probe") };
+        assert_eq!((name.as_str(), command.plan.plan().max_duration), ("books", Duration::from_secs(10)));
+        let code = Spiders::new().run(["spiders", "probe", "nobody"].map(OsString::from));
+        assert_eq!(code, ExitCode::from(2));
+    }
 }
