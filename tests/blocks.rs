@@ -77,7 +77,12 @@ async fn adaptive_mode_finds_the_limit_and_finishes_without_a_ban() {
         while live.changed().await.is_ok() {
             let now = live.borrow().clone();
             if let Some(host) = now.hosts.first() {
-                seen.push((host.limit, host.rate_per_sec.unwrap_or_default(), now.latency_p50_ms, now.in_flight));
+                seen.push((
+                    host.limit,
+                    host.rate_per_sec.unwrap_or_default(),
+                    now.latency_p50_ms,
+                    now.in_flight,
+                ));
             }
         }
         seen
@@ -106,4 +111,45 @@ async fn adaptive_mode_finds_the_limit_and_finishes_without_a_ban() {
     assert!(most > 40.0, "the rate climbed past the limit once: {most}");
     let (_, last, ..) = limits.last().unwrap();
     assert!(*last < most, "and backed off: {last} < {most}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metrics_endpoint_serves_the_block_rate_during_the_crawl() {
+    let walls = HostileSite { pages: 30, captcha: 20, ..HostileSite::empty() };
+    let site = Sandbox::hostile(walls).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (config, _) = config_for(&site, dir.path(), "items.jsonl");
+    // Slow enough to be scraped a few times while it runs.
+    let config = config.block_marker("g-recaptcha").metrics(format!("127.0.0.1:{port}")).rps(20);
+    let crawl = tokio::spawn(Crawler::new(BookSpider::new(config)).run());
+    let client = spiderling::reqwest::Client::new();
+    let mut scraped = Vec::new();
+    while !crawl.is_finished() {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        if let Ok(answer) = client.get(format!("http://127.0.0.1:{port}/metrics")).send().await {
+            scraped.push(answer.text().await.unwrap());
+        }
+    }
+    let summary = crawl.await.unwrap().unwrap();
+    assert_eq!(summary.items, 50);
+    assert!(scraped.len() >= 3, "scraped {} times during the crawl", scraped.len());
+    let mut block_rates = Vec::new();
+    let mut hosts_seen = false;
+    for text in &scraped {
+        let lines = text.lines().map(|line| Ok(line.to_owned()));
+        let parsed = prometheus_parse::Scrape::parse(lines).unwrap();
+        let rate = parsed.samples.iter().find(|s| s.metric == "spiderling_block_rate").expect("the gauge");
+        let prometheus_parse::Value::Gauge(rate) = rate.value else {
+            panic!("{:?} is not a gauge", rate.value)
+        };
+        block_rates.push(rate);
+        hosts_seen |= parsed.samples.iter().any(|s| {
+            s.metric == "spiderling_host_block_rate"
+                && s.labels.get("host").is_some_and(|h| h.starts_with("http://127.0.0.1:"))
+        });
+    }
+    assert!(hosts_seen, "the host's own gauge, labelled with its origin");
+    println!("block rate as scraped: {block_rates:?}");
+    assert!(block_rates.iter().any(|r| *r > 0.0), "the gauge moved while the walls were met");
 }

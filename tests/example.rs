@@ -42,3 +42,24 @@ fn the_proxied_example_finishes_through_the_gateway_what_the_limit_stops_direct(
     assert!(direct >= 5 && through >= 150 && exits == through, "{seen}");
     assert!(printed.contains("proxy: ") && !printed.contains("sandbox-s3cret"), "{printed}");
 }
+
+#[test]
+fn the_adaptive_example_climbs_backs_off_and_is_never_banned() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = Command::new(support::example("adaptive")).current_dir(dir.path()).output().unwrap();
+    let printed = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{printed}{}", String::from_utf8_lossy(&run.stderr));
+    assert!(printed.contains("adaptive: 501 pages, 500 items"), "{printed}");
+    assert!(printed.contains("and 403 ×0"), "never banned: {printed}");
+    // The table's "allowed/s" column climbs, then falls at least once.
+    let allowed: Vec<f64> = printed
+        .lines()
+        .filter(|line| {
+            line.trim_start().chars().next().is_some_and(|c| c.is_ascii_digit()) && line.contains('s')
+        })
+        .filter_map(|line| line.split_whitespace().nth(2)?.parse().ok())
+        .collect();
+    assert!(allowed.len() >= 5, "{printed}");
+    assert!(allowed.windows(2).any(|w| w[1] > w[0]), "climbs: {allowed:?}");
+    assert!(allowed.windows(2).any(|w| w[1] < w[0]), "backs off: {allowed:?}");
+}

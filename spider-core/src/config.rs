@@ -68,6 +68,8 @@ pub struct Config {
     pub(crate) block_markers: Vec<String>,
     pub(crate) adaptive: bool,
     pub(crate) block_target: f64,
+    pub(crate) metrics: Option<String>,
+    pub(crate) progress: bool,
     /// Mistakes found by setters that cannot fail, reported by `validate`.
     invalid: Vec<String>,
 }
@@ -174,6 +176,8 @@ impl Config {
             block_markers: Vec::new(),
             adaptive: false,
             block_target: 0.02,
+            metrics: None,
+            progress: true,
             invalid: Vec::new(),
         }
     }
@@ -298,6 +302,8 @@ impl Config {
             "ca_cert" => self.ca_cert(value),
             "block_markers" => Config { block_markers: list(), ..self },
             "adaptive" => self.adaptive(keys::parse_bool(value).map_err(problem)?),
+            "metrics" => self.metrics(value),
+            "progress" => self.progress(keys::parse_bool(value).map_err(problem)?),
             "block_target" => self.block_target(keys::parse_decimal(value).map_err(problem)?),
             other => return Err(Error::Config(format!("setting `{other}` cannot be changed at run time"))),
         })
@@ -597,6 +603,30 @@ impl Config {
         self
     }
 
+    /// Serve the crawl's gauges (block rate, pages/s, latency, in flight, per-host limits,
+    /// proxy spend) in the Prometheus text format at this address while it runs
+    /// (default: none).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("shop").metrics("127.0.0.1:9898");
+    /// assert!(config.validate().is_ok());
+    /// ```
+    #[must_use]
+    pub fn metrics(mut self, addr: impl Into<String>) -> Self {
+        self.metrics = Some(addr.into());
+        self
+    }
+
+    /// Show progress while crawling: a status line when stderr is a terminal, otherwise an
+    /// `info` log line every 5 s (default true).
+    #[must_use]
+    pub fn progress(mut self, show: bool) -> Self {
+        self.progress = show;
+        self
+    }
+
     /// The spider's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -710,6 +740,12 @@ impl Config {
         }
         if self.proxy_budget.is_some() && self.proxy_price_per_gb <= 0.0 {
             problems.push("proxy_budget needs proxy_price_per_gb to turn bytes into spend".to_owned());
+        }
+        if let Some(addr) = &self.metrics {
+            if addr.parse::<std::net::SocketAddr>().is_err() {
+                problems
+                    .push(format!("metrics = {addr:?} is not an address; write one such as 127.0.0.1:9898"));
+            }
         }
         if !(self.block_target > 0.0 && self.block_target < 1.0) {
             problems.push(format!(

@@ -132,6 +132,11 @@ impl<S: Spider> Crawler<S> {
             retry_statuses: config.retry_statuses.clone(),
             spider,
         });
+        let metrics = match &config.metrics {
+            Some(addr) => Some(crate::metrics::serve(addr, live.subscribe()).await?),
+            None => None,
+        };
+        let progress = config.progress.then(|| crate::progress::show(live.subscribe()));
         let (stop_tx, stop_rx) = mpsc::unbounded_channel();
         let signals = config.handle_signals.then(|| tokio::spawn(forward_signals(stop_tx)));
         tracing::info!(spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
@@ -143,6 +148,13 @@ impl<S: Spider> Crawler<S> {
         let end = dispatcher.run().await;
         if let Some(signals) = signals {
             signals.abort();
+        }
+        if let Some(metrics) = metrics {
+            metrics.abort();
+        }
+        if let Some(progress) = progress {
+            // The dispatcher's end closed the snapshots: the line clears itself.
+            let _ = progress.await;
         }
 
         let flushed = shared

@@ -78,6 +78,8 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// | `ca_cert` | path of a PEM certificate to trust too | none |
 /// | `adaptive` | `true` / `false`: each host's slots and rate found from its block rate | `false` |
 /// | `block_target` | fraction: the block rate adaptive mode keeps under | 0.02 |
+/// | `metrics` | address to serve Prometheus metrics on, such as `"127.0.0.1:9898"` | none |
+/// | `progress` | `true` / `false`: live status line (terminal) or log line every 5 s | `true` |
 /// | `block_markers` | list of text that marks a page as a block, even with 200 | none |
 /// | `follow` | CSS selector, checked: links to follow | none |
 /// | `item` | a `#[derive(Item)]` type: emitted when a page has one | none |

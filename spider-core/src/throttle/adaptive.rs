@@ -3,9 +3,9 @@
 //! holds, cut both by 20% when it moves, hold after a cut instead of oscillating.
 //!
 //! The rate is controlled, not only the slots: a site that limits requests per minute is
-//! not helped by fewer slots when its pages are fast. A host starts slow (2 requests/s, 2
-//! slots) and doubles each clean second until its first block ("slow start"), then grows
-//! by 5% a second, while its block rate over the gauge's window stays at or under the
+//! not helped by fewer slots when its pages are fast. A host starts slow (4 requests/s, 2
+//! slots); each clean second its rate grows by half and its slots double, until its first
+//! block ("slow start"); then the rate grows by 5% and the slots by one a second, while its block rate over the gauge's window stays at or under the
 //! target. A block that lifts that rate above the target cuts at once: a limiter that sees
 //! a client keep going bans it. A host whose answers are mostly blocks trips a circuit
 //! breaker: it is paused, then one request probes it, and each failed probe doubles the
@@ -77,6 +77,8 @@ pub(crate) struct Controller {
     limit: usize,
     rps: f64,
     slow_start: bool,
+    /// Good answers a second in the last step: what the host really carried.
+    carried: f64,
     last_cut: Option<Instant>,
     hold_until: Instant,
     breaker: Breaker,
@@ -88,6 +90,7 @@ impl Controller {
             limit: START_SLOTS.min(target.ceiling).max(1),
             rps: START_RPS.min(target.max_rps),
             slow_start: true,
+            carried: 0.0,
             last_cut: None,
             hold_until: now,
             breaker: Breaker::Closed,
@@ -128,7 +131,10 @@ impl Controller {
         let cut_allowed = self.last_cut.map_or(true, |at| at + CUT_GAP <= now);
         if blocked && rate > target.block_rate && cut_allowed {
             self.limit = ((self.limit as f64 * CUT).floor() as usize).max(1);
-            self.rps = (self.rps * CUT).max(MIN_RPS);
+            // A fifth off an allowance the host never used would change nothing: cut
+            // from what it carried when that was less.
+            let from = if self.carried > 0.0 { self.rps.min(self.carried * 1.1) } else { self.rps };
+            self.rps = (from * CUT).max(MIN_RPS);
             self.slow_start = false;
             self.last_cut = Some(now);
             self.hold_until = now + HOLD;
@@ -149,6 +155,7 @@ impl Controller {
         saturated: bool,
         recent: &Window,
     ) -> Option<Change> {
+        self.carried = used_rps;
         let calm = recent.block_rate() <= target.block_rate;
         if matches!(self.breaker, Breaker::Open { .. }) || now < self.hold_until || !calm {
             return None;
@@ -226,9 +233,9 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn limits_rise_while_blocks_stay_low_and_never_pass_the_ceiling() {
         let mut host = Host::new();
-        assert_eq!((host.c.limit(), host.c.rps()), (2, 2.0));
+        assert_eq!((host.c.limit(), host.c.rps()), (2, 4.0));
         assert_eq!(host.second(0).await, vec![Change::Raised]);
-        assert_eq!((host.c.limit(), host.c.rps()), (4, 4.0), "slow start: both double");
+        assert_eq!((host.c.limit(), host.c.rps()), (4, 6.0), "slow start: slots double, the rate × 1.5");
         for _ in 0..20 {
             host.second(0).await;
         }
@@ -246,24 +253,29 @@ mod tests {
         for _ in 0..4 {
             host.second(0).await;
         }
-        assert_eq!((host.c.limit(), host.c.rps()), (10, 32.0));
-        // One block in 62 answers is under 5%: no cut, and the rise goes on.
+        assert_eq!((host.c.limit(), host.c.rps()), (10, 20.25));
+        // One block in 55 answers is under 5%: no cut, and the rise goes on.
         assert_eq!(host.second(1).await, vec![Change::Raised]);
-        let (limit, rps) = (host.c.limit(), host.c.rps());
+        let (limit, rps, carried) = (host.c.limit(), host.c.rps(), 20.25);
         let cut = host.second(8).await;
         assert!(matches!(cut[..], [Change::Cut { .. }]), "{cut:?}");
         assert_eq!(host.c.limit(), (limit as f64 * 0.8) as usize);
-        assert!((host.c.rps() - rps * 0.8).abs() < 1e-9);
+        // From what it carried in the last step (the rate before the rise), not its allowance.
+        assert!((host.c.rps() - rps.min(carried * 1.1) * 0.8).abs() < 1e-9, "{}", host.c.rps());
         // Blocks of requests already in flight at the cut do not cut again at once.
         assert_eq!(host.answer(true), None);
-        // Held: clean seconds within the hold raise nothing, and then small steps.
+        // Held: clean seconds within the hold raise nothing; after it, once the window is
+        // back under the target, small steps.
         for _ in 0..4 {
             assert_eq!(host.second(0).await, vec![], "held after the cut");
         }
         let rps = host.c.rps();
-        let raised = host.second(0).await;
-        assert_eq!(raised, vec![Change::Raised]);
-        assert!((host.c.rps() - rps * 1.05).abs() < 1e-9, "after the first cut, 5% steps: {}", host.c.rps());
+        let mut waited = 4;
+        while host.second(0).await.is_empty() {
+            waited += 1;
+            assert!(waited < 12, "never raised again");
+        }
+        assert!((host.c.rps() - (rps * 1.05).max(rps + 0.5)).abs() < 1e-9, "then 5% steps: {}", host.c.rps());
     }
 
     #[tokio::test(start_paused = true)]

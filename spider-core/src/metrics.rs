@@ -1,0 +1,129 @@
+//! The gauges for a real dashboard: `metrics = "127.0.0.1:9898"` serves the latest
+//! [`Live`] snapshot in the Prometheus text format at any path while the crawl runs.
+//!
+//! The figures are read at scrape time from the snapshot the engine publishes each second,
+//! and encoded by `prometheus-client`, so the format is the reference one.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::CONTENT_TYPE;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::Response;
+use hyper_util::rt::TokioIo;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::error::Error;
+use crate::gauge::Live;
+
+/// The content type of the Prometheus text format.
+const TEXT_FORMAT: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Bind `addr` now (a port in use is a configuration error before any request), then
+/// answer scrapes until the returned task is aborted.
+pub(crate) async fn serve(addr: &str, live: watch::Receiver<Live>) -> Result<JoinHandle<()>, Error> {
+    let addr: SocketAddr = addr.parse().map_err(|e| {
+        Error::Config(format!("metrics = {addr:?} is not an address such as 127.0.0.1:9898 ({e})"))
+    })?;
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| Error::Config(format!("metrics: cannot listen on {addr}: {e}")))?;
+    tracing::info!(%addr, "serving metrics in the Prometheus text format");
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(Snapshot(live)));
+    let registry = std::sync::Arc::new(registry);
+    Ok(tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let registry = registry.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |_request| {
+                    let mut text = String::new();
+                    let status = match prometheus_client::encoding::text::encode(&mut text, &registry) {
+                        Ok(()) => hyper::StatusCode::OK,
+                        Err(_) => hyper::StatusCode::INTERNAL_SERVER_ERROR,
+                    };
+                    let mut response = Response::new(Full::new(Bytes::from(text)));
+                    *response.status_mut() = status;
+                    response
+                        .headers_mut()
+                        .insert(CONTENT_TYPE, hyper::header::HeaderValue::from_static(TEXT_FORMAT));
+                    std::future::ready(Ok::<_, Infallible>(response))
+                });
+                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+            });
+        }
+    }))
+}
+
+/// Encodes the latest snapshot on each scrape.
+#[derive(Debug)]
+struct Snapshot(watch::Receiver<Live>);
+
+impl Collector for Snapshot {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let live = self.0.borrow().clone();
+        let counters = [
+            ("spiderling_requests", "Requests sent, retries and robots.txt included", live.requests),
+            ("spiderling_pages", "Pages parsed", live.pages),
+            ("spiderling_items", "Items written", live.items),
+            ("spiderling_retries", "Attempts retried", live.retries),
+            ("spiderling_failures", "Requests given up", live.failures),
+            ("spiderling_blocked", "Answers judged blocked", live.blocked),
+            ("spiderling_proxy_bytes", "Bytes through proxy gateways", live.proxy_bytes),
+        ];
+        for (name, help, value) in counters {
+            let counter = ConstCounter::new(value);
+            counter.encode(encoder.encode_descriptor(name, help, None, counter.metric_type())?)?;
+        }
+        let gauges = [
+            ("spiderling_block_rate", "Blocked answers over answers in the last 10 s", live.block_rate),
+            (
+                "spiderling_pages_per_second",
+                "Answers that were not blocks, per second, over the last 10 s",
+                live.pages_per_sec,
+            ),
+            (
+                "spiderling_latency_p50_seconds",
+                "Median fetch latency of the latest answers",
+                live.latency_p50_ms / 1e3,
+            ),
+            ("spiderling_latency_p90_seconds", "90th percentile fetch latency", live.latency_p90_ms / 1e3),
+            ("spiderling_latency_p99_seconds", "99th percentile fetch latency", live.latency_p99_ms / 1e3),
+            ("spiderling_in_flight", "Requests in flight", live.in_flight as f64),
+            ("spiderling_queued", "Requests waiting in the frontier", live.queued as f64),
+            ("spiderling_concurrency_limit", "The global concurrency limit", live.concurrency_limit as f64),
+            ("spiderling_proxy_spend", "Proxy traffic at proxy_price_per_gb", live.proxy_spend),
+        ];
+        for (name, help, value) in gauges {
+            let gauge = ConstGauge::new(value);
+            gauge.encode(encoder.encode_descriptor(name, help, None, gauge.metric_type())?)?;
+        }
+        type PerHost = fn(&crate::gauge::HostLive) -> f64;
+        let per_host: [(&str, &str, PerHost); 3] = [
+            ("spiderling_host_block_rate", "A host's block rate over the last 10 s", |h| h.block_rate),
+            ("spiderling_host_limit", "Requests a host may have in flight", |h| h.limit as f64),
+            ("spiderling_host_rate", "Requests per second a host may start (adaptive mode)", |h| {
+                h.rate_per_sec.unwrap_or(f64::NAN)
+            }),
+        ];
+        for (name, help, value) in per_host {
+            let mut family =
+                encoder.encode_descriptor(name, help, None, prometheus_client::metrics::MetricType::Gauge)?;
+            for host in &live.hosts {
+                let labels = [("host", host.host.as_str())];
+                ConstGauge::new(value(host)).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        Ok(())
+    }
+}
