@@ -2,10 +2,10 @@
 //! or, for a crate of many spiders, [`Spiders`].
 //!
 //! ```text
-//! my-spider [-o FILE] [--set KEY=VALUE]... [--log-level LEVEL]
+//! my-spider [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--log-level LEVEL]
 //! my-spider probe [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! my-spiders list
-//! my-spiders crawl NAME [-o FILE] [--set KEY=VALUE]... [--log-level LEVEL]
+//! my-spiders crawl NAME [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--log-level LEVEL]
 //! my-spiders probe NAME [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! ```
 //!
@@ -133,6 +133,10 @@ struct Flags {
     /// Change a setting, as `key=value` (repeatable): concurrency, rpm, delay, ...
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Serve the crawl's gauges (block rate, pages/s, latency, limits) in the Prometheus
+    /// text format here while it runs, such as --metrics 127.0.0.1:9898.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<String>,
     /// Log level: error, warn, info, debug, trace (or a RUST_LOG filter).
     #[arg(long, value_name = "LEVEL", default_value = "warn")]
     log_level: String,
@@ -210,6 +214,7 @@ struct Entry {
     after_help = "crawl NAME takes the standard spider flags (crawl --help):\n  \
                   -o, --output FILE    write items here (.jsonl, .csv or .json)\n  \
                   --set KEY=VALUE      change a setting, such as --set rps=5\n  \
+                  --metrics ADDR       serve Prometheus metrics, such as 127.0.0.1:9898\n  \
                   --log-level LEVEL    error, warn, info, debug, trace\n\n\
                   probe NAME finds the rate to declare (probe --help):\n  \
                   --for 60s --max-requests 3000 --start-rps 1 --step 3s --set KEY=VALUE\n\n\
@@ -313,6 +318,10 @@ fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
             Ok(prepared) => prepared,
             Err(code) => return code,
         };
+    let config = match flags.metrics {
+        Some(addr) => config.metrics(addr),
+        None => config,
+    };
     match runtime.block_on(Crawler::with_config(spider, config).run()) {
         Ok(summary) => {
             println!("{summary}");
