@@ -64,7 +64,7 @@ struct ProbeCommand {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Log level: error, warn, info (one line a step), debug, trace (or a RUST_LOG filter).
-    #[arg(long, value_name = "LEVEL", default_value = "warn")]
+    #[arg(long, value_name = "LEVEL", default_value = DEFAULT_LOG)]
     log_level: String,
 }
 
@@ -124,6 +124,9 @@ impl ProbeFlags {
     }
 }
 
+/// Warnings, the progress line when stderr is not a terminal, and adaptive mode's changes.
+const DEFAULT_LOG: &str = "warn,spiderling::progress=info,spiderling::adaptive=info";
+
 /// The flags every spider understands.
 #[derive(Debug, clap::Args)]
 struct Flags {
@@ -138,7 +141,7 @@ struct Flags {
     #[arg(long, value_name = "ADDR")]
     metrics: Option<String>,
     /// Log level: error, warn, info, debug, trace (or a RUST_LOG filter).
-    #[arg(long, value_name = "LEVEL", default_value = "warn")]
+    #[arg(long, value_name = "LEVEL", default_value = DEFAULT_LOG)]
     log_level: String,
 }
 
@@ -363,7 +366,7 @@ fn prepare(
     output: Option<&std::path::Path>,
 ) -> Result<(Config, tokio::runtime::Runtime), ExitCode> {
     let filter = tracing_subscriber::EnvFilter::try_new(log_level)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
     // Variables that are not Unicode cannot be ours; skip them instead of panicking.
     let env = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));

@@ -741,6 +741,9 @@ impl Config {
         if self.proxy_budget.is_some() && self.proxy_price_per_gb <= 0.0 {
             problems.push("proxy_budget needs proxy_price_per_gb to turn bytes into spend".to_owned());
         }
+        if self.block_markers.iter().any(String::is_empty) {
+            problems.push("an empty block marker matches every page; remove it".to_owned());
+        }
         if let Some(addr) = &self.metrics {
             if addr.parse::<std::net::SocketAddr>().is_err() {
                 problems

@@ -115,6 +115,13 @@ impl<S: Spider> Crawler<S> {
     pub async fn run(self) -> Result<Summary, Error> {
         let Crawler { spider, config, live } = self;
         config.validate()?;
+        let start = config.start_requests()?;
+        // Bound before the output file is opened: a port in use must not cost the items of
+        // the last run.
+        let metrics = match &config.metrics {
+            Some(addr) => Some(Background(crate::metrics::serve(addr, live.subscribe()).await?)),
+            None => None,
+        };
         let exporter = config.output.as_deref().map(export::open::<S::Item>).transpose()?;
         if exporter.is_none() {
             tracing::warn!("no output file: items are counted, not written");
@@ -132,26 +139,17 @@ impl<S: Spider> Crawler<S> {
             retry_statuses: config.retry_statuses.clone(),
             spider,
         });
-        let metrics = match &config.metrics {
-            Some(addr) => Some(crate::metrics::serve(addr, live.subscribe()).await?),
-            None => None,
-        };
         let progress = config.progress.then(|| crate::progress::show(live.subscribe()));
         let (stop_tx, stop_rx) = mpsc::unbounded_channel();
-        let signals = config.handle_signals.then(|| tokio::spawn(forward_signals(stop_tx)));
+        let signals = config.handle_signals.then(|| Background(tokio::spawn(forward_signals(stop_tx))));
         tracing::info!(spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
         let frontier = Box::new(MemoryFrontier::new(&config));
         let mut dispatcher = Dispatcher::new(&config, frontier, shared.clone(), failures, stop_rx, live);
-        for request in config.start_requests()? {
+        for request in start {
             dispatcher.enqueue(request, Instant::now());
         }
         let end = dispatcher.run().await;
-        if let Some(signals) = signals {
-            signals.abort();
-        }
-        if let Some(metrics) = metrics {
-            metrics.abort();
-        }
+        drop((signals, metrics));
         if let Some(progress) = progress {
             // The dispatcher's end closed the snapshots: the line clears itself.
             let _ = progress.await;
@@ -181,6 +179,15 @@ impl<S: Spider> Crawler<S> {
             Some(error) => Err(error),
             None => flushed.map(|()| summary),
         }
+    }
+}
+
+/// A task that ends with the crawl, whichever way the crawl ends.
+struct Background(tokio::task::JoinHandle<()>);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -292,6 +299,7 @@ struct Done {
 #[derive(Debug, Clone, Copy)]
 struct Sample {
     blocked: bool,
+    sent_at: Instant,
     latency: Duration,
 }
 
@@ -556,7 +564,7 @@ impl<S: Spider> Dispatcher<S> {
         host.window.record(now, sample.blocked);
         host.good_this_step += usize::from(!sample.blocked);
         let (Some(target), Some(controller)) = (&self.adaptive, host.controller.as_mut()) else { return };
-        if let Some(change) = controller.answer(target, now, sample.blocked, &host.window) {
+        if let Some(change) = controller.answer(target, now, sample.sent_at, sample.blocked, &host.window) {
             self.apply(id, change, now);
         }
     }
@@ -569,10 +577,7 @@ impl<S: Spider> Dispatcher<S> {
                 let host = &mut self.hosts[id];
                 let used_rps = std::mem::take(&mut host.good_this_step) as f64 / adaptive::STEP.as_secs_f64();
                 let saturated = std::mem::take(&mut host.saturated);
-                host.window.expire(now);
-                let window = &host.window;
-                let change =
-                    host.controller.as_mut().and_then(|c| c.tick(&target, now, used_rps, saturated, window));
+                let change = host.controller.as_mut().and_then(|c| c.tick(&target, now, used_rps, saturated));
                 if let Some(change) = change {
                     self.apply(id, change, now);
                 }
@@ -590,17 +595,19 @@ impl<S: Spider> Dispatcher<S> {
         host.slots.set_rate(Some(rps));
         let key = &host.key;
         match change {
-            Change::Raised => tracing::debug!(host = %key, limit, rps, "adaptive: raised"),
+            Change::Raised => {
+                tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, "raised")
+            }
             Change::Cut { block_rate } => {
-                tracing::info!(host = %key, limit, rps, block_rate, "adaptive: block rate above target, cut by 20%")
+                tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, block_rate, "block rate above target: cut by 20%")
             }
             Change::Tripped { until } => {
                 host.slots.pause_until(until);
                 let pause = until.saturating_duration_since(now);
-                tracing::warn!(host = %key, ?pause, "adaptive: mostly blocks, circuit breaker open: host paused, then probed");
+                tracing::warn!(target: "spiderling::adaptive", host = %key, ?pause, "mostly blocks: circuit breaker open, host paused, then probed");
             }
             Change::Closed => {
-                tracing::info!(host = %key, limit, rps, "adaptive: probe answered, circuit breaker closed")
+                tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, "probe answered: circuit breaker closed")
             }
         }
         self.mark_ready(id);
@@ -1103,7 +1110,7 @@ async fn fetch_routed<S: Spider>(
             if fetched.status == reqwest::StatusCode::TOO_MANY_REQUESTS {
                 Stats::add(&shared.stats.throttled, 1);
             }
-            *sample = Some(Sample { blocked, latency: sent_at.elapsed() });
+            *sample = Some(Sample { blocked, sent_at, latency: sent_at.elapsed() });
             let verdict = if blocked { Verdict::Blocked } else { Verdict::Answered };
             let new_identity = shared.router.settle(&routed, verdict, fetched.sent, fetched.received);
             Fetch::Answer { fetched, blocked, new_identity }

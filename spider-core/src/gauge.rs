@@ -162,7 +162,7 @@ pub struct Live {
     pub proxy_bytes: u64,
     /// Their price at `proxy_price_per_gb`.
     pub proxy_spend: f64,
-    /// Every host seen, in the order first seen.
+    /// The 50 hosts with the most answers in the window, busiest first.
     pub hosts: Vec<HostLive>,
 }
 

@@ -119,7 +119,7 @@ impl Collector for Snapshot {
         for (name, help, value) in per_host {
             let mut family =
                 encoder.encode_descriptor(name, help, None, prometheus_client::metrics::MetricType::Gauge)?;
-            for host in &live.hosts {
+            for host in live.hosts.iter().filter(|h| !value(h).is_nan()) {
                 let labels = [("host", host.host.as_str())];
                 ConstGauge::new(value(host)).encode(family.encode_family(&labels)?)?;
             }

@@ -5,7 +5,8 @@
 //! The rate is controlled, not only the slots: a site that limits requests per minute is
 //! not helped by fewer slots when its pages are fast. A host starts slow (4 requests/s, 2
 //! slots); each clean second its rate grows by half and its slots double, until its first
-//! block ("slow start"); then the rate grows by 5% and the slots by one a second, while its block rate over the gauge's window stays at or under the
+//! block ("slow start"); then the rate grows by 5% and the slots by one a second, while
+//! the block rate of the requests sent under its current limits stays at or under the
 //! target. A block that lifts that rate above the target cuts at once: a limiter that sees
 //! a client keep going bans it. A host whose answers are mostly blocks trips a circuit
 //! breaker: it is paused, then one request probes it, and each failed probe doubles the
@@ -21,16 +22,13 @@ use crate::gauge::Window;
 pub(crate) const STEP: Duration = Duration::from_secs(1);
 /// No raise for this long after a cut.
 const HOLD: Duration = Duration::from_secs(5);
-/// Two cuts are at least this far apart, so the blocks of requests already in flight at a
-/// cut do not cut again (paced requests to one host are few in flight at once).
-const CUT_GAP: Duration = Duration::from_secs(1);
 /// The cut: both limits times this.
 const CUT: f64 = 0.8;
 const START_RPS: f64 = 4.0;
 const START_SLOTS: usize = 2;
 /// The least rate a cut leaves, in requests per second.
 const MIN_RPS: f64 = 0.1;
-/// The breaker trips at this block rate over at least `BREAKER_SAMPLE` answers.
+/// The breaker trips at this block rate over at least `BREAKER_SAMPLE` answers in the window.
 const BREAKER_RATE: f64 = 0.5;
 const BREAKER_SAMPLE: usize = 10;
 const FIRST_TRIP: Duration = Duration::from_secs(10);
@@ -58,28 +56,33 @@ pub(crate) enum Change {
     Tripped {
         until: Instant,
     },
-    /// The probe after a trip was answered: traffic resumes from the bottom.
+    /// The probe after a trip was answered: traffic resumes, slowly.
     Closed,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 enum Breaker {
     Closed,
-    /// Paused; the next answer is the probe's.
+    /// Paused until `until`; the first answer to a request sent after it is the probe's.
     Open {
+        until: Instant,
         pause: Duration,
     },
 }
 
 /// One host's controller.
+///
+/// Its verdicts count only answers to requests sent under the current limits (since the
+/// last change, its "epoch"): the blocks of requests already in flight at a cut say
+/// nothing about the new limits, and must not cut again.
 #[derive(Debug)]
 pub(crate) struct Controller {
     limit: usize,
     rps: f64,
     slow_start: bool,
-    /// Good answers a second in the last step: what the host really carried.
-    carried: f64,
-    last_cut: Option<Instant>,
+    epoch: Instant,
+    answered: usize,
+    blocked: usize,
     hold_until: Instant,
     breaker: Breaker,
 }
@@ -90,8 +93,9 @@ impl Controller {
             limit: START_SLOTS.min(target.ceiling).max(1),
             rps: START_RPS.min(target.max_rps),
             slow_start: true,
-            carried: 0.0,
-            last_cut: None,
+            epoch: now,
+            answered: 0,
+            blocked: 0,
             hold_until: now,
             breaker: Breaker::Closed,
         }
@@ -107,57 +111,64 @@ impl Controller {
         self.rps
     }
 
-    /// An answer came back, `blocked` its verdict; `recent` is the host's window, this
-    /// answer in it.
+    /// An answer came back to a request sent at `sent_at`, `blocked` its verdict;
+    /// `recent` is the host's window, this answer in it.
     pub(crate) fn answer(
         &mut self,
         target: &Target,
         now: Instant,
+        sent_at: Instant,
         blocked: bool,
         recent: &Window,
     ) -> Option<Change> {
-        if let Breaker::Open { pause } = self.breaker {
+        if let Breaker::Open { until, pause } = self.breaker {
+            if sent_at < until {
+                // Sent before the pause ended: not the probe.
+                return None;
+            }
             if blocked {
                 return Some(self.trip(now, (pause * 2).min(LONGEST_TRIP)));
             }
             self.breaker = Breaker::Closed;
             self.hold_until = now + HOLD;
+            self.new_epoch(now);
             return Some(Change::Closed);
         }
-        let rate = recent.block_rate();
-        if recent.answered() >= BREAKER_SAMPLE && rate >= BREAKER_RATE {
+        if recent.answered() >= BREAKER_SAMPLE && recent.block_rate() >= BREAKER_RATE {
             return Some(self.trip(now, FIRST_TRIP));
         }
-        let cut_allowed = self.last_cut.map_or(true, |at| at + CUT_GAP <= now);
-        if blocked && rate > target.block_rate && cut_allowed {
+        if sent_at < self.epoch {
+            return None;
+        }
+        self.answered += 1;
+        self.blocked += usize::from(blocked);
+        let rate = self.blocked as f64 / self.answered as f64;
+        if blocked && rate > target.block_rate {
             self.limit = ((self.limit as f64 * CUT).floor() as usize).max(1);
-            // A fifth off an allowance the host never used would change nothing: cut
-            // from what it carried when that was less.
-            let from = if self.carried > 0.0 { self.rps.min(self.carried * 1.1) } else { self.rps };
-            self.rps = (from * CUT).max(MIN_RPS);
+            self.rps = (self.rps * CUT).max(MIN_RPS);
             self.slow_start = false;
-            self.last_cut = Some(now);
             self.hold_until = now + HOLD;
+            self.new_epoch(now);
             return Some(Change::Cut { block_rate: rate });
         }
         None
     }
 
-    /// Once a [`STEP`]: raise the limits when the host's block rate over `recent` is at or
-    /// under the target, it is past its hold, and it used what it had: `used_rps` good
-    /// answers a second in the last step, `saturated` when all its slots were busy at some
-    /// point.
+    /// Once a [`STEP`]: raise the limits when the requests sent under the current ones
+    /// were answered with a block rate at or under the target, the host is past its hold,
+    /// and it used what it had: `used_rps` good answers a second in the last step,
+    /// `saturated` when it had requests waiting while all its slots were busy.
     pub(crate) fn tick(
         &mut self,
         target: &Target,
         now: Instant,
         used_rps: f64,
         saturated: bool,
-        recent: &Window,
     ) -> Option<Change> {
-        self.carried = used_rps;
-        let calm = recent.block_rate() <= target.block_rate;
-        if matches!(self.breaker, Breaker::Open { .. }) || now < self.hold_until || !calm {
+        let open = matches!(self.breaker, Breaker::Open { .. });
+        // No answers, no evidence: a host whose requests hang is not raised.
+        let calm = self.answered > 0 && self.blocked as f64 / self.answered as f64 <= target.block_rate;
+        if open || now < self.hold_until || !calm {
             return None;
         }
         let rate_bound = used_rps >= 0.7 * self.rps;
@@ -176,15 +187,26 @@ impl Controller {
         if saturated {
             self.limit = limit.min(target.ceiling);
         }
-        ((self.limit, self.rps) != before).then_some(Change::Raised)
+        if (self.limit, self.rps) == before {
+            return None;
+        }
+        self.new_epoch(now);
+        Some(Change::Raised)
     }
 
     fn trip(&mut self, now: Instant, pause: Duration) -> Change {
-        self.breaker = Breaker::Open { pause };
+        let until = now + pause;
+        self.breaker = Breaker::Open { until, pause };
         self.limit = 1;
         self.rps = (self.rps * CUT).max(MIN_RPS);
         self.slow_start = false;
-        Change::Tripped { until: now + pause }
+        Change::Tripped { until }
+    }
+
+    fn new_epoch(&mut self, now: Instant) {
+        self.epoch = now;
+        self.answered = 0;
+        self.blocked = 0;
     }
 
     /// Whether the breaker holds the host.
@@ -212,10 +234,15 @@ mod tests {
             Host { c: Controller::new(&TARGET, Instant::now()), recent: Window::new(WINDOW) }
         }
 
-        fn answer(&mut self, blocked: bool) -> Option<Change> {
+        /// An answer to a request sent at `sent_at`.
+        fn answer_to(&mut self, sent_at: Instant, blocked: bool) -> Option<Change> {
             let now = Instant::now();
             self.recent.record(now, blocked);
-            self.c.answer(&TARGET, now, blocked, &self.recent)
+            self.c.answer(&TARGET, now, sent_at, blocked, &self.recent)
+        }
+
+        fn answer(&mut self, blocked: bool) -> Option<Change> {
+            self.answer_to(Instant::now(), blocked)
         }
 
         /// A second of traffic at the controller's own rate, the first `blocks` blocked.
@@ -223,9 +250,8 @@ mod tests {
             tokio::time::advance(STEP).await;
             let n = self.c.rps().ceil() as usize;
             let mut changes: Vec<Change> = (0..n).filter_map(|i| self.answer(i < blocks)).collect();
-            let (now, rps) = (Instant::now(), self.c.rps());
-            self.recent.expire(now);
-            changes.extend(self.c.tick(&TARGET, now, rps, true, &self.recent));
+            let rps = self.c.rps();
+            changes.extend(self.c.tick(&TARGET, Instant::now(), rps, true));
             changes
         }
     }
@@ -241,10 +267,12 @@ mod tests {
         }
         assert_eq!(host.c.limit(), 10, "the ceiling");
         assert_eq!(host.c.rps(), 100.0, "the rate ceiling");
-        // Unused room is not raised: a host that does not use its rate keeps it.
+        // No answers, no rise: a host whose requests hang keeps its limits.
         let mut host = Host::new();
-        let now = Instant::now();
-        assert_eq!(host.c.tick(&TARGET, now + HOLD, 0.5, false, &host.recent), None);
+        assert_eq!(host.c.tick(&TARGET, Instant::now() + HOLD, 0.0, true), None);
+        // Unused room is not raised either.
+        host.answer(false);
+        assert_eq!(host.c.tick(&TARGET, Instant::now() + HOLD, 0.5, false), None);
     }
 
     #[tokio::test(start_paused = true)]
@@ -254,35 +282,35 @@ mod tests {
             host.second(0).await;
         }
         assert_eq!((host.c.limit(), host.c.rps()), (10, 20.25));
-        // One block in 55 answers is under 5%: no cut, and the rise goes on.
-        assert_eq!(host.second(1).await, vec![Change::Raised]);
-        let (limit, rps, carried) = (host.c.limit(), host.c.rps(), 20.25);
-        let cut = host.second(8).await;
-        assert!(matches!(cut[..], [Change::Cut { .. }]), "{cut:?}");
+        let mut changes: Vec<Change> = (0..40).filter_map(|_| host.answer(false)).collect();
+        changes.extend(host.answer(true));
+        assert_eq!(changes, vec![], "one block in 41 answers is under 5%");
+        let (limit, rps) = (host.c.limit(), host.c.rps());
+        let sent_before_the_cut = Instant::now();
+        assert_eq!(host.answer(true), None, "2 in 42 is still under 5%");
+        tokio::time::advance(Duration::from_millis(20)).await;
+        let cut = host.answer(true);
+        assert!(matches!(cut, Some(Change::Cut { .. })), "3 in 43 is over: {cut:?}");
         assert_eq!(host.c.limit(), (limit as f64 * 0.8) as usize);
-        // From what it carried in the last step (the rate before the rise), not its allowance.
-        assert!((host.c.rps() - rps.min(carried * 1.1) * 0.8).abs() < 1e-9, "{}", host.c.rps());
-        // Blocks of requests already in flight at the cut do not cut again at once.
-        assert_eq!(host.answer(true), None);
-        // Held: clean seconds within the hold raise nothing; after it, once the window is
-        // back under the target, small steps.
-        for _ in 0..4 {
+        assert!((host.c.rps() - rps * 0.8).abs() < 1e-9);
+        // Blocks of requests already in flight at the cut do not cut again.
+        tokio::time::advance(STEP).await;
+        assert_eq!(host.answer_to(sent_before_the_cut, true), None);
+        assert_eq!(host.answer_to(sent_before_the_cut, true), None);
+        // Held: clean seconds within the hold raise nothing; then 5% steps.
+        for _ in 0..3 {
             assert_eq!(host.second(0).await, vec![], "held after the cut");
         }
         let rps = host.c.rps();
-        let mut waited = 4;
-        while host.second(0).await.is_empty() {
-            waited += 1;
-            assert!(waited < 12, "never raised again");
-        }
-        assert!((host.c.rps() - (rps * 1.05).max(rps + 0.5)).abs() < 1e-9, "then 5% steps: {}", host.c.rps());
+        assert_eq!(host.second(0).await, vec![Change::Raised]);
+        assert!((host.c.rps() - (rps * 1.05).max(rps + 0.5)).abs() < 1e-9, "5% steps: {}", host.c.rps());
     }
 
     #[tokio::test(start_paused = true)]
     async fn cuts_never_go_below_one_slot() {
         let mut host = Host::new();
         for _ in 0..30 {
-            tokio::time::advance(CUT_GAP).await;
+            tokio::time::advance(STEP).await;
             host.answer(false);
             host.answer(false);
             host.answer(true);
@@ -293,21 +321,23 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn mostly_blocks_trip_the_breaker_and_a_good_probe_closes_it() {
+    async fn mostly_blocks_trip_the_breaker_and_only_a_probe_closes_it() {
         let mut host = Host::new();
         let now = Instant::now();
         let tripped = (0..BREAKER_SAMPLE)
             .find_map(|i| host.answer(i % 4 != 0).filter(|c| matches!(c, Change::Tripped { .. })));
         assert_eq!(tripped, Some(Change::Tripped { until: now + FIRST_TRIP }));
         assert!(host.c.tripped());
-        assert_eq!(host.c.tick(&TARGET, now + FIRST_TRIP * 2, 100.0, true, &Window::new(WINDOW)), None);
+        assert_eq!(host.c.tick(&TARGET, now + FIRST_TRIP * 2, 100.0, true), None, "no rise while open");
+        // Answers to requests sent before the pause ended are not the probe.
+        assert_eq!(host.answer_to(now, false), None);
+        assert_eq!(host.answer_to(now, true), None);
         // The probe is blocked: twice the pause.
-        let later = now + FIRST_TRIP;
-        assert_eq!(
-            host.c.answer(&TARGET, later, true, &host.recent),
-            Some(Change::Tripped { until: later + FIRST_TRIP * 2 })
-        );
-        assert_eq!(host.c.answer(&TARGET, later, false, &host.recent), Some(Change::Closed));
+        tokio::time::advance(FIRST_TRIP).await;
+        let later = Instant::now();
+        assert_eq!(host.answer_to(later, true), Some(Change::Tripped { until: later + FIRST_TRIP * 2 }));
+        tokio::time::advance(FIRST_TRIP * 2).await;
+        assert_eq!(host.answer(false), Some(Change::Closed));
         assert_eq!(host.c.limit(), 1);
         assert!(!host.c.tripped());
     }
