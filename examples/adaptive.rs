@@ -47,7 +47,7 @@ fn main() -> ExitCode {
         ban_after: 10,
         ban_for: Duration::from_secs(60),
     };
-    let site = HostileSite { pages: 500, limit: Some(limit), silent_limit: true, ..HostileSite::empty() };
+    let site = HostileSite { pages: 300, limit: Some(limit), silent_limit: true, ..HostileSite::empty() };
     let site = match Sandbox::hostile_on(site, 8769) {
         Ok(site) => site,
         Err(error) => {
