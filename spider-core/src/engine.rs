@@ -882,19 +882,20 @@ impl<S: Spider> Dispatcher<S> {
         failure: &Failure,
         now: Instant,
     ) {
+        let wait = self.backoff.next(request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
+        if trouble == Trouble::SlowDown {
+            // At once, also in adaptive mode, and also for a request given up below: a
+            // limiter bans a client that keeps going.
+            let host = &mut self.hosts[id];
+            host.slots.pause_until(now + retry_after.unwrap_or(wait));
+            tracing::info!(host = %host.key, ?retry_after, "429: backing off the host");
+        }
         if request.attempts >= self.retries {
             let attempts = request.attempts + 1;
             self.give_up(request.url(), request.method(), attempts, failure);
             return;
         }
-        let wait = self.backoff.next(request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
         let stats = &self.shared.stats;
-        if trouble == Trouble::SlowDown {
-            // At once, also in adaptive mode: a limiter bans a client that keeps going.
-            let host = &mut self.hosts[id];
-            host.slots.pause_until(now + retry_after.unwrap_or(wait));
-            tracing::info!(host = %host.key, ?retry_after, "429: backing off the host");
-        }
         request.attempts += 1;
         request.last_backoff = wait;
         tracing::debug!(url = %request.url(), reason = failure.reason, ?wait, attempt = request.attempts, "retrying");
