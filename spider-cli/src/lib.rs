@@ -3,12 +3,14 @@
 //! `new` and `gen` (a crate of spiders, one more spider), `fetch` (one page through the
 //! crawl stack, with what each selector matches), `robots` (what a site's robots.txt
 //! allows us), `probe` (how fast a site takes requests, and the `#[spider(...)]` line for
-//! it) and `sandbox` (the local demo and hostile sites). `bench` is planned. The binary is a thin `main` over
+//! it), `sandbox` (the local demo and hostile sites) and `bench` (Spiderling against a bare
+//! loop and a sequential one, on a local site). The binary is a thin `main` over
 //! [`run`], so the commands can be tested in-process.
 //!
 //! Exit codes: 0 success, 1 the command ran but failed (the page could not be fetched,
 //! say), 2 a wrong argument.
 
+mod bench;
 mod fetch;
 mod probe;
 mod robots;
@@ -58,6 +60,11 @@ enum Command {
     ///
     /// Example: spiderling sandbox --port 8000 --gateway --tls
     Sandbox(sandbox::Args),
+    /// Crawl a generated local site with Spiderling, a bare tokio + reqwest + scraper loop
+    /// and a sequential loop; print pages/s, latency, CPU, peak RSS and the ratios.
+    ///
+    /// Example: spiderling bench --pages 20000 --concurrency 64 --page-kb 15 --json
+    Bench(bench::Args),
 }
 
 /// Run the command `cli` names, and return its exit code.
@@ -69,6 +76,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Robots(args) => robots::run(args),
         Command::Probe(args) => probe::run(args),
         Command::Sandbox(args) => sandbox::run(args),
+        Command::Bench(args) => bench::run(args),
     }
 }
 

@@ -33,11 +33,15 @@ pub struct DemoSite {
     pub latency: Duration,
     /// A `Crawl-delay` line in robots.txt (default none).
     pub crawl_delay: Option<Duration>,
+    /// Every HTML page is padded with filler paragraphs to at least this many bytes
+    /// (default 0: no filler). Benchmarks set it so that pages weigh what real pages do
+    /// and parsing costs what it would; the filler holds no links, so the crawl is the same.
+    pub page_bytes: usize,
 }
 
 impl Default for DemoSite {
     fn default() -> Self {
-        DemoSite { books: 1000, per_page: 20, latency: Duration::ZERO, crawl_delay: None }
+        DemoSite { books: 1000, per_page: 20, latency: Duration::ZERO, crawl_delay: None, page_bytes: 0 }
     }
 }
 
@@ -78,24 +82,32 @@ impl DemoSite {
             }
             return Answer::Text(txt);
         }
-        if path == "/" || path == "/index.html" {
-            return Answer::Html(self.home(origin));
+        match self.html(path, origin) {
+            Some(html) => Answer::Html(pad(html, self.page_bytes)),
+            None if path == "/catalogue/latest" => {
+                Answer::Redirect(format!("/catalogue/book_{}.html", self.books))
+            }
+            None => Answer::NotFound,
         }
-        if path == "/catalogue/latest" {
-            return Answer::Redirect(format!("/catalogue/book_{}.html", self.books));
+    }
+
+    /// The HTML page at `path`, if there is one.
+    fn html(&self, path: &str, origin: &Origin<'_>) -> Option<String> {
+        if path == "/" || path == "/index.html" {
+            return Some(self.home(origin));
         }
         if path.starts_with("/private/") {
-            return Answer::Html(page("Staff only", "<p>Crawlers should not be here.</p>"));
+            return Some(page("Staff only", "<p>Crawlers should not be here.</p>"));
         }
         if let Some(k) =
             number(path, "/catalogue/page-", ".html").filter(|k| (1..=self.listing_pages()).contains(k))
         {
-            return Answer::Html(self.listing(k, origin));
+            return Some(self.listing(k, origin));
         }
         if let Some(i) = number(path, "/catalogue/book_", ".html").filter(|i| (1..=self.books).contains(i)) {
-            return Answer::Html(self.book_page(i));
+            return Some(self.book_page(i));
         }
-        Answer::NotFound
+        None
     }
 
     fn home(&self, origin: &Origin<'_>) -> String {
@@ -175,6 +187,39 @@ fn page(title: &str, body: &str) -> String {
     format!("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title></head>\n<body>\n{body}\n</body></html>\n")
 }
 
+/// `html` with filler paragraphs before `</body>` until it is at least `bytes` long.
+fn pad(mut html: String, bytes: usize) -> String {
+    const FILLER: &str = "<p class=\"filler\">Lorem ipsum dolor sit amet, <em>consectetur</em> adipiscing \
+        elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua.</p>\n";
+    let Some(end) = html.rfind("</body>").filter(|_| html.len() < bytes) else {
+        return html;
+    };
+    let filler = FILLER.repeat((bytes - html.len()).div_ceil(FILLER.len()));
+    html.insert_str(end, &filler);
+    html
+}
+
 fn number(path: &str, prefix: &str, suffix: &str) -> Option<usize> {
     path.strip_prefix(prefix)?.strip_suffix(suffix)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padding_reaches_the_size_and_adds_no_links() {
+        let origin = Origin { scheme: "http", host: "127.0.0.1:80", elsewhere: "localhost:80" };
+        let plain = DemoSite::default();
+        let padded = DemoSite { page_bytes: 15 * 1024, ..DemoSite::default() };
+        let (Answer::Html(small), Answer::Html(big)) = (
+            plain.answer("/catalogue/page-1.html", &origin),
+            padded.answer("/catalogue/page-1.html", &origin),
+        ) else {
+            panic!("a listing is HTML");
+        };
+        assert!(big.len() >= 15 * 1024 && big.len() < 16 * 1024, "{}", big.len());
+        assert_eq!(big.matches("href").count(), small.matches("href").count());
+        assert!(big.ends_with("</body></html>\n"));
+    }
 }

@@ -1,0 +1,216 @@
+//! `spiderling bench`: how fast Spiderling crawls next to the loop one would write by
+//! hand, on a local site served the same way to every contender.
+//!
+//! The parent serves the demo bookshop (on a thread of its own, padded to `--page-kb`,
+//! each page delayed by `--latency-ms`) and runs each contender in turn as a child
+//! process of this binary (`bench --contender NAME`, hidden), so CPU time and peak RSS
+//! are each contender's own. A child crawls the site, prints its [`Run`] as one JSON
+//! line, and exits; the parent adds what the server saw of that contender (pages,
+//! duplicates) and the server's own CPU time, and prints the table (or JSON).
+//!
+//! Contenders:
+//! - `spiderling`: a derived spider and item, default middleware, items to a file;
+//! - `bare`: tokio + reqwest + scraper with a semaphore of C (see `bare.rs`);
+//! - `sequential`: one request at a time, on the first `--sample` pages.
+
+mod bare;
+mod measure;
+mod report;
+mod sequential;
+mod spiderling;
+mod work;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+use spider_sandbox::{DemoSite, Sandbox};
+
+use measure::{cpu_seconds, Run};
+use report::{Report, Row, Setup};
+
+/// Books per listing page of the generated site.
+const PER_PAGE: usize = 20;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Pages of the generated site (home, listings and books), about.
+    #[arg(long, default_value_t = 2000)]
+    pages: usize,
+    /// Requests in flight for the concurrent contenders.
+    #[arg(long, default_value_t = 64)]
+    concurrency: usize,
+    /// Time the server waits before answering each page.
+    #[arg(long, default_value_t = 0)]
+    latency_ms: u64,
+    /// Size of each page, in KiB (filler paragraphs without links).
+    #[arg(long, default_value_t = 15)]
+    page_kb: usize,
+    /// CPU spun per item extracted, in every contender, in microseconds.
+    #[arg(long, default_value_t = 0)]
+    parse_cost_us: u64,
+    /// Pages the sequential loop crawls: enough for a rate, few enough to finish soon.
+    #[arg(long, default_value_t = 300)]
+    sample: usize,
+    /// Print the results as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Internal: run one contender against --url and print its run as JSON.
+    #[arg(long, hide = true, requires_all = ["url", "output"])]
+    contender: Option<Contender>,
+    /// Internal: the site a contender crawls.
+    #[arg(long, hide = true)]
+    url: Option<String>,
+    /// Internal: where a contender writes its items.
+    #[arg(long, hide = true)]
+    output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Contender {
+    Spiderling,
+    Bare,
+    Sequential,
+}
+
+impl Contender {
+    const ALL: [Contender; 3] = [Contender::Spiderling, Contender::Bare, Contender::Sequential];
+
+    fn name(self) -> &'static str {
+        match self {
+            Contender::Spiderling => "spiderling",
+            Contender::Bare => "bare",
+            Contender::Sequential => "sequential",
+        }
+    }
+}
+
+pub(crate) fn run(args: Args) -> ExitCode {
+    match (args.contender, &args.url, &args.output) {
+        (Some(contender), Some(url), Some(output)) => child(contender, url, output, &args),
+        _ => parent(&args),
+    }
+}
+
+/// Serve the site, run every contender against it in turn, print the results.
+fn parent(args: &Args) -> ExitCode {
+    let books = (args.pages.max(2) * PER_PAGE / (PER_PAGE + 1)).max(1);
+    let demo = DemoSite {
+        books,
+        per_page: PER_PAGE,
+        latency: Duration::from_millis(args.latency_ms),
+        page_bytes: args.page_kb * 1024,
+        ..DemoSite::default()
+    };
+    let setup = Setup {
+        expected_pages: demo.expected_pages(),
+        books,
+        concurrency: args.concurrency,
+        latency_ms: args.latency_ms,
+        page_kb: args.page_kb,
+        parse_cost_us: args.parse_cost_us,
+        sample: args.sample,
+    };
+    let site = match Sandbox::demo(demo) {
+        Ok(site) => site,
+        Err(error) => {
+            eprintln!("error: cannot serve the bench site on 127.0.0.1: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let dir = std::env::temp_dir().join(format!("spiderling-bench-{}", std::process::id()));
+    let rows =
+        std::fs::create_dir_all(&dir).map_err(|error| format!("cannot create {}: {error}", dir.display()));
+    let rows = rows.and_then(|()| {
+        Contender::ALL
+            .iter()
+            .map(|contender| measure(*contender, &site, &dir, args))
+            .collect::<Result<Vec<_>, _>>()
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    let rows = match rows {
+        Ok(rows) => rows,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let report = Report::new(setup, rows);
+    if args.json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(json) => println!("{json}"),
+            Err(error) => {
+                eprintln!("error: cannot write the report as JSON: {error}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        print!("{}", report.table());
+    }
+    ExitCode::SUCCESS
+}
+
+/// Run `contender` as a child process against `site`, and what the server saw of it.
+fn measure(contender: Contender, site: &Sandbox, dir: &Path, args: &Args) -> Result<Row, String> {
+    let name = contender.name();
+    let output = dir.join(format!("{name}.jsonl"));
+    let exe = std::env::current_exe().map_err(|error| format!("cannot find this binary: {error}"))?;
+    let before = site.received();
+    let server_cpu = cpu_seconds();
+    let child = Command::new(exe)
+        .args(["bench", "--contender", name, "--url", &site.url()])
+        .arg("--output")
+        .arg(&output)
+        .args(["--concurrency", &args.concurrency.to_string()])
+        .args(["--parse-cost-us", &args.parse_cost_us.to_string()])
+        .args(["--sample", &args.sample.to_string()])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|error| format!("cannot start the {name} contender: {error}"))?;
+    // The parent only waits meanwhile: its CPU time is the server's.
+    let server_cpu_secs = cpu_seconds() - server_cpu;
+    let stdout = String::from_utf8_lossy(&child.stdout);
+    let run = stdout.lines().last().and_then(|line| serde_json::from_str::<Run>(line).ok());
+    let Some(run) = run.filter(|_| child.status.success()) else {
+        return Err(format!(
+            "the {name} contender failed ({}):\n{}",
+            child.status,
+            String::from_utf8_lossy(&child.stderr)
+        ));
+    };
+    let observed = site.observed();
+    Ok(Row::new(name, run, observed.hits.get(before..).unwrap_or_default(), server_cpu_secs))
+}
+
+/// The hidden child mode: crawl with one contender and print its run as one JSON line.
+fn child(contender: Contender, url: &str, output: &Path, args: &Args) -> ExitCode {
+    let cost = Duration::from_micros(args.parse_cost_us);
+    let (concurrency, sample) = (args.concurrency, args.sample);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build();
+    let run = runtime.map_err(|error| error.to_string()).and_then(|runtime| {
+        runtime.block_on(async {
+            let start = url::Url::parse(url).map_err(|error| error.to_string())?;
+            match contender {
+                Contender::Spiderling => {
+                    spiderling::crawl(url, concurrency, cost, output).await.map_err(|error| error.to_string())
+                }
+                Contender::Bare => {
+                    bare::crawl(start, concurrency, cost, output).await.map_err(|e| e.to_string())
+                }
+                Contender::Sequential => {
+                    sequential::crawl(start, sample, cost, output).await.map_err(|e| e.to_string())
+                }
+            }
+        })
+    });
+    match run.and_then(|run| serde_json::to_string(&run).map_err(|error| error.to_string())) {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: the {} contender failed: {error}", contender.name());
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! The bare loop: tokio, reqwest and scraper with a semaphore of C, and nothing else.
+//! The limit a framework's overhead is measured against.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, Semaphore};
+use url::Url;
+
+use super::measure::{cpu_seconds, Latencies, Run};
+use super::work::{client, fetch, robots_txt, scrape, write_item, Fetched, Frontier, Scraped};
+
+/// What a fetch task hands back to the loop.
+type Done = reqwest::Result<(Fetched, Duration, Option<Scraped>)>;
+
+/// Crawl the site at `start` with at most `concurrency` fetches in flight, each page
+/// parsed on the task that fetched it; items written to `output`. Ends when nothing is
+/// queued or in flight: the site is finite and every URL is fetched at most once.
+pub(super) async fn crawl(
+    start: Url,
+    concurrency: usize,
+    cost: Duration,
+    output: &Path,
+) -> std::io::Result<Run> {
+    let cpu = cpu_seconds();
+    let started = Instant::now();
+    let client = client().map_err(std::io::Error::other)?;
+    let robots = robots_txt(&client, &start).await;
+    let mut frontier = Frontier::new(start, &robots);
+    let mut out = BufWriter::new(File::create(output)?);
+    let permits = Arc::new(Semaphore::new(concurrency.max(1)));
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Done>();
+    let (mut in_flight, mut pages, mut latencies) = (0usize, 0usize, Latencies::default());
+    loop {
+        let done = match frontier.next() {
+            Some(url) => {
+                let permit = permits.clone().acquire_owned().await.map_err(std::io::Error::other)?;
+                let (client, done_tx) = (client.clone(), done_tx.clone());
+                tokio::spawn(async move {
+                    let done = fetch(&client, &url).await.map(|(fetched, latency)| {
+                        let scraped = match &fetched {
+                            Fetched::Page(html) => Some(scrape(html, &url, cost)),
+                            _ => None,
+                        };
+                        (fetched, latency, scraped)
+                    });
+                    drop(permit);
+                    let _ = done_tx.send(done);
+                });
+                in_flight += 1;
+                match done_rx.try_recv() {
+                    Ok(done) => done,
+                    Err(_) => continue,
+                }
+            }
+            None if in_flight == 0 => break,
+            None => match done_rx.recv().await {
+                Some(done) => done,
+                None => break,
+            },
+        };
+        in_flight -= 1;
+        // A failed fetch is dropped, as a bare loop would; the checks count what was crawled.
+        let Ok((fetched, latency, scraped)) = done else { continue };
+        latencies.record(latency);
+        if let Fetched::Redirect(to) = fetched {
+            frontier.offer(to);
+        }
+        if let Some(Scraped { item, links }) = scraped {
+            pages += 1;
+            if let Some(item) = item {
+                write_item(&mut out, &item)?;
+            }
+            links.into_iter().for_each(|link| frontier.offer(link));
+        }
+    }
+    out.flush()?;
+    drop(out);
+    Ok(Run::finished(pages, output, started, cpu, latencies))
+}

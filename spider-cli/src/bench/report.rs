@@ -1,0 +1,166 @@
+//! The bench's results: a row per contender, the ratios the issue's claims are about,
+//! as a table or as JSON.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use spider_sandbox::Hit;
+
+use super::measure::Run;
+
+/// The site and the limits every contender ran under.
+#[derive(Debug, serde::Serialize)]
+pub(super) struct Setup {
+    /// Pages a complete crawl fetches: home, listings, books.
+    pub(super) expected_pages: usize,
+    pub(super) books: usize,
+    pub(super) concurrency: usize,
+    pub(super) latency_ms: u64,
+    pub(super) page_kb: usize,
+    pub(super) parse_cost_us: u64,
+    /// Pages the sequential loop stops at.
+    pub(super) sample: usize,
+}
+
+/// One contender's results: its own measures, and what the server saw of it.
+#[derive(Debug, serde::Serialize)]
+pub(super) struct Row {
+    pub(super) name: &'static str,
+    pub(super) pages: usize,
+    pub(super) items: usize,
+    pub(super) elapsed_secs: f64,
+    pub(super) pages_per_sec: f64,
+    pub(super) latency_p50_ms: f64,
+    pub(super) latency_p99_ms: f64,
+    pub(super) cpu_secs_per_1000_pages: f64,
+    pub(super) peak_rss_mb: f64,
+    /// Pages the server answered with 200 to this contender (robots.txt left out).
+    pub(super) server_pages: usize,
+    /// Requests the server saw beyond the first for a resource: 0 for a correct crawl.
+    pub(super) server_duplicates: usize,
+    /// CPU the server (the parent process) spent while this contender ran.
+    pub(super) server_cpu_secs: f64,
+}
+
+impl Row {
+    /// The row of `name`, from its run and the server's record of its requests.
+    pub(super) fn new(name: &'static str, run: Run, hits: &[Hit], server_cpu_secs: f64) -> Row {
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        for hit in hits.iter().filter(|hit| hit.on_site) {
+            *counts.entry(hit.resource()).or_insert(0) += 1;
+        }
+        let per_page = |total: f64| if run.pages == 0 { 0.0 } else { total / run.pages as f64 };
+        Row {
+            name,
+            pages: run.pages,
+            items: run.items,
+            elapsed_secs: run.elapsed_secs,
+            pages_per_sec: if run.elapsed_secs > 0.0 { run.pages as f64 / run.elapsed_secs } else { 0.0 },
+            latency_p50_ms: run.latency_p50_ms,
+            latency_p99_ms: run.latency_p99_ms,
+            cpu_secs_per_1000_pages: per_page(run.cpu_secs * 1000.0),
+            peak_rss_mb: run.peak_rss_kb as f64 / 1024.0,
+            server_pages: hits
+                .iter()
+                .filter(|hit| hit.on_site && hit.target != "/robots.txt" && hit.status == 200)
+                .count(),
+            server_duplicates: counts.values().map(|n| n - 1).sum(),
+            server_cpu_secs,
+        }
+    }
+}
+
+/// The ratios the claims are about; `None` where a contender is missing or idle.
+#[derive(Debug, serde::Serialize)]
+pub(super) struct Ratios {
+    /// Spiderling's pages/s over the bare loop's (target ≥ 0.90).
+    pub(super) spiderling_over_bare: Option<f64>,
+    /// The bare loop's pages/s over the sequential loop's (the "10×").
+    pub(super) bare_over_sequential: Option<f64>,
+    /// Spiderling's pages/s over C / latency, when there is a latency (target ≥ 0.90).
+    pub(super) spiderling_over_latency_bound: Option<f64>,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub(super) struct Report {
+    setup: Setup,
+    contenders: Vec<Row>,
+    ratios: Ratios,
+}
+
+impl Report {
+    pub(super) fn new(setup: Setup, contenders: Vec<Row>) -> Report {
+        let rate = |name: &str| {
+            contenders.iter().find(|row| row.name == name).map(|row| row.pages_per_sec).filter(|r| *r > 0.0)
+        };
+        let over = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a / b);
+        let bound =
+            (setup.latency_ms > 0).then(|| setup.concurrency as f64 * 1000.0 / setup.latency_ms as f64);
+        let ratios = Ratios {
+            spiderling_over_bare: over(rate("spiderling"), rate("bare")),
+            bare_over_sequential: over(rate("bare"), rate("sequential")),
+            spiderling_over_latency_bound: over(rate("spiderling"), bound),
+        };
+        Report { setup, contenders, ratios }
+    }
+
+    /// The report as a text table, the setup above it and the ratios below.
+    pub(super) fn table(&self) -> String {
+        let s = &self.setup;
+        let mut out = format!(
+            "site: {} pages ({} books), {} KiB each, {} ms latency; C = {}, parse cost {} µs/item, \
+             sequential sample {}\n\n",
+            s.expected_pages, s.books, s.page_kb, s.latency_ms, s.concurrency, s.parse_cost_us, s.sample
+        );
+        let _ = writeln!(
+            out,
+            "{:<11} {:>7} {:>7} {:>8} {:>9} {:>8} {:>8} {:>11} {:>8} {:>7} {:>5} {:>9}",
+            "contender",
+            "pages",
+            "items",
+            "secs",
+            "pages/s",
+            "p50 ms",
+            "p99 ms",
+            "CPU s/1000",
+            "RSS MB",
+            "served",
+            "dups",
+            "server s"
+        );
+        for r in &self.contenders {
+            let _ = writeln!(
+                out,
+                "{:<11} {:>7} {:>7} {:>8.2} {:>9.0} {:>8.2} {:>8.2} {:>11.3} {:>8.1} {:>7} {:>5} {:>9.2}",
+                r.name,
+                r.pages,
+                r.items,
+                r.elapsed_secs,
+                r.pages_per_sec,
+                r.latency_p50_ms,
+                r.latency_p99_ms,
+                r.cpu_secs_per_1000_pages,
+                r.peak_rss_mb,
+                r.server_pages,
+                r.server_duplicates,
+                r.server_cpu_secs
+            );
+        }
+        let shown = |ratio: Option<f64>| ratio.map_or("n/a".to_owned(), |r| format!("{r:.2}"));
+        let r = &self.ratios;
+        let _ = writeln!(
+            out,
+            "\nspiderling / bare pages/s:      {} (target ≥ 0.90)",
+            shown(r.spiderling_over_bare)
+        );
+        let _ = writeln!(out, "bare / sequential pages/s:      {}", shown(r.bare_over_sequential));
+        if r.spiderling_over_latency_bound.is_some() {
+            let _ = writeln!(
+                out,
+                "spiderling / (C / latency):     {} (target ≥ 0.90)",
+                shown(r.spiderling_over_latency_bound)
+            );
+        }
+        out
+    }
+}

@@ -1,0 +1,78 @@
+//! The Spiderling contender, written as a user would: a derived spider and item, the
+//! default middleware (robots.txt, dedup, retries, block detection, gauges), items
+//! exported to a file. Only what cannot be known at compile time is set at run time.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use spiderling::prelude::*;
+
+use super::measure::{cpu_seconds, lines_in, peak_rss_kb, spin, Run};
+
+/// The parse cost per item, in nanoseconds. A field parser is a plain `fn` with no
+/// context, so the run-time value reaches it through this static; set once before the
+/// crawl.
+static PARSE_COST_NANOS: AtomicU64 = AtomicU64::new(0);
+
+#[derive(Spider, Default)]
+#[spider(
+    name = "bench",
+    // The sandbox's port is only known at run time; `start_urls` is set then.
+    start_urls = ["http://127.0.0.1/"],
+    allowed_domains = ["127.0.0.1"],
+    follow = "a[href]",
+    item = Book,
+)]
+struct Bench;
+
+#[derive(Item, Serialize)]
+struct Book {
+    #[css("h1.title", parse = costly)]
+    title: String,
+    #[css("p.price")]
+    price: String,
+    #[css("p.availability")]
+    availability: Option<String>,
+}
+
+/// The title as it is, after the parse cost every contender pays per item.
+fn costly(title: &str) -> Result<String, std::convert::Infallible> {
+    spin(Duration::from_nanos(PARSE_COST_NANOS.load(Ordering::Relaxed)));
+    Ok(title.to_owned())
+}
+
+/// Crawl the site at `start` with `concurrency` requests in flight (overall and to the
+/// host), items exported to `output`.
+pub(super) async fn crawl(
+    start: &str,
+    concurrency: usize,
+    cost: Duration,
+    output: &Path,
+) -> Result<Run, spiderling::Error> {
+    PARSE_COST_NANOS.store(u64::try_from(cost.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
+    let concurrency = concurrency.to_string();
+    let config = Bench
+        .config()
+        .set("start_urls", start)?
+        .set("concurrency", &concurrency)?
+        .set("per_host", &concurrency)?
+        .set("progress", "false")?
+        .output(output);
+    let cpu = cpu_seconds();
+    let started = Instant::now();
+    let crawler = Crawler::with_config(Bench, config);
+    let live = crawler.live();
+    let summary = crawler.run().await?;
+    let elapsed_secs = started.elapsed().as_secs_f64();
+    let gauges = live.borrow().clone();
+    Ok(Run {
+        pages: usize::try_from(summary.pages).unwrap_or(usize::MAX),
+        items: lines_in(output),
+        elapsed_secs,
+        latency_p50_ms: gauges.latency_p50_ms,
+        latency_p99_ms: gauges.latency_p99_ms,
+        cpu_secs: cpu_seconds() - cpu,
+        peak_rss_kb: peak_rss_kb(),
+    })
+}

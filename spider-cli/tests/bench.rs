@@ -1,0 +1,43 @@
+//! `spiderling bench` is itself correct: on a small site every contender crawls every page
+//! exactly once and writes every item, as the server saw it.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+#[test]
+fn every_contender_crawls_every_page_exactly_once() {
+    let out = Command::new(env!("CARGO_BIN_EXE_spiderling"))
+        .args([
+            "bench",
+            "--pages",
+            "300",
+            "--concurrency",
+            "8",
+            "--page-kb",
+            "2",
+            "--sample",
+            "1000",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (pages, books) = (&report["setup"]["expected_pages"], &report["setup"]["books"]);
+    assert_eq!((pages, books), (&Value::from(301), &Value::from(285)));
+    let contenders = report["contenders"].as_array().unwrap();
+    let names: Vec<&str> = contenders.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["spiderling", "bare", "sequential"]);
+    for c in contenders {
+        let name = &c["name"];
+        assert_eq!(&c["pages"], pages, "{name}: pages parsed");
+        assert_eq!(&c["server_pages"], pages, "{name}: pages the server answered");
+        assert_eq!(c["server_duplicates"], 0, "{name}: a page fetched twice");
+        assert_eq!(&c["items"], books, "{name}: items written");
+        assert!(c["pages_per_sec"].as_f64().unwrap() > 0.0, "{name}");
+        assert!(c["peak_rss_mb"].as_f64().unwrap() > 0.0, "{name}");
+    }
+    assert!(report["ratios"]["spiderling_over_bare"].as_f64().unwrap() > 0.0);
+    assert!(report["ratios"]["bare_over_sequential"].as_f64().unwrap() > 0.0);
+}
