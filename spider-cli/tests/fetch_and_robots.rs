@@ -1,5 +1,7 @@
 //! `spiderling fetch` and `spiderling robots` against the demo site, as a user runs them.
 
+#![allow(clippy::unwrap_used)]
+
 use std::process::{Command, Output};
 
 use spider_sandbox::{DemoSite, GatewayConfig, HostileSite, MockGateway, Sandbox};

@@ -1,6 +1,8 @@
 //! `spiderling new` makes a crate that builds and passes its tests offline, and `gen`
 //! adds a spider that `list` then shows — run as a new user would, with cargo.
 
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

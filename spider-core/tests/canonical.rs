@@ -1,6 +1,8 @@
 //! Properties of URL canonicalisation: idempotent, equivalent spellings collide,
 //! different resources do not.
 
+#![allow(clippy::unwrap_used)]
+
 use proptest::prelude::*;
 use reqwest::Method;
 use spider_core::{canonical_url, fingerprint};

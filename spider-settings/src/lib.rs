@@ -279,37 +279,6 @@ pub fn parse_count(text: &str, positive: bool) -> Result<u64, String> {
     Ok(n)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn typos_get_a_suggestion_and_nonsense_does_not() {
-        assert_eq!(suggest("concurency"), Some("concurrency"));
-        assert_eq!(suggest("rmp"), Some("rpm"));
-        assert_eq!(suggest("start_url"), Some("start_urls"));
-        assert_eq!(suggest("banana"), None);
-    }
-
-    #[test]
-    fn durations_and_delays() {
-        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
-        assert!(parse_duration("2").is_err());
-        assert!(parse_duration("-1s").is_err());
-        assert_eq!(parse_delay("500ms"), Ok((Duration::from_millis(500), Duration::from_millis(500))));
-        assert!(parse_delay("1s..x").is_err());
-    }
-
-    #[test]
-    fn profiles_follow_the_sizing_guide() {
-        let polite = profile("polite").unwrap();
-        assert!((3..=5).contains(&polite.concurrency));
-        assert_eq!(polite.delay_min, Duration::from_secs(2));
-        assert!(profile("turbo").is_none());
-    }
-}
-
 /// Explain a CSS selector error from `parse` (the runtime's parser, whose own message
 /// says "please report this to the developer") in words a user can act on.
 ///
@@ -344,4 +313,35 @@ pub fn check_selector(css: &str, parse: impl FnOnce(&str) -> Result<(), String>)
         .find(|(kind, _)| raw.contains(kind))
         .map_or_else(|| raw.split_whitespace().collect::<Vec<_>>().join(" "), |(_, why)| (*why).to_owned());
     Err(format!("invalid CSS selector `{css}`: {why}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typos_get_a_suggestion_and_nonsense_does_not() {
+        assert_eq!(suggest("concurency"), Some("concurrency"));
+        assert_eq!(suggest("rmp"), Some("rpm"));
+        assert_eq!(suggest("start_url"), Some("start_urls"));
+        assert_eq!(suggest("banana"), None);
+    }
+
+    #[test]
+    fn durations_and_delays() {
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert!(parse_duration("2").is_err());
+        assert!(parse_duration("-1s").is_err());
+        assert_eq!(parse_delay("500ms"), Ok((Duration::from_millis(500), Duration::from_millis(500))));
+        assert!(parse_delay("1s..x").is_err());
+    }
+
+    #[test]
+    fn profiles_follow_the_sizing_guide() {
+        let polite = profile("polite").unwrap();
+        assert!((3..=5).contains(&polite.concurrency));
+        assert_eq!(polite.delay_min, Duration::from_secs(2));
+        assert!(profile("turbo").is_none());
+    }
 }
