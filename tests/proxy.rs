@@ -255,8 +255,8 @@ async fn a_host_climbs_from_direct_to_the_gateway_when_blocked() {
     let direct = seen.hits.iter().filter(|h| h.peer == LOCAL).count();
     let proxied = gateway.observed().requests.len();
     println!("direct {direct}, through the gateway {proxied}");
-    assert!((5..=20).contains(&direct), "the cheap tier was tried first, and left when it blocked: {direct}");
-    assert!(proxied >= 15, "the rest went through the gateway: {proxied}");
+    assert!((5..=25).contains(&direct), "the cheap tier was tried first, and left when it blocked: {direct}");
+    assert!(proxied >= 10, "the rest went through the gateway: {proxied}");
     assert_eq!(direct + proxied, seen.hits.len());
 }
 

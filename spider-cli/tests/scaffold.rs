@@ -58,20 +58,3 @@ fn a_new_crate_tests_green_offline_and_gen_adds_a_listed_spider() {
     let bad = spiderling(dir.path(), &["new", "Bad Name"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
 }
-
-/// The README's first step: `cargo install --path spider-cli` gives a working `spiderling`.
-#[test]
-fn cargo_install_gives_a_working_spiderling_command() {
-    let root = tempfile::tempdir().unwrap();
-    let installed = cargo(
-        Path::new(env!("CARGO_MANIFEST_DIR")),
-        &["install", "--path", ".", "--debug", "--locked", "--root", &root.path().to_string_lossy()],
-    );
-    assert!(installed.status.success(), "{}", text(&installed));
-    let exe = root.path().join("bin").join("spiderling");
-    let help = Command::new(&exe).arg("--help").output().unwrap();
-    assert!(help.status.success(), "{}", text(&help));
-    for command in ["new", "gen", "fetch", "robots", "sandbox", "probe"] {
-        assert!(text(&help).contains(command), "{command} in {}", text(&help));
-    }
-}

@@ -10,8 +10,9 @@ use tokio::time::Instant;
 
 use crate::frontier::HostKey;
 
-/// Blocks in a row on a tier that move a host up.
-const CLIMB_AFTER: u32 = 2;
+/// A second block within this many answers of the first moves a host up a tier. Not
+/// "in a row": a limiter answers a few requests between its refusals.
+const CLIMB_WITHIN: u32 = 10;
 /// The first wait before probing one tier down; doubled after each failed probe.
 const FIRST_PROBE: Duration = Duration::from_secs(300);
 const LONGEST_PROBE: Duration = Duration::from_secs(3600);
@@ -21,7 +22,8 @@ const PROBE_LOST: Duration = Duration::from_secs(120);
 #[derive(Debug)]
 struct Rung {
     tier: usize,
-    blocks_in_a_row: u32,
+    /// Answers on its tier since its last block there, if any.
+    since_block: Option<u32>,
     probe_at: Option<Instant>,
     probe_after: Duration,
     probing_since: Option<Instant>,
@@ -29,7 +31,7 @@ struct Rung {
 
 impl Rung {
     fn bottom() -> Self {
-        Rung { tier: 0, blocks_in_a_row: 0, probe_at: None, probe_after: FIRST_PROBE, probing_since: None }
+        Rung { tier: 0, since_block: None, probe_at: None, probe_after: FIRST_PROBE, probing_since: None }
     }
 }
 
@@ -76,12 +78,13 @@ impl Ladder {
         if tier != rung.tier {
             return None;
         }
-        rung.blocks_in_a_row += 1;
-        if rung.blocks_in_a_row < CLIMB_AFTER || rung.tier + 1 >= self.tiers {
+        let again = rung.since_block.is_some_and(|answers| answers <= CLIMB_WITHIN);
+        if !again || rung.tier + 1 >= self.tiers {
+            rung.since_block = Some(0);
             return None;
         }
         rung.tier += 1;
-        rung.blocks_in_a_row = 0;
+        rung.since_block = None;
         rung.probe_at = Some(now + rung.probe_after);
         Some(rung.tier)
     }
@@ -93,13 +96,13 @@ impl Ladder {
         if rung.probing_since.is_some() && tier + 1 == rung.tier {
             rung.tier = tier;
             rung.probing_since = None;
-            rung.blocks_in_a_row = 0;
+            rung.since_block = None;
             rung.probe_after = FIRST_PROBE;
             rung.probe_at = (tier > 0).then(|| now + FIRST_PROBE);
             return Some(tier);
         }
         if tier == rung.tier {
-            rung.blocks_in_a_row = 0;
+            rung.since_block = rung.since_block.map(|answers| answers + 1);
         }
         None
     }
@@ -114,13 +117,18 @@ mod tests {
     }
 
     #[test]
-    fn climbs_after_blocks_in_a_row_and_not_past_the_top() {
+    fn climbs_after_two_blocks_close_together_and_not_past_the_top() {
         let (mut ladder, now) = (Ladder::new(3), Instant::now());
         assert_eq!(ladder.tier_for(&host(), now), 0);
         assert_eq!(ladder.blocked(&host(), 0, now), None);
-        assert_eq!(ladder.answered(&host(), 0, now), None);
-        assert_eq!(ladder.blocked(&host(), 0, now), None, "an answer in between resets the count");
-        assert_eq!(ladder.blocked(&host(), 0, now), Some(1));
+        for _ in 0..=CLIMB_WITHIN {
+            assert_eq!(ladder.answered(&host(), 0, now), None);
+        }
+        assert_eq!(ladder.blocked(&host(), 0, now), None, "blocks far apart do not climb");
+        for _ in 0..5 {
+            ladder.answered(&host(), 0, now);
+        }
+        assert_eq!(ladder.blocked(&host(), 0, now), Some(1), "a limiter's refusals a few answers apart do");
         assert_eq!(ladder.blocked(&host(), 0, now), None, "a late block from the old tier");
         assert_eq!(ladder.blocked(&host(), 1, now), None);
         assert_eq!(ladder.blocked(&host(), 1, now), Some(2));
