@@ -3,6 +3,15 @@
 
 mod support;
 
+// Spiders and items that must build: every key, every field option, a parse of one's own.
+#[path = "derive/custom_parse.rs"]
+mod custom_parse;
+#[path = "derive/every_field_option.rs"]
+#[allow(dead_code)]
+mod every_field_option;
+#[path = "derive/every_key.rs"]
+mod every_key;
+
 use spider_sandbox::{DemoSite, Sandbox};
 use spiderling::prelude::*;
 use spiderling::{ExtractErrorKind, SpiderConfig};
@@ -156,4 +165,14 @@ async fn a_page_with_a_failed_item_still_has_its_links_followed() {
     );
     let failures = std::fs::read_to_string(dir.path().join("x.failures.jsonl")).unwrap();
     assert!(failures.contains("field `rating`: nothing matches `p.rating`"), "{failures}");
+}
+
+#[test]
+fn every_key_is_accepted_and_shown_in_the_settings() {
+    every_key::main();
+}
+
+#[test]
+fn a_spider_with_its_own_parse_builds_a_crawler() {
+    custom_parse::main();
 }

@@ -31,6 +31,10 @@ use report::{Report, Row, Setup};
 
 /// Books per listing page of the generated site.
 const PER_PAGE: usize = 20;
+/// Listings each listing links to. With only a "next" link the listings form a chain and
+/// a crawl finds at most 21 pages per listing fetched, too few to keep 64 requests in
+/// flight once the server has latency; ten make the frontier wide enough.
+const PAGER: usize = 10;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -100,6 +104,7 @@ fn parent(args: &Args) -> ExitCode {
         per_page: PER_PAGE,
         latency: Duration::from_millis(args.latency_ms),
         page_bytes: args.page_kb * 1024,
+        pager: PAGER,
         ..DemoSite::default()
     };
     let setup = Setup {

@@ -37,11 +37,22 @@ pub struct DemoSite {
     /// (default 0: no filler). Benchmarks set it so that pages weigh what real pages do
     /// and parsing costs what it would; the filler holds no links, so the crawl is the same.
     pub page_bytes: usize,
+    /// Listing pages each listing links to, the next one first (default 1: only "next").
+    /// A wider pager makes a wider frontier: with `k`, a crawl finds `k` new listings per
+    /// listing fetched instead of one, so high concurrency has enough to fetch at once.
+    pub pager: usize,
 }
 
 impl Default for DemoSite {
     fn default() -> Self {
-        DemoSite { books: 1000, per_page: 20, latency: Duration::ZERO, crawl_delay: None, page_bytes: 0 }
+        DemoSite {
+            books: 1000,
+            per_page: 20,
+            latency: Duration::ZERO,
+            crawl_delay: None,
+            page_bytes: 0,
+            pager: 1,
+        }
     }
 }
 
@@ -150,9 +161,20 @@ impl DemoSite {
         body.push_str("</ol>\n");
         if k < self.listing_pages() {
             let next = k + 1;
+            body.push_str(r#"<ul class="pager">"#);
+            let _ = write!(
+                body,
+                r#"<li><a class="next" href="page-{next}.html?sort=title&amp;order=asc">next</a></li>"#
+            );
+            for further in (k + 2..=k + self.pager).take_while(|&n| n <= self.listing_pages()) {
+                let _ = write!(
+                    body,
+                    r#"<li><a href="page-{further}.html?sort=title&amp;order=asc">{further}</a></li>"#
+                );
+            }
             let _ = writeln!(
                 body,
-                r#"<ul class="pager"><li><a class="next" href="page-{next}.html?sort=title&amp;order=asc">next</a></li></ul>
+                r#"</ul>
 <p class="bottom"><a href="page-{next}.html?order=asc&amp;sort=title#top">next page</a></p>"#
             );
         }
@@ -221,5 +243,18 @@ mod tests {
         assert!(big.len() >= 15 * 1024 && big.len() < 16 * 1024, "{}", big.len());
         assert_eq!(big.matches("href").count(), small.matches("href").count());
         assert!(big.ends_with("</body></html>\n"));
+    }
+
+    #[test]
+    fn a_wide_pager_links_the_next_listings_up_to_the_last() {
+        let origin = Origin { scheme: "http", host: "127.0.0.1:80", elsewhere: "localhost:80" };
+        let site = DemoSite { books: 100, per_page: 10, pager: 4, ..DemoSite::default() };
+        let Answer::Html(first) = site.answer("/catalogue/page-1.html", &origin) else { panic!("HTML") };
+        for k in 2..=5 {
+            assert!(first.contains(&format!("href=\"page-{k}.html?sort=title")), "page {k}: {first}");
+        }
+        assert!(!first.contains("href=\"page-6.html"));
+        let Answer::Html(ninth) = site.answer("/catalogue/page-9.html", &origin) else { panic!("HTML") };
+        assert!(ninth.contains("href=\"page-10.html?sort") && !ninth.contains("page-11"), "{ninth}");
     }
 }

@@ -22,6 +22,6 @@ impl Spider for Books {
     }
 }
 
-fn main() {
+pub(crate) fn main() {
     let _ = Crawler::new(Books);
 }

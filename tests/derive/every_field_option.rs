@@ -27,5 +27,3 @@ struct Book {
     #[css("li.score", parse = cents)]
     scores: Vec<u32>,
 }
-
-fn main() {}

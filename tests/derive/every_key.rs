@@ -42,7 +42,7 @@ struct Books;
 #[spider(rps = 2, delay = "500ms", follow = "a")]
 struct LinksOnly;
 
-fn main() {
+pub(crate) fn main() {
     // The route's variable and the certificate are read when the settings are checked.
     std::env::set_var("SPIDERLING_UI_PROXY", "http://acct:secret@gateway.example:7777");
     let tls = spider_sandbox::Sandbox::demo_tls(spider_sandbox::DemoSite::default()).unwrap();
