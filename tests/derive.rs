@@ -10,6 +10,7 @@ mod custom_parse;
 #[allow(dead_code)]
 mod every_field_option;
 #[path = "derive/every_key.rs"]
+#[allow(clippy::unwrap_used)]
 mod every_key;
 
 use spider_sandbox::{DemoSite, Sandbox};

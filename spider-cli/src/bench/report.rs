@@ -18,6 +18,8 @@ pub(super) struct Setup {
     pub(super) latency_ms: u64,
     pub(super) page_kb: usize,
     pub(super) parse_cost_us: u64,
+    /// Threads Spiderling parses on (its default: one per core).
+    pub(super) parse_threads: usize,
     /// Pages the sequential loop stops at.
     pub(super) sample: usize,
 }
@@ -75,10 +77,15 @@ impl Row {
 pub(super) struct Ratios {
     /// Spiderling's pages/s over the bare loop's (target ≥ 0.90).
     pub(super) spiderling_over_bare: Option<f64>,
-    /// The bare loop's pages/s over the sequential loop's (the "10×").
+    /// Spiderling's pages/s over the sequential loop's (the "10×").
+    pub(super) spiderling_over_sequential: Option<f64>,
+    /// The bare loop's pages/s over the sequential loop's.
     pub(super) bare_over_sequential: Option<f64>,
     /// Spiderling's pages/s over C / latency, when there is a latency (target ≥ 0.90).
     pub(super) spiderling_over_latency_bound: Option<f64>,
+    /// Spiderling's items/s over parse threads / parse cost, when there is a parse cost
+    /// (target ≥ 0.85).
+    pub(super) spiderling_over_parse_bound: Option<f64>,
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -90,16 +97,22 @@ pub(super) struct Report {
 
 impl Report {
     pub(super) fn new(setup: Setup, contenders: Vec<Row>) -> Report {
-        let rate = |name: &str| {
-            contenders.iter().find(|row| row.name == name).map(|row| row.pages_per_sec).filter(|r| *r > 0.0)
-        };
+        let row = |name: &str| contenders.iter().find(|row| row.name == name);
+        let rate = |name: &str| row(name).map(|row| row.pages_per_sec).filter(|r| *r > 0.0);
+        let items_per_sec = row("spiderling")
+            .filter(|row| row.elapsed_secs > 0.0)
+            .map(|row| row.items as f64 / row.elapsed_secs);
         let over = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a / b);
         let bound =
             (setup.latency_ms > 0).then(|| setup.concurrency as f64 * 1000.0 / setup.latency_ms as f64);
+        let parse_bound =
+            (setup.parse_cost_us > 0).then(|| setup.parse_threads as f64 * 1e6 / setup.parse_cost_us as f64);
         let ratios = Ratios {
             spiderling_over_bare: over(rate("spiderling"), rate("bare")),
+            spiderling_over_sequential: over(rate("spiderling"), rate("sequential")),
             bare_over_sequential: over(rate("bare"), rate("sequential")),
             spiderling_over_latency_bound: over(rate("spiderling"), bound),
+            spiderling_over_parse_bound: over(items_per_sec, parse_bound),
         };
         Report { setup, contenders, ratios }
     }
@@ -108,9 +121,16 @@ impl Report {
     pub(super) fn table(&self) -> String {
         let s = &self.setup;
         let mut out = format!(
-            "site: {} pages ({} books), {} KiB each, {} ms latency; C = {}, parse cost {} µs/item, \
-             sequential sample {}\n\n",
-            s.expected_pages, s.books, s.page_kb, s.latency_ms, s.concurrency, s.parse_cost_us, s.sample
+            "site: {} pages ({} books), {} KiB each, {} ms latency; C = {}, parse cost {} µs/item \
+             on {} parse threads, sequential sample {}\n\n",
+            s.expected_pages,
+            s.books,
+            s.page_kb,
+            s.latency_ms,
+            s.concurrency,
+            s.parse_cost_us,
+            s.parse_threads,
+            s.sample
         );
         let _ = writeln!(
             out,
@@ -153,12 +173,20 @@ impl Report {
             "\nspiderling / bare pages/s:      {} (target ≥ 0.90)",
             shown(r.spiderling_over_bare)
         );
+        let _ = writeln!(out, "spiderling / sequential pages/s: {}", shown(r.spiderling_over_sequential));
         let _ = writeln!(out, "bare / sequential pages/s:      {}", shown(r.bare_over_sequential));
         if r.spiderling_over_latency_bound.is_some() {
             let _ = writeln!(
                 out,
                 "spiderling / (C / latency):     {} (target ≥ 0.90)",
                 shown(r.spiderling_over_latency_bound)
+            );
+        }
+        if r.spiderling_over_parse_bound.is_some() {
+            let _ = writeln!(
+                out,
+                "spiderling items/s / (threads / parse cost): {} (target ≥ 0.85)",
+                shown(r.spiderling_over_parse_bound)
             );
         }
         out

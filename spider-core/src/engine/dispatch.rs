@@ -1,0 +1,553 @@
+//! The dispatcher: the one task that owns the frontier and admission, launches
+//! requests and absorbs what they report.
+
+mod gauges;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use reqwest::Method;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use url::Url;
+
+use super::task::{crawl_page, fetch_robots};
+use super::{Done, HostId, Job, Outcome, Report, Shared};
+use crate::classify::Trouble;
+use crate::config::Config;
+use crate::error::Error;
+use crate::failures::{Failure, FailuresFile};
+use crate::frontier::{Enqueued, Frontier, HostKey};
+use crate::gauge::{Latencies, Live, Window, WINDOW};
+use crate::request::Request;
+use crate::retry::Backoff;
+use crate::robots::{self, RobotsRules};
+use crate::spider::Spider;
+use crate::stats::Stats;
+use crate::throttle::adaptive::{self, Controller, Target};
+use crate::throttle::{DelayRange, HostSlots, RateGate, SlotState};
+
+/// How the dispatcher ended.
+pub(super) struct End {
+    pub(super) error: Option<Error>,
+    pub(super) interrupted: bool,
+    pub(super) budget_reached: bool,
+    pub(super) unfinished: usize,
+}
+
+enum RobotsState {
+    Unknown,
+    /// robots.txt redirected: the next hop waits for admission like any request.
+    Redirected(Box<Request>),
+    Fetching,
+    Known(RobotsRules),
+}
+
+pub(super) struct Host {
+    key: HostKey,
+    slots: HostSlots,
+    robots: RobotsState,
+    robots_attempts: u32,
+    last_robots_backoff: Duration,
+    crawl_delay: Duration,
+    in_ready_queue: bool,
+    /// Its answers over the last [`WINDOW`].
+    window: Window,
+    /// Adaptive mode's controller of its slots and pace; none when a Crawl-delay rules.
+    controller: Option<Controller>,
+    /// Good answers since the controller's last step, and whether every slot was busy.
+    good_this_step: usize,
+    saturated: bool,
+}
+
+pub(super) struct Dispatcher<S: Spider> {
+    shared: Arc<Shared<S>>,
+    frontier: Box<dyn Frontier>,
+    hosts: Vec<Host>,
+    host_ids: HashMap<HostKey, HostId>,
+    ready: VecDeque<HostId>,
+    timers: BinaryHeap<Reverse<(Instant, HostId)>>,
+    in_flight: usize,
+    concurrency: usize,
+    per_host: usize,
+    obey_robots: bool,
+    retries: u32,
+    backoff: Backoff,
+    delay: DelayRange,
+    rate: Option<RateGate>,
+    /// A request popped for launch that is waiting for a rate token.
+    held: Option<(HostId, Job)>,
+    rng: SmallRng,
+    tasks: JoinSet<()>,
+    done_tx: mpsc::UnboundedSender<Done>,
+    done_rx: mpsc::UnboundedReceiver<Done>,
+    failures: Option<FailuresFile>,
+    /// Ctrl-C or SIGTERM: the first drains, the second aborts.
+    stop_rx: mpsc::UnboundedReceiver<()>,
+    /// Set by the first stop signal: admit nothing; abandon what is in flight then.
+    draining_until: Option<Instant>,
+    grace: Duration,
+    /// Set when the proxy spend reaches the budget: admit nothing, finish what is in flight.
+    budget_reached: bool,
+    /// Adaptive mode's aim, when on.
+    adaptive: Option<Target>,
+    /// All answers over the last [`WINDOW`], and the latest latencies.
+    window: Window,
+    latencies: Latencies,
+    /// The gauges' channel, and when they are next published (and the controllers step).
+    live: watch::Sender<Live>,
+    next_tick: Instant,
+    fatal: Option<Error>,
+}
+
+impl<S: Spider> Dispatcher<S> {
+    pub(super) fn new(
+        config: &Config,
+        frontier: Box<dyn Frontier>,
+        shared: Arc<Shared<S>>,
+        failures: Option<FailuresFile>,
+        stop_rx: mpsc::UnboundedReceiver<()>,
+        live: watch::Sender<Live>,
+    ) -> Self {
+        let (done_tx, done_rx) = mpsc::unbounded_channel();
+        Dispatcher {
+            shared,
+            frontier,
+            hosts: Vec::new(),
+            host_ids: HashMap::new(),
+            ready: VecDeque::new(),
+            timers: BinaryHeap::new(),
+            in_flight: 0,
+            concurrency: config.concurrency,
+            per_host: config.per_host,
+            obey_robots: config.obey_robots,
+            retries: config.retries,
+            backoff: config.backoff,
+            delay: config.delay,
+            rate: config.rate.and_then(RateGate::new),
+            held: None,
+            rng: SmallRng::from_os_rng(),
+            tasks: JoinSet::new(),
+            done_tx,
+            done_rx,
+            failures,
+            stop_rx,
+            draining_until: None,
+            grace: config.grace,
+            budget_reached: false,
+            adaptive: config.adaptive.then(|| Target {
+                block_rate: config.block_target,
+                ceiling: config.per_host.min(config.concurrency),
+                max_rps: config.rate.and_then(|r| r.per_second()).unwrap_or(f64::INFINITY),
+            }),
+            window: Window::new(WINDOW),
+            latencies: Latencies::default(),
+            live,
+            next_tick: Instant::now() + adaptive::STEP,
+            fatal: None,
+        }
+    }
+
+    /// Run until idle, or until a stop signal's grace runs out.
+    pub(super) async fn run(mut self) -> End {
+        loop {
+            let now = Instant::now();
+            while self.tasks.try_join_next().is_some() {}
+            for key in self.frontier.release_due(now) {
+                if let Some(&id) = self.host_ids.get(&key) {
+                    self.mark_ready(id);
+                }
+            }
+            while let Some(&Reverse((due, id))) = self.timers.peek() {
+                if due > now {
+                    break;
+                }
+                self.timers.pop();
+                self.mark_ready(id);
+            }
+            if now >= self.next_tick {
+                self.tick(now);
+            }
+            if self.draining_until.is_some_and(|deadline| deadline <= now) {
+                tracing::warn!(
+                    in_flight = self.in_flight,
+                    "grace period over: abandoning requests in flight"
+                );
+                return self.abandon().await;
+            }
+            let rate_wait = self.launch_ready(now);
+            if self.is_idle() {
+                return self.end();
+            }
+            let wake_at = [
+                self.timers.peek().map(|Reverse((due, _))| *due),
+                self.frontier.next_due(),
+                rate_wait.map(|wait| now + wait),
+                self.draining_until,
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            if self.in_flight == 0 && wake_at.is_none() {
+                tracing::error!(
+                    pending = self.frontier.len(),
+                    "requests are queued but no host can take them; stopping"
+                );
+                self.fatal.get_or_insert(Error::Stalled { pending: self.frontier.len() });
+                return self.end();
+            }
+            // The gauges' tick wakes the dispatcher too, but is no work: not counted above.
+            let wake_at = wake_at.map_or(self.next_tick, |at| at.min(self.next_tick));
+            tokio::select! {
+                biased;
+                Some(()) = self.stop_rx.recv() => {
+                    if self.draining_until.is_some() {
+                        tracing::warn!(in_flight = self.in_flight, "second stop signal: abandoning requests in flight");
+                        return self.abandon().await;
+                    }
+                    tracing::warn!(in_flight = self.in_flight, grace = ?self.grace, "stop signal: admitting nothing more, finishing requests in flight");
+                    self.draining_until = Some(Instant::now() + self.grace);
+                }
+                Some(done) = self.done_rx.recv() => {
+                    let now = Instant::now();
+                    self.on_done(done, now);
+                    while let Ok(done) = self.done_rx.try_recv() {
+                        self.on_done(done, now);
+                    }
+                }
+                () = tokio::time::sleep_until(wake_at) => {}
+            }
+        }
+    }
+
+    /// Nothing in flight and nothing that may still be launched: the crawl is over.
+    fn is_idle(&self) -> bool {
+        self.in_flight == 0
+            && (self.fatal.is_some()
+                || self.draining_until.is_some()
+                || self.budget_reached
+                || (self.held.is_none() && !self.frontier.has_pending()))
+    }
+
+    /// Abort the tasks in flight; each reports its request as interrupted.
+    async fn abandon(mut self) -> End {
+        self.tasks.shutdown().await;
+        let now = Instant::now();
+        while let Ok(done) = self.done_rx.try_recv() {
+            self.on_done(done, now);
+        }
+        self.end()
+    }
+
+    fn end(mut self) -> End {
+        self.publish(Instant::now());
+        let interrupted = self.draining_until.is_some();
+        let unfinished = self.frontier.len() + self.in_flight + usize::from(self.held.is_some());
+        if let Some(Err(error)) = self.failures.as_mut().map(FailuresFile::finish) {
+            self.fatal.get_or_insert(error);
+        }
+        End { error: self.fatal, interrupted, budget_reached: self.budget_reached, unfinished }
+    }
+
+    /// Launch requests while admission allows; returns the wait for the next rate token
+    /// when that is what stopped it.
+    fn launch_ready(&mut self, now: Instant) -> Option<Duration> {
+        while self.fatal.is_none()
+            && self.draining_until.is_none()
+            && !self.budget_reached
+            && self.in_flight < self.concurrency
+        {
+            if self.shared.router.budget_reached() {
+                tracing::warn!(
+                    in_flight = self.in_flight,
+                    "proxy budget reached: admitting nothing more, finishing requests in flight"
+                );
+                self.budget_reached = true;
+                return None;
+            }
+            let (host, job) = match self.held.take() {
+                Some(held) => held,
+                None => self.next_job(now)?,
+            };
+            if let Some(rate) = &self.rate {
+                if let Err(wait) = rate.try_pass() {
+                    self.held = Some((host, job));
+                    return Some(wait);
+                }
+            }
+            if self.hosts[host].slots.state(now) != SlotState::Free {
+                // The host was told to slow down while this request waited for its token.
+                self.put_back(host, job);
+                continue;
+            }
+            self.launch(host, job);
+        }
+        None
+    }
+
+    /// The next request of the first ready host, round-robin. Holds nothing: the host's
+    /// slot is taken only at launch.
+    fn next_job(&mut self, now: Instant) -> Option<(HostId, Job)> {
+        // Requests of hosts whose robots.txt could not be had: given up, with the reason.
+        let mut unreachable = Vec::new();
+        while let Some(id) = self.ready.pop_front() {
+            let host = &mut self.hosts[id];
+            host.in_ready_queue = false;
+            match host.slots.state(now) {
+                SlotState::Free => {}
+                SlotState::PausedUntil(due) => {
+                    self.timers.push(Reverse((due, id)));
+                    continue;
+                }
+                // Woken again when a request of this host finishes. Its slots, not its
+                // pace, held it back: adaptive mode may give it more.
+                SlotState::Busy => {
+                    host.saturated = true;
+                    continue;
+                }
+            }
+            let job = match &host.robots {
+                RobotsState::Unknown => {
+                    let robots = Url::parse(&host.key).ok().and_then(|url| robots::robots_url(&url));
+                    match robots {
+                        Some(url) => {
+                            host.robots = RobotsState::Fetching;
+                            Some(Job::Robots(Request::new(url)))
+                        }
+                        None => {
+                            host.robots = RobotsState::Known(RobotsRules::AllowAll);
+                            self.frontier.next(&host.key).map(Job::Page)
+                        }
+                    }
+                }
+                RobotsState::Redirected(_) => {
+                    match std::mem::replace(&mut host.robots, RobotsState::Fetching) {
+                        RobotsState::Redirected(next) => Some(Job::Robots(*next)),
+                        _ => None,
+                    }
+                }
+                // Woken again when robots.txt arrives.
+                RobotsState::Fetching => None,
+                RobotsState::Known(rules) => loop {
+                    match self.frontier.next(&host.key) {
+                        Some(request) if !rules.allows(request.url()) => {
+                            if let RobotsRules::Unavailable(reason) = rules {
+                                unreachable.push((request, reason.clone()));
+                            } else {
+                                tracing::debug!(url = %request.url(), "disallowed by robots.txt");
+                                Stats::add(&self.shared.stats.robots_disallowed, 1);
+                            }
+                        }
+                        next => break next.map(Job::Page),
+                    }
+                },
+            };
+            for (request, reason) in unreachable.drain(..) {
+                let failure = Failure { reason: "robots.txt unavailable", status: None, error: Some(reason) };
+                self.give_up(request.url(), request.method(), request.attempts + 1, &failure);
+            }
+            if let Some(job) = job {
+                self.mark_ready(id);
+                return Some((id, job));
+            }
+        }
+        None
+    }
+
+    /// Return a request that could not launch after all; the host launches it when ready.
+    fn put_back(&mut self, id: HostId, job: Job) {
+        match job {
+            Job::Robots(request) => self.hosts[id].robots = RobotsState::Redirected(Box::new(request)),
+            Job::Page(request) => self.frontier.defer(request, Instant::now()),
+        }
+        self.mark_ready(id);
+    }
+
+    fn launch(&mut self, id: HostId, job: Job) {
+        let now = Instant::now();
+        self.hosts[id].slots.take(now);
+        self.in_flight += 1;
+        Stats::add(&self.shared.stats.requests, 1);
+        let request = job.request();
+        let report = Report {
+            host: id,
+            robots: matches!(job, Job::Robots(_)),
+            url: request.url().clone(),
+            method: request.method().clone(),
+            attempts: request.attempts,
+            to: self.done_tx.clone(),
+            sent: false,
+        };
+        let shared = self.shared.clone();
+        self.tasks.spawn(async move {
+            let mut sample = None;
+            let outcome = match job {
+                Job::Robots(request) => fetch_robots(&shared, &request, &mut sample).await,
+                Job::Page(request) => crawl_page(&shared, request, &mut sample).await,
+            };
+            report.send(outcome, sample);
+        });
+    }
+
+    fn on_done(&mut self, done: Done, now: Instant) {
+        self.in_flight -= 1;
+        let id = done.host;
+        let host = &mut self.hosts[id];
+        let pause = self.delay.sample(host.crawl_delay, &mut self.rng);
+        host.slots.release(now + pause);
+        if let Some(sample) = done.sample {
+            self.record(id, sample, now);
+        }
+        let host = &mut self.hosts[id];
+        match done.outcome {
+            Outcome::Parsed { follows, failed } => {
+                for request in follows {
+                    self.enqueue(request, now);
+                }
+                if let Some((url, method, attempts, failure)) = failed {
+                    self.give_up(&url, &method, attempts, &failure);
+                }
+            }
+            Outcome::Redirect(request) => {
+                Stats::add(&self.shared.stats.redirects, 1);
+                self.enqueue(request, now);
+            }
+            Outcome::Robots(rules) => {
+                if let Some(delay) = rules.crawl_delay() {
+                    tracing::info!(host = %host.key, ?delay, "robots.txt sets a Crawl-delay: one slot, paused at least that long");
+                    host.crawl_delay = delay;
+                    host.controller = None;
+                    host.slots.set_rate(None);
+                    host.slots.set_limit(1, now);
+                    host.slots.pause_until(now + delay);
+                }
+                host.robots = RobotsState::Known(rules);
+            }
+            Outcome::RobotsRedirect(next) => host.robots = RobotsState::Redirected(Box::new(next)),
+            Outcome::RobotsUnavailable(_) if host.robots_attempts < self.retries => {
+                host.robots_attempts += 1;
+                let wait = self.backoff.next(host.last_robots_backoff, Duration::ZERO, &mut self.rng);
+                host.last_robots_backoff = wait;
+                host.robots = RobotsState::Unknown;
+                host.slots.pause_until(now + wait);
+            }
+            Outcome::RobotsUnavailable(reason) => {
+                tracing::warn!(host = %host.key, %reason, "robots.txt unavailable: nothing on this host is fetched (RFC 9309)");
+                host.robots = RobotsState::Known(RobotsRules::Unavailable(reason));
+            }
+            Outcome::Trouble { request, trouble, retry_after, failure } => {
+                self.retry_or_give_up(id, request, trouble, retry_after, &failure, now);
+            }
+            Outcome::Failed { url, method, attempts, failure } => {
+                self.give_up(&url, &method, attempts, &failure);
+            }
+            Outcome::Fatal(error) => {
+                tracing::error!(%error, "stopping: no new requests are admitted");
+                self.fatal.get_or_insert(error);
+            }
+        }
+        self.mark_ready(id);
+    }
+
+    /// Defer the request for a jittered backoff (holding no slot), or give it up when
+    /// its attempts are spent. A 429 also pauses its whole host.
+    fn retry_or_give_up(
+        &mut self,
+        id: HostId,
+        mut request: Request,
+        trouble: Trouble,
+        retry_after: Option<Duration>,
+        failure: &Failure,
+        now: Instant,
+    ) {
+        let wait = self.backoff.next(request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
+        if trouble == Trouble::SlowDown {
+            // At once, also in adaptive mode, and also for a request given up below: a
+            // limiter bans a client that keeps going.
+            let host = &mut self.hosts[id];
+            host.slots.pause_until(now + retry_after.unwrap_or(wait));
+            tracing::info!(host = %host.key, ?retry_after, "429: backing off the host");
+        }
+        if request.attempts >= self.retries {
+            let attempts = request.attempts + 1;
+            self.give_up(request.url(), request.method(), attempts, failure);
+            return;
+        }
+        let stats = &self.shared.stats;
+        request.attempts += 1;
+        request.last_backoff = wait;
+        tracing::debug!(url = %request.url(), reason = failure.reason, ?wait, attempt = request.attempts, "retrying");
+        Stats::add(&stats.retries, 1);
+        self.frontier.defer(request, now + wait);
+    }
+
+    /// Count a request given up, and write it to the failures file.
+    fn give_up(&mut self, url: &Url, method: &Method, attempts: u32, failure: &Failure) {
+        tracing::warn!(%url, reason = failure.reason, status = ?failure.status, error = ?failure.error, attempts, "giving up");
+        self.shared.stats.failure(failure.reason);
+        if let Some(file) = self.failures.as_mut() {
+            if let Err(error) = file.record(url.as_str(), method.as_str(), attempts, failure) {
+                self.fatal.get_or_insert(error);
+            }
+        }
+    }
+
+    pub(super) fn enqueue(&mut self, request: Request, now: Instant) {
+        let stats = &self.shared.stats;
+        match self.frontier.enqueue(request) {
+            Enqueued::Accepted(key) => {
+                let id = match self.host_ids.get(&key) {
+                    Some(&id) => id,
+                    None => self.add_host(key, now),
+                };
+                self.mark_ready(id);
+            }
+            Enqueued::Duplicate => Stats::add(&stats.duplicates, 1),
+            Enqueued::OutOfScope => Stats::add(&stats.out_of_scope, 1),
+            Enqueued::TooDeep => Stats::add(&stats.too_deep, 1),
+        }
+    }
+
+    fn add_host(&mut self, key: HostKey, now: Instant) -> HostId {
+        let id = self.hosts.len();
+        let robots =
+            if self.obey_robots { RobotsState::Unknown } else { RobotsState::Known(RobotsRules::AllowAll) };
+        self.hosts.push(Host {
+            key: key.clone(),
+            slots: HostSlots::new(self.per_host, now),
+            robots,
+            robots_attempts: 0,
+            last_robots_backoff: Duration::ZERO,
+            crawl_delay: Duration::ZERO,
+            in_ready_queue: false,
+            window: Window::new(WINDOW),
+            controller: None,
+            good_this_step: 0,
+            saturated: false,
+        });
+        if let Some(target) = &self.adaptive {
+            let controller = Controller::new(target, now);
+            let host = &mut self.hosts[id];
+            host.slots.set_limit(controller.limit(), now);
+            host.slots.set_rate(Some(controller.rps()));
+            host.controller = Some(controller);
+        }
+        self.host_ids.insert(key, id);
+        id
+    }
+
+    /// Put a host in the ready queue; whether it can really launch is checked when it
+    /// comes out.
+    fn mark_ready(&mut self, id: HostId) {
+        let host = &mut self.hosts[id];
+        if !host.in_ready_queue {
+            host.in_ready_queue = true;
+            self.ready.push_back(id);
+        }
+    }
+}

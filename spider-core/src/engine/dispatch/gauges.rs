@@ -1,0 +1,121 @@
+//! What the dispatcher learns from answers: the gauges it publishes each second, and the
+//! adaptive controllers it steps.
+
+use std::cmp::Reverse;
+
+use tokio::time::Instant;
+
+use super::Dispatcher;
+use super::Host;
+use crate::engine::{HostId, Sample};
+use crate::gauge::{HostLive, Live};
+use crate::spider::Spider;
+use crate::stats::Stats;
+use crate::throttle::adaptive::{self, Change, Controller};
+
+impl<S: Spider> Dispatcher<S> {
+    /// What an answer tells the gauges, and the controller of its host.
+    pub(super) fn record(&mut self, id: HostId, sample: Sample, now: Instant) {
+        self.latencies.record(sample.latency);
+        self.window.record(now, sample.blocked);
+        let host = &mut self.hosts[id];
+        host.window.record(now, sample.blocked);
+        host.good_this_step += usize::from(!sample.blocked);
+        let (Some(target), Some(controller)) = (&self.adaptive, host.controller.as_mut()) else { return };
+        if let Some(change) = controller.answer(target, now, sample.sent_at, sample.blocked, &host.window) {
+            self.apply(id, change, now);
+        }
+    }
+
+    /// Once a second: the controllers step, the gauges are published.
+    pub(super) fn tick(&mut self, now: Instant) {
+        self.next_tick = now + adaptive::STEP;
+        if let Some(target) = self.adaptive {
+            for id in 0..self.hosts.len() {
+                let host = &mut self.hosts[id];
+                let used_rps = std::mem::take(&mut host.good_this_step) as f64 / adaptive::STEP.as_secs_f64();
+                let saturated = std::mem::take(&mut host.saturated);
+                let change = host.controller.as_mut().and_then(|c| c.tick(&target, now, used_rps, saturated));
+                if let Some(change) = change {
+                    self.apply(id, change, now);
+                }
+            }
+        }
+        self.publish(now);
+    }
+
+    /// Give a host the limits its controller decided, and say so.
+    fn apply(&mut self, id: HostId, change: Change, now: Instant) {
+        let host = &mut self.hosts[id];
+        let Some(controller) = &host.controller else { return };
+        let (limit, rps) = (controller.limit(), controller.rps());
+        host.slots.set_limit(limit, now);
+        host.slots.set_rate(Some(rps));
+        let key = &host.key;
+        match change {
+            Change::Raised => {
+                tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, "raised")
+            }
+            Change::Cut { block_rate } => {
+                tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, block_rate, "block rate above target: cut by 20%")
+            }
+            Change::Tripped { until } => {
+                host.slots.pause_until(until);
+                let pause = until.saturating_duration_since(now);
+                tracing::warn!(target: "spiderling::adaptive", host = %key, ?pause, "mostly blocks: circuit breaker open, host paused, then probed");
+            }
+            Change::Closed => {
+                tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, "probe answered: circuit breaker closed")
+            }
+        }
+        self.mark_ready(id);
+    }
+
+    /// Send the gauges to whoever watches: the progress line, the metrics endpoint.
+    pub(super) fn publish(&mut self, now: Instant) {
+        /// Hosts listed, the busiest first.
+        const HOSTS_SHOWN: usize = 50;
+        self.window.expire(now);
+        let stats = &self.shared.stats;
+        let [p50, p90, p99] = self.latencies.percentiles();
+        let mut hosts: Vec<&mut Host> = self.hosts.iter_mut().collect();
+        for host in &mut hosts {
+            host.window.expire(now);
+        }
+        hosts.sort_by_key(|host| Reverse(host.window.answered()));
+        let hosts = hosts
+            .into_iter()
+            .take(HOSTS_SHOWN)
+            .map(|host| HostLive {
+                host: host.key.to_string(),
+                block_rate: host.window.block_rate(),
+                answered: host.window.answered(),
+                limit: host.slots.limit(),
+                rate_per_sec: host.controller.as_ref().map(Controller::rps),
+                tripped: host.controller.as_ref().is_some_and(Controller::tripped),
+            })
+            .collect();
+        let proxy = self.shared.router.spend();
+        let live = Live {
+            elapsed_secs: stats.elapsed().as_secs_f64(),
+            requests: Stats::get(&stats.requests),
+            pages: Stats::get(&stats.pages),
+            items: Stats::get(&stats.items),
+            retries: Stats::get(&stats.retries),
+            failures: stats.failure_count(),
+            blocked: Stats::get(&stats.blocked),
+            pages_per_sec: self.window.good_per_second(),
+            block_rate: self.window.block_rate(),
+            latency_p50_ms: p50,
+            latency_p90_ms: p90,
+            latency_p99_ms: p99,
+            in_flight: self.in_flight,
+            queued: self.frontier.len(),
+            concurrency_limit: self.concurrency,
+            proxy_bytes: proxy.as_ref().map_or(0, |p| p.bytes),
+            proxy_spend: proxy.as_ref().map_or(0.0, |p| p.spend),
+            hosts,
+        };
+        self.live.send_replace(live);
+    }
+}

@@ -1,0 +1,234 @@
+//! One request on its task: fetch on its route, judge the answer, parse, write the
+//! items; what it reports back is an [`Outcome`].
+
+use reqwest::header::LOCATION;
+use tokio::time::Instant;
+
+use super::{Outcome, Sample, Shared};
+use crate::block::Answer;
+use crate::classify::{self, Trouble};
+use crate::error::Error;
+use crate::failures::Failure;
+use crate::fetch::Fetched;
+use crate::frontier::fingerprint;
+use crate::item::ExtractError;
+use crate::page::Page;
+use crate::proxy::Verdict;
+use crate::request::Request;
+use crate::robots::RobotsRules;
+use crate::spider::{Cx, Spider};
+use crate::stats::Stats;
+
+/// Fetch robots.txt. A redirect (RFC 9309 asks to follow five) goes back to the dispatcher
+/// as the next hop, so each hop waits for a slot and a rate token.
+pub(super) async fn fetch_robots<S: Spider>(
+    shared: &Shared<S>,
+    request: &Request,
+    sample: &mut Option<Sample>,
+) -> Outcome {
+    let fetched = match fetch_routed(shared, request, sample).await {
+        Fetch::Answer { fetched, .. } => fetched,
+        Fetch::Failed(error) => return Outcome::RobotsUnavailable(error.to_string()),
+        Fetch::Fatal(error) => return Outcome::Fatal(error),
+    };
+    let status = fetched.status;
+    shared.stats.status(status.as_u16());
+    // 429 is "slow down", not "no rules": treated as unavailable, as Google does.
+    if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+        return Outcome::RobotsUnavailable(format!("robots.txt answered {status}"));
+    }
+    if status.is_redirection() {
+        let location = fetched.headers.get(LOCATION).and_then(|l| l.to_str().ok());
+        return match location.and_then(|l| request.url().join(l).ok()) {
+            Some(next) if request.redirects < 5 => {
+                Outcome::RobotsRedirect(request.redirected(next, status.as_u16()))
+            }
+            _ => {
+                Outcome::RobotsUnavailable(format!("robots.txt answered {status} without a usable redirect"))
+            }
+        };
+    }
+    Outcome::Robots(RobotsRules::from_answer(status.as_u16(), &fetched.body, &shared.robots_token))
+}
+
+/// Fetch one page, classify the answer and, for a 2xx, parse it and write its items.
+pub(super) async fn crawl_page<S: Spider>(
+    shared: &Shared<S>,
+    request: Request,
+    sample: &mut Option<Sample>,
+) -> Outcome {
+    let (fetched, blocked, new_identity) = match fetch_routed(shared, &request, sample).await {
+        Fetch::Answer { fetched, blocked, new_identity } => (fetched, blocked, new_identity),
+        Fetch::Fatal(error) => return Outcome::Fatal(error),
+        Fetch::Failed(error) if error.is_transport() => {
+            let reason = if error.is_timeout() { "timeout" } else { "connection" };
+            let failure = Failure::error(reason, &error);
+            return Outcome::Trouble { request, trouble: Trouble::TryAgain, retry_after: None, failure };
+        }
+        Fetch::Failed(error) => {
+            let reason = match error {
+                Error::BodyTooLarge { .. } => "body too large",
+                _ => "fetch",
+            };
+            return Outcome::failed(&request, Failure::error(reason, &error));
+        }
+    };
+    let status = fetched.status;
+    shared.stats.status(status.as_u16());
+    Stats::add(&shared.stats.bytes, fetched.body.len() as u64);
+    if !blocked && status.is_redirection() {
+        return redirect(shared, &request, &fetched);
+    }
+    if blocked || !status.is_success() {
+        let code = status.as_u16();
+        // 403 and 429 keep their configured reactions; a challenge or a marked page is
+        // always worth another identity.
+        let (reason, trouble) = if blocked && !matches!(code, 403 | 429) {
+            ("blocked", Trouble::SwitchIdentity)
+        } else {
+            (status_reason(code), classify::classify_status(status, &shared.retry_statuses))
+        };
+        let failure = Failure::status(reason, code);
+        return match trouble {
+            Trouble::GiveUp => Outcome::failed(&request, failure),
+            Trouble::SlowDown | Trouble::SwitchIdentity if new_identity => {
+                Outcome::Trouble { request, trouble: Trouble::SwitchIdentity, retry_after: None, failure }
+            }
+            trouble => {
+                let retry_after = classify::retry_after(&fetched.headers);
+                Outcome::Trouble { request, trouble, retry_after, failure }
+            }
+        };
+    }
+
+    let (url, method, attempts) = (request.url().clone(), request.method().clone(), request.attempts + 1);
+    let mut cx = Cx::for_request(&request);
+    let page = Page::new(url.clone(), status, fetched.headers, fetched.body, request, shared.pool.clone());
+    let parsed = shared.spider.parse(page, &mut cx).await;
+    Stats::add(&shared.stats.pages, 1);
+    // Items emitted before an error are kept: nothing scraped is lost.
+    if let Err(error) = write_items(shared, &cx.items) {
+        return Outcome::Fatal(error);
+    }
+    if let Err(source) = parsed {
+        // An item found only in part is a failed item; any other error a failed parse.
+        let reason = if source.is::<ExtractError>() { "item" } else { "parse" };
+        let error = Error::Spider { url: url.clone(), source };
+        let failed = Some((url, method, attempts, Failure::error(reason, &error)));
+        return Outcome::Parsed { follows: cx.follows, failed };
+    }
+    Outcome::Parsed { follows: cx.follows, failed: None }
+}
+
+/// What became of sending a request on its route.
+enum Fetch {
+    Answer {
+        fetched: Fetched,
+        /// Whether the answer means this identity is blocked (see `block`).
+        blocked: bool,
+        /// Whether a retry leaves with another exit identity, so a block is met by
+        /// switching rather than by slowing the host down.
+        new_identity: bool,
+    },
+    /// Not answered; the error says why.
+    Failed(Error),
+    /// A mistake no request can get past: the crawl stops.
+    Fatal(Error),
+}
+
+/// Send `request` on the route the router (and the spider's `route` hook) chooses, and
+/// tell the router what came of it. A gateway's 407 is fatal: the credentials are wrong
+/// for every request, so retrying would only repeat the refusal. An answer leaves its
+/// verdict and latency in `sample`, for the gauges.
+async fn fetch_routed<S: Spider>(
+    shared: &Shared<S>,
+    request: &Request,
+    sample: &mut Option<Sample>,
+) -> Fetch {
+    let routed = match shared.router.route(request, shared.spider.route(request)) {
+        Ok(routed) => routed,
+        Err(error) => return Fetch::Fatal(error),
+    };
+    let refused = || Error::ProxyAuth { gateway: shared.router.gateway_of(&routed).unwrap_or_default() };
+    let sent_at = Instant::now();
+    match shared.fetcher.fetch(&routed.client, request).await {
+        Ok(fetched) => {
+            if routed.proxied() && fetched.status == reqwest::StatusCode::PROXY_AUTHENTICATION_REQUIRED {
+                return Fetch::Fatal(refused());
+            }
+            let answer = Answer { status: fetched.status, headers: &fetched.headers, body: &fetched.body };
+            let blocked =
+                shared.spider.is_blocked(&answer).unwrap_or_else(|| shared.block_rules.blocked(&answer));
+            if blocked {
+                Stats::add(&shared.stats.blocked, 1);
+            }
+            if fetched.status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+                Stats::add(&shared.stats.throttled, 1);
+            }
+            *sample = Some(Sample { blocked, sent_at, latency: sent_at.elapsed() });
+            let verdict = if blocked { Verdict::Blocked } else { Verdict::Answered };
+            let new_identity = shared.router.settle(&routed, verdict, fetched.sent, fetched.received);
+            Fetch::Answer { fetched, blocked, new_identity }
+        }
+        Err(error) if routed.proxied() && error.is_proxy_auth() => Fetch::Fatal(refused()),
+        Err(error) => {
+            if error.is_connect() {
+                shared.router.settle(&routed, Verdict::Unreachable, 0, 0);
+            }
+            Fetch::Failed(error)
+        }
+    }
+}
+
+fn write_items<S: Spider>(shared: &Shared<S>, items: &[S::Item]) -> Result<(), Error> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    let mut exporter = shared.exporter.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(exporter) = exporter.as_mut() else {
+        Stats::add(&shared.stats.items, items.len() as u64);
+        return Ok(());
+    };
+    for item in items {
+        // Counted one by one, so the count matches the file even if a write fails.
+        exporter.write(item)?;
+        Stats::add(&shared.stats.items, 1);
+    }
+    Ok(())
+}
+
+fn redirect<S: Spider>(shared: &Shared<S>, request: &Request, fetched: &Fetched) -> Outcome {
+    let target = fetched
+        .headers
+        .get(LOCATION)
+        .and_then(|location| location.to_str().ok())
+        .and_then(|location| request.url().join(location).ok());
+    let Some(target) = target else {
+        return Outcome::failed(request, Failure::status("bad redirect", fetched.status.as_u16()));
+    };
+    if fingerprint(request.method(), &target) == fingerprint(request.method(), request.url()) {
+        let error = format!("{} redirects to itself", request.url());
+        return Outcome::failed(request, Failure::error("redirect loop", &error));
+    }
+    if request.redirects >= shared.max_redirects {
+        let error = Error::TooManyRedirects { url: request.url().clone(), limit: shared.max_redirects };
+        return Outcome::failed(request, Failure::error("too many redirects", &error));
+    }
+    Outcome::Redirect(request.redirected(target, fetched.status.as_u16()))
+}
+
+/// A static label per status class that stats can count by.
+fn status_reason(status: u16) -> &'static str {
+    match status {
+        403 => "http 403",
+        404 => "http 404",
+        408 => "http 408",
+        429 => "http 429",
+        400..=499 => "http 4xx",
+        500 => "http 500",
+        502 => "http 502",
+        503 => "http 503",
+        504 => "http 504",
+        _ => "http 5xx",
+    }
+}
