@@ -36,6 +36,25 @@ const PER_PAGE: usize = 20;
 /// flight once the server has latency; ten make the frontier wide enough.
 const PAGER: usize = 10;
 
+/// Books in a generated site of about `pages` pages in all (home, listings and books).
+pub(crate) fn books_for(pages: usize) -> usize {
+    (pages.max(2) * PER_PAGE / (PER_PAGE + 1)).max(1)
+}
+
+/// The generated site: `books` books, [`PER_PAGE`] to a listing, every page padded to
+/// `page_kb` KiB and answered after `latency_ms`. The bench serves this site, and so does
+/// `spiderling sandbox`, so that another crawler can be measured on the same one.
+pub(crate) fn demo_site(books: usize, page_kb: usize, latency_ms: u64) -> DemoSite {
+    DemoSite {
+        books,
+        per_page: PER_PAGE,
+        latency: Duration::from_millis(latency_ms),
+        page_bytes: page_kb * 1024,
+        pager: PAGER,
+        ..DemoSite::default()
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Pages of the generated site (home, listings and books), about.
@@ -98,15 +117,8 @@ pub(crate) fn run(args: Args) -> ExitCode {
 
 /// Serve the site, run every contender against it in turn, print the results.
 fn parent(args: &Args) -> ExitCode {
-    let books = (args.pages.max(2) * PER_PAGE / (PER_PAGE + 1)).max(1);
-    let demo = DemoSite {
-        books,
-        per_page: PER_PAGE,
-        latency: Duration::from_millis(args.latency_ms),
-        page_bytes: args.page_kb * 1024,
-        pager: PAGER,
-        ..DemoSite::default()
-    };
+    let books = books_for(args.pages);
+    let demo = demo_site(books, args.page_kb, args.latency_ms);
     let setup = Setup {
         expected_pages: demo.expected_pages(),
         books,

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use spider_sandbox::{DemoSite, GatewayConfig, HostileSite, IdentityLimit, MockGateway, Sandbox};
 
+use crate::bench;
+
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Port to listen on; 0 picks a free one.
@@ -14,6 +16,20 @@ pub(crate) struct Args {
     /// Books in the demo catalogue.
     #[arg(long, default_value_t = 1000)]
     books: usize,
+    /// Size the demo catalogue by pages in all (home, listings and books) instead of
+    /// books, as `bench --pages` does: with the same --page-kb and --latency-ms, the
+    /// site `bench` crawls, for measuring another crawler on it.
+    ///
+    /// Example: spiderling sandbox --pages 20000 --page-kb 15
+    #[arg(long, conflicts_with_all = ["books", "hostile"])]
+    pages: Option<usize>,
+    /// Pad every demo page to this many KiB with filler paragraphs that hold no links
+    /// (0: no filler).
+    #[arg(long, default_value_t = 0, conflicts_with = "hostile")]
+    page_kb: usize,
+    /// Time the demo site waits before answering each page, in milliseconds.
+    #[arg(long, default_value_t = 0, conflicts_with = "hostile")]
+    latency_ms: u64,
     /// Serve the hostile site instead: 10 requests/s per client IP, then 429 with
     /// Retry-After and 403 bans; flaky 5xx, slow pages, resets, a non-UTF-8 page, a
     /// huge body, a gzip bomb and redirect traps.
@@ -38,8 +54,14 @@ pub(crate) struct Args {
     tls: bool,
 }
 
-pub(crate) fn run(Args { port, books, hostile, gateway, tls }: Args) -> ExitCode {
-    let (site, what) = match serve(port, books, hostile, tls) {
+pub(crate) fn run(Args { port, books, pages, page_kb, latency_ms, hostile, gateway, tls }: Args) -> ExitCode {
+    let demo = bench::demo_site(pages.map_or(books, bench::books_for), page_kb, latency_ms);
+    let size = format!(
+        "site: {} pages ({} books), {page_kb} KiB each, {latency_ms} ms latency",
+        demo.expected_pages(),
+        demo.books
+    );
+    let (site, what) = match serve(port, demo, hostile, tls) {
         Ok(served) => served,
         Err(error) => {
             eprintln!("error: cannot serve on 127.0.0.1:{port}: {error}");
@@ -66,6 +88,9 @@ pub(crate) fn run(Args { port, books, hostile, gateway, tls }: Args) -> ExitCode
             // Listen before saying where we are, so an early Ctrl-C is not fatal.
             let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
             println!("{what} at {}", site.url());
+            if !hostile {
+                println!("{size}");
+            }
             if let Some(path) = &certificate {
                 println!("certificate at {}: trust it with --set ca_cert={}", path.display(), path.display());
             }
@@ -108,7 +133,7 @@ pub(crate) fn run(Args { port, books, hostile, gateway, tls }: Args) -> ExitCode
 }
 
 /// Start the site the flags ask for, with what to call it.
-fn serve(port: u16, books: usize, hostile: bool, tls: bool) -> std::io::Result<(Sandbox, &'static str)> {
+fn serve(port: u16, demo: DemoSite, hostile: bool, tls: bool) -> std::io::Result<(Sandbox, &'static str)> {
     if hostile {
         let limit = IdentityLimit {
             requests: 10,
@@ -120,7 +145,6 @@ fn serve(port: u16, books: usize, hostile: bool, tls: bool) -> std::io::Result<(
         let served = if tls { Sandbox::hostile_tls_on(site, port) } else { Sandbox::hostile_on(site, port) };
         Ok((served?, "hostile site"))
     } else {
-        let demo = DemoSite { books, ..DemoSite::default() };
         let served = if tls { Sandbox::demo_tls_on(demo, port) } else { Sandbox::demo_on(demo, port) };
         Ok((served?, "demo bookshop"))
     }

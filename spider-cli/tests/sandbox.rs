@@ -150,3 +150,47 @@ fn with_gateway_and_tls_it_prints_the_addresses_and_tunnels_to_the_https_site() 
     assert!(rest.iter().any(|line| line == relayed), "{rest:?}");
     assert!(!std::path::Path::new(&certificate).exists(), "the certificate is removed on the way out");
 }
+
+/// `GET path` on `addr`; the status line, the body and how long the answer took.
+fn get(addr: &str, path: &str) -> (String, String, std::time::Duration) {
+    let started = std::time::Instant::now();
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    (head.lines().next().unwrap().to_owned(), body.to_owned(), started.elapsed())
+}
+
+#[test]
+fn the_bench_site_is_served_by_pages_page_size_and_latency() {
+    let (child, header, lines) = sandbox(&["--pages", "42", "--page-kb", "4", "--latency-ms", "150"]);
+    let addr = after(&header, "demo bookshop at ").trim_start_matches("http://").trim_end_matches('/');
+    let (status, body, took) = get(addr, "/catalogue/book_40.html");
+    let (beyond, _, _) = get(addr, "/catalogue/book_41.html");
+    // Stopped before any assertion, so that a failure leaves no sandbox running.
+    let rest = interrupt(child, lines);
+
+    // As `bench --pages 42`: 40 books, 2 listings and the home page.
+    assert!(
+        header.iter().any(|l| l == "site: 43 pages (40 books), 4 KiB each, 150 ms latency"),
+        "{header:?}"
+    );
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(body.contains(r#"<h1 class="title">"#), "{body}");
+    assert!((4096..5120).contains(&body.len()), "a page of 4 KiB, not {} bytes", body.len());
+    assert!(took >= std::time::Duration::from_millis(150), "answered after {took:?}");
+    assert!(beyond.starts_with("HTTP/1.1 404"), "{beyond}");
+    assert!(rest.iter().any(|line| line == "stopped after 2 requests"), "{rest:?}");
+}
+
+#[test]
+fn pages_and_books_cannot_both_be_given() {
+    let status = Command::new(env!("CARGO_BIN_EXE_spiderling"))
+        .args(["sandbox", "--pages", "42", "--books", "10"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(2), "a wrong argument");
+}
