@@ -1,0 +1,86 @@
+//! A derived item read from a saved book page of about 15 KB (`fixtures/book.html`: a
+//! category sidebar, the book, its description and a table, eight related books).
+//!
+//! - `parse_and_extract`: [`Page::extract`], what a derived spider pays per page: the hop to
+//!   the parse pool and back, the HTML parse, the selectors;
+//! - `parse`: the HTML parse alone, on the bench's thread;
+//! - `extract`: the selectors and conversions alone, on a document already parsed (timed
+//!   inside one parse-pool job).
+//!
+//! ```text
+//! cargo bench -p spiderling --bench extract
+//! ```
+
+// A bench may stop at a broken set-up: there is nothing to measure then.
+#![allow(clippy::expect_used)]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use spiderling::scraper::Html;
+use spiderling::url::Url;
+use spiderling::{Item, Page};
+
+const PAGE: &str = include_str!("fixtures/book.html");
+const PAGE_URL: &str = "http://127.0.0.1:8000/catalogue/book_123.html";
+
+/// One field of each kind: text, attribute, number, optional, repeated.
+#[derive(Item, Debug)]
+struct Book {
+    #[css("article.product_page h1.title")]
+    title: String,
+    #[css("article.product_page a.cover", attr = "href")]
+    cover: Url,
+    #[css("article.product_page span.stock")]
+    stock: u32,
+    #[css("article.product_page p.availability")]
+    availability: Option<String>,
+    #[css("article.product_page li.tag")]
+    tags: Vec<String>,
+}
+
+fn benches(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+    let page = Page::fixture(PAGE_URL, PAGE).expect("the fixture page");
+
+    let book = runtime.block_on(page.extract::<Book>()).expect("the book extracts").expect("a book page");
+    assert_eq!(book.title, "The Cartographer's Daughter");
+    assert_eq!(
+        book.cover.as_str(),
+        "http://127.0.0.1:8000/media/cache/fe/72/fe72f0532301ec28892ae79a629a293c.jpg"
+    );
+    assert_eq!((book.stock, book.tags.len()), (22, 4));
+    assert_eq!(book.availability.as_deref(), Some("In stock (22 available)"));
+
+    let mut group = c.benchmark_group("extract");
+    group.bench_function("parse_and_extract", |b| {
+        b.iter(|| runtime.block_on(page.extract::<Book>()).map(|book| book.is_some()));
+    });
+
+    group.bench_function("parse", |b| {
+        b.iter(|| Html::parse_document(black_box(PAGE)));
+    });
+
+    group.bench_function("extract", |b| {
+        b.iter_custom(|iters| {
+            let job = page.html(move |doc| {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    black_box(doc.extract::<Book>().is_ok_and(|book| book.is_some()));
+                }
+                start.elapsed()
+            });
+            runtime.block_on(job).expect("the parse-pool job")
+        });
+    });
+
+    group.finish();
+}
+
+criterion_group! {
+    name = extract;
+    config = Criterion::default().measurement_time(Duration::from_secs(5));
+    targets = benches
+}
+criterion_main!(extract);
