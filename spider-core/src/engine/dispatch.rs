@@ -285,7 +285,7 @@ impl<S: Spider> Dispatcher<S> {
                 self.put_back(host, job);
                 continue;
             }
-            self.launch(host, job);
+            self.launch(host, job, now);
         }
         None
     }
@@ -368,8 +368,7 @@ impl<S: Spider> Dispatcher<S> {
         self.mark_ready(id);
     }
 
-    fn launch(&mut self, id: HostId, job: Job) {
-        let now = Instant::now();
+    fn launch(&mut self, id: HostId, job: Job, now: Instant) {
         self.hosts[id].slots.take(now);
         self.in_flight += 1;
         Stats::add(&self.shared.stats.requests, 1);

@@ -65,7 +65,11 @@ impl HostSlots {
     pub(crate) fn take(&mut self, now: Instant) {
         self.idle.pop();
         self.busy += 1;
-        self.next_start = self.next_start.max(now) + self.pace;
+        // Without a pace there is no gate to move: a start stamped a little later than the
+        // dispatcher's `now` must not hold back the next one until a timer fires.
+        if !self.pace.is_zero() {
+            self.next_start = self.next_start.max(now) + self.pace;
+        }
     }
 
     /// A request finished; its slot is ready again at `ready_at`.
@@ -117,6 +121,17 @@ mod tests {
         slots.release(ready);
         assert_eq!(slots.state(start), SlotState::PausedUntil(ready));
         assert_eq!(slots.state(ready), SlotState::Free);
+    }
+
+    #[test]
+    fn without_a_pace_free_slots_start_at_once_whatever_the_clock_reads() {
+        let earlier = Instant::now();
+        let later = earlier + Duration::from_micros(5);
+        let mut slots = HostSlots::new(3, earlier);
+        slots.take(later);
+        assert_eq!(slots.state(earlier), SlotState::Free, "the second slot is not held back");
+        slots.take(earlier);
+        assert_eq!(slots.state(earlier), SlotState::Free);
     }
 
     #[test]
