@@ -1,17 +1,16 @@
 //! The bare loop: tokio, reqwest and scraper with a semaphore of C, and nothing else.
 //! The limit a framework's overhead is measured against.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::{mpsc, Semaphore};
 use url::Url;
 
-use super::measure::{cpu_seconds, Latencies, Run};
-use super::work::{client, fetch, robots_txt, scrape, write_item, Fetched, Frontier, Scraped};
+use super::measure::{Latencies, Run};
+use super::work::{self, fetch, scrape, write_item, Fetched, Scraped, Start};
 
 /// What a fetch task hands back to the loop.
 type Done = reqwest::Result<(Fetched, Duration, Option<Scraped>)>;
@@ -25,12 +24,7 @@ pub(super) async fn crawl(
     cost: Duration,
     output: &Path,
 ) -> std::io::Result<Run> {
-    let cpu = cpu_seconds();
-    let started = Instant::now();
-    let client = client().map_err(std::io::Error::other)?;
-    let robots = robots_txt(&client, &start).await;
-    let mut frontier = Frontier::new(start, &robots);
-    let mut out = BufWriter::new(File::create(output)?);
+    let Start { cpu, started, client, mut frontier, mut out } = work::start(start, output).await?;
     let permits = Arc::new(Semaphore::new(concurrency.max(1)));
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Done>();
     let (mut in_flight, mut pages, mut latencies) = (0usize, 0usize, Latencies::default());

@@ -1,25 +1,19 @@
 //! The sequential loop: one request at a time, the same work per page as the bare loop,
 //! on a sample of the site. What "10× faster than a naive loop" is measured against.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use url::Url;
 
-use super::measure::{cpu_seconds, Latencies, Run};
-use super::work::{client, fetch, robots_txt, scrape, write_item, Fetched, Frontier};
+use super::measure::{Latencies, Run};
+use super::work::{self, fetch, scrape, write_item, Fetched, Start};
 
 /// Crawl the site at `start` one page after another until `sample` pages are parsed or
 /// nothing is left; items written to `output`.
 pub(super) async fn crawl(start: Url, sample: usize, cost: Duration, output: &Path) -> std::io::Result<Run> {
-    let cpu = cpu_seconds();
-    let started = Instant::now();
-    let client = client().map_err(std::io::Error::other)?;
-    let robots = robots_txt(&client, &start).await;
-    let mut frontier = Frontier::new(start, &robots);
-    let mut out = BufWriter::new(File::create(output)?);
+    let Start { cpu, started, client, mut frontier, mut out } = work::start(start, output).await?;
     let (mut pages, mut latencies) = (0usize, Latencies::default());
     while pages < sample {
         let Some(url) = frontier.next() else { break };

@@ -4,7 +4,9 @@
 //! deduplicate URL spellings, follow redirects through the same dedup, write each item).
 
 use std::collections::{HashSet, VecDeque};
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
@@ -13,7 +15,7 @@ use reqwest::header::LOCATION;
 use scraper::{Html, Selector};
 use url::Url;
 
-use super::measure::spin;
+use super::measure::{cpu_seconds, spin};
 
 /// One book, as Spiderling's derived item writes it.
 #[derive(serde::Serialize)]
@@ -98,9 +100,29 @@ fn canonical(url: &Url) -> String {
     }
 }
 
+/// Where both loops start: the CPU time and the clock when they began, the client, the
+/// frontier seeded with `start` and its site's robots.txt, and the items file.
+pub(super) struct Start {
+    pub(super) cpu: f64,
+    pub(super) started: Instant,
+    pub(super) client: reqwest::Client,
+    pub(super) frontier: Frontier,
+    pub(super) out: BufWriter<File>,
+}
+
+/// Read the clocks, build the client, fetch robots.txt, seed the frontier, open `output`.
+pub(super) async fn start(start: Url, output: &Path) -> std::io::Result<Start> {
+    let (cpu, started) = (cpu_seconds(), Instant::now());
+    let client = client().map_err(std::io::Error::other)?;
+    let robots = robots_txt(&client, &start).await;
+    let frontier = Frontier::new(start, &robots);
+    let out = BufWriter::new(File::create(output)?);
+    Ok(Start { cpu, started, client, frontier, out })
+}
+
 /// The client both loops use: no automatic redirects, so a redirect's target is
 /// deduplicated like any link; a timeout, so no fetch waits for ever.
-pub(super) fn client() -> reqwest::Result<reqwest::Client> {
+fn client() -> reqwest::Result<reqwest::Client> {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(30))
@@ -126,7 +148,7 @@ pub(super) async fn fetch(client: &reqwest::Client, url: &Url) -> reqwest::Resul
 }
 
 /// The site's robots.txt; empty (everything allowed) when it cannot be had.
-pub(super) async fn robots_txt(client: &reqwest::Client, start: &Url) -> String {
+async fn robots_txt(client: &reqwest::Client, start: &Url) -> String {
     let Ok(url) = start.join("/robots.txt") else { return String::new() };
     match fetch(client, &url).await {
         Ok((Fetched::Page(text), _)) => text,
