@@ -126,7 +126,7 @@ fn parent(args: &Args) -> ExitCode {
         latency_ms: args.latency_ms,
         page_kb: args.page_kb,
         parse_cost_us: args.parse_cost_us,
-        parse_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        parse_threads: measure::parse_threads(),
         sample: args.sample,
     };
     let site = match Sandbox::demo(demo) {

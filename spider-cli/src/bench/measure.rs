@@ -60,6 +60,13 @@ impl Latencies {
     }
 }
 
+/// The parse threads the Spiderling contender runs with, and that the report's parse bound
+/// divides by: one per core, as Spiderling's default, but set explicitly so that the
+/// report cannot assume a count the crawl did not use.
+pub(crate) fn parse_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// CPU seconds (user + system, all threads) this process has used so far, read from
 /// `/proc/self/stat` (no `unsafe` for `getrusage`); its clock ticks are `USER_HZ`, which
 /// Linux fixes at 100 for user space. 0 where there is no `/proc`.

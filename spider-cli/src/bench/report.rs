@@ -18,7 +18,7 @@ pub(super) struct Setup {
     pub(super) latency_ms: u64,
     pub(super) page_kb: usize,
     pub(super) parse_cost_us: u64,
-    /// Threads Spiderling parses on (its default: one per core).
+    /// Threads Spiderling parses on (`measure::parse_threads`).
     pub(super) parse_threads: usize,
     /// Pages the sequential loop stops at.
     pub(super) sample: usize,

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use spiderling::prelude::*;
 
-use super::measure::{cpu_seconds, lines_in, peak_rss_kb, spin, Run};
+use super::measure::{cpu_seconds, lines_in, parse_threads, peak_rss_kb, spin, Run};
 
 /// The parse cost per item, in nanoseconds. A field parser is a plain `fn` with no
 /// context, so the run-time value reaches it through this static; set once before the
@@ -58,6 +58,7 @@ pub(super) async fn crawl(
         .set("concurrency", &concurrency)?
         .set("per_host", &concurrency)?
         .set("progress", "false")?
+        .set("parse_threads", &parse_threads().to_string())?
         .output(output);
     let cpu = cpu_seconds();
     let started = Instant::now();
