@@ -1,7 +1,7 @@
 //! The demo book shop.
 
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::catalogue::book;
 
@@ -22,6 +22,16 @@ use crate::catalogue::book;
 ///   to the first listing and to a related book.
 /// - `/catalogue/latest` redirects (301) to the last book.
 ///
+/// Every page and robots.txt carries validators, so an HTTP cache can revalidate them: a
+/// strong `ETag` (the quoted hex hash of the exact body bytes, so it changes whenever the
+/// body does, with `page_bytes` or the Host the page was asked as) and `Last-Modified`
+/// ([`last_modified`](Self::last_modified)). A GET or HEAD whose `If-None-Match` lists that
+/// tag (weak comparison, a list or `*`) is answered `304 Not Modified` with both validators
+/// and no body; without `If-None-Match`, so is one whose `If-Modified-Since` is at or after
+/// `Last-Modified` (RFC 9110 §13.2.2). Any other method whose `If-None-Match` matches gets
+/// `412 Precondition Failed`. [`Hit::conditional`](crate::Hit::conditional) marks the
+/// requests that asked.
+///
 /// A complete, correct crawl fetches every listing and every book exactly once.
 #[derive(Debug, Clone)]
 pub struct DemoSite {
@@ -41,7 +51,13 @@ pub struct DemoSite {
     /// A wider pager makes a wider frontier: with `k`, a crawl finds `k` new listings per
     /// listing fetched instead of one, so high concurrency has enough to fetch at once.
     pub pager: usize,
+    /// The `Last-Modified` date of every page and of robots.txt, to the second (default
+    /// 2025-01-01T00:00:00Z). Dates before 1970 or after 9999 are clamped.
+    pub last_modified: SystemTime,
 }
+
+/// 2025-01-01T00:00:00Z.
+const LAST_MODIFIED: Duration = Duration::from_secs(1_735_689_600);
 
 impl Default for DemoSite {
     fn default() -> Self {
@@ -52,6 +68,7 @@ impl Default for DemoSite {
             crawl_delay: None,
             page_bytes: 0,
             pager: 1,
+            last_modified: UNIX_EPOCH + LAST_MODIFIED,
         }
     }
 }

@@ -6,8 +6,10 @@
 //! connections accepted. Tests assert on that record, not on the crawler's counters.
 //!
 //! The demo site is a book shop with a fixed [`catalogue`]; its layout is documented on
-//! [`DemoSite`]. The hostile site ([`HostileSite`]) rate-limits, bans, fails, stalls,
-//! resets connections and serves bad bodies. Either can be served over HTTPS with a
+//! [`DemoSite`]. Its pages carry an `ETag` and a `Last-Modified` date and answer
+//! conditional requests with `304 Not Modified`, so a cache's revalidation can be tested.
+//! The hostile site ([`HostileSite`]) rate-limits, bans, fails, stalls, resets
+//! connections and serves bad bodies. Either can be served over HTTPS with a
 //! self-signed certificate ([`Sandbox::demo_tls`]).
 //!
 //! A [`MockGateway`] is a rotating proxy in front of them: authenticated by username
@@ -16,6 +18,7 @@
 //! exit as the client ([`Hit::peer`]).
 
 mod catalogue;
+mod conditional;
 mod demo;
 mod gateway;
 mod hostile;

@@ -24,6 +24,9 @@ pub struct Hit {
     pub peer: IpAddr,
     /// The status answered; 0 while unanswered, or when the connection was reset.
     pub status: u16,
+    /// Whether the request was conditional: it carried `If-None-Match` or
+    /// `If-Modified-Since`, as a cache revalidating a page does.
+    pub conditional: bool,
 }
 
 impl Hit {
@@ -79,6 +82,16 @@ impl Observed {
     /// Requests answered with `status`.
     pub fn answered(&self, status: u16) -> usize {
         self.hits.iter().filter(|h| h.status == status).count()
+    }
+
+    /// Conditional requests ([`Hit::conditional`]): a cache revalidating what it holds.
+    pub fn conditional(&self) -> impl Iterator<Item = &Hit> {
+        self.hits.iter().filter(|h| h.conditional)
+    }
+
+    /// Conditional requests answered `304 Not Modified`: revalidations that cost no body.
+    pub fn revalidated(&self) -> usize {
+        self.conditional().filter(|h| h.status == 304).count()
     }
 
     /// The distinct peer addresses requests came from.
@@ -152,11 +165,18 @@ impl Recorder {
     }
 
     /// Record an arrival; the returned guard counts the request in flight until dropped.
-    pub(crate) fn arrive(&self, target: String, host: String, on_site: bool, peer: IpAddr) -> InFlight<'_> {
+    pub(crate) fn arrive(
+        &self,
+        target: String,
+        host: String,
+        on_site: bool,
+        peer: IpAddr,
+        conditional: bool,
+    ) -> InFlight<'_> {
         let at = self.started.elapsed();
         let index = {
             let mut hits = self.hits.lock().unwrap_or_else(|e| e.into_inner());
-            hits.push(Hit { at, target, host, on_site, peer, status: 0 });
+            hits.push(Hit { at, target, host, on_site, peer, status: 0, conditional });
             hits.len() - 1
         };
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;

@@ -7,16 +7,17 @@ use std::thread::JoinHandle;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::header::{CONTENT_TYPE, HOST, LOCATION};
+use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, ETAG, HOST, LAST_MODIFIED, LOCATION};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Request, Response, StatusCode};
+use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use percent_encoding::percent_decode_str;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::oneshot;
 use tokio_rustls::TlsAcceptor;
 
+use crate::conditional::{self, Precondition, Validators};
 use crate::demo::{Answer, DemoSite, Origin};
 use crate::hostile::{Hostile, HostileSite, Reply};
 use crate::record::{Observed, Recorder};
@@ -316,12 +317,13 @@ async fn answer(
     let host = headers.get(HOST).and_then(|h| h.to_str().ok()).unwrap_or("").to_owned();
     let on_site = site.on_site(&host);
     let path = percent_decode_str(request.uri().path()).decode_utf8_lossy().into_owned();
-    let in_flight = site.recorder.arrive(target, host.clone(), on_site, peer.ip());
+    let conditional = conditional::is_conditional(headers);
+    let in_flight = site.recorder.arrive(target, host.clone(), on_site, peer.ip(), conditional);
     let response = if on_site {
         match &site.kind {
             Kind::Demo(demo) => {
                 let origin = Origin { scheme: site.scheme, host: &host, elsewhere: &site.elsewhere };
-                answer_demo(demo, &path, &origin).await
+                answer_demo(demo, &path, &origin, request.method(), headers).await
             }
             // The identity is the peer alone: a header could be forged, the address cannot.
             Kind::Hostile(hostile) => answer_hostile(hostile, &path, peer.ip()).await?,
@@ -333,13 +335,36 @@ async fn answer(
     Ok(response)
 }
 
-async fn answer_demo(demo: &DemoSite, path: &str, origin: &Origin<'_>) -> Response<Full<Bytes>> {
+async fn answer_demo(
+    demo: &DemoSite,
+    path: &str,
+    origin: &Origin<'_>,
+    method: &Method,
+    headers: &HeaderMap,
+) -> Response<Full<Bytes>> {
     if path != "/robots.txt" && !demo.latency.is_zero() {
         tokio::time::sleep(demo.latency).await;
     }
+    let validated = |content_type, body: String| {
+        let validators = Validators::of(body.as_bytes(), demo.last_modified);
+        let mut response = match validators.evaluate(method, headers) {
+            Precondition::Serve => respond(StatusCode::OK, content_type, body),
+            Precondition::NotModified => empty(StatusCode::NOT_MODIFIED),
+            Precondition::Failed => empty(StatusCode::PRECONDITION_FAILED),
+        };
+        let fields = response.headers_mut();
+        // Both are ASCII by construction; a failure would only drop the field.
+        if let Ok(etag) = HeaderValue::from_str(validators.etag()) {
+            fields.insert(ETAG, etag);
+        }
+        if let Ok(date) = HeaderValue::from_str(&validators.last_modified()) {
+            fields.insert(LAST_MODIFIED, date);
+        }
+        response
+    };
     match demo.answer(path, origin) {
-        Answer::Html(html) => respond(StatusCode::OK, "text/html; charset=utf-8", html),
-        Answer::Text(text) => respond(StatusCode::OK, "text/plain; charset=utf-8", text),
+        Answer::Html(html) => validated("text/html; charset=utf-8", html),
+        Answer::Text(text) => validated("text/plain; charset=utf-8", text),
         Answer::Redirect(to) => {
             let mut response = respond(StatusCode::MOVED_PERMANENTLY, "text/plain", String::new());
             if let Ok(to) = to.parse() {
@@ -366,7 +391,7 @@ async fn answer_hostile(
             *response.status_mut() =
                 StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             for (name, value) in headers {
-                if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
+                if let Ok(value) = HeaderValue::from_str(&value) {
                     response.headers_mut().insert(name, value);
                 }
             }
@@ -376,9 +401,16 @@ async fn answer_hostile(
 }
 
 fn respond(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(body)));
+    let mut response = empty(status);
+    *response.body_mut() = Full::new(Bytes::from(body));
+    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+/// A response without a body or representation metadata, as a 304 must be.
+fn empty(status: StatusCode) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::new()));
     *response.status_mut() = status;
-    response.headers_mut().insert(CONTENT_TYPE, hyper::header::HeaderValue::from_static(content_type));
     response
 }
 
