@@ -1,0 +1,61 @@
+//! Every default in one place: [`Config::new`], and [`Default`] as a config for a spider
+//! called `spider`.
+
+use std::time::Duration;
+
+use super::{Config, DEFAULT_USER_AGENT};
+use crate::classify::DEFAULT_RETRY_STATUSES;
+use crate::proxy::DEFAULT_USER_TEMPLATE;
+use crate::retry::Backoff;
+use crate::throttle::DelayRange;
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::new("spider")
+    }
+}
+
+impl Config {
+    /// A config with every default, for the spider called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        Config {
+            name: name.into(),
+            start_urls: Vec::new(),
+            allowed_domains: Vec::new(),
+            concurrency: 16,
+            per_host: 8,
+            rate: None,
+            delay: DelayRange::ZERO,
+            retries: 3,
+            retry_statuses: DEFAULT_RETRY_STATUSES.to_vec(),
+            backoff: Backoff { base: Duration::from_millis(500), cap: Duration::from_secs(60) },
+            timeout: Duration::from_secs(30),
+            max_depth: None,
+            user_agent: DEFAULT_USER_AGENT.to_owned(),
+            headers: Vec::new(),
+            obey_robots: true,
+            max_redirects: 10,
+            max_body_bytes: 8 * 1024 * 1024,
+            parse_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            output: None,
+            stats: None,
+            failures: None,
+            grace: Duration::from_secs(10),
+            handle_signals: true,
+            proxy: None,
+            geo: None,
+            geo_rules: Vec::new(),
+            sticky: false,
+            proxy_user_template: DEFAULT_USER_TEMPLATE.to_owned(),
+            proxy_price_per_gb: 0.0,
+            proxy_budget: None,
+            ca_cert: None,
+            block_markers: Vec::new(),
+            adaptive: false,
+            block_target: 0.02,
+            metrics: None,
+            progress: true,
+            invalid: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! How a [`Config`] prints: its settings as `key = value` lines for the start of a run,
+//! header values and proxy credentials left out.
+
+use std::path::PathBuf;
+
+use super::{Config, RouteSpec};
+use crate::throttle::DelayRange;
+
+/// The settings as `key = value` lines, for the start of a run.
+impl std::fmt::Display for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rate = match &self.rate {
+            Some(rate) => rate.to_string(),
+            None => "no rate ceiling".to_owned(),
+        };
+        let delay = if self.delay == DelayRange::ZERO {
+            "none".to_owned()
+        } else {
+            format!("{:?}..{:?}", self.delay.min(), self.delay.max())
+        };
+        let list = |items: &[String]| if items.is_empty() { "none".to_owned() } else { items.join(", ") };
+        let path = |p: &Option<PathBuf>| p.as_ref().map_or("none".to_owned(), |p| p.display().to_string());
+        writeln!(f, "settings of {}:", self.name)?;
+        writeln!(f, "  start_urls = {}", list(&self.start_urls))?;
+        writeln!(f, "  allowed_domains = {}", list(&self.allowed_domains))?;
+        writeln!(f, "  concurrency = {} · per_host = {} · {rate}", self.concurrency, self.per_host)?;
+        writeln!(f, "  delay = {delay} · retries = {} · timeout = {:?}", self.retries, self.timeout)?;
+        if self.adaptive {
+            writeln!(f, "  adaptive = true · block_target = {}", self.block_target)?;
+        }
+        let depth = self.max_depth.map_or("none".to_owned(), |d| d.to_string());
+        writeln!(
+            f,
+            "  max_depth = {depth} · obey_robots = {} · user_agent = {}",
+            self.obey_robots, self.user_agent
+        )?;
+        let headers: Vec<String> = self.headers.iter().map(|(name, _)| format!("{name}: …")).collect();
+        writeln!(f, "  headers = {}", list(&headers))?;
+        if let Some(RouteSpec(proxy)) = &self.proxy {
+            let rules: Vec<String> = self.geo_rules.iter().map(|(p, c)| format!("{p}={c}")).collect();
+            writeln!(
+                f,
+                "  proxy = {} · geo = {} · geo_rules = {} · sticky = {}",
+                spider_settings::redact_spec(proxy),
+                self.geo.as_deref().unwrap_or("any"),
+                list(&rules),
+                self.sticky
+            )?;
+            let budget = self.proxy_budget.map_or("none".to_owned(), |b| format!("{b}"));
+            writeln!(f, "  proxy_price_per_gb = {} · proxy_budget = {budget}", self.proxy_price_per_gb)?;
+        }
+        write!(f, "  output = {}", path(&self.output))
+    }
+}

@@ -1,0 +1,81 @@
+//! Setters for the fetch and its verdict: the client's recipe (timeout, user agent,
+//! headers, extra root certificate), robots.txt, redirects, the body cap and block markers.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::Config;
+#[cfg(doc)]
+use super::DEFAULT_USER_AGENT;
+
+impl Config {
+    /// Time for one attempt, connect to last body byte (default 30 s).
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The User-Agent header; its first word is the robots.txt token
+    /// (default [`DEFAULT_USER_AGENT`]).
+    #[must_use]
+    pub fn user_agent(mut self, agent: impl Into<String>) -> Self {
+        self.user_agent = agent.into();
+        self
+    }
+
+    /// A header sent with every request (default: none).
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Fetch each host's robots.txt first and obey it, Crawl-delay included
+    /// (default true).
+    #[must_use]
+    pub fn obey_robots(mut self, obey: bool) -> Self {
+        self.obey_robots = obey;
+        self
+    }
+
+    /// Longest chain of redirects followed (default 10).
+    #[must_use]
+    pub fn max_redirects(mut self, hops: u8) -> Self {
+        self.max_redirects = hops;
+        self
+    }
+
+    /// Largest body read, after decompression; a larger one fails the request, and a
+    /// decompression bomb stops inflating here (default 8 MiB).
+    #[must_use]
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Trust this PEM certificate besides the built-in roots, for a private or test
+    /// server such as the sandbox's TLS mode (default: built-in roots only). TLS
+    /// verification stays on.
+    #[must_use]
+    pub fn ca_cert(mut self, path: impl Into<PathBuf>) -> Self {
+        self.ca_cert = Some(path.into());
+        self
+    }
+
+    /// Text that marks an answer as a block whatever its status: a captcha wall served with
+    /// 200, say. A blocked answer is not parsed; it is retried, from a new exit when proxies
+    /// allow (default: none; 403, 429 and 503 challenge pages are blocks anyway).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("shop").block_marker("g-recaptcha").block_marker("Access denied");
+    /// assert!(config.validate().is_ok());
+    /// ```
+    #[must_use]
+    pub fn block_marker(mut self, text: impl Into<String>) -> Self {
+        self.block_markers.push(text.into());
+        self
+    }
+}

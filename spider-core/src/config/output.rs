@@ -1,0 +1,82 @@
+//! Setters for what a crawl leaves behind and how it runs: the parse pool, the items,
+//! stats and failures files, shutdown on signals, the metrics endpoint and the progress line.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::Config;
+
+impl Config {
+    /// Threads of the parse pool (default: the number of CPUs).
+    #[must_use]
+    pub fn parse_threads(mut self, threads: usize) -> Self {
+        self.parse_threads = threads;
+        self
+    }
+
+    /// Stream items to this file; `.jsonl`, `.csv` or `.json` picks the format
+    /// (default: items are counted, not written).
+    #[must_use]
+    pub fn output(mut self, path: impl Into<PathBuf>) -> Self {
+        self.output = Some(path.into());
+        self
+    }
+
+    /// Write the final stats as JSON here (default: beside the output file, named after
+    /// it, `books.jsonl` → `books.stats.json`; nowhere when there is no output file).
+    #[must_use]
+    pub fn stats(mut self, path: impl Into<PathBuf>) -> Self {
+        self.stats = Some(path.into());
+        self
+    }
+
+    /// Write every request given up (URL, attempts, reason, last status or error, time)
+    /// as JSON Lines here (default: beside the output file, named after it,
+    /// `books.jsonl` → `books.failures.jsonl`; nowhere when there is no output file).
+    #[must_use]
+    pub fn failures(mut self, path: impl Into<PathBuf>) -> Self {
+        self.failures = Some(path.into());
+        self
+    }
+
+    /// After Ctrl-C, how long requests in flight may take to finish before they are
+    /// abandoned (default 10 s). A second Ctrl-C abandons them at once.
+    #[must_use]
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// Stop gracefully on Ctrl-C (SIGINT) and SIGTERM, as described on
+    /// [`grace`](Self::grace) (default true). Turn off when embedding a crawl in a
+    /// program that handles signals itself.
+    #[must_use]
+    pub fn handle_signals(mut self, handle: bool) -> Self {
+        self.handle_signals = handle;
+        self
+    }
+
+    /// Serve the crawl's gauges (block rate, pages/s, latency, in flight, per-host limits,
+    /// proxy spend) in the Prometheus text format at this address while it runs
+    /// (default: none).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("shop").metrics("127.0.0.1:9898");
+    /// assert!(config.validate().is_ok());
+    /// ```
+    #[must_use]
+    pub fn metrics(mut self, addr: impl Into<String>) -> Self {
+        self.metrics = Some(addr.into());
+        self
+    }
+
+    /// Show progress while crawling: a status line when stderr is a terminal, otherwise an
+    /// `info` log line every 5 s (default true).
+    #[must_use]
+    pub fn progress(mut self, show: bool) -> Self {
+        self.progress = show;
+        self
+    }
+}

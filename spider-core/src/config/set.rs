@@ -1,0 +1,101 @@
+//! Run-time overrides: one setting changed by its key and a text value, as
+//! `--set key=value` and `SPIDERLING_KEY=value` do. The keys and their value grammar come
+//! from `spider_settings`, so a key means the same here as in `#[spider(...)]`.
+
+use super::Config;
+use crate::error::Error;
+
+impl Config {
+    /// Change one setting by its key, as `--set key=value` and `SPIDERLING_KEY=value` do.
+    /// Lists are comma-separated and replace the list set before; durations are written
+    /// `500ms`, `2s`, `1m`; a delay is one duration or a range `1s..3s`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for an unknown key (with the closest known one), a key that only
+    /// compiles into the spider (`follow`, `item`), or a value that does not parse.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("books").set("rpm", "300")?.set("delay", "1s..2s")?;
+    /// assert!(config.validate().is_ok());
+    /// let error = spider_core::Config::new("books").set("concurency", "4").unwrap_err();
+    /// assert!(error.to_string().contains("did you mean `concurrency`?"));
+    /// # Ok::<(), spider_core::Error>(())
+    /// ```
+    pub fn set(self, key: &str, value: &str) -> Result<Self, Error> {
+        use spider_settings as keys;
+        let shown = spider_settings::redact_spec(value);
+        let problem = |message: String| Error::Config(format!("{key} = {shown:?}: {message}"));
+        let Some(known) = keys::find(key) else {
+            let hint = keys::suggest(key).map(|k| format!("; did you mean `{k}`?")).unwrap_or_default();
+            return Err(Error::Config(format!("unknown setting `{key}`{hint}")));
+        };
+        if !known.runtime {
+            return Err(problem("this key is compiled into the spider; change the attribute".to_owned()));
+        }
+        let list = || value.split(',').map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned).collect();
+        let count = |positive| keys::parse_count(value, positive).map_err(problem);
+        let size =
+            |positive| count(positive).and_then(|n| usize::try_from(n).map_err(|e| problem(e.to_string())));
+        let small =
+            |positive| count(positive).and_then(|n| u32::try_from(n).map_err(|e| problem(e.to_string())));
+        Ok(match key {
+            "name" => Config { name: value.to_owned(), ..self },
+            "start_urls" => Config { start_urls: list(), ..self },
+            "allowed_domains" => Config { allowed_domains: list(), ..self },
+            "concurrency" => self.concurrency(size(true)?),
+            "per_host" => self.per_host(size(true)?),
+            "rpm" => self.rpm(small(true)?),
+            "rps" => self.rps(small(true)?),
+            "delay" => {
+                let (min, max) = keys::parse_delay(value).map_err(problem)?;
+                self.delay_range(min, max)
+            }
+            "retries" => self.retries(small(false)?),
+            "timeout" => self.timeout(keys::parse_duration(value).map_err(problem)?),
+            "max_depth" => self.max_depth(small(false)?),
+            "user_agent" => self.user_agent(value),
+            "headers" => {
+                let mut headers = Vec::new();
+                for header in value.split(',').filter(|h| !h.trim().is_empty()) {
+                    let (name, val) = header
+                        .split_once(':')
+                        .ok_or_else(|| problem(format!("`{header}` is not `Name: value`")))?;
+                    headers.push((name.trim().to_owned(), val.trim().to_owned()));
+                }
+                Config { headers, ..self }
+            }
+            "obey_robots" => self.obey_robots(keys::parse_bool(value).map_err(problem)?),
+            "parse_threads" => self.parse_threads(size(true)?),
+            "output" => self.output(value),
+            "proxy" => {
+                spider_settings::parse_proxy(value, false).map_err(problem)?;
+                self.proxy(value)
+            }
+            "geo" => self.geo(keys::parse_country(value).map_err(problem)?),
+            "geo_rules" => {
+                let mut geo_rules = Vec::new();
+                for rule in value.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+                    geo_rules.push(keys::parse_geo_rule(rule).map_err(problem)?);
+                }
+                Config { geo_rules, ..self }
+            }
+            "sticky" => self.sticky(keys::parse_bool(value).map_err(problem)?),
+            "proxy_user_template" => {
+                keys::check_user_template(value).map_err(problem)?;
+                self.proxy_user_template(value)
+            }
+            "proxy_price_per_gb" => self.proxy_price_per_gb(keys::parse_decimal(value).map_err(problem)?),
+            "proxy_budget" => self.proxy_budget(keys::parse_decimal(value).map_err(problem)?),
+            "ca_cert" => self.ca_cert(value),
+            "block_markers" => Config { block_markers: list(), ..self },
+            "adaptive" => self.adaptive(keys::parse_bool(value).map_err(problem)?),
+            "metrics" => self.metrics(value),
+            "progress" => self.progress(keys::parse_bool(value).map_err(problem)?),
+            "block_target" => self.block_target(keys::parse_decimal(value).map_err(problem)?),
+            other => return Err(Error::Config(format!("setting `{other}` cannot be changed at run time"))),
+        })
+    }
+}

@@ -1,0 +1,120 @@
+//! The check at the start of a crawl: the setters cannot fail, so every mistake is found
+//! here and reported together.
+
+use super::Config;
+use crate::error::Error;
+
+impl Config {
+    /// Check every setting; all mistakes are reported together.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] naming each bad setting and what to write instead.
+    pub fn validate(&self) -> Result<(), Error> {
+        let mut problems = self.invalid.clone();
+        if self.concurrency == 0 {
+            problems.push("concurrency = 0 admits nothing; write at least 1".to_owned());
+        }
+        if self.per_host == 0 {
+            problems.push("per_host = 0 admits nothing; write at least 1".to_owned());
+        }
+        if self.parse_threads == 0 {
+            problems.push("parse_threads = 0 parses nothing; write at least 1".to_owned());
+        }
+        if let Some(rate) = &self.rate {
+            if rate.requests().is_none() {
+                problems.push("a rate of 0 admits nothing; write at least 1, or no rate".to_owned());
+            }
+        }
+        if self.delay.min() > self.delay.max() {
+            problems.push(format!(
+                "delay range {:?}..{:?} is reversed; write the smaller bound first",
+                self.delay.min(),
+                self.delay.max()
+            ));
+        }
+        if self.backoff.base > self.backoff.cap {
+            problems.push("backoff base is above its cap; write base <= cap".to_owned());
+        }
+        if self.timeout.is_zero() {
+            problems.push("timeout = 0 fails every request; write a positive duration".to_owned());
+        }
+        for url in &self.start_urls {
+            match url::Url::parse(url) {
+                Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => {}
+                Ok(_) => problems.push(format!("start URL {url:?} is not http or https")),
+                Err(e) => problems.push(format!(
+                    "start URL {url:?} does not parse ({e}); write an absolute URL such as \"https://example.com/\""
+                )),
+            }
+        }
+        for (name, value) in &self.headers {
+            if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err()
+                || reqwest::header::HeaderValue::from_str(value).is_err()
+            {
+                problems.push(format!("header {name:?} is not a valid HTTP header"));
+            }
+        }
+        if reqwest::header::HeaderValue::from_str(&self.user_agent).is_err() {
+            problems.push("user_agent is not a valid header value".to_owned());
+        }
+        problems.extend(self.proxy_problems());
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Config(problems.join("; ")))
+        }
+    }
+
+    /// Mistakes in the proxy settings; a route's environment variables are read here, so
+    /// a missing one is reported before any request.
+    fn proxy_problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if let Some(geo) = &self.geo {
+            problems.extend(spider_settings::parse_country(geo).err());
+        }
+        for (pattern, country) in &self.geo_rules {
+            problems.extend(spider_settings::parse_geo_rule(&format!("{pattern}={country}")).err());
+        }
+        problems.extend(spider_settings::check_user_template(&self.proxy_user_template).err());
+        for (key, amount) in
+            [("proxy_price_per_gb", Some(self.proxy_price_per_gb)), ("proxy_budget", self.proxy_budget)]
+        {
+            if amount.is_some_and(|n| !n.is_finite() || n < 0.0) {
+                problems.push(format!("{key} must be a non-negative number"));
+            }
+        }
+        if self.proxy_budget.is_some_and(|budget| budget <= 0.0) {
+            problems
+                .push("proxy_budget = 0 admits nothing; write a positive amount, or no budget".to_owned());
+        }
+        if self.proxy_budget.is_some() && self.proxy_price_per_gb <= 0.0 {
+            problems.push("proxy_budget needs proxy_price_per_gb to turn bytes into spend".to_owned());
+        }
+        if self.block_markers.iter().any(String::is_empty) {
+            problems.push("an empty block marker matches every page; remove it".to_owned());
+        }
+        if let Some(addr) = &self.metrics {
+            if addr.parse::<std::net::SocketAddr>().is_err() {
+                problems
+                    .push(format!("metrics = {addr:?} is not an address; write one such as 127.0.0.1:9898"));
+            }
+        }
+        if !(self.block_target > 0.0 && self.block_target < 1.0) {
+            problems.push(format!(
+                "block_target = {} is not a fraction; write one between 0 and 1, such as 0.05",
+                self.block_target
+            ));
+        }
+        if self.sticky && !self.proxy_user_template.contains("{session}") {
+            problems.push(format!(
+                "sticky = true, but proxy_user_template {:?} has no {{session}} to pin the exit with",
+                self.proxy_user_template
+            ));
+        }
+        if let Err(error) = crate::proxy::Router::new(self) {
+            problems.push(error.to_string().trim_start_matches("configuration error: ").to_owned());
+        }
+        problems
+    }
+}
