@@ -59,7 +59,7 @@ fn main() -> ExitCode {
             eprintln!("frontier_memory: {url} does not parse");
             return ExitCode::FAILURE;
         };
-        if !matches!(frontier.enqueue(request), Enqueued::Accepted(_)) {
+        if !matches!(frontier.enqueue(request), Ok(Enqueued::Accepted(_))) {
             eprintln!("frontier_memory: {url} was not accepted");
             return ExitCode::FAILURE;
         }
@@ -67,7 +67,7 @@ fn main() -> ExitCode {
     let queued = live_bytes() - before;
 
     let mut taken = 0_u64;
-    while let Some(request) = frontier.next(HOST) {
+    while let Ok(Some(request)) = frontier.next(HOST) {
         drop(request);
         taken += 1;
     }

@@ -2,10 +2,10 @@
 //! or, for a crate of many spiders, [`Spiders`].
 //!
 //! ```text
-//! my-spider [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--log-level LEVEL]
+//! my-spider [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--fresh] [--log-level LEVEL]
 //! my-spider probe [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! my-spiders list
-//! my-spiders crawl NAME [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--log-level LEVEL]
+//! my-spiders crawl NAME [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--fresh] [--log-level LEVEL]
 //! my-spiders probe NAME [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! ```
 //!
@@ -140,6 +140,10 @@ struct Flags {
     /// text format here while it runs, such as --metrics 127.0.0.1:9898.
     #[arg(long, value_name = "ADDR")]
     metrics: Option<String>,
+    /// With a state file (--set state=FILE), discard what it holds and start the crawl
+    /// over, instead of going on where it stopped.
+    #[arg(long)]
+    fresh: bool,
     /// Log level: error, warn, info, debug, trace (or a RUST_LOG filter).
     #[arg(long, value_name = "LEVEL", default_value = DEFAULT_LOG)]
     log_level: String,
@@ -218,6 +222,7 @@ struct Entry {
                   -o, --output FILE    write items here (.jsonl, .csv or .json)\n  \
                   --set KEY=VALUE      change a setting, such as --set rps=5\n  \
                   --metrics ADDR       serve Prometheus metrics, such as 127.0.0.1:9898\n  \
+                  --fresh              with --set state=FILE, start over instead of going on\n  \
                   --log-level LEVEL    error, warn, info, debug, trace\n\n\
                   probe NAME finds the rate to declare (probe --help):\n  \
                   --for 60s --max-requests 3000 --start-rps 1 --step 3s --set KEY=VALUE\n\n\
@@ -325,6 +330,7 @@ fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
         Some(addr) => config.metrics(addr),
         None => config,
     };
+    let config = config.fresh(flags.fresh);
     match runtime.block_on(Crawler::with_config(spider, config).run()) {
         Ok(summary) => {
             println!("{summary}");

@@ -125,6 +125,25 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A state file that cannot be used for this crawl: another spider's or another
+    /// output's, another schema version, not a state file, truncated, or in use. Found
+    /// before anything is fetched or any file is touched.
+    #[error("state file {path}: {message}")]
+    State {
+        /// The state file.
+        path: PathBuf,
+        /// What is wrong, and what to do.
+        message: String,
+    },
+    /// Reading or writing a state file or cache failed.
+    #[error("{path}: {source}")]
+    Store {
+        /// The file.
+        path: PathBuf,
+        /// SQLite's error.
+        #[source]
+        source: BoxError,
+    },
     /// Serialising an item for the exporter failed.
     #[error("exporting an item to {path}: {message}")]
     Export {
@@ -182,6 +201,7 @@ impl Error {
             Error::Config(_)
             | Error::InvalidUrl { .. }
             | Error::Selector { .. }
+            | Error::State { .. }
             | Error::ProxyAuth { .. } => 2,
             _ => 1,
         })

@@ -1,13 +1,12 @@
 //! The failures file: one JSON line per request given up, so nothing disappears silently.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::SystemTime;
 
 use serde::Serialize;
 
 use crate::error::Error;
+use crate::export::AppendFile;
 
 /// Why an attempt failed: a reason stats count by, and the detail.
 #[derive(Debug)]
@@ -38,17 +37,21 @@ struct Line<'a> {
     failed_at: String,
 }
 
-/// A buffered JSON Lines file of failures, flushed at the end of the crawl.
+/// A buffered JSON Lines file of failures, written by the dispatcher.
 pub(crate) struct FailuresFile {
-    path: PathBuf,
-    writer: BufWriter<File>,
+    file: AppendFile,
 }
 
 impl FailuresFile {
     /// Create (or empty) the file, so a stale one never outlives its crawl.
     pub(crate) fn create(path: &Path) -> Result<Self, Error> {
-        let file = File::create(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
-        Ok(FailuresFile { path: path.to_owned(), writer: BufWriter::new(file) })
+        Ok(FailuresFile { file: AppendFile::create(path)? })
+    }
+
+    /// The failures file of a stopped crawl, cut back to the length its last checkpoint
+    /// committed.
+    pub(crate) fn resume(path: &Path, len: u64) -> Result<Self, Error> {
+        Ok(FailuresFile { file: AppendFile::resume(path, len)? })
     }
 
     pub(crate) fn record(
@@ -68,12 +71,13 @@ impl FailuresFile {
             failed_at: httpdate::fmt_http_date(SystemTime::now()),
         };
         let mut bytes = serde_json::to_vec(&line)
-            .map_err(|e| Error::Export { path: self.path.clone(), message: e.to_string() })?;
+            .map_err(|e| Error::Export { path: self.file.path().to_owned(), message: e.to_string() })?;
         bytes.push(b'\n');
-        self.writer.write_all(&bytes).map_err(|source| Error::Io { path: self.path.clone(), source })
+        self.file.write_all(&bytes)
     }
 
-    pub(crate) fn finish(&mut self) -> Result<(), Error> {
-        self.writer.flush().map_err(|source| Error::Io { path: self.path.clone(), source })
+    /// Hand what was written to the operating system; returns the file's length.
+    pub(crate) fn flush(&mut self) -> Result<u64, Error> {
+        self.file.flush()
     }
 }

@@ -44,6 +44,7 @@ mod request;
 mod retry;
 mod robots;
 mod spider;
+mod state;
 mod stats;
 pub mod testing;
 mod throttle;

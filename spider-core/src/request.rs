@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use url::Url;
 
 use crate::error::Error;
+use crate::frontier::Ticket;
 
 /// One request: a URL plus everything that travels with it through the frontier.
 ///
@@ -30,16 +31,18 @@ use crate::error::Error;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Request {
-    url: Url,
-    method: Method,
-    headers: HeaderMap,
-    meta: Map<String, Value>,
-    depth: u32,
-    priority: i32,
-    session: Option<Arc<str>>,
+    pub(crate) url: Url,
+    pub(crate) method: Method,
+    pub(crate) headers: HeaderMap,
+    pub(crate) meta: Map<String, Value>,
+    pub(crate) depth: u32,
+    pub(crate) priority: i32,
+    pub(crate) session: Option<Arc<str>>,
     pub(crate) attempts: u32,
     pub(crate) last_backoff: Duration,
     pub(crate) redirects: u8,
+    /// Set by a durable frontier's `next`, until the request is finished or deferred.
+    pub(crate) ticket: Option<Ticket>,
 }
 
 impl Request {
@@ -56,6 +59,7 @@ impl Request {
             attempts: 0,
             last_backoff: Duration::ZERO,
             redirects: 0,
+            ticket: None,
         }
     }
 
@@ -179,6 +183,7 @@ impl Request {
             attempts: 0,
             last_backoff: Duration::ZERO,
             redirects: self.redirects + 1,
+            ticket: None,
         }
     }
 }

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
 
 use crate::proxy::ProxySpend;
 
@@ -26,6 +28,8 @@ pub(crate) struct Stats {
     pub(crate) too_deep: AtomicU64,
     pub(crate) robots_disallowed: AtomicU64,
     pub(crate) bytes: AtomicU64,
+    pub(crate) from_cache: AtomicU64,
+    pub(crate) revalidated: AtomicU64,
     statuses: Box<[AtomicU64]>,
     failures: Mutex<BTreeMap<&'static str, u64>>,
 }
@@ -46,6 +50,8 @@ impl Stats {
             too_deep: AtomicU64::new(0),
             robots_disallowed: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
+            from_cache: AtomicU64::new(0),
+            revalidated: AtomicU64::new(0),
             statuses: (0..600).map(|_| AtomicU64::new(0)).collect(),
             failures: Mutex::new(BTreeMap::new()),
         }
@@ -80,62 +86,162 @@ impl Stats {
         *failures.entry(reason).or_default() += 1;
     }
 
-    pub(crate) fn summary(
-        &self,
-        name: &str,
-        stopped: Option<CrawlStatus>,
-        unfinished: usize,
-        html_parses: u64,
-        proxy: Option<ProxySpend>,
-    ) -> Summary {
-        let elapsed = self.started.elapsed();
-        let pages = self.pages.load(Relaxed);
+    /// This run's counters so far.
+    pub(crate) fn counts(&self, html_parses: u64) -> Counts {
         let statuses = (0u16..)
             .zip(self.statuses.iter())
             .filter_map(|(code, n)| Some((code, n.load(Relaxed))).filter(|(_, n)| *n > 0))
             .collect();
-        let failures_by_reason = self.failures.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let failures = failures_by_reason.values().sum();
-        let status = if let Some(stopped) = stopped {
-            stopped
-        } else if failures > 0 {
-            CrawlStatus::CompleteWithFailures
-        } else {
-            CrawlStatus::Complete
-        };
-        Summary {
-            name: name.to_owned(),
-            status,
-            unfinished: unfinished as u64,
-            elapsed_secs: elapsed.as_secs_f64(),
-            pages_per_sec: per_second(pages, elapsed),
+        let failures_by_reason = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        Counts {
+            elapsed_secs: self.started.elapsed().as_secs_f64(),
             requests: self.requests.load(Relaxed),
-            pages,
+            pages: self.pages.load(Relaxed),
             items: self.items.load(Relaxed),
             html_parses,
             retries: self.retries.load(Relaxed),
             throttled: self.throttled.load(Relaxed),
             blocked: self.blocked.load(Relaxed),
-            block_rate: {
-                let answered: u64 = self.statuses.iter().map(|n| n.load(Relaxed)).sum();
-                if answered == 0 {
-                    0.0
-                } else {
-                    self.blocked.load(Relaxed) as f64 / answered as f64
-                }
-            },
-            failures,
             redirects: self.redirects.load(Relaxed),
             duplicates: self.duplicates.load(Relaxed),
             out_of_scope: self.out_of_scope.load(Relaxed),
             too_deep: self.too_deep.load(Relaxed),
             robots_disallowed: self.robots_disallowed.load(Relaxed),
             bytes: self.bytes.load(Relaxed),
+            from_cache: self.from_cache.load(Relaxed),
+            revalidated: self.revalidated.load(Relaxed),
             statuses,
-            failures_by_reason: failures_by_reason.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
-            proxy,
+            failures_by_reason: failures_by_reason.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect(),
         }
     }
+}
+
+/// A crawl's counters as plain numbers: one run's, or the sum of a state file's runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct Counts {
+    pub(crate) elapsed_secs: f64,
+    pub(crate) requests: u64,
+    pub(crate) pages: u64,
+    pub(crate) items: u64,
+    pub(crate) html_parses: u64,
+    pub(crate) retries: u64,
+    pub(crate) throttled: u64,
+    pub(crate) blocked: u64,
+    pub(crate) redirects: u64,
+    pub(crate) duplicates: u64,
+    pub(crate) out_of_scope: u64,
+    pub(crate) too_deep: u64,
+    pub(crate) robots_disallowed: u64,
+    pub(crate) bytes: u64,
+    pub(crate) from_cache: u64,
+    pub(crate) revalidated: u64,
+    pub(crate) statuses: BTreeMap<u16, u64>,
+    pub(crate) failures_by_reason: BTreeMap<String, u64>,
+}
+
+impl Counts {
+    /// Add another run's counters to these.
+    pub(crate) fn add(&mut self, other: &Counts) {
+        self.elapsed_secs += other.elapsed_secs;
+        for (mine, theirs) in [
+            (&mut self.requests, other.requests),
+            (&mut self.pages, other.pages),
+            (&mut self.items, other.items),
+            (&mut self.html_parses, other.html_parses),
+            (&mut self.retries, other.retries),
+            (&mut self.throttled, other.throttled),
+            (&mut self.blocked, other.blocked),
+            (&mut self.redirects, other.redirects),
+            (&mut self.duplicates, other.duplicates),
+            (&mut self.out_of_scope, other.out_of_scope),
+            (&mut self.too_deep, other.too_deep),
+            (&mut self.robots_disallowed, other.robots_disallowed),
+            (&mut self.bytes, other.bytes),
+            (&mut self.from_cache, other.from_cache),
+            (&mut self.revalidated, other.revalidated),
+        ] {
+            *mine += theirs;
+        }
+        for (status, n) in &other.statuses {
+            *self.statuses.entry(*status).or_default() += n;
+        }
+        for (reason, n) in &other.failures_by_reason {
+            *self.failures_by_reason.entry(reason.clone()).or_default() += n;
+        }
+    }
+
+    /// Requests given up.
+    pub(crate) fn failures(&self) -> u64 {
+        self.failures_by_reason.values().sum()
+    }
+}
+
+/// How a crawl's summary is put together: its counters over every run, and how it ended.
+pub(crate) struct Ending {
+    pub(crate) stopped: Option<CrawlStatus>,
+    pub(crate) unfinished: usize,
+    pub(crate) runs: u32,
+    pub(crate) state: Option<PathBuf>,
+    pub(crate) proxy: Option<ProxySpend>,
+}
+
+impl Summary {
+    pub(crate) fn new(name: &str, counts: Counts, ending: Ending) -> Summary {
+        let failures = counts.failures();
+        let status = match ending.stopped {
+            Some(stopped) => stopped,
+            None if failures > 0 => CrawlStatus::CompleteWithFailures,
+            None => CrawlStatus::Complete,
+        };
+        let answered: u64 = counts.statuses.values().sum();
+        Summary {
+            name: name.to_owned(),
+            status,
+            unfinished: ending.unfinished as u64,
+            runs: ending.runs,
+            state: ending.state,
+            elapsed_secs: counts.elapsed_secs,
+            pages_per_sec: if counts.elapsed_secs > 0.0 {
+                counts.pages as f64 / counts.elapsed_secs
+            } else {
+                0.0
+            },
+            requests: counts.requests,
+            pages: counts.pages,
+            items: counts.items,
+            html_parses: counts.html_parses,
+            retries: counts.retries,
+            throttled: counts.throttled,
+            blocked: counts.blocked,
+            block_rate: if answered == 0 { 0.0 } else { counts.blocked as f64 / answered as f64 },
+            failures,
+            redirects: counts.redirects,
+            duplicates: counts.duplicates,
+            out_of_scope: counts.out_of_scope,
+            too_deep: counts.too_deep,
+            robots_disallowed: counts.robots_disallowed,
+            bytes: counts.bytes,
+            from_cache: counts.from_cache,
+            revalidated: counts.revalidated,
+            statuses: counts.statuses,
+            failures_by_reason: counts.failures_by_reason,
+            proxy: ending.proxy,
+        }
+    }
+}
+
+/// A count with thousands separators: `41,203`.
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// Bytes in the unit that keeps them readable: `812 B`, `81.2 kB`, `3.4 MB`, `1.20 GB`.
@@ -146,15 +252,6 @@ fn size(bytes: u64) -> String {
         1_000..=999_999 => format!("{:.1} kB", n / 1e3),
         1_000_000..=999_999_999 => format!("{:.1} MB", n / 1e6),
         _ => format!("{:.2} GB", n / 1e9),
-    }
-}
-
-fn per_second(count: u64, elapsed: Duration) -> f64 {
-    let secs = elapsed.as_secs_f64();
-    if secs > 0.0 {
-        count as f64 / secs
-    } else {
-        0.0
     }
 }
 
@@ -171,6 +268,9 @@ pub enum CrawlStatus {
     Interrupted,
     /// The proxy spend reached `proxy_budget`: nothing more was admitted.
     BudgetReached,
+    /// The state file holds a crawl that already ran to its end, and no new start URL
+    /// arrived: nothing was fetched.
+    AlreadyComplete,
 }
 
 /// What a crawl did, printed at the end and written as the stats JSON file.
@@ -184,7 +284,13 @@ pub struct Summary {
     /// Requests still queued, deferred or in flight when an interruption or the proxy
     /// budget stopped it.
     pub unfinished: u64,
-    /// Wall-clock duration of the crawl.
+    /// The runs the crawl took: 1 without a state file; with one, every run that worked
+    /// on it, this one included. Every count below is over all of them.
+    pub runs: u32,
+    /// The state file, when the crawl keeps one: running the same command again goes on
+    /// where this run stopped.
+    pub state: Option<PathBuf>,
+    /// Wall-clock duration of the crawl, summed over its runs.
     pub elapsed_secs: f64,
     /// Pages parsed per second of wall clock.
     pub pages_per_sec: f64,
@@ -220,6 +326,10 @@ pub struct Summary {
     pub robots_disallowed: u64,
     /// Response body bytes received, after decompression.
     pub bytes: u64,
+    /// Answers taken from the HTTP cache instead of the network, revalidated ones included.
+    pub from_cache: u64,
+    /// Answers the server confirmed with 304 Not Modified, parsed from the cache.
+    pub revalidated: u64,
     /// Responses by HTTP status.
     pub statuses: BTreeMap<u16, u64>,
     /// Failures by reason.
@@ -229,8 +339,8 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// The documented exit code of a crawl that ended this way: 0 complete, 3 complete
-    /// with failures, 4 stopped at the proxy budget, 130 interrupted. ([`Error::exit_code`](crate::Error::exit_code)
+    /// The documented exit code of a crawl that ended this way: 0 complete (or already
+    /// complete), 3 complete with failures, 4 stopped at the proxy budget, 130 interrupted. ([`Error::exit_code`](crate::Error::exit_code)
     /// gives 2 for a configuration error and 1 for any other error.)
     ///
     /// # Examples
@@ -245,7 +355,7 @@ impl Summary {
     /// ```
     pub fn exit_code(&self) -> std::process::ExitCode {
         std::process::ExitCode::from(match self.status {
-            CrawlStatus::Complete => 0,
+            CrawlStatus::Complete | CrawlStatus::AlreadyComplete => 0,
             CrawlStatus::CompleteWithFailures => 3,
             CrawlStatus::BudgetReached => 4,
             CrawlStatus::Interrupted => 130,
@@ -255,19 +365,45 @@ impl Summary {
 
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let runs = match self.runs {
+            0 | 1 => String::new(),
+            n => format!(" over {n} runs"),
+        };
+        if self.status == CrawlStatus::AlreadyComplete {
+            return write!(
+                f,
+                "{}: already complete: {} pages, {} items{runs}; nothing fetched (--fresh starts over)",
+                self.name,
+                thousands(self.pages),
+                thousands(self.items),
+            );
+        }
         writeln!(
             f,
-            "{}: {} pages, {} items in {:.2} s ({:.1} pages/s)",
+            "{}: {} pages, {} items in {:.2} s ({:.1} pages/s){runs}",
             self.name, self.pages, self.items, self.elapsed_secs, self.pages_per_sec
         )?;
         match self.status {
+            CrawlStatus::Interrupted if self.state.is_some() => writeln!(
+                f,
+                "  paused: {} pages done, {} queued; run the same command to go on",
+                thousands(self.pages),
+                thousands(self.unfinished)
+            )?,
             CrawlStatus::Interrupted => {
                 writeln!(f, "  interrupted: {} requests left unfinished", self.unfinished)?;
             }
             CrawlStatus::BudgetReached => {
                 writeln!(f, "  proxy budget reached: {} requests left unfinished", self.unfinished)?;
             }
-            CrawlStatus::Complete | CrawlStatus::CompleteWithFailures => {}
+            CrawlStatus::Complete | CrawlStatus::CompleteWithFailures | CrawlStatus::AlreadyComplete => {}
+        }
+        if self.from_cache > 0 {
+            writeln!(
+                f,
+                "  from the cache: {} answers ({} revalidated with 304)",
+                self.from_cache, self.revalidated
+            )?;
         }
         writeln!(
             f,

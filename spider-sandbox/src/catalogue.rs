@@ -52,6 +52,6 @@ pub(crate) fn book(id: usize) -> Book {
     );
     let pence = 500 + (id * 7919) % 5000;
     let availability =
-        if id % 7 == 0 { "Out of stock".to_owned() } else { format!("In stock ({} available)", 1 + id % 20) };
+        if id.is_multiple_of(7) { "Out of stock".to_owned() } else { format!("In stock ({} available)", 1 + id % 20) };
     Book { id, title, price: format!("£{}.{:02}", pence / 100, pence % 100), availability }
 }

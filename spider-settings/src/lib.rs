@@ -90,6 +90,11 @@ pub const KEYS: &[Key] = &[
     key("parse_threads", Kind::Positive, "threads of the HTML parse pool (default: the number of CPUs)"),
     key("output", Kind::Text, "items file; .jsonl, .csv or .json (default: none)"),
     key(
+        "state",
+        Kind::Text,
+        "a state file (SQLite) that keeps the crawl across Ctrl-C, crashes and kill -9; the same command goes on where it stopped (default: none)",
+    ),
+    key(
         "proxy",
         Kind::Proxy,
         "how requests leave: `direct`, `env:VAR` (a gateway URL held in VAR) or a gateway URL; `,` makes a pool, `>` tiers escalated from cheapest on blocks (default: direct)",
@@ -130,6 +135,17 @@ pub const KEYS: &[Key] = &[
         "text that marks an answer as a block even with 200, such as a captcha's `g-recaptcha` (default: none)",
     ),
     key("ca_cert", Kind::Text, "a PEM certificate file to trust besides the built-in roots (default: none)"),
+    key(
+        "cache",
+        Kind::Text,
+        "an HTTP cache file (SQLite): answers are kept and later runs are answered from it without the network (default: none)",
+    ),
+    key("cache_ttl", Kind::Duration, "cached answers older than this are fetched again (default: never expire)"),
+    key(
+        "revalidate",
+        Kind::Bool,
+        "ask the server with If-None-Match / If-Modified-Since before using a cached answer; a 304 is parsed from the cache (default false)",
+    ),
     Key {
         name: "follow",
         kind: Kind::Selector,

@@ -49,6 +49,19 @@ impl std::fmt::Display for Config {
             let budget = self.proxy_budget.map_or("none".to_owned(), |b| format!("{b}"));
             writeln!(f, "  proxy_price_per_gb = {} · proxy_budget = {budget}", self.proxy_price_per_gb)?;
         }
-        write!(f, "  output = {}", path(&self.output))
+        write!(f, "  output = {}", path(&self.output))?;
+        if let Some(state) = &self.state {
+            write!(f, " · state = {}{}", state.display(), if self.fresh { " (fresh)" } else { "" })?;
+        }
+        if let Some(cache) = &self.cache {
+            let ttl = self.cache_ttl.map_or("none".to_owned(), |ttl| format!("{ttl:?}"));
+            write!(
+                f,
+                " · cache = {} · cache_ttl = {ttl} · revalidate = {}",
+                cache.display(),
+                self.revalidate
+            )?;
+        }
+        Ok(())
     }
 }

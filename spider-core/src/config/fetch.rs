@@ -1,5 +1,6 @@
 //! Setters for the fetch and its verdict: the client's recipe (timeout, user agent,
-//! headers, extra root certificate), robots.txt, redirects, the body cap and block markers.
+//! headers, extra root certificate), robots.txt, redirects, the body cap, block markers,
+//! and the HTTP cache answered from before the network.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -76,6 +77,45 @@ impl Config {
     #[must_use]
     pub fn block_marker(mut self, text: impl Into<String>) -> Self {
         self.block_markers.push(text.into());
+        self
+    }
+
+    /// Keep every answer (status, headers, body) in this cache file (one SQLite file,
+    /// bodies compressed), keyed by the request's fingerprint, and answer later runs from
+    /// it without touching the network: a spider's `parse` can be reworked against a site
+    /// fetched once. Blocked answers and failures are never cached (default: none).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let config = spider_core::Config::new("shop")
+    ///     .cache(".spiderling/cache")
+    ///     .cache_ttl(Duration::from_secs(24 * 3600));
+    /// assert!(config.validate().is_ok());
+    /// ```
+    #[must_use]
+    pub fn cache(mut self, path: impl Into<PathBuf>) -> Self {
+        self.cache = Some(path.into());
+        self
+    }
+
+    /// Answers older than this are not taken from the [`cache`](Self::cache): they are
+    /// fetched again and replace the old ones (default: none, cached answers never expire).
+    #[must_use]
+    pub fn cache_ttl(mut self, ttl: Duration) -> Self {
+        self.cache_ttl = Some(ttl);
+        self
+    }
+
+    /// Ask the server whether each cached answer still holds before using it, for
+    /// recrawls: an answer with an `ETag` or `Last-Modified` is asked for with
+    /// `If-None-Match` / `If-Modified-Since`, and a `304 Not Modified` is parsed from the
+    /// cache; one without them is fetched again (default false).
+    #[must_use]
+    pub fn revalidate(mut self, revalidate: bool) -> Self {
+        self.revalidate = revalidate;
         self
     }
 }

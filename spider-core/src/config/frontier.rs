@@ -1,5 +1,7 @@
 //! Setters for what the frontier takes in: where the crawl starts, which domains it stays
-//! on, how deep it goes.
+//! on, how deep it goes; and where it lives, in memory or in a state file.
+
+use std::path::PathBuf;
 
 use super::Config;
 
@@ -23,6 +25,33 @@ impl Config {
     #[must_use]
     pub fn max_depth(mut self, depth: u32) -> Self {
         self.max_depth = Some(depth);
+        self
+    }
+
+    /// Keep the crawl in this state file (one SQLite file), so that it survives Ctrl-C, a
+    /// crash or `kill -9`: running the same crawl again goes on where it stopped, and the
+    /// output holds every page's items exactly once. The frontier and the seen-set live in
+    /// the file, not in memory. A file made by another spider, for another output file or
+    /// by another schema version is refused before anything is fetched (default: none, the
+    /// crawl lives in memory).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("shop").output("shop.jsonl").state("shop.state");
+    /// assert!(config.validate().is_ok());
+    /// ```
+    #[must_use]
+    pub fn state(mut self, path: impl Into<PathBuf>) -> Self {
+        self.state = Some(path.into());
+        self
+    }
+
+    /// With a [`state`](Self::state) file, delete what it holds and start the crawl over,
+    /// saying what was discarded (default false: go on where it stopped).
+    #[must_use]
+    pub fn fresh(mut self, fresh: bool) -> Self {
+        self.fresh = fresh;
         self
     }
 }

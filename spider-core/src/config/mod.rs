@@ -9,13 +9,14 @@
 
 // `Config::new` and `Default`: every default in one place
 mod defaults;
-// start URLs, allowed domains, depth
+// start URLs, allowed domains, depth, the state file
 mod frontier;
 // slots, rate ceiling, pauses, profiles, adaptive mode
 mod admission;
 // retries, retry statuses, backoff
 mod retry;
-// timeout, user agent, headers, robots.txt, redirects, body cap, CA certificate, block markers
+// timeout, user agent, headers, robots.txt, redirects, body cap, CA certificate, block markers,
+// the HTTP cache
 mod fetch;
 // route tiers, exit country, sticky sessions, gateway username, proxy spend
 mod proxy;
@@ -78,6 +79,11 @@ pub struct Config {
     pub(crate) output: Option<PathBuf>,
     pub(crate) stats: Option<PathBuf>,
     pub(crate) failures: Option<PathBuf>,
+    pub(crate) state: Option<PathBuf>,
+    pub(crate) fresh: bool,
+    pub(crate) cache: Option<PathBuf>,
+    pub(crate) cache_ttl: Option<Duration>,
+    pub(crate) revalidate: bool,
     pub(crate) grace: Duration,
     pub(crate) handle_signals: bool,
     pub(crate) proxy: Option<RouteSpec>,

@@ -70,6 +70,10 @@ impl Config {
             "obey_robots" => self.obey_robots(keys::parse_bool(value).map_err(problem)?),
             "parse_threads" => self.parse_threads(size(true)?),
             "output" => self.output(value),
+            "state" => self.state(value),
+            "cache" => self.cache(value),
+            "cache_ttl" => self.cache_ttl(keys::parse_duration(value).map_err(problem)?),
+            "revalidate" => self.revalidate(keys::parse_bool(value).map_err(problem)?),
             "proxy" => {
                 spider_settings::parse_proxy(value, false).map_err(problem)?;
                 self.proxy(value)

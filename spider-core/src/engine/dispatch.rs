@@ -17,18 +17,19 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::task::{crawl_page, fetch_robots};
-use super::{Done, HostId, Job, Outcome, Report, Shared};
+use super::{Done, Files, HostId, Job, Outcome, Report, Shared};
 use crate::classify::Trouble;
 use crate::config::Config;
 use crate::error::Error;
-use crate::failures::{Failure, FailuresFile};
-use crate::frontier::{Enqueued, Frontier, HostKey};
+use crate::export::Encoded;
+use crate::failures::Failure;
+use crate::frontier::{Checkpoint, Enqueued, HostKey, Journal, RobotsMemo, RunEnd, Ticket};
 use crate::gauge::{Latencies, Live, Window, WINDOW};
 use crate::request::Request;
 use crate::retry::Backoff;
 use crate::robots::{self, RobotsRules};
 use crate::spider::Spider;
-use crate::stats::Stats;
+use crate::stats::{CrawlStatus, Stats};
 use crate::throttle::adaptive::{self, Controller, Target};
 use crate::throttle::{DelayRange, HostSlots, RateGate, SlotState};
 
@@ -67,7 +68,13 @@ pub(super) struct Host {
 
 pub(super) struct Dispatcher<S: Spider> {
     shared: Arc<Shared<S>>,
-    frontier: Box<dyn Frontier>,
+    frontier: Box<dyn Journal>,
+    /// The output and failures files, written only here, in the order requests finish.
+    files: Files,
+    /// Requests finished since the last checkpoint.
+    unsaved: bool,
+    /// Requests cut short at shutdown and left in the state file for the next run.
+    left: usize,
     hosts: Vec<Host>,
     host_ids: HashMap<HostKey, HostId>,
     ready: VecDeque<HostId>,
@@ -86,7 +93,6 @@ pub(super) struct Dispatcher<S: Spider> {
     tasks: JoinSet<()>,
     done_tx: mpsc::UnboundedSender<Done>,
     done_rx: mpsc::UnboundedReceiver<Done>,
-    failures: Option<FailuresFile>,
     /// Ctrl-C or SIGTERM: the first drains, the second aborts.
     stop_rx: mpsc::UnboundedReceiver<()>,
     /// Set by the first stop signal: admit nothing; abandon what is in flight then.
@@ -108,16 +114,20 @@ pub(super) struct Dispatcher<S: Spider> {
 impl<S: Spider> Dispatcher<S> {
     pub(super) fn new(
         config: &Config,
-        frontier: Box<dyn Frontier>,
+        frontier: Box<dyn Journal>,
         shared: Arc<Shared<S>>,
-        failures: Option<FailuresFile>,
+        files: Files,
         stop_rx: mpsc::UnboundedReceiver<()>,
         live: watch::Sender<Live>,
     ) -> Self {
         let (done_tx, done_rx) = mpsc::unbounded_channel();
-        Dispatcher {
+        let mut dispatcher = Dispatcher {
             shared,
             frontier,
+            files,
+            // The seeds, or an earlier run's queue put back: committed before any launch.
+            unsaved: true,
+            left: 0,
             hosts: Vec::new(),
             host_ids: HashMap::new(),
             ready: VecDeque::new(),
@@ -135,7 +145,6 @@ impl<S: Spider> Dispatcher<S> {
             tasks: JoinSet::new(),
             done_tx,
             done_rx,
-            failures,
             stop_rx,
             draining_until: None,
             grace: config.grace,
@@ -150,7 +159,12 @@ impl<S: Spider> Dispatcher<S> {
             live,
             next_tick: Instant::now() + adaptive::STEP,
             fatal: None,
+        };
+        let now = Instant::now();
+        for key in dispatcher.frontier.hosts() {
+            dispatcher.ready_host(key, now);
         }
+        dispatcher
     }
 
     /// Run until idle, or until a stop signal's grace runs out.
@@ -158,10 +172,14 @@ impl<S: Spider> Dispatcher<S> {
         loop {
             let now = Instant::now();
             while self.tasks.try_join_next().is_some() {}
-            for key in self.frontier.release_due(now) {
-                if let Some(&id) = self.host_ids.get(&key) {
-                    self.mark_ready(id);
-                }
+            if self.unsaved {
+                // Before anything new is launched, so that a crash fetches again at most
+                // what was in flight.
+                self.checkpoint(None);
+            }
+            let released = self.frontier.release_due(now);
+            for key in self.ok(released).unwrap_or_default() {
+                self.ready_host(key, now);
             }
             while let Some(&Reverse((due, id))) = self.timers.peek() {
                 if due > now {
@@ -247,11 +265,74 @@ impl<S: Spider> Dispatcher<S> {
     fn end(mut self) -> End {
         self.publish(Instant::now());
         let interrupted = self.draining_until.is_some();
-        let unfinished = self.frontier.len() + self.in_flight + usize::from(self.held.is_some());
-        if let Some(Err(error)) = self.failures.as_mut().map(FailuresFile::finish) {
+        let unfinished = self.frontier.len() + self.in_flight + usize::from(self.held.is_some()) + self.left;
+        let ended = if self.fatal.is_some() {
+            RunEnd::Failed
+        } else if interrupted {
+            RunEnd::Finished(CrawlStatus::Interrupted)
+        } else if self.budget_reached {
+            RunEnd::Finished(CrawlStatus::BudgetReached)
+        } else if self.shared.stats.failure_count() > 0 {
+            RunEnd::Finished(CrawlStatus::CompleteWithFailures)
+        } else {
+            RunEnd::Finished(CrawlStatus::Complete)
+        };
+        self.checkpoint(Some(ended));
+        // After the last checkpoint: a JSON array's closing bracket is not committed, so a
+        // resumed crawl cuts it off and goes on.
+        if let Some(Err(error)) = self.files.sink.as_mut().map(|sink| sink.finish()) {
+            self.fatal.get_or_insert(error);
+        }
+        if let Some(Err(error)) = self.files.failures.as_mut().map(|file| file.flush()) {
             self.fatal.get_or_insert(error);
         }
         End { error: self.fatal, interrupted, budget_reached: self.budget_reached, unfinished }
+    }
+
+    /// Commit what this run did since the last checkpoint, with a state file: flush the
+    /// files to the operating system, then commit the frontier's changes together with
+    /// their lengths. Without one, the files are flushed when the crawl ends.
+    fn checkpoint(&mut self, ended: Option<RunEnd>) {
+        self.unsaved = false;
+        if !self.frontier.is_durable() {
+            return;
+        }
+        let output = self.files.sink.as_mut().map(|sink| sink.flush()).transpose();
+        let failures = self.files.failures.as_mut().map(|file| file.flush()).transpose();
+        let (output, failures) = match (output, failures) {
+            (Ok(output), Ok(failures)) => (output, failures),
+            (Err(error), _) | (_, Err(error)) => {
+                // Nothing is committed past what the files hold.
+                self.fail(error);
+                return;
+            }
+        };
+        let counts = self.shared.stats.counts(self.shared.pool.html_parses());
+        let checkpoint = Checkpoint { output, failures, counts: &counts, ended };
+        if let Err(error) = self.frontier.checkpoint(&checkpoint) {
+            self.fail(error);
+        }
+    }
+
+    /// Stop admitting: the first error of the crawl is the one it ends with.
+    fn fail(&mut self, error: Error) {
+        if self.fatal.is_none() {
+            tracing::error!(%error, "stopping: no new requests are admitted");
+            self.fatal = Some(error);
+        }
+    }
+
+    /// The value of a frontier call, or `None` after stopping the crawl on its error.
+    fn ok<T>(&mut self, result: Result<T, Error>) -> Option<T> {
+        result.map_err(|error| self.fail(error)).ok()
+    }
+
+    /// The frontier is done with the request of `ticket`.
+    fn finish(&mut self, ticket: Option<Ticket>) {
+        if let Some(ticket) = ticket {
+            let finished = self.frontier.finish(ticket);
+            self.ok(finished);
+        }
     }
 
     /// Launch requests while admission allows; returns the wait for the next rate token
@@ -293,8 +374,11 @@ impl<S: Spider> Dispatcher<S> {
     /// The next request of the first ready host, round-robin. Holds nothing: the host's
     /// slot is taken only at launch.
     fn next_job(&mut self, now: Instant) -> Option<(HostId, Job)> {
-        // Requests of hosts whose robots.txt could not be had: given up, with the reason.
+        // Requests of hosts whose robots.txt could not be had: given up, with the reason;
+        // and those robots.txt disallows: finished unfetched.
         let mut unreachable = Vec::new();
+        let mut disallowed = Vec::new();
+        let mut failed = None;
         while let Some(id) = self.ready.pop_front() {
             let host = &mut self.hosts[id];
             host.in_ready_queue = false;
@@ -321,7 +405,8 @@ impl<S: Spider> Dispatcher<S> {
                         }
                         None => {
                             host.robots = RobotsState::Known(RobotsRules::AllowAll);
-                            self.frontier.next(&host.key).map(Job::Page)
+                            let next = self.frontier.next(&host.key);
+                            self.ok(next).flatten().map(Job::Page)
                         }
                     }
                 }
@@ -335,21 +420,33 @@ impl<S: Spider> Dispatcher<S> {
                 RobotsState::Fetching => None,
                 RobotsState::Known(rules) => loop {
                     match self.frontier.next(&host.key) {
-                        Some(request) if !rules.allows(request.url()) => {
+                        Ok(Some(request)) if !rules.allows(request.url()) => {
                             if let RobotsRules::Unavailable(reason) = rules {
                                 unreachable.push((request, reason.clone()));
                             } else {
                                 tracing::debug!(url = %request.url(), "disallowed by robots.txt");
                                 Stats::add(&self.shared.stats.robots_disallowed, 1);
+                                disallowed.push(request.ticket);
                             }
                         }
-                        next => break next.map(Job::Page),
+                        Ok(next) => break next.map(Job::Page),
+                        Err(error) => {
+                            failed = Some(error);
+                            break None;
+                        }
                     }
                 },
             };
+            if let Some(error) = failed.take() {
+                self.fail(error);
+            }
+            for ticket in disallowed.drain(..) {
+                self.finish(ticket);
+            }
             for (request, reason) in unreachable.drain(..) {
                 let failure = Failure { reason: "robots.txt unavailable", status: None, error: Some(reason) };
                 self.give_up(request.url(), request.method(), request.attempts + 1, &failure);
+                self.finish(request.ticket);
             }
             if let Some(job) = job {
                 self.mark_ready(id);
@@ -363,7 +460,10 @@ impl<S: Spider> Dispatcher<S> {
     fn put_back(&mut self, id: HostId, job: Job) {
         match job {
             Job::Robots(request) => self.hosts[id].robots = RobotsState::Redirected(Box::new(request)),
-            Job::Page(request) => self.frontier.defer(request, Instant::now()),
+            Job::Page(request) => {
+                let deferred = self.frontier.defer(request, Instant::now());
+                self.ok(deferred);
+            }
         }
         self.mark_ready(id);
     }
@@ -376,6 +476,7 @@ impl<S: Spider> Dispatcher<S> {
         let report = Report {
             host: id,
             robots: matches!(job, Job::Robots(_)),
+            ticket: request.ticket,
             url: request.url().clone(),
             method: request.method().clone(),
             attempts: request.attempts,
@@ -395,6 +496,8 @@ impl<S: Spider> Dispatcher<S> {
 
     fn on_done(&mut self, done: Done, now: Instant) {
         self.in_flight -= 1;
+        self.unsaved = true;
+        let ticket = done.ticket;
         let id = done.host;
         let host = &mut self.hosts[id];
         let pause = self.delay.sample(host.crawl_delay, &mut self.rng);
@@ -404,28 +507,27 @@ impl<S: Spider> Dispatcher<S> {
         }
         let host = &mut self.hosts[id];
         match done.outcome {
-            Outcome::Parsed { follows, failed } => {
+            Outcome::Parsed { items, follows, failed } => {
+                self.write_items(&items);
+                Stats::add(&self.shared.stats.pages, 1);
                 for request in follows {
                     self.enqueue(request, now);
                 }
                 if let Some((url, method, attempts, failure)) = failed {
                     self.give_up(&url, &method, attempts, &failure);
                 }
+                self.finish(ticket);
             }
             Outcome::Redirect(request) => {
                 Stats::add(&self.shared.stats.redirects, 1);
                 self.enqueue(request, now);
+                self.finish(ticket);
             }
-            Outcome::Robots(rules) => {
-                if let Some(delay) = rules.crawl_delay() {
-                    tracing::info!(host = %host.key, ?delay, "robots.txt sets a Crawl-delay: one slot, paused at least that long");
-                    host.crawl_delay = delay;
-                    host.controller = None;
-                    host.slots.set_rate(None);
-                    host.slots.set_limit(1, now);
-                    host.slots.pause_until(now + delay);
-                }
-                host.robots = RobotsState::Known(rules);
+            Outcome::Robots(rules, memo) => {
+                let key = host.key.clone();
+                let remembered = self.frontier.remember_robots(&key, &memo);
+                self.ok(remembered);
+                self.learn_robots(id, rules, now);
             }
             Outcome::RobotsRedirect(next) => host.robots = RobotsState::Redirected(Box::new(next)),
             Outcome::RobotsUnavailable(_) if host.robots_attempts < self.retries => {
@@ -437,20 +539,54 @@ impl<S: Spider> Dispatcher<S> {
             }
             Outcome::RobotsUnavailable(reason) => {
                 tracing::warn!(host = %host.key, %reason, "robots.txt unavailable: nothing on this host is fetched (RFC 9309)");
-                host.robots = RobotsState::Known(RobotsRules::Unavailable(reason));
+                let key = host.key.clone();
+                let remembered =
+                    self.frontier.remember_robots(&key, &RobotsMemo::Unavailable(reason.clone()));
+                self.ok(remembered);
+                self.hosts[id].robots = RobotsState::Known(RobotsRules::Unavailable(reason));
             }
             Outcome::Trouble { request, trouble, retry_after, failure } => {
                 self.retry_or_give_up(id, request, trouble, retry_after, &failure, now);
             }
             Outcome::Failed { url, method, attempts, failure } => {
                 self.give_up(&url, &method, attempts, &failure);
+                self.finish(ticket);
             }
-            Outcome::Fatal(error) => {
-                tracing::error!(%error, "stopping: no new requests are admitted");
-                self.fatal.get_or_insert(error);
+            // Left in flight in the state file, which queues it again on resume.
+            Outcome::Interrupted { .. } if self.frontier.is_durable() => self.left += 1,
+            Outcome::Interrupted { url, method, attempts } => {
+                let failure = Failure { reason: "interrupted", status: None, error: None };
+                self.give_up(&url, &method, attempts, &failure);
             }
+            // Not finished: with a state file, a resumed crawl fetches it again.
+            Outcome::Fatal(error) => self.fail(error),
         }
         self.mark_ready(id);
+    }
+
+    /// Obey a host's robots.txt, its Crawl-delay included.
+    fn learn_robots(&mut self, id: HostId, rules: RobotsRules, now: Instant) {
+        let host = &mut self.hosts[id];
+        if let Some(delay) = rules.crawl_delay() {
+            tracing::info!(host = %host.key, ?delay, "robots.txt sets a Crawl-delay: one slot, paused at least that long");
+            host.crawl_delay = delay;
+            host.controller = None;
+            host.slots.set_rate(None);
+            host.slots.set_limit(1, now);
+            host.slots.pause_until(now + delay);
+        }
+        host.robots = RobotsState::Known(rules);
+    }
+
+    /// Append a page's items to the output file, and count them.
+    fn write_items(&mut self, items: &Encoded) {
+        if let Some(sink) = self.files.sink.as_mut() {
+            if let Err(error) = sink.write(items) {
+                self.fail(error);
+                return;
+            }
+        }
+        Stats::add(&self.shared.stats.items, items.count);
     }
 
     /// Defer the request for a jittered backoff (holding no slot), or give it up when
@@ -475,6 +611,7 @@ impl<S: Spider> Dispatcher<S> {
         if request.attempts >= self.retries {
             let attempts = request.attempts + 1;
             self.give_up(request.url(), request.method(), attempts, failure);
+            self.finish(request.ticket);
             return;
         }
         let stats = &self.shared.stats;
@@ -482,38 +619,54 @@ impl<S: Spider> Dispatcher<S> {
         request.last_backoff = wait;
         tracing::debug!(url = %request.url(), reason = failure.reason, ?wait, attempt = request.attempts, "retrying");
         Stats::add(&stats.retries, 1);
-        self.frontier.defer(request, now + wait);
+        let deferred = self.frontier.defer(request, now + wait);
+        self.ok(deferred);
     }
 
-    /// Count a request given up, and write it to the failures file.
+    /// Count a request given up, write it to the failures file and the state file.
     fn give_up(&mut self, url: &Url, method: &Method, attempts: u32, failure: &Failure) {
         tracing::warn!(%url, reason = failure.reason, status = ?failure.status, error = ?failure.error, attempts, "giving up");
         self.shared.stats.failure(failure.reason);
-        if let Some(file) = self.failures.as_mut() {
+        if let Some(file) = self.files.failures.as_mut() {
             if let Err(error) = file.record(url.as_str(), method.as_str(), attempts, failure) {
-                self.fatal.get_or_insert(error);
+                self.fail(error);
             }
+        }
+        let recorded = self.frontier.record_failure(url, method, attempts, failure);
+        self.ok(recorded);
+    }
+
+    fn enqueue(&mut self, request: Request, now: Instant) {
+        let enqueued = self.frontier.enqueue(request);
+        let enqueued = self.ok(enqueued);
+        let stats = &self.shared.stats;
+        match enqueued {
+            Some(Enqueued::Accepted(key)) => self.ready_host(key, now),
+            Some(Enqueued::Duplicate) => Stats::add(&stats.duplicates, 1),
+            Some(Enqueued::OutOfScope) => Stats::add(&stats.out_of_scope, 1),
+            Some(Enqueued::TooDeep) => Stats::add(&stats.too_deep, 1),
+            None => {}
         }
     }
 
-    pub(super) fn enqueue(&mut self, request: Request, now: Instant) {
-        let stats = &self.shared.stats;
-        match self.frontier.enqueue(request) {
-            Enqueued::Accepted(key) => {
-                let id = match self.host_ids.get(&key) {
-                    Some(&id) => id,
-                    None => self.add_host(key, now),
-                };
-                self.mark_ready(id);
-            }
-            Enqueued::Duplicate => Stats::add(&stats.duplicates, 1),
-            Enqueued::OutOfScope => Stats::add(&stats.out_of_scope, 1),
-            Enqueued::TooDeep => Stats::add(&stats.too_deep, 1),
-        }
+    /// Put the host of `key` in the ready queue, meeting it first if new.
+    fn ready_host(&mut self, key: HostKey, now: Instant) {
+        let id = match self.host_ids.get(&key) {
+            Some(&id) => id,
+            None => self.add_host(key, now),
+        };
+        self.mark_ready(id);
     }
 
     fn add_host(&mut self, key: HostKey, now: Instant) -> HostId {
         let id = self.hosts.len();
+        // What robots.txt said in an earlier run, if the state file has it.
+        let memo = if self.obey_robots {
+            let memo = self.frontier.robots(&key);
+            self.ok(memo).flatten()
+        } else {
+            None
+        };
         let robots =
             if self.obey_robots { RobotsState::Unknown } else { RobotsState::Known(RobotsRules::AllowAll) };
         self.hosts.push(Host {
@@ -537,6 +690,16 @@ impl<S: Spider> Dispatcher<S> {
             host.controller = Some(controller);
         }
         self.host_ids.insert(key, id);
+        match memo {
+            Some(RobotsMemo::Answer { status, body }) => {
+                let rules = RobotsRules::from_answer(status, &body, &self.shared.robots_token);
+                self.learn_robots(id, rules, now);
+            }
+            Some(RobotsMemo::Unavailable(reason)) => {
+                self.hosts[id].robots = RobotsState::Known(RobotsRules::Unavailable(reason));
+            }
+            None => {}
+        }
         id
     }
 

@@ -21,7 +21,7 @@ mod dispatch;
 mod task;
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Method;
@@ -35,17 +35,18 @@ use crate::block::BlockRules;
 use crate::classify::Trouble;
 use crate::config::Config;
 use crate::error::Error;
-use crate::export::{self, Exporter};
+use crate::export::{Committed, Encoded, Encoder, Sink};
 use crate::failures::{Failure, FailuresFile};
 use crate::fetch::Fetcher;
-use crate::frontier::MemoryFrontier;
+use crate::frontier::{Enqueued, Journal, MemoryFrontier, RobotsMemo, Ticket};
 use crate::gauge::Live;
 use crate::parse::ParsePool;
 use crate::proxy::Router;
 use crate::request::Request;
 use crate::robots::RobotsRules;
 use crate::spider::Spider;
-use crate::stats::{CrawlStatus, Stats, Summary};
+use crate::state;
+use crate::stats::{Counts, CrawlStatus, Ending, Stats, Summary};
 
 /// Runs a spider to the end.
 ///
@@ -113,24 +114,53 @@ impl<S: Spider> Crawler<S> {
         let Crawler { spider, config, live } = self;
         config.validate()?;
         let start = config.start_requests()?;
+        let stats = Stats::new();
+        // The state file first: one that is not this crawl's is refused before anything is
+        // fetched or any file is touched.
+        let resumed =
+            config.state.as_deref().map(|path| state::open(path, &config, config.fresh)).transpose()?;
+        let (mut frontier, earlier) = match resumed {
+            Some(opened) => {
+                let earlier = Earlier {
+                    counts: opened.earlier,
+                    runs: opened.runs,
+                    output: opened.output,
+                    failures: opened.failures,
+                    complete: opened.complete,
+                };
+                (Box::new(opened.frontier) as Box<dyn Journal>, Some(earlier))
+            }
+            None => (Box::new(MemoryFrontier::new(&config)) as Box<dyn Journal>, None),
+        };
+        seed(frontier.as_mut(), start, &stats, earlier.is_some())?;
+        if let Some(earlier) = earlier.as_ref().filter(|e| e.complete && !frontier.has_pending()) {
+            // Nothing to do, and nothing touched: the files stay as the last run left them.
+            let ending = Ending {
+                stopped: Some(CrawlStatus::AlreadyComplete),
+                unfinished: 0,
+                runs: earlier.runs,
+                state: config.state.clone(),
+                proxy: None,
+            };
+            return Ok(Summary::new(&config.name, earlier.counts.clone(), ending));
+        }
         // Bound before the output file is opened: a port in use must not cost the items of
         // the last run.
         let metrics = match &config.metrics {
             Some(addr) => Some(Background(crate::metrics::serve(addr, live.subscribe()).await?)),
             None => None,
         };
-        let exporter = config.output.as_deref().map(export::open::<S::Item>).transpose()?;
-        if exporter.is_none() {
+        let (sink, failures) = open_files(&config, earlier.as_ref())?;
+        if sink.is_none() {
             tracing::warn!("no output file: items are counted, not written");
         }
-        let failures = config.failures_path().as_deref().map(FailuresFile::create).transpose()?;
         let shared = Arc::new(Shared {
             fetcher: Fetcher::new(&config),
             router: Router::new(&config)?,
             block_rules: BlockRules::new(&config),
             pool: ParsePool::new(config.parse_threads)?,
-            exporter: Mutex::new(exporter),
-            stats: Stats::new(),
+            encoder: config.output.as_deref().map(Encoder::for_output).transpose()?,
+            stats,
             robots_token: config.robots_token().to_owned(),
             max_redirects: config.max_redirects,
             retry_statuses: config.retry_statuses.clone(),
@@ -140,11 +170,8 @@ impl<S: Spider> Crawler<S> {
         let (stop_tx, stop_rx) = mpsc::unbounded_channel();
         let signals = config.handle_signals.then(|| Background(tokio::spawn(forward_signals(stop_tx))));
         tracing::info!(spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
-        let frontier = Box::new(MemoryFrontier::new(&config));
-        let mut dispatcher = Dispatcher::new(&config, frontier, shared.clone(), failures, stop_rx, live);
-        for request in start {
-            dispatcher.enqueue(request, Instant::now());
-        }
+        let files = Files { sink, failures };
+        let dispatcher = Dispatcher::new(&config, frontier, shared.clone(), files, stop_rx, live);
         let end = dispatcher.run().await;
         drop((signals, metrics));
         if let Some(progress) = progress {
@@ -152,13 +179,6 @@ impl<S: Spider> Crawler<S> {
             let _ = progress.await;
         }
 
-        let flushed = shared
-            .exporter
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_mut()
-            .map_or(Ok(()), |exporter| exporter.finish());
-        let html_parses = shared.pool.html_parses();
         let stopped = if end.interrupted {
             Some(CrawlStatus::Interrupted)
         } else if end.budget_reached {
@@ -166,17 +186,70 @@ impl<S: Spider> Crawler<S> {
         } else {
             None
         };
-        let proxy = shared.router.spend();
-        let summary = shared.stats.summary(&config.name, stopped, end.unfinished, html_parses, proxy);
+        let mut counts = earlier.as_ref().map(|e| e.counts.clone()).unwrap_or_default();
+        counts.add(&shared.stats.counts(shared.pool.html_parses()));
+        let ending = Ending {
+            stopped,
+            unfinished: end.unfinished,
+            runs: earlier.as_ref().map_or(0, |e| e.runs) + 1,
+            state: config.state.clone(),
+            proxy: shared.router.spend(),
+        };
+        let summary = Summary::new(&config.name, counts, ending);
         if let Some(path) = config.stats_path() {
             write_stats(&path, &summary)?;
         }
         tracing::info!(pages = summary.pages, items = summary.items, failures = summary.failures, status = ?summary.status, "crawl finished");
         match end.error {
             Some(error) => Err(error),
-            None => flushed.map(|()| summary),
+            None => Ok(summary),
         }
     }
+}
+
+/// What the earlier runs of a state file left.
+struct Earlier {
+    counts: Counts,
+    runs: u32,
+    output: Committed,
+    failures: u64,
+    complete: bool,
+}
+
+/// Queue the start URLs. On a resumed crawl they were seen in its first run, and their
+/// duplicates are not counted again.
+fn seed(frontier: &mut dyn Journal, start: Vec<Request>, stats: &Stats, resumed: bool) -> Result<(), Error> {
+    for request in start {
+        match frontier.enqueue(request)? {
+            Enqueued::Accepted(_) => {}
+            Enqueued::Duplicate if resumed => {}
+            Enqueued::Duplicate => Stats::add(&stats.duplicates, 1),
+            Enqueued::OutOfScope => Stats::add(&stats.out_of_scope, 1),
+            Enqueued::TooDeep => Stats::add(&stats.too_deep, 1),
+        }
+    }
+    Ok(())
+}
+
+/// The output and failures files: new ones, or a resumed crawl's cut back to what its
+/// state file committed.
+fn open_files(
+    config: &Config,
+    earlier: Option<&Earlier>,
+) -> Result<(Option<Sink>, Option<FailuresFile>), Error> {
+    let output = earlier.map_or(Committed::default(), |e| e.output);
+    let sink = match config.output.as_deref() {
+        Some(path) if output.bytes > 0 => Some(Sink::resume(path, output)?),
+        Some(path) => Some(Sink::create(path)?),
+        None => None,
+    };
+    let committed = earlier.map_or(0, |e| e.failures);
+    let failures = match config.failures_path() {
+        Some(path) if committed > 0 => Some(FailuresFile::resume(&path, committed)?),
+        Some(path) => Some(FailuresFile::create(&path)?),
+        None => None,
+    };
+    Ok((sink, failures))
 }
 
 /// A task that ends with the crawl, whichever way the crawl ends.
@@ -220,7 +293,8 @@ struct Shared<S: Spider> {
     router: Router,
     block_rules: BlockRules,
     pool: ParsePool,
-    exporter: Mutex<Option<Box<dyn Exporter<S::Item>>>>,
+    /// Encodes each page's items for the output file, on the page's task.
+    encoder: Option<Encoder>,
     stats: Stats,
     robots_token: String,
     max_redirects: u8,
@@ -228,6 +302,12 @@ struct Shared<S: Spider> {
 }
 
 type HostId = usize;
+
+/// The files the dispatcher writes.
+struct Files {
+    sink: Option<Sink>,
+    failures: Option<FailuresFile>,
+}
 
 /// What a task is sent to do.
 enum Job {
@@ -245,14 +325,17 @@ impl Job {
 
 /// What a task reports back.
 enum Outcome {
-    /// The page was parsed; its follow-ups, and the failure if `parse` returned an error
-    /// after finding some (their links are still followed).
+    /// The page was parsed: its items, encoded; its follow-ups; and the failure if `parse`
+    /// returned an error after finding some (its items are still written and its links
+    /// still followed).
     Parsed {
+        items: Encoded,
         follows: Vec<Request>,
         failed: Option<(Url, Method, u32, Failure)>,
     },
     Redirect(Request),
-    Robots(RobotsRules),
+    /// robots.txt's rules, and the answer they were read from, for the state file.
+    Robots(RobotsRules, RobotsMemo),
     /// robots.txt redirected here.
     RobotsRedirect(Request),
     /// robots.txt could not be had; the reason.
@@ -271,6 +354,13 @@ enum Outcome {
         attempts: u32,
         failure: Failure,
     },
+    /// Cut short by the end of the crawl: given up as interrupted, or, with a state file,
+    /// left for the next run.
+    Interrupted {
+        url: Url,
+        method: Method,
+        attempts: u32,
+    },
     Fatal(Error),
 }
 
@@ -287,6 +377,8 @@ impl Outcome {
 
 struct Done {
     host: HostId,
+    /// The request's ticket, when a durable frontier handed it out.
+    ticket: Option<Ticket>,
     outcome: Outcome,
     /// The answer's verdict and latency, when there was an answer.
     sample: Option<Sample>,
@@ -306,6 +398,7 @@ struct Sample {
 struct Report {
     host: HostId,
     robots: bool,
+    ticket: Option<Ticket>,
     url: Url,
     method: Method,
     attempts: u32,
@@ -316,27 +409,35 @@ struct Report {
 impl Report {
     fn send(mut self, outcome: Outcome, sample: Option<Sample>) {
         self.sent = true;
-        let _ = self.to.send(Done { host: self.host, outcome, sample });
+        let _ = self.to.send(Done { host: self.host, ticket: self.ticket, outcome, sample });
     }
 }
 
 impl Drop for Report {
     fn drop(&mut self) {
-        if !self.sent {
-            let reason = if std::thread::panicking() { "panic" } else { "interrupted" };
-            if self.robots {
-                // The host must not wait for ever for an answer that will not come.
-                let outcome = Outcome::RobotsUnavailable(format!("robots.txt fetch ended: {reason}"));
-                let _ = self.to.send(Done { host: self.host, outcome, sample: None });
-                return;
-            }
-            let outcome = Outcome::Failed {
+        if self.sent {
+            return;
+        }
+        let panicked = std::thread::panicking();
+        let outcome = if self.robots {
+            // The host must not wait for ever for an answer that will not come.
+            let reason = if panicked { "panic" } else { "interrupted" };
+            Outcome::RobotsUnavailable(format!("robots.txt fetch ended: {reason}"))
+        } else if panicked {
+            let failure = Failure { reason: "panic", status: None, error: None };
+            Outcome::Failed {
                 url: self.url.clone(),
                 method: self.method.clone(),
                 attempts: self.attempts + 1,
-                failure: Failure { reason, status: None, error: None },
-            };
-            let _ = self.to.send(Done { host: self.host, outcome, sample: None });
-        }
+                failure,
+            }
+        } else {
+            Outcome::Interrupted {
+                url: self.url.clone(),
+                method: self.method.clone(),
+                attempts: self.attempts + 1,
+            }
+        };
+        let _ = self.to.send(Done { host: self.host, ticket: self.ticket, outcome, sample: None });
     }
 }

@@ -8,9 +8,10 @@ use super::{Outcome, Sample, Shared};
 use crate::block::Answer;
 use crate::classify::{self, Trouble};
 use crate::error::Error;
+use crate::export::Encoded;
 use crate::failures::Failure;
 use crate::fetch::Fetched;
-use crate::frontier::fingerprint;
+use crate::frontier::{fingerprint, RobotsMemo};
 use crate::item::ExtractError;
 use crate::page::Page;
 use crate::proxy::Verdict;
@@ -48,7 +49,8 @@ pub(super) async fn fetch_robots<S: Spider>(
             }
         };
     }
-    Outcome::Robots(RobotsRules::from_answer(status.as_u16(), &fetched.body, &shared.robots_token))
+    let rules = RobotsRules::from_answer(status.as_u16(), &fetched.body, &shared.robots_token);
+    Outcome::Robots(rules, RobotsMemo::Answer { status: status.as_u16(), body: fetched.body })
 }
 
 /// Fetch one page, classify the answer and, for a 2xx, parse it and write its items.
@@ -105,19 +107,22 @@ pub(super) async fn crawl_page<S: Spider>(
     let mut cx = Cx::for_request(&request);
     let page = Page::new(url.clone(), status, fetched.headers, fetched.body, request, shared.pool.clone());
     let parsed = shared.spider.parse(page, &mut cx).await;
-    Stats::add(&shared.stats.pages, 1);
     // Items emitted before an error are kept: nothing scraped is lost.
-    if let Err(error) = write_items(shared, &cx.items) {
-        return Outcome::Fatal(error);
-    }
+    let items = match &shared.encoder {
+        Some(encoder) => match encoder.encode(&cx.items) {
+            Ok(items) => items,
+            Err(error) => return Outcome::Fatal(error),
+        },
+        None => Encoded::counted(cx.items.len()),
+    };
     if let Err(source) = parsed {
         // An item found only in part is a failed item; any other error a failed parse.
         let reason = if source.is::<ExtractError>() { "item" } else { "parse" };
         let error = Error::Spider { url: url.clone(), source };
         let failed = Some((url, method, attempts, Failure::error(reason, &error)));
-        return Outcome::Parsed { follows: cx.follows, failed };
+        return Outcome::Parsed { items, follows: cx.follows, failed };
     }
-    Outcome::Parsed { follows: cx.follows, failed: None }
+    Outcome::Parsed { items, follows: cx.follows, failed: None }
 }
 
 /// What became of sending a request on its route.
@@ -178,23 +183,6 @@ async fn fetch_routed<S: Spider>(
             Fetch::Failed(error)
         }
     }
-}
-
-fn write_items<S: Spider>(shared: &Shared<S>, items: &[S::Item]) -> Result<(), Error> {
-    if items.is_empty() {
-        return Ok(());
-    }
-    let mut exporter = shared.exporter.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(exporter) = exporter.as_mut() else {
-        Stats::add(&shared.stats.items, items.len() as u64);
-        return Ok(());
-    };
-    for item in items {
-        // Counted one by one, so the count matches the file even if a write fails.
-        exporter.write(item)?;
-        Stats::add(&shared.stats.items, 1);
-    }
-    Ok(())
 }
 
 fn redirect<S: Spider>(shared: &Shared<S>, request: &Request, fetched: &Fetched) -> Outcome {

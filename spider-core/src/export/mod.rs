@@ -1,73 +1,46 @@
-//! Exporters: items stream to a file through a buffered writer, in the format its
-//! extension names, and are flushed when the crawl ends.
+//! Exporters: a page's items are encoded on its own task, in the format the output file's
+//! extension names, and appended to the file by the dispatcher as it finishes the page.
+//!
+//! Splitting the two keeps serialisation off the dispatcher and lets the dispatcher alone
+//! decide the order of the file: every byte in it belongs to a page the dispatcher has
+//! finished, so the file's length at a checkpoint of the state file is exactly the items
+//! of the pages that checkpoint records as done (see `state`).
 
-mod csv;
-mod json;
-mod jsonl;
+mod encode;
+mod file;
+mod sink;
 
-use std::fs::File;
-use std::io::BufWriter;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::Serialize;
+pub(crate) use encode::{Encoded, Encoder};
+pub(crate) use file::{check_resumable, AppendFile};
+pub(crate) use sink::{Committed, Sink};
 
 use crate::error::Error;
 
-/// Where items go.
-pub(crate) trait Exporter<I>: Send {
-    /// Write one item.
-    fn write(&mut self, item: &I) -> Result<(), Error>;
-    /// Close the format (a JSON array's `]`) and flush.
-    fn finish(&mut self) -> Result<(), Error>;
-}
-
-/// Open the exporter the file's extension names: `.jsonl` (or `.ndjson`), `.csv`, `.json`.
-pub(crate) fn open<I: Serialize + 'static>(path: &Path) -> Result<Box<dyn Exporter<I>>, Error> {
-    let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-    let Some(format) = extension.as_deref().and_then(Format::from_extension) else {
-        return Err(Error::Config(format!(
-            "output {} has no known extension; write a name ending in .jsonl, .csv or .json",
-            path.display()
-        )));
-    };
-    let file = File::create(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
-    let out = Output { path: path.to_owned(), writer: BufWriter::with_capacity(64 * 1024, file) };
-    Ok(match format {
-        Format::JsonLines => Box::new(jsonl::JsonLines::new(out)),
-        Format::Csv => Box::new(csv::Csv::new(out)),
-        Format::Json => Box::new(json::JsonArray::new(out)),
-    })
-}
-
-enum Format {
+/// The formats items are written in, picked by the output file's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// `.jsonl` or `.ndjson`: one item per line.
     JsonLines,
+    /// `.csv`: a header row from the first item's field names, then one row per item.
     Csv,
+    /// `.json`: one array; `]` is written when the crawl stops.
     Json,
 }
 
 impl Format {
-    fn from_extension(extension: &str) -> Option<Self> {
-        match extension {
-            "jsonl" | "ndjson" => Some(Format::JsonLines),
-            "csv" => Some(Format::Csv),
-            "json" => Some(Format::Json),
-            _ => None,
+    /// The format `path`'s extension names.
+    pub(crate) fn of(path: &Path) -> Result<Format, Error> {
+        let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        match extension.as_deref() {
+            Some("jsonl" | "ndjson") => Ok(Format::JsonLines),
+            Some("csv") => Ok(Format::Csv),
+            Some("json") => Ok(Format::Json),
+            _ => Err(Error::Config(format!(
+                "output {} has no known extension; write a name ending in .jsonl, .csv or .json",
+                path.display()
+            ))),
         }
-    }
-}
-
-/// A buffered output file that knows its path, for error messages.
-struct Output {
-    path: PathBuf,
-    writer: BufWriter<File>,
-}
-
-impl Output {
-    fn io_error(&self, source: std::io::Error) -> Error {
-        Error::Io { path: self.path.clone(), source }
-    }
-
-    fn export_error(&self, message: impl std::fmt::Display) -> Error {
-        Error::Export { path: self.path.clone(), message: message.to_string() }
     }
 }

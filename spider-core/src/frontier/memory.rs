@@ -7,9 +7,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 use tokio::time::Instant;
 
 use super::canonical::{fingerprint, Fingerprint};
-use super::scope::Scope;
-use super::{host_key, Enqueued, Frontier, HostKey};
+use super::{host_key, Enqueued, Frontier, HostKey, Journal, Rules, Ticket};
 use crate::config::Config;
+use crate::error::Error;
 use crate::request::Request;
 
 /// Queues per host plus the set of fingerprints seen.
@@ -30,15 +30,14 @@ use crate::request::Request;
 /// let mut frontier = MemoryFrontier::new(&config);
 /// let page = Request::get("https://books.example/a?x=1&y=2")?;
 /// let same = Request::get("https://BOOKS.example/a?y=2&x=1#top")?;
-/// assert!(matches!(frontier.enqueue(page), Enqueued::Accepted(_)));
-/// assert_eq!(frontier.enqueue(same), Enqueued::Duplicate);
-/// assert!(frontier.next("https://books.example:443").is_some());
+/// assert!(matches!(frontier.enqueue(page)?, Enqueued::Accepted(_)));
+/// assert_eq!(frontier.enqueue(same)?, Enqueued::Duplicate);
+/// assert!(frontier.next("https://books.example:443")?.is_some());
 /// # Ok::<(), spider_core::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct MemoryFrontier {
-    scope: Scope,
-    max_depth: Option<u32>,
+    rules: Rules,
     seen: HashSet<Fingerprint, BuildHasherDefault<PassThrough>>,
     queues: HashMap<HostKey, BinaryHeap<Queued>>,
     deferred: BinaryHeap<Reverse<Deferred>>,
@@ -50,8 +49,7 @@ impl MemoryFrontier {
     /// An empty frontier with the config's allowed domains and depth limit.
     pub fn new(config: &Config) -> Self {
         MemoryFrontier {
-            scope: Scope::new(&config.allowed_domains),
-            max_depth: config.max_depth,
+            rules: Rules::new(config),
             seen: HashSet::default(),
             queues: HashMap::new(),
             deferred: BinaryHeap::new(),
@@ -74,28 +72,24 @@ impl MemoryFrontier {
 }
 
 impl Frontier for MemoryFrontier {
-    fn enqueue(&mut self, request: Request) -> Enqueued {
-        // In scope means http(s) with a host, so `host_key` below cannot fail.
-        if !self.scope.allows(request.url()) {
-            return Enqueued::OutOfScope;
-        }
-        if self.max_depth.is_some_and(|max| request.depth() > max) {
-            return Enqueued::TooDeep;
+    fn enqueue(&mut self, request: Request) -> Result<Enqueued, Error> {
+        if let Some(refused) = self.rules.refuse(&request) {
+            return Ok(refused);
         }
         // Most links are duplicates: they are turned away before the host key is built.
         if !self.seen.insert(fingerprint(request.method(), request.url())) {
-            return Enqueued::Duplicate;
+            return Ok(Enqueued::Duplicate);
         }
         let Some(host) = host_key(request.url()) else {
-            return Enqueued::OutOfScope;
+            return Ok(Enqueued::OutOfScope);
         };
         self.push(&host, request);
-        Enqueued::Accepted(host)
+        Ok(Enqueued::Accepted(host))
     }
 
-    fn next(&mut self, host: &str) -> Option<Request> {
-        let queue = self.queues.get_mut(host)?;
-        let entry = queue.pop()?;
+    fn next(&mut self, host: &str) -> Result<Option<Request>, Error> {
+        let Some(queue) = self.queues.get_mut(host) else { return Ok(None) };
+        let Some(entry) = queue.pop() else { return Ok(None) };
         if queue.is_empty() {
             self.queues.remove(host);
         } else if queue.capacity() > MIN_CAPACITY && queue.len() < queue.capacity() / 4 {
@@ -103,19 +97,25 @@ impl Frontier for MemoryFrontier {
             queue.shrink_to((queue.len() * 2).max(MIN_CAPACITY));
         }
         self.queued -= 1;
-        Some(entry.request)
+        Ok(Some(entry.request))
     }
 
-    fn defer(&mut self, request: Request, due: Instant) {
+    /// Requests of this frontier carry no ticket: it forgets them when it hands them out.
+    fn finish(&mut self, _ticket: Ticket) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn defer(&mut self, request: Request, due: Instant) -> Result<(), Error> {
         self.sequence += 1;
         self.deferred.push(Reverse(Deferred { due, sequence: self.sequence, request }));
+        Ok(())
     }
 
     fn next_due(&self) -> Option<Instant> {
         self.deferred.peek().map(|Reverse(d)| d.due)
     }
 
-    fn release_due(&mut self, now: Instant) -> Vec<HostKey> {
+    fn release_due(&mut self, now: Instant) -> Result<Vec<HostKey>, Error> {
         let mut hosts = Vec::new();
         while self.deferred.peek().is_some_and(|Reverse(d)| d.due <= now) {
             let Some(Reverse(deferred)) = self.deferred.pop() else {
@@ -126,7 +126,11 @@ impl Frontier for MemoryFrontier {
                 hosts.push(host);
             }
         }
-        hosts
+        Ok(hosts)
+    }
+
+    fn hosts(&self) -> Vec<HostKey> {
+        self.queues.keys().cloned().collect()
     }
 
     fn has_pending(&self) -> bool {
@@ -137,6 +141,8 @@ impl Frontier for MemoryFrontier {
         self.queued + self.deferred.len()
     }
 }
+
+impl Journal for MemoryFrontier {}
 
 /// A host's queue is not shrunk below this many requests' room (a few kilobytes).
 const MIN_CAPACITY: usize = 16;
@@ -234,9 +240,9 @@ mod tests {
         let mut frontier = MemoryFrontier::new(&Config::default());
         for (path, priority) in [("a", 0), ("b", 5), ("c", 0), ("d", 5)] {
             let r = request(&format!("http://h.example/{path}")).with_priority(priority);
-            frontier.enqueue(r);
+            frontier.enqueue(r).unwrap();
         }
-        let order: Vec<String> = std::iter::from_fn(|| frontier.next("http://h.example:80"))
+        let order: Vec<String> = std::iter::from_fn(|| frontier.next("http://h.example:80").unwrap())
             .map(|r| r.url().path().to_owned())
             .collect();
         assert_eq!(order, ["/b", "/d", "/a", "/c"]);
@@ -247,9 +253,9 @@ mod tests {
     fn out_of_scope_and_too_deep_are_refused() {
         let config = Config::new("t").allowed_domain("h.example").max_depth(1);
         let mut frontier = MemoryFrontier::new(&config);
-        assert_eq!(frontier.enqueue(request("http://other.example/")), Enqueued::OutOfScope);
+        assert_eq!(frontier.enqueue(request("http://other.example/")).unwrap(), Enqueued::OutOfScope);
         let deep = request("http://h.example/deep").child_of(1, None);
-        assert_eq!(frontier.enqueue(deep), Enqueued::TooDeep);
+        assert_eq!(frontier.enqueue(deep).unwrap(), Enqueued::TooDeep);
         assert!(!frontier.has_pending());
     }
 
@@ -258,20 +264,20 @@ mod tests {
         const HOST: &str = "http://h.example:80";
         let mut frontier = MemoryFrontier::new(&Config::default());
         for i in 0..1000 {
-            frontier.enqueue(request(&format!("http://h.example/{i}")));
+            frontier.enqueue(request(&format!("http://h.example/{i}"))).unwrap();
         }
         assert!(frontier.queues[HOST].capacity() >= 1000);
         for _ in 0..990 {
-            assert!(frontier.next(HOST).is_some());
+            assert!(frontier.next(HOST).unwrap().is_some());
         }
         assert!(frontier.queues[HOST].capacity() <= 4 * MIN_CAPACITY, "shrunk as it drained");
-        while frontier.next(HOST).is_some() {}
+        while frontier.next(HOST).unwrap().is_some() {}
         assert!(frontier.queues.is_empty(), "a drained host keeps no queue");
         assert!(!frontier.has_pending());
 
-        assert_eq!(frontier.enqueue(request("http://H.example/7#again")), Enqueued::Duplicate);
-        assert!(matches!(frontier.enqueue(request("http://h.example/new")), Enqueued::Accepted(_)));
-        assert_eq!(frontier.next(HOST).map(|r| r.url().path().to_owned()).as_deref(), Some("/new"));
+        assert_eq!(frontier.enqueue(request("http://H.example/7#again")).unwrap(), Enqueued::Duplicate);
+        assert!(matches!(frontier.enqueue(request("http://h.example/new")).unwrap(), Enqueued::Accepted(_)));
+        assert_eq!(frontier.next(HOST).unwrap().map(|r| r.url().path().to_owned()).as_deref(), Some("/new"));
     }
 
     #[test]
@@ -279,12 +285,12 @@ mod tests {
         let mut frontier = MemoryFrontier::new(&Config::default());
         let now = Instant::now();
         let due = now + std::time::Duration::from_secs(5);
-        frontier.defer(request("http://h.example/retry"), due);
+        frontier.defer(request("http://h.example/retry"), due).unwrap();
         assert!(frontier.has_pending());
-        assert!(frontier.release_due(now).is_empty());
-        assert!(frontier.next("http://h.example:80").is_none());
+        assert!(frontier.release_due(now).unwrap().is_empty());
+        assert!(frontier.next("http://h.example:80").unwrap().is_none());
         assert_eq!(frontier.next_due(), Some(due));
-        assert_eq!(frontier.release_due(due).len(), 1);
-        assert!(frontier.next("http://h.example:80").is_some());
+        assert_eq!(frontier.release_due(due).unwrap().len(), 1);
+        assert!(frontier.next("http://h.example:80").unwrap().is_some());
     }
 }

@@ -1,11 +1,15 @@
 //! The frontier: every request the crawl knows of and has not finished with.
 //!
 //! The engine talks to it through the narrow [`Frontier`] trait (enqueue, next per host,
-//! defer for a retry, has-pending), so the in-memory frontier can be replaced by a
-//! persistent or shared one without touching the engine.
+//! finish, defer for a retry, has-pending), so the in-memory frontier can be replaced by
+//! the state file's (`state`) or a shared one without touching the engine. What a durable
+//! frontier remembers besides its queues (robots.txt answers, failures, counts, how much of
+//! the output is committed) goes through [`Journal`].
 
 mod canonical;
+mod journal;
 mod memory;
+mod rules;
 mod scope;
 
 use std::sync::Arc;
@@ -14,8 +18,11 @@ use tokio::time::Instant;
 use url::Url;
 
 pub use canonical::{canonical_url, fingerprint, Fingerprint};
+pub(crate) use journal::{Checkpoint, Journal, RobotsMemo, RunEnd};
 pub use memory::MemoryFrontier;
+pub(crate) use rules::Rules;
 
+use crate::error::Error;
 use crate::request::Request;
 
 /// The key of a host's queue, slots and robots.txt: its origin, `scheme://host:port`
@@ -52,24 +59,40 @@ pub enum Enqueued {
     TooDeep,
 }
 
+/// A request handed out by [`Frontier::next`] of a durable frontier, until it is finished
+/// or deferred: what it is known by when the frontier is told its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ticket(pub(crate) i64);
+
 /// The scheduler of requests, in the shape of Scrapy's: enqueue, next, has-pending.
+///
+/// A durable frontier may fail to read or write its store; every method that touches it
+/// returns the error, and the engine stops admitting on the first one.
 pub trait Frontier: Send {
     /// Admit `request` unless it was seen, is out of scope or too deep.
-    fn enqueue(&mut self, request: Request) -> Enqueued;
+    fn enqueue(&mut self, request: Request) -> Result<Enqueued, Error>;
 
     /// The next request for `host`, highest priority first, first-in first-out within a
-    /// priority; deferred requests only once released.
-    fn next(&mut self, host: &str) -> Option<Request>;
+    /// priority; deferred requests only once released. A durable frontier keeps it, with
+    /// the [`Ticket`] the request carries, until told it is finished or deferred: if the
+    /// process dies first, the next run hands it out again.
+    fn next(&mut self, host: &str) -> Result<Option<Request>, Error>;
+
+    /// The request of `ticket` is finished: fetched, given up or dropped.
+    fn finish(&mut self, ticket: Ticket) -> Result<(), Error>;
 
     /// Hold a request already admitted (a retry) until `due`, outside any queue, so it
     /// occupies no slot while it waits.
-    fn defer(&mut self, request: Request, due: Instant);
+    fn defer(&mut self, request: Request, due: Instant) -> Result<(), Error>;
 
     /// The earliest instant a deferred request falls due.
     fn next_due(&self) -> Option<Instant>;
 
     /// Move the requests due by `now` back into their hosts' queues, and name those hosts.
-    fn release_due(&mut self, now: Instant) -> Vec<HostKey>;
+    fn release_due(&mut self, now: Instant) -> Result<Vec<HostKey>, Error>;
+
+    /// The hosts with requests queued now, such as those an earlier run left.
+    fn hosts(&self) -> Vec<HostKey>;
 
     /// Whether any request is queued or deferred: with nothing in flight, `false` means
     /// the crawl is done.

@@ -73,7 +73,7 @@ where
         let slot_bound = run.slot_waits * 10 > run.sent_at.len() as u64;
         if step.clean {
             let rate = rps.min(step.achieved_rps);
-            if best.map_or(true, |(seen, _)| rate > seen) {
+            if best.is_none_or(|(seen, _)| rate > seen) {
                 best = Some((rate, latency));
             }
         }

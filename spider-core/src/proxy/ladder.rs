@@ -51,7 +51,7 @@ impl Ladder {
     pub(crate) fn tier_for(&mut self, host: &HostKey, now: Instant) -> usize {
         let rung = self.hosts.entry(host.clone()).or_insert_with(Rung::bottom);
         let probe_due = rung.probe_at.is_some_and(|at| at <= now);
-        let probe_free = rung.probing_since.map_or(true, |since| since + PROBE_LOST <= now);
+        let probe_free = rung.probing_since.is_none_or(|since| since + PROBE_LOST <= now);
         if rung.tier > 0 && probe_due && probe_free {
             rung.probing_since = Some(now);
             return rung.tier - 1;

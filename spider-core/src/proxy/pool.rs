@@ -36,7 +36,7 @@ impl Pool {
         let n = self.members.len();
         for step in 0..n {
             let at = (self.next + step) % n;
-            if self.health[at].benched_until.map_or(true, |until| until <= now) {
+            if self.health[at].benched_until.is_none_or(|until| until <= now) {
                 self.next = at + 1;
                 return Some(self.members[at]);
             }

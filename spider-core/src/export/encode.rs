@@ -1,0 +1,133 @@
+//! Items to bytes, on the task that found them.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::Format;
+use crate::error::Error;
+
+/// Encodes a page's items for the output file. Stateless, so every task shares one.
+#[derive(Debug)]
+pub(crate) struct Encoder {
+    format: Format,
+    /// The output file, for error messages.
+    path: PathBuf,
+}
+
+/// A page's items, encoded: what the dispatcher appends to the output file.
+#[derive(Debug, Default)]
+pub(crate) struct Encoded {
+    /// The records, in the order emitted: lines of JSON or CSV, or for a JSON array the
+    /// items separated by `,\n` (the sink writes what comes before the first).
+    pub(crate) records: Vec<u8>,
+    /// How many items.
+    pub(crate) count: u64,
+    /// CSV only: the header row, written once, before the file's first record.
+    pub(crate) header: Option<Vec<u8>>,
+}
+
+impl Encoded {
+    /// Items counted but not written: a crawl without an output file.
+    pub(crate) fn counted(count: usize) -> Self {
+        Encoded { count: count as u64, ..Encoded::default() }
+    }
+}
+
+impl Encoder {
+    /// An encoder for the format of `path`.
+    pub(crate) fn for_output(path: &Path) -> Result<Self, Error> {
+        Ok(Encoder { format: Format::of(path)?, path: path.to_owned() })
+    }
+
+    /// Encode `items`. One that cannot be encoded in this format (a nested field in CSV)
+    /// is an error naming the output file.
+    pub(crate) fn encode<I: Serialize>(&self, items: &[I]) -> Result<Encoded, Error> {
+        let mut encoded = Encoded::counted(items.len());
+        let problem =
+            |e: &dyn std::fmt::Display| Error::Export { path: self.path.clone(), message: e.to_string() };
+        match self.format {
+            Format::JsonLines => {
+                for item in items {
+                    serde_json::to_writer(&mut encoded.records, item).map_err(|e| problem(&e))?;
+                    encoded.records.push(b'\n');
+                }
+            }
+            Format::Json => {
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        encoded.records.extend_from_slice(b",\n");
+                    }
+                    serde_json::to_writer(&mut encoded.records, item).map_err(|e| problem(&e))?;
+                }
+            }
+            Format::Csv => {
+                let mut records = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+                for item in items {
+                    records.serialize(item).map_err(|e| problem(&e))?;
+                }
+                encoded.records = records.into_inner().map_err(|e| problem(&e))?;
+                if let Some(first) = items.first() {
+                    encoded.header = Some(csv_header(first).map_err(|e| problem(&e))?);
+                }
+            }
+        }
+        Ok(encoded)
+    }
+}
+
+/// The header row for `item`'s fields: the csv crate writes it only before a first record,
+/// so write both and keep what comes before the record.
+fn csv_header<I: Serialize>(item: &I) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    let mut with_header = csv::Writer::from_writer(Vec::new());
+    with_header.serialize(item)?;
+    let mut bare = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+    bare.serialize(item)?;
+    let (mut both, record) = (with_header.into_inner()?, bare.into_inner()?);
+    both.truncate(both.len().saturating_sub(record.len()));
+    Ok(both)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Book {
+        title: &'static str,
+        price: f64,
+    }
+
+    const BOOKS: [Book; 2] = [Book { title: "A, b", price: 1.5 }, Book { title: "C", price: 2.0 }];
+
+    fn encode(name: &str) -> Encoded {
+        match Encoder::for_output(Path::new(name)).and_then(|e| e.encode(&BOOKS)) {
+            Ok(encoded) => encoded,
+            Err(error) => panic!("{error}"),
+        }
+    }
+
+    #[test]
+    fn each_format_encodes_records_the_sink_can_join() {
+        let lines = encode("a.jsonl");
+        assert_eq!(lines.records, b"{\"title\":\"A, b\",\"price\":1.5}\n{\"title\":\"C\",\"price\":2.0}\n");
+        let array = encode("a.json");
+        assert_eq!(array.records, b"{\"title\":\"A, b\",\"price\":1.5},\n{\"title\":\"C\",\"price\":2.0}");
+        let csv = encode("a.csv");
+        assert_eq!(csv.records, b"\"A, b\",1.5\nC,2.0\n");
+        assert_eq!(csv.header.as_deref(), Some(&b"title,price\n"[..]));
+        assert_eq!((lines.count, array.count, csv.count), (2, 2, 2));
+    }
+
+    #[test]
+    fn a_nested_field_in_csv_names_the_file() {
+        #[derive(Serialize)]
+        struct Nested {
+            inner: Vec<Vec<u8>>,
+        }
+        let encoder = Encoder::for_output(Path::new("out.csv")).map_err(|e| e.to_string());
+        let error =
+            encoder.and_then(|e| e.encode(&[Nested { inner: vec![vec![1]] }]).map_err(|e| e.to_string()));
+        assert!(error.is_err_and(|e| e.contains("out.csv")));
+    }
+}

@@ -1,0 +1,107 @@
+//! An output file the crawl appends to, that knows its length so a checkpoint can record it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+
+/// A buffered file written only at its end. Its length counts what was handed to it,
+/// flushed or not; [`flush`](Self::flush) makes the file that long and returns it.
+#[derive(Debug)]
+pub(crate) struct AppendFile {
+    path: PathBuf,
+    writer: BufWriter<File>,
+    len: u64,
+}
+
+impl AppendFile {
+    /// Create `path`, emptying any file there.
+    pub(crate) fn create(path: &Path) -> Result<Self, Error> {
+        let file = File::create(path).map_err(|source| io(path, source))?;
+        Ok(AppendFile::wrap(path, file, 0))
+    }
+
+    /// Open the file a stopped crawl wrote and cut it back to `len`, the length its last
+    /// checkpoint recorded: what lies beyond belongs to requests that checkpoint did not
+    /// record as finished, which will be fetched again.
+    pub(crate) fn resume(path: &Path, len: u64) -> Result<Self, Error> {
+        check_resumable(path, len)?;
+        let file = OpenOptions::new().write(true).open(path).map_err(|source| io(path, source))?;
+        file.set_len(len).map_err(|source| io(path, source))?;
+        let mut file = file;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0)).map_err(|source| io(path, source))?;
+        Ok(AppendFile::wrap(path, file, len))
+    }
+
+    fn wrap(path: &Path, file: File, len: u64) -> Self {
+        AppendFile { path: path.to_owned(), writer: BufWriter::with_capacity(64 * 1024, file), len }
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn write_all(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.writer.write_all(bytes).map_err(|source| io(&self.path, source))?;
+        self.len += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Hand everything written to the operating system, which keeps it through a crash
+    /// of this process; returns the file's length.
+    pub(crate) fn flush(&mut self) -> Result<u64, Error> {
+        self.writer.flush().map_err(|source| io(&self.path, source))?;
+        Ok(self.len)
+    }
+}
+
+/// Whether the file at `path` can be cut back to `len`: it exists and is at least that long.
+/// Checked before a resumed crawl touches anything.
+pub(crate) fn check_resumable(path: &Path, len: u64) -> Result<(), Error> {
+    let found = match std::fs::metadata(path) {
+        Ok(meta) => meta.len(),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound && len == 0 => return Ok(()),
+        Err(source) => return Err(io(path, source)),
+    };
+    if found < len {
+        return Err(Error::Config(format!(
+            "{} is {found} bytes, shorter than the {len} bytes the state file recorded: it was changed \
+             outside the crawl; restore it, or start over with --fresh",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+fn io(path: &Path, source: std::io::Error) -> Error {
+    Error::Io { path: path.to_owned(), source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resuming_cuts_what_was_written_after_the_checkpoint() -> Result<(), Error> {
+        let dir = std::env::temp_dir().join(format!("spiderling-append-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|source| io(&dir, source))?;
+        let path = dir.join("items.jsonl");
+        let mut file = AppendFile::create(&path)?;
+        file.write_all(b"{\"a\":1}\n")?;
+        let committed = file.flush()?;
+        file.write_all(b"{\"a\":2}\n{\"a\"")?;
+        file.flush()?;
+        drop(file);
+
+        let mut file = AppendFile::resume(&path, committed)?;
+        file.write_all(b"{\"a\":3}\n")?;
+        assert_eq!(file.flush()?, 16);
+        assert_eq!(std::fs::read_to_string(&path).ok().as_deref(), Some("{\"a\":1}\n{\"a\":3}\n"));
+
+        let error = AppendFile::resume(&path, 100).map(|_| ()).map_err(|e| e.to_string());
+        assert!(error.is_err_and(|e| e.contains("shorter than the 100 bytes")));
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
+    }
+}

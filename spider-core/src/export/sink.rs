@@ -1,0 +1,68 @@
+//! The output file as the dispatcher writes it: encoded pages joined in the file's format.
+
+use std::path::Path;
+
+use super::{AppendFile, Encoded, Format};
+use crate::error::Error;
+
+/// How much of the output file is committed: its length and the items in it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Committed {
+    pub(crate) bytes: u64,
+    pub(crate) items: u64,
+}
+
+/// The output file, owned by the dispatcher.
+#[derive(Debug)]
+pub(crate) struct Sink {
+    file: AppendFile,
+    format: Format,
+    items: u64,
+}
+
+impl Sink {
+    /// A new output file at `path` (an old one is emptied).
+    pub(crate) fn create(path: &Path) -> Result<Self, Error> {
+        Ok(Sink { format: Format::of(path)?, file: AppendFile::create(path)?, items: 0 })
+    }
+
+    /// The output file of a stopped crawl, cut back to what its last checkpoint committed.
+    /// A JSON array loses its closing `]` until the crawl stops again.
+    pub(crate) fn resume(path: &Path, committed: Committed) -> Result<Self, Error> {
+        let format = Format::of(path)?;
+        Ok(Sink { format, file: AppendFile::resume(path, committed.bytes)?, items: committed.items })
+    }
+
+    /// Append a page's items.
+    pub(crate) fn write(&mut self, page: &Encoded) -> Result<(), Error> {
+        if page.count == 0 {
+            return Ok(());
+        }
+        match (self.format, &page.header) {
+            (Format::Csv, Some(header)) if self.file_is_empty() => self.file.write_all(header)?,
+            (Format::Json, _) => self.file.write_all(if self.items == 0 { b"[\n" } else { b",\n" })?,
+            _ => {}
+        }
+        self.file.write_all(&page.records)?;
+        self.items += page.count;
+        Ok(())
+    }
+
+    fn file_is_empty(&self) -> bool {
+        self.items == 0
+    }
+
+    /// Hand what was written to the operating system; what a checkpoint records.
+    pub(crate) fn flush(&mut self) -> Result<Committed, Error> {
+        Ok(Committed { bytes: self.file.flush()?, items: self.items })
+    }
+
+    /// Close the format (a JSON array's `]`) and flush. Take a checkpoint before: the
+    /// closing bracket is not committed, so a resumed crawl cuts it off and goes on.
+    pub(crate) fn finish(&mut self) -> Result<(), Error> {
+        if self.format == Format::Json {
+            self.file.write_all(if self.items == 0 { b"[]\n" } else { b"\n]\n" })?;
+        }
+        self.file.flush().map(|_| ())
+    }
+}

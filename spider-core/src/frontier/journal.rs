@@ -1,0 +1,79 @@
+//! What a durable frontier remembers besides its queues, so that a crawl can stop at any
+//! moment and go on: robots.txt answers, requests given up, the crawl's counts, and how
+//! much of the output and failures files is committed.
+
+use bytes::Bytes;
+use reqwest::Method;
+use url::Url;
+
+use super::Frontier;
+use crate::error::Error;
+use crate::export::Committed;
+use crate::failures::Failure;
+use crate::stats::{Counts, CrawlStatus};
+
+/// The engine's side of a frontier: the queues, and what the state file keeps with them.
+/// The in-memory frontier remembers nothing beyond its run, so every method has a default
+/// that does nothing.
+pub(crate) trait Journal: Frontier {
+    /// Whether requests outlive the process. A request cut short at shutdown then stays
+    /// queued for the next run instead of being given up as interrupted.
+    fn is_durable(&self) -> bool {
+        false
+    }
+
+    /// What `host`'s robots.txt said in an earlier run, if it is still fresh.
+    fn robots(&mut self, _host: &str) -> Result<Option<RobotsMemo>, Error> {
+        Ok(None)
+    }
+
+    /// Remember what `host`'s robots.txt said.
+    fn remember_robots(&mut self, _host: &str, _memo: &RobotsMemo) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Remember a request given up.
+    fn record_failure(
+        &mut self,
+        _url: &Url,
+        _method: &Method,
+        _attempts: u32,
+        _failure: &Failure,
+    ) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Make every change since the last checkpoint durable at once, together with the
+    /// lengths of the files written so far and the run's counts.
+    fn checkpoint(&mut self, _checkpoint: &Checkpoint<'_>) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+/// What a host's robots.txt said: an answer to parse (any status but 5xx and 429), or
+/// why it could not be had.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RobotsMemo {
+    Answer { status: u16, body: Bytes },
+    Unavailable(String),
+}
+
+/// What a checkpoint commits with the frontier's changes.
+#[derive(Debug)]
+pub(crate) struct Checkpoint<'a> {
+    /// The output file's committed length and items, when there is one.
+    pub(crate) output: Option<Committed>,
+    /// The failures file's committed length, when there is one.
+    pub(crate) failures: Option<u64>,
+    /// This run's counts so far.
+    pub(crate) counts: &'a Counts,
+    /// How the run ended, at its last checkpoint.
+    pub(crate) ended: Option<RunEnd>,
+}
+
+/// How a run ended: with a summary, or stopped by an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunEnd {
+    Finished(CrawlStatus),
+    Failed,
+}

@@ -1,0 +1,187 @@
+//! A request as a row of the `requests` table, and back.
+//!
+//! The columns hold what every request has; the rest (headers, meta, session, the last
+//! backoff, redirects so far) goes in one JSON `extra`, NULL for the common request that
+//! has none of it.
+
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use url::Url;
+
+use crate::frontier::Ticket;
+use crate::request::Request;
+
+/// The `extra` column.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Extra {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    headers: Vec<(String, HeaderText)>,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    meta: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session: Option<String>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    backoff_ms: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    redirects: u64,
+}
+
+/// A header value: text when it is, its bytes otherwise.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+enum HeaderText {
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The JSON of a request's `extra` column, `None` when it has nothing beyond the columns.
+pub(super) fn extra(request: &Request) -> Option<String> {
+    let extra = Extra {
+        headers: request
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                let text = match value.to_str() {
+                    Ok(text) => HeaderText::Text(text.to_owned()),
+                    Err(_) => HeaderText::Bytes(value.as_bytes().to_vec()),
+                };
+                (name.as_str().to_owned(), text)
+            })
+            .collect(),
+        meta: request.meta.clone(),
+        session: request.session.as_deref().map(str::to_owned),
+        backoff_ms: u64::try_from(request.last_backoff.as_millis()).unwrap_or(u64::MAX),
+        redirects: u64::from(request.redirects),
+    };
+    let empty = extra.headers.is_empty()
+        && extra.meta.is_empty()
+        && extra.session.is_none()
+        && extra.backoff_ms == 0
+        && extra.redirects == 0;
+    (!empty).then(|| serde_json::to_string(&extra).unwrap_or_default())
+}
+
+/// The columns of a row, as read.
+pub(super) struct Row {
+    pub(super) id: i64,
+    pub(super) url: String,
+    pub(super) method: String,
+    pub(super) priority: i64,
+    pub(super) depth: i64,
+    pub(super) attempts: i64,
+    pub(super) extra: Option<String>,
+}
+
+impl Row {
+    /// The request this row holds, with its ticket; a message when a column does not
+    /// read back (the file was edited, or is damaged).
+    pub(super) fn request(self) -> Result<Request, String> {
+        let url =
+            Url::parse(&self.url).map_err(|e| format!("request {}: URL {:?}: {e}", self.id, self.url))?;
+        let method = Method::from_bytes(self.method.as_bytes())
+            .map_err(|_| format!("request {}: method {:?}", self.id, self.method))?;
+        let number = |name: &str, n: i64| {
+            u32::try_from(n).map_err(|_| format!("request {}: {name} {n} out of range", self.id))
+        };
+        let mut request = Request::new(url).with_method(method);
+        request.depth = number("depth", self.depth)?;
+        request.attempts = number("attempts", self.attempts)?;
+        request.priority = i32::try_from(self.priority)
+            .map_err(|_| format!("request {}: priority out of range", self.id))?;
+        request.ticket = Some(Ticket(self.id));
+        let Some(json) = self.extra else { return Ok(request) };
+        let extra: Extra =
+            serde_json::from_str(&json).map_err(|e| format!("request {}: extra {json:?}: {e}", self.id))?;
+        let mut headers = HeaderMap::new();
+        for (name, value) in extra.headers {
+            let value = match value {
+                HeaderText::Text(text) => HeaderValue::from_str(&text).ok(),
+                HeaderText::Bytes(bytes) => HeaderValue::from_bytes(&bytes).ok(),
+            };
+            match (HeaderName::from_bytes(name.as_bytes()), value) {
+                (Ok(name), Some(value)) => {
+                    headers.append(name, value);
+                }
+                _ => return Err(format!("request {}: header {name:?}", self.id)),
+            }
+        }
+        request.headers = headers;
+        request.meta = extra.meta;
+        request.session = extra.session.map(Into::into);
+        request.last_backoff = Duration::from_millis(extra.backoff_ms);
+        request.redirects = u8::try_from(extra.redirects).unwrap_or(u8::MAX);
+        Ok(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use reqwest::header::AUTHORIZATION;
+
+    use super::*;
+
+    fn row(request: &Request, id: i64) -> Row {
+        Row {
+            id,
+            url: request.url().to_string(),
+            method: request.method().to_string(),
+            priority: i64::from(request.priority()),
+            depth: i64::from(request.depth()),
+            attempts: i64::from(request.attempts),
+            extra: extra(request),
+        }
+    }
+
+    #[test]
+    fn a_plain_request_has_no_extra() {
+        let request = Request::get("https://books.example/a").unwrap();
+        assert_eq!(extra(&request), None);
+        let back = row(&request, 7).request().unwrap();
+        assert_eq!((back.url(), back.ticket), (request.url(), Some(Ticket(7))));
+    }
+
+    #[test]
+    fn everything_a_request_carries_comes_back() {
+        let mut request = Request::get("https://books.example/a?x=1")
+            .unwrap()
+            .with_method(Method::POST)
+            .with_priority(-3)
+            .with_meta("category", "poetry")
+            .with_session("shopper-7")
+            .with_header(AUTHORIZATION, HeaderValue::from_static("Bearer t"))
+            .with_header(HeaderName::from_static("x-raw"), HeaderValue::from_bytes(b"caf\xe9").unwrap())
+            .child_of(2, None);
+        request.attempts = 2;
+        request.last_backoff = Duration::from_millis(1500);
+        request.redirects = 1;
+        let back = row(&request, 1).request().unwrap();
+        assert_eq!(back.method(), Method::POST);
+        assert_eq!((back.priority(), back.depth(), back.attempts), (-3, 3, 2));
+        assert_eq!(back.meta(), request.meta());
+        assert_eq!(back.session(), Some("shopper-7"));
+        assert_eq!(back.headers(), request.headers());
+        assert_eq!((back.last_backoff, back.redirects), (Duration::from_millis(1500), 1));
+    }
+
+    #[test]
+    fn a_damaged_row_is_a_message_not_a_panic() {
+        let bad = Row {
+            id: 3,
+            url: "not a url".into(),
+            method: "GET".into(),
+            priority: 0,
+            depth: 0,
+            attempts: 0,
+            extra: None,
+        };
+        assert!(bad.request().is_err_and(|e| e.contains("request 3")));
+    }
+}

@@ -1,0 +1,79 @@
+-- The schema of a Spiderling state file, version 1. A state file is one SQLite database
+-- (write-ahead log on); open it with `sqlite3 shop.state` to look inside. Times are unix
+-- milliseconds. Spiderling holds it locked while a crawl runs.
+
+-- Facts about the crawl, one per key: schema_version, spider (its name), output and
+-- failures (the absolute paths of the files it writes), created_at, and status (`new`,
+-- `paused`, `stopped` after an error, `complete`).
+CREATE TABLE crawl (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+-- Every host the crawl has met, by origin (`scheme://host:port`), with what its
+-- robots.txt said: an answer's status and body, or why it could not be had.
+CREATE TABLE hosts (
+    id            INTEGER PRIMARY KEY,
+    origin        TEXT NOT NULL UNIQUE,
+    done          INTEGER NOT NULL DEFAULT 0,  -- requests finished: fetched, dropped or given up
+    failed        INTEGER NOT NULL DEFAULT 0,  -- of those, given up
+    robots_status INTEGER,
+    robots_body   BLOB,
+    robots_error  TEXT,
+    robots_at     INTEGER
+);
+
+-- The frontier: every request admitted and not yet finished. A finished request's row is
+-- deleted; its fingerprint stays in `seen`.
+CREATE TABLE requests (
+    id       INTEGER PRIMARY KEY,  -- order of arrival: first in, first out within a priority
+    host     INTEGER NOT NULL REFERENCES hosts (id),
+    state    INTEGER NOT NULL,     -- 0 queued, 1 in flight (queued again on resume), 2 deferred
+    priority INTEGER NOT NULL,     -- higher first, per host
+    due      INTEGER,              -- deferred: when it may go again
+    url      TEXT NOT NULL,
+    method   TEXT NOT NULL,
+    depth    INTEGER NOT NULL,     -- links followed from a start URL
+    attempts INTEGER NOT NULL,     -- attempts already made (retries so far)
+    extra    TEXT                  -- JSON: headers, meta, session, last backoff, redirects; NULL if none
+);
+CREATE INDEX requests_queued ON requests (host, priority DESC, id) WHERE state = 0;
+CREATE INDEX requests_deferred ON requests (due) WHERE state = 2;
+
+-- The seen-set: the 128-bit fingerprint (method and canonical URL) of every request ever
+-- admitted, finished or not.
+CREATE TABLE seen (
+    fingerprint BLOB PRIMARY KEY
+) WITHOUT ROWID;
+
+-- Requests given up, as in the failures file.
+CREATE TABLE failures (
+    id        INTEGER PRIMARY KEY,
+    host      INTEGER REFERENCES hosts (id),
+    url       TEXT NOT NULL,
+    method    TEXT NOT NULL,
+    attempts  INTEGER NOT NULL,
+    reason    TEXT NOT NULL,
+    status    INTEGER,
+    error     TEXT,
+    failed_at INTEGER NOT NULL
+);
+
+-- How much of each file the crawl writes is committed (`output`, `failures`): its length
+-- in bytes and the records in it. A resumed crawl cuts the file back to this length.
+CREATE TABLE files (
+    role    TEXT PRIMARY KEY,
+    path    TEXT NOT NULL,
+    bytes   INTEGER NOT NULL,
+    records INTEGER NOT NULL
+);
+
+-- Each run that worked on the crawl: when, how it ended (NULL while it runs or if it was
+-- killed), and its counts as JSON (the fields of the stats file's counters).
+CREATE TABLE runs (
+    id         INTEGER PRIMARY KEY,
+    started_at INTEGER NOT NULL,
+    ended_at   INTEGER,
+    status     TEXT,
+    counts     TEXT NOT NULL
+);

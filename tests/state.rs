@@ -1,0 +1,366 @@
+//! The state file: a crawl stopped by Ctrl-C or killed with SIGKILL goes on where it
+//! stopped, with every item in the output exactly once; a state file that is not this
+//! crawl's is refused before anything is fetched or any file is touched.
+
+#![allow(clippy::unwrap_used)] // the helpers below are test code too
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use spider_sandbox::{DemoSite, Sandbox};
+use spiderling::{Config, Crawler, Error};
+use support::{config_for, expected_books, BookSpider};
+
+/// The variable that makes this test binary the crawler the other tests start and kill.
+const CHILD: &str = "STATE_TEST_CHILD_ARGS";
+/// The seed of the kill tests' random moments: `STATE_TEST_SEED` to try others.
+fn seed(default: u64) -> u64 {
+    std::env::var("STATE_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
+/// Slots of the child's crawl: the most pages a kill may make it fetch twice.
+const CONCURRENCY: usize = 4;
+
+/// The crawl the kill tests run in a child process: this test binary again, running only
+/// this test, with the spider binary's command line in `CHILD` (one argument a line).
+#[test]
+#[ignore = "the child process of the kill tests, started by them"]
+fn child_crawl() {
+    let Ok(args) = std::env::var(CHILD) else { return };
+    let config = Config::new("books")
+        .allowed_domain("127.0.0.1")
+        .concurrency(CONCURRENCY)
+        .per_host(CONCURRENCY)
+        .progress(false);
+    let args = std::iter::once(OsString::from("books")).chain(args.lines().map(OsString::from));
+    let code = spiderling::cli::run(BookSpider::new(config), args);
+    std::process::exit(if code == std::process::ExitCode::SUCCESS { 0 } else { 1 });
+}
+
+fn spawn_child(args: &[String]) -> Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["child_crawl", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(CHILD, args.join("\n"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Crawl `site` in a child process killed with SIGKILL `kills` times at seeded random
+/// moments (from right after the start to some dozens of pages in), resumed each time,
+/// then let it finish.
+fn crawl_killed_and_resumed(site: &Sandbox, output: &str, seed: u64, kills: usize) -> Killed {
+    let dir = tempfile::tempdir().unwrap();
+    let args: Vec<String> = [
+        "-o",
+        &dir.path().join(output).display().to_string(),
+        "--set",
+        &format!("state={}", dir.path().join("books.state").display()),
+        "--set",
+        &format!("start_urls={}", site.url()),
+        "--log-level",
+        "error",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let (mut made, mut early) = (0, 0);
+    for _ in 0..kills {
+        let mut child = spawn_child(&args);
+        // A kill during start-up now and then; otherwise some pages into the run.
+        let pages = if rng.random_bool(0.2) { 0 } else { rng.random_range(1..=40) };
+        let base = site.received();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while site.received() < base + pages && Instant::now() < deadline {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(Duration::from_millis(rng.random_range(0..=30)));
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        made += 1;
+        early += usize::from(pages == 0);
+    }
+    let last = Command::new(std::env::current_exe().unwrap())
+        .args(["child_crawl", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(CHILD, args.join("\n"))
+        .output()
+        .unwrap();
+    assert!(
+        last.status.success(),
+        "the last run finishes the crawl: {}\n{}",
+        String::from_utf8_lossy(&last.stdout),
+        String::from_utf8_lossy(&last.stderr)
+    );
+    Killed { dir, kills: made, early }
+}
+
+/// What the kill tests left.
+struct Killed {
+    dir: tempfile::TempDir,
+    /// SIGKILLs sent to a running crawl.
+    kills: usize,
+    /// Of those, sent right after the start, perhaps before the run left any trace.
+    early: usize,
+}
+
+/// Pages the site answered more than once, as fetches beyond the first.
+fn repeats(site: &Sandbox) -> (usize, BTreeMap<String, usize>) {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for hit in site.observed().pages() {
+        *counts.entry(hit.resource()).or_default() += 1;
+    }
+    let repeated = counts.values().map(|n| n - 1).sum();
+    counts.retain(|_, n| *n > 1);
+    (repeated, counts)
+}
+
+fn slow_site(books: usize) -> (DemoSite, Sandbox) {
+    let demo = DemoSite { books, per_page: 10, latency: Duration::from_millis(15), ..DemoSite::default() };
+    let site = Sandbox::demo(demo.clone()).unwrap();
+    (demo, site)
+}
+
+fn stats(dir: &Path, name: &str) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join(name)).unwrap()).unwrap()
+}
+
+#[test]
+fn killed_with_sigkill_again_and_again_every_item_is_written_exactly_once() {
+    let (demo, site) = slow_site(300);
+    let seed = seed(0x5eed_0001);
+    let Killed { dir, kills, early } = crawl_killed_and_resumed(&site, "books.jsonl", seed, 6);
+    assert!(kills >= 3, "seed {seed:#x}: only {kills} kills landed before the crawl ended");
+
+    let text = std::fs::read_to_string(dir.path().join("books.jsonl")).unwrap();
+    assert!(text.ends_with('\n'), "no partial line");
+    let mut books: Vec<support::Book> =
+        text.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    books.sort();
+    assert_eq!(books, expected_books(demo.books), "seed {seed:#x}: every book, each once");
+
+    let observed = site.observed();
+    let fetched: BTreeSet<String> = observed.pages().map(|hit| hit.resource()).collect();
+    assert_eq!(fetched.len(), demo.expected_pages() + 1, "every page (and the redirect hop) fetched");
+    let (repeated, which) = repeats(&site);
+    assert!(
+        repeated <= kills * CONCURRENCY,
+        "seed {seed:#x}: {repeated} pages fetched again after {kills} kills of a crawl of {CONCURRENCY} slots: {which:?}"
+    );
+
+    let stats = stats(dir.path(), "books.stats.json");
+    assert_eq!(stats["status"], "complete");
+    assert_eq!(stats["items"], 300, "the stats count the whole crawl");
+    let runs = stats["runs"].as_u64().unwrap() as usize;
+    assert!(
+        (kills + 1 - early..=kills + 1).contains(&runs),
+        "{runs} runs after {kills} kills ({early} early)"
+    );
+    let failures = std::fs::read_to_string(dir.path().join("books.failures.jsonl")).unwrap_or_default();
+    assert_eq!(failures, "", "no request lost or given up");
+}
+
+#[test]
+fn a_killed_csv_crawl_has_its_header_once_and_every_row_once() {
+    let (demo, site) = slow_site(200);
+    let seed = seed(0x5eed_0002);
+    let Killed { dir, kills, .. } = crawl_killed_and_resumed(&site, "books.csv", seed, 4);
+    assert!(kills >= 2, "seed {seed:#x}: only {kills} kills landed before the crawl ended");
+
+    let text = std::fs::read_to_string(dir.path().join("books.csv")).unwrap();
+    assert_eq!(text.matches("title,price,availability").count(), 1, "one header");
+    assert!(text.starts_with("title,price,availability\n"));
+    let mut books: Vec<support::Book> =
+        csv::Reader::from_reader(text.as_bytes()).deserialize().map(Result::unwrap).collect();
+    books.sort();
+    assert_eq!(books, expected_books(demo.books), "seed {seed:#x}: every row, each once");
+    let (repeated, which) = repeats(&site);
+    assert!(repeated <= kills * CONCURRENCY, "seed {seed:#x}: {repeated} fetched again: {which:?}");
+}
+
+/// The books example run as the README says, with `run` its arguments.
+fn books_example(args: &[&str], state: &Path, output: &Path) -> (i32, String, String) {
+    let run = Command::new(support::example("books"))
+        .args(args)
+        .arg("--set")
+        .arg(format!("state={}", state.display()))
+        .arg("-o")
+        .arg(output)
+        .output()
+        .unwrap();
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (run.status.code().unwrap_or(-1), text(&run.stdout), text(&run.stderr))
+}
+
+#[test]
+fn ctrl_c_pauses_the_same_command_goes_on_and_a_finished_crawl_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (state, output) = (dir.path().join("books.state"), dir.path().join("books.jsonl"));
+    let first = Command::new(support::example("books"))
+        .args(["--set", "rps=200", "--set"])
+        .arg(format!("state={}", state.display()))
+        .arg("-o")
+        .arg(&output)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    support::interrupt(first.id());
+    let paused = first.wait_with_output().unwrap();
+    let printed = String::from_utf8_lossy(&paused.stdout);
+    assert_eq!(paused.status.code(), Some(130), "{printed}");
+    let line = printed.lines().find(|l| l.contains("paused:")).unwrap_or_else(|| panic!("{printed}"));
+    assert!(line.ends_with("queued; run the same command to go on"), "{line}");
+    let first_items = support::read_json_lines(&output).len();
+    assert!(first_items > 0 && first_items < 1000, "{first_items} items before the pause");
+
+    let (code, printed, _) = books_example(&["--set", "rps=200"], &state, &output);
+    assert_eq!(code, 0, "{printed}");
+    assert!(
+        printed.contains("books: 1051 pages, 1000 items") && printed.contains("over 2 runs"),
+        "{printed}"
+    );
+    let titles: BTreeSet<String> =
+        support::read_json_lines(&output).iter().map(|b| b["title"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(support::read_json_lines(&output).len(), 1000, "no book twice");
+    assert_eq!(titles.len(), 1000, "every book");
+
+    let before = std::fs::read(&output).unwrap();
+    let (code, printed, _) = books_example(&[], &state, &output);
+    assert_eq!(code, 0, "{printed}");
+    assert!(printed.contains("already complete: 1,051 pages, 1,000 items over 2 runs"), "{printed}");
+    assert_eq!(std::fs::read(&output).unwrap(), before, "the output is left as it was");
+
+    let (code, printed, logged) = books_example(&["--fresh"], &state, &output);
+    assert_eq!(code, 0, "{printed}");
+    assert!(logged.contains("discarding") && logged.contains("over 2 runs"), "{logged}");
+    assert!(printed.contains("books: 1051 pages, 1000 items") && !printed.contains("runs"), "{printed}");
+    assert_eq!(support::read_json_lines(&output).len(), 1000);
+}
+
+/// A finished crawl of `site` keeping its state in `dir`, and the state file's path.
+async fn finished_crawl(site: &Sandbox, dir: &Path) -> PathBuf {
+    let (config, _) = config_for(site, dir, "books.jsonl");
+    let state = dir.join("books.state");
+    Crawler::new(BookSpider::new(config.state(&state))).run().await.unwrap();
+    state
+}
+
+/// What a refused run must leave as it was: the site's record, the files in `dir`.
+fn untouched<'a>(site: &'a Sandbox, dir: &Path) -> impl Fn() + 'a {
+    let received = site.received();
+    let read = |dir: &Path| -> BTreeMap<PathBuf, Vec<u8>> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .map(|path| {
+                let bytes = std::fs::read(&path).unwrap();
+                (path, bytes)
+            })
+            .collect()
+    };
+    let (files, dir) = (read(dir), dir.to_owned());
+    move || {
+        assert_eq!(site.received(), received, "nothing fetched");
+        assert_eq!(read(&dir), files, "no file touched, none made");
+    }
+}
+
+fn refusal(result: Result<spiderling::Summary, Error>) -> String {
+    let error = result.unwrap_err();
+    assert!(matches!(error, Error::State { .. }), "{error:?}");
+    assert_eq!(error.exit_code(), std::process::ExitCode::from(2));
+    error.to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_file_of_another_spider_output_or_schema_is_refused_before_anything_is_touched() {
+    let site = Sandbox::demo(DemoSite { books: 20, per_page: 10, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = finished_crawl(&site, dir.path()).await;
+    let (config, _) = config_for(&site, dir.path(), "books.jsonl");
+    let check = untouched(&site, dir.path());
+
+    let other_spider = config.clone().set("name", "news").unwrap().state(&state);
+    let message = refusal(Crawler::new(BookSpider::new(other_spider)).run().await);
+    assert!(message.contains("belongs to the spider \"books\", not \"news\""), "{message}");
+
+    let other_output = config.clone().output(dir.path().join("other.jsonl")).state(&state);
+    let message = refusal(Crawler::new(BookSpider::new(other_output)).run().await);
+    assert!(message.contains("was written for") && message.contains("books.jsonl"), "{message}");
+    assert!(message.contains("other.jsonl") && message.contains("--fresh"), "{message}");
+    check();
+
+    let db = rusqlite::Connection::open(&state).unwrap();
+    db.execute("UPDATE crawl SET value = '99' WHERE key = 'schema_version'", []).unwrap();
+    drop(db);
+    let check = untouched(&site, dir.path());
+    let message = refusal(Crawler::new(BookSpider::new(config.state(&state))).run().await);
+    assert!(message.contains("schema version 99") && message.contains("reads version 1"), "{message}");
+    check();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_empty_truncated_and_foreign_files_are_refused_and_left_as_they_were() {
+    let site = Sandbox::demo(DemoSite { books: 200, per_page: 10, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let real = finished_crawl(&site, dir.path()).await;
+    let whole = std::fs::read(&real).unwrap();
+    let (config, _) = config_for(&site, dir.path(), "books.jsonl");
+
+    let foreign = dir.path().join("foreign.db");
+    rusqlite::Connection::open(&foreign)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+        .unwrap();
+    let cases: [(&str, Vec<u8>, &str); 4] = [
+        ("garbage.state", b"these are not the bytes of a database\n".repeat(20), "not an SQLite database"),
+        ("empty.state", Vec::new(), "is empty"),
+        ("truncated.state", whole[..whole.len() / 2].to_vec(), "is truncated"),
+        ("foreign.state", std::fs::read(&foreign).unwrap(), "is not a Spiderling state file"),
+    ];
+    assert!(whole.len() > 3 * 4096, "the state file spans pages: {} bytes", whole.len());
+    for (name, bytes, expected) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let check = untouched(&site, dir.path());
+        let message = refusal(Crawler::new(BookSpider::new(config.clone().state(&path))).run().await);
+        assert!(message.contains(expected) && message.contains(name), "{name}: {message}");
+        check();
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{name} left as it was");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_file_in_use_by_a_running_crawl_is_refused() {
+    let demo =
+        DemoSite { books: 30, per_page: 10, latency: Duration::from_millis(100), ..DemoSite::default() };
+    let site = Sandbox::demo(demo).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, _) = config_for(&site, dir.path(), "books.jsonl");
+    let state = dir.path().join("books.state");
+    let running = tokio::spawn(Crawler::new(BookSpider::new(config.clone().state(&state))).run());
+    while site.received() < 3 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    let (second, _) = config_for(&site, dir.path(), "books.jsonl");
+    let message = refusal(Crawler::new(BookSpider::new(second.state(&state))).run().await);
+    assert!(message.contains("in use by another crawl"), "{message}");
+    let summary = running.await.unwrap().unwrap();
+    assert_eq!(summary.items, 30, "the running crawl went on undisturbed");
+}
