@@ -10,6 +10,7 @@
 //!
 //! Contenders:
 //! - `spiderling`: a derived spider and item, default middleware, items to a file;
+//! - `state`: the same spider keeping its crawl in a state file (the cost of durability);
 //! - `bare`: tokio + reqwest + scraper with a semaphore of C (see `bare.rs`);
 //! - `sequential`: one request at a time, on the first `--sample` pages.
 
@@ -92,16 +93,19 @@ pub(crate) struct Args {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Contender {
     Spiderling,
+    State,
     Bare,
     Sequential,
 }
 
 impl Contender {
-    const ALL: [Contender; 3] = [Contender::Spiderling, Contender::Bare, Contender::Sequential];
+    const ALL: [Contender; 4] =
+        [Contender::Spiderling, Contender::State, Contender::Bare, Contender::Sequential];
 
     fn name(self) -> &'static str {
         match self {
             Contender::Spiderling => "spiderling",
+            Contender::State => "state",
             Contender::Bare => "bare",
             Contender::Sequential => "sequential",
         }
@@ -209,8 +213,14 @@ fn child(contender: Contender, url: &str, output: &Path, args: &Args) -> ExitCod
         runtime.block_on(async {
             let start = url::Url::parse(url).map_err(|error| error.to_string())?;
             match contender {
-                Contender::Spiderling => {
-                    spiderling::crawl(url, concurrency, cost, output).await.map_err(|error| error.to_string())
+                Contender::Spiderling => spiderling::crawl(url, concurrency, cost, output, None)
+                    .await
+                    .map_err(|error| error.to_string()),
+                Contender::State => {
+                    let state = output.with_extension("state");
+                    spiderling::crawl(url, concurrency, cost, output, Some(&state))
+                        .await
+                        .map_err(|error| error.to_string())
                 }
                 Contender::Bare => {
                     bare::crawl(start, concurrency, cost, output).await.map_err(|e| e.to_string())

@@ -28,7 +28,7 @@ fn every_contender_crawls_every_page_exactly_once() {
     assert_eq!((pages, books), (&Value::from(301), &Value::from(285)));
     let contenders = report["contenders"].as_array().unwrap();
     let names: Vec<&str> = contenders.iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["spiderling", "bare", "sequential"]);
+    assert_eq!(names, ["spiderling", "state", "bare", "sequential"]);
     for c in contenders {
         let name = &c["name"];
         assert_eq!(&c["pages"], pages, "{name}: pages parsed");
@@ -39,5 +39,6 @@ fn every_contender_crawls_every_page_exactly_once() {
         assert!(c["peak_rss_mb"].as_f64().unwrap() > 0.0, "{name}");
     }
     assert!(report["ratios"]["spiderling_over_bare"].as_f64().unwrap() > 0.0);
+    assert!(report["ratios"]["state_over_memory"].as_f64().unwrap() > 0.0);
     assert!(report["ratios"]["bare_over_sequential"].as_f64().unwrap() > 0.0);
 }

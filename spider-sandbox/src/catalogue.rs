@@ -51,7 +51,10 @@ pub(crate) fn book(id: usize) -> Book {
         id
     );
     let pence = 500 + (id * 7919) % 5000;
-    let availability =
-        if id.is_multiple_of(7) { "Out of stock".to_owned() } else { format!("In stock ({} available)", 1 + id % 20) };
+    let availability = if id.is_multiple_of(7) {
+        "Out of stock".to_owned()
+    } else {
+        format!("In stock ({} available)", 1 + id % 20)
+    };
     Book { id, title, price: format!("£{}.{:02}", pence / 100, pence % 100), availability }
 }

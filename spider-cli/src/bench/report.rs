@@ -77,6 +77,9 @@ impl Row {
 pub(super) struct Ratios {
     /// Spiderling's pages/s over the bare loop's (target ≥ 0.90).
     pub(super) spiderling_over_bare: Option<f64>,
+    /// Spiderling's pages/s with a state file over its pages/s in memory: the cost of
+    /// durability (target ≥ 0.85).
+    pub(super) state_over_memory: Option<f64>,
     /// Spiderling's pages/s over the sequential loop's (the "10×").
     pub(super) spiderling_over_sequential: Option<f64>,
     /// The bare loop's pages/s over the sequential loop's.
@@ -109,6 +112,7 @@ impl Report {
             (setup.parse_cost_us > 0).then(|| setup.parse_threads as f64 * 1e6 / setup.parse_cost_us as f64);
         let ratios = Ratios {
             spiderling_over_bare: over(rate("spiderling"), rate("bare")),
+            state_over_memory: over(rate("state"), rate("spiderling")),
             spiderling_over_sequential: over(rate("spiderling"), rate("sequential")),
             bare_over_sequential: over(rate("bare"), rate("sequential")),
             spiderling_over_latency_bound: over(rate("spiderling"), bound),
@@ -172,6 +176,11 @@ impl Report {
             out,
             "\nspiderling / bare pages/s:      {} (target ≥ 0.90)",
             shown(r.spiderling_over_bare)
+        );
+        let _ = writeln!(
+            out,
+            "state / spiderling pages/s:     {} (target ≥ 0.85: a state file on / in memory)",
+            shown(r.state_over_memory)
         );
         let _ = writeln!(out, "spiderling / sequential pages/s: {}", shown(r.spiderling_over_sequential));
         let _ = writeln!(out, "bare / sequential pages/s:      {}", shown(r.bare_over_sequential));

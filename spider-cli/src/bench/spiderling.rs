@@ -43,12 +43,13 @@ fn costly(title: &str) -> Result<String, std::convert::Infallible> {
 }
 
 /// Crawl the site at `start` with `concurrency` requests in flight (overall and to the
-/// host), items exported to `output`.
+/// host), items exported to `output`, the crawl kept in the `state` file if one is given.
 pub(super) async fn crawl(
     start: &str,
     concurrency: usize,
     cost: Duration,
     output: &Path,
+    state: Option<&Path>,
 ) -> Result<Run, spiderling::Error> {
     PARSE_COST_NANOS.store(u64::try_from(cost.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
     let concurrency = concurrency.to_string();
@@ -60,6 +61,10 @@ pub(super) async fn crawl(
         .set("progress", "false")?
         .set("parse_threads", &parse_threads().to_string())?
         .output(output);
+    let config = match state {
+        Some(state) => config.state(state),
+        None => config,
+    };
     let cpu = cpu_seconds();
     let started = Instant::now();
     let crawler = Crawler::with_config(Bench, config);

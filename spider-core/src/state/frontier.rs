@@ -11,6 +11,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use tokio::time::Instant;
 use url::Url;
 
+use super::checkpointer::Checkpointer;
 use super::row::{self, Row};
 use crate::error::Error;
 use crate::failures::Failure;
@@ -31,6 +32,9 @@ const ROBOTS_FRESH: Duration = Duration::from_secs(24 * 60 * 60);
 /// removed only when [`finish`](Frontier::finish) says so: if the process dies first, the
 /// next run puts it back in its queue.
 pub(crate) struct StateFrontier {
+    /// Stopped before `conn` closes (fields drop in order), so that the close, the last
+    /// of the file's connections, checkpoints and removes the log.
+    pub(super) _checkpointer: Checkpointer,
     pub(super) conn: Connection,
     pub(super) path: PathBuf,
     /// Held for the crawl, so that a second process cannot work on the same file.

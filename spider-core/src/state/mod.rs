@@ -16,6 +16,7 @@
 //! that finished a request, before it launches the next, so what a crash makes fetch
 //! twice is at most what was in flight.
 
+mod checkpointer;
 mod frontier;
 mod open;
 mod row;

@@ -10,6 +10,7 @@ use std::time::SystemTime;
 
 use rusqlite::{params, Connection, OpenFlags};
 
+use super::checkpointer::Checkpointer;
 use super::frontier::{unix_ms, Clock, StateFrontier};
 use super::SCHEMA_VERSION;
 use crate::config::Config;
@@ -100,7 +101,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
     let store = |source| Error::Store { path: path.to_owned(), source: Box::new(source) };
     conn.execute_batch(
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16000; \
-         PRAGMA busy_timeout = 1000; BEGIN IMMEDIATE; UPDATE requests SET state = 0 WHERE state = 1;",
+         PRAGMA busy_timeout = 1000; PRAGMA wal_autocheckpoint = 0; BEGIN IMMEDIATE; UPDATE requests SET state = 0 WHERE state = 1;",
     )
     .map_err(store)?;
     conn.set_prepared_statement_cache_capacity(32);
@@ -171,6 +172,7 @@ fn load(
         .query_row("SELECT min(due) FROM requests WHERE state = 2", [], |row| row.get(0))
         .map_err(store)?;
     Ok(StateFrontier {
+        _checkpointer: Checkpointer::start(path)?,
         conn,
         path: path.to_owned(),
         _lock: lock,
