@@ -25,13 +25,38 @@ use crate::stats::CrawlStatus;
 /// How long a robots.txt answer is trusted across runs, as RFC 9309 allows a cache to.
 const ROBOTS_FRESH: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// The state file's frontier, and the journal kept with it.
+/// The frontier of a state file: queues, seen-set and deferred retries on disk, so a
+/// frontier of tens of millions of URLs costs little memory (the SQLite page cache, 16 MB,
+/// and a few bytes per host).
 ///
-/// Every change goes into one open transaction; [`Journal::checkpoint`] commits it. A
-/// request handed out by [`next`](Frontier::next) is marked in flight, not removed, and
-/// removed only when [`finish`](Frontier::finish) says so: if the process dies first, the
-/// next run puts it back in its queue.
-pub(crate) struct StateFrontier {
+/// A crawl with [`Config::state`] uses it through the engine, which also keeps in it what
+/// the crawl must remember besides the queues. On its own it serves tools and benchmarks.
+///
+/// Every change goes into one open transaction; [`commit`](Self::commit) (or the engine's
+/// checkpoints) makes it durable. A request handed out by [`next`](Frontier::next) is
+/// marked in flight, not removed, and removed only when [`finish`](Frontier::finish) says
+/// so: if the process dies first, the next open puts it back in its queue.
+///
+/// # Examples
+///
+/// ```
+/// use spider_core::{Config, Enqueued, Frontier, Request, StateFrontier};
+///
+/// let dir = std::env::temp_dir().join(format!("state-doc-{}", std::process::id()));
+/// let config = Config::new("books");
+/// let mut frontier = StateFrontier::open(&dir.join("books.state"), &config)?;
+/// assert!(matches!(frontier.enqueue(Request::get("https://books.example/a")?)?, Enqueued::Accepted(_)));
+/// assert_eq!(frontier.enqueue(Request::get("https://BOOKS.example/a#top")?)?, Enqueued::Duplicate);
+/// frontier.commit()?;
+/// drop(frontier);
+///
+/// let mut again = StateFrontier::open(&dir.join("books.state"), &config)?;
+/// assert!(again.next("https://books.example:443")?.is_some(), "still queued after a reopen");
+/// # drop(again);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), spider_core::Error>(())
+/// ```
+pub struct StateFrontier {
     /// Stopped before `conn` closes (fields drop in order), so that the close, the last
     /// of the file's connections, checkpoints and removes the log.
     pub(super) _checkpointer: Checkpointer,
@@ -84,6 +109,34 @@ pub(super) fn unix_ms(at: SystemTime) -> i64 {
 }
 
 impl StateFrontier {
+    /// Open the state file at `path` for the crawl of `config` (its name, output file,
+    /// allowed domains and depth limit), creating it if there is none.
+    ///
+    /// # Errors
+    ///
+    /// As [`Crawler::run`](crate::Crawler::run) with a state file: [`Error::State`] for a
+    /// file that is not this crawl's, not a state file, truncated or in use;
+    /// [`Error::Store`] or [`Error::Io`] when it cannot be read or written.
+    pub fn open(path: &std::path::Path, config: &crate::Config) -> Result<Self, Error> {
+        super::open(path, config, false).map(|opened| opened.frontier)
+    }
+
+    /// Make every change since the last commit durable.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] when SQLite cannot write it.
+    pub fn commit(&mut self) -> Result<(), Error> {
+        let store = |source| Error::Store { path: self.path.clone(), source: Box::new(source) };
+        for (host, (done, failed)) in self.finished.drain() {
+            self.conn
+                .prepare_cached("UPDATE hosts SET done = done + ?2, failed = failed + ?3 WHERE id = ?1")
+                .and_then(|mut update| update.execute(params![host, done, failed]))
+                .map_err(store)?;
+        }
+        self.conn.execute_batch("COMMIT; BEGIN IMMEDIATE").map_err(store)
+    }
+
     pub(super) fn store(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
         |source| Error::Store { path: self.path.clone(), source: Box::new(source) }
     }
@@ -404,12 +457,6 @@ impl Journal for StateFrontier {
                 .and_then(|mut upsert| upsert.execute(params![role, path, bytes, records]))
                 .map_err(store)?;
         }
-        for (host, (done, failed)) in self.finished.drain() {
-            self.conn
-                .prepare_cached("UPDATE hosts SET done = done + ?2, failed = failed + ?3 WHERE id = ?1")
-                .and_then(|mut update| update.execute(params![host, done, failed]))
-                .map_err(store)?;
-        }
         if let Some((_, status)) = ended {
             let crawl = match status {
                 "complete" | "complete_with_failures" => "complete",
@@ -418,7 +465,7 @@ impl Journal for StateFrontier {
             };
             self.conn.execute("UPDATE crawl SET value = ?1 WHERE key = 'status'", [crawl]).map_err(store)?;
         }
-        self.conn.execute_batch("COMMIT; BEGIN IMMEDIATE").map_err(store)
+        self.commit()
     }
 }
 

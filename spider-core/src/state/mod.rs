@@ -21,6 +21,7 @@ mod frontier;
 mod open;
 mod row;
 
+pub use frontier::StateFrontier;
 pub(crate) use open::open;
 
 /// The version of the schema this build reads and writes; a file of another version is
