@@ -2,10 +2,10 @@
 //! or, for a crate of many spiders, [`Spiders`].
 //!
 //! ```text
-//! my-spider [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--fresh] [--log-level LEVEL]
+//! my-spider [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--fresh] [--cache FILE] [--log-level LEVEL]
 //! my-spider probe [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! my-spiders list
-//! my-spiders crawl NAME [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--fresh] [--log-level LEVEL]
+//! my-spiders crawl NAME [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--fresh] [--cache FILE] [--log-level LEVEL]
 //! my-spiders probe NAME [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! ```
 //!
@@ -144,6 +144,10 @@ struct Flags {
     /// over, instead of going on where it stopped.
     #[arg(long)]
     fresh: bool,
+    /// Keep every answer in this cache file and answer later runs from it, without the
+    /// network (the `cache` setting), such as --cache .spiderling/cache.
+    #[arg(long, value_name = "FILE")]
+    cache: Option<std::path::PathBuf>,
     /// Log level: error, warn, info, debug, trace (or a RUST_LOG filter).
     #[arg(long, value_name = "LEVEL", default_value = DEFAULT_LOG)]
     log_level: String,
@@ -223,6 +227,7 @@ struct Entry {
                   --set KEY=VALUE      change a setting, such as --set rps=5\n  \
                   --metrics ADDR       serve Prometheus metrics, such as 127.0.0.1:9898\n  \
                   --fresh              with --set state=FILE, start over instead of going on\n  \
+                  --cache FILE         keep answers and answer later runs from them\n  \
                   --log-level LEVEL    error, warn, info, debug, trace\n\n\
                   probe NAME finds the rate to declare (probe --help):\n  \
                   --for 60s --max-requests 3000 --start-rps 1 --step 3s --set KEY=VALUE\n\n\
@@ -321,16 +326,22 @@ fn probe_default<S: Spider + Default>(command: ProbeCommand) -> ExitCode {
 
 /// Crawl with `spider`, its settings layered under the environment and `flags`.
 fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
-    let (config, runtime) =
-        match prepare(spider.config(), &flags.log_level, &flags.set, flags.output.as_deref()) {
-            Ok(prepared) => prepared,
-            Err(code) => return code,
+    let Flags { output, set, metrics, fresh, cache, log_level } = flags;
+    let with_flags = |config: Config| {
+        let config = match metrics {
+            Some(addr) => config.metrics(addr),
+            None => config,
         };
-    let config = match flags.metrics {
-        Some(addr) => config.metrics(addr),
-        None => config,
+        let config = match cache {
+            Some(path) => config.cache(path),
+            None => config,
+        };
+        config.fresh(fresh)
     };
-    let config = config.fresh(flags.fresh);
+    let (config, runtime) = match prepare(spider.config(), &log_level, &set, output.as_deref(), with_flags) {
+        Ok(prepared) => prepared,
+        Err(code) => return code,
+    };
     match runtime.block_on(Crawler::with_config(spider, config).run()) {
         Ok(summary) => {
             println!("{summary}");
@@ -345,7 +356,7 @@ fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
 
 /// Probe the target of `config`, its settings layered as a crawl's, and print the report.
 fn probe(config: Config, command: ProbeCommand) -> ExitCode {
-    let (config, runtime) = match prepare(config, &command.log_level, &command.set, None) {
+    let (config, runtime) = match prepare(config, &command.log_level, &command.set, None, |config| config) {
         Ok(prepared) => prepared,
         Err(code) => return code,
     };
@@ -363,20 +374,22 @@ fn probe(config: Config, command: ProbeCommand) -> ExitCode {
     }
 }
 
-/// What a crawl and a probe do first: start logging, layer the settings and print them,
-/// start the runtime. A failure is printed and becomes the exit code.
+/// What a crawl and a probe do first: start logging, layer the settings (then the
+/// command's own flags, `with_flags`) and print them, start the runtime. A failure is
+/// printed and becomes the exit code.
 fn prepare(
     config: Config,
     log_level: &str,
     set: &[String],
     output: Option<&std::path::Path>,
+    with_flags: impl FnOnce(Config) -> Config,
 ) -> Result<(Config, tokio::runtime::Runtime), ExitCode> {
     let filter = tracing_subscriber::EnvFilter::try_new(log_level)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
     // Variables that are not Unicode cannot be ours; skip them instead of panicking.
     let env = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
-    let config = settings(config, env, set, output).map_err(|error| {
+    let config = settings(config, env, set, output).map(with_flags).map_err(|error| {
         eprintln!("error: {error}");
         error.exit_code()
     })?;

@@ -364,3 +364,26 @@ async fn a_state_file_in_use_by_a_running_crawl_is_refused() {
     let summary = running.await.unwrap().unwrap();
     assert_eq!(summary.items, 30, "the running crawl went on undisturbed");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_crawl_is_already_complete_unless_a_new_start_url_arrives() {
+    let site = Sandbox::demo(DemoSite { books: 20, per_page: 10, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = finished_crawl(&site, dir.path()).await;
+    let (config, output) = config_for(&site, dir.path(), "books.jsonl");
+    let received = site.received();
+
+    let again = Crawler::new(BookSpider::new(config.clone().state(&state))).run().await.unwrap();
+    assert_eq!(again.status, spiderling::CrawlStatus::AlreadyComplete);
+    assert_eq!((again.items, again.runs), (20, 1));
+    assert_eq!(site.received(), received, "nothing fetched");
+
+    let new = format!("{}catalogue/book_3.html?edition=2", site.url());
+    let more = Crawler::new(BookSpider::new(config.start_url(&new).state(&state))).run().await.unwrap();
+    assert_eq!(more.status, spiderling::CrawlStatus::Complete);
+    assert_eq!((more.runs, more.items), (2, 21), "{more}");
+    let fetched: Vec<String> =
+        site.observed().hits[received..].iter().map(|hit| hit.target.clone()).collect();
+    assert_eq!(fetched, ["/catalogue/book_3.html?edition=2"], "only the new page; robots.txt was remembered");
+    assert_eq!(support::read_json_lines(&output).len(), 21);
+}

@@ -125,6 +125,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An answer in the HTTP cache that does not read back; delete the cache file.
+    #[error("the cached answer for {url} is damaged ({problem}); delete the cache file to fetch it again")]
+    Cache {
+        /// The URL it answers.
+        url: Url,
+        /// What does not read back.
+        problem: String,
+    },
     /// A state file that cannot be used for this crawl: another spider's or another
     /// output's, another schema version, not a state file, truncated, or in use. Found
     /// before anything is fetched or any file is touched.
@@ -216,6 +224,7 @@ impl Error {
             | Error::TooManyRedirects { url, .. }
             | Error::ParsePanicked { url }
             | Error::Extract { url, .. }
+            | Error::Cache { url, .. }
             | Error::Spider { url, .. } => Some(url),
             _ => None,
         }

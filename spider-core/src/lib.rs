@@ -24,6 +24,7 @@
 #[doc(hidden)]
 pub mod __private;
 mod block;
+mod cache;
 mod classify;
 mod config;
 mod engine;
@@ -46,6 +47,7 @@ mod robots;
 mod spider;
 mod state;
 mod stats;
+mod stored_headers;
 pub mod testing;
 mod throttle;
 

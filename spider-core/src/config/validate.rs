@@ -59,11 +59,33 @@ impl Config {
             problems.push("user_agent is not a valid header value".to_owned());
         }
         problems.extend(self.proxy_problems());
+        problems.extend(self.file_problems());
         if problems.is_empty() {
             Ok(())
         } else {
             Err(Error::Config(problems.join("; ")))
         }
+    }
+
+    /// Mistakes in the state file and cache settings.
+    fn file_problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if self.revalidate && self.cache.is_none() {
+            problems.push("revalidate = true needs a cache to revalidate; set cache = FILE too".to_owned());
+        }
+        if self.fresh && self.state.is_none() {
+            problems
+                .push("--fresh starts a state file over, and there is none; set state = FILE too".to_owned());
+        }
+        let files = [("state", &self.state), ("cache", &self.cache), ("output", &self.output)];
+        for (i, (a, first)) in files.iter().enumerate() {
+            for (b, second) in &files[i + 1..] {
+                if first.is_some() && first == second {
+                    problems.push(format!("{a} and {b} are the same file; give each a file of its own"));
+                }
+            }
+        }
+        problems
     }
 
     /// Mistakes in the proxy settings; a route's environment variables are read here, so

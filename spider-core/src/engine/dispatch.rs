@@ -17,7 +17,8 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::task::{crawl_page, fetch_robots};
-use super::{Done, Files, HostId, Job, Outcome, Report, Shared};
+use super::{Done, Files, HostId, Job, Notes, Outcome, Report, Shared};
+use crate::cache::HttpCache;
 use crate::classify::Trouble;
 use crate::config::Config;
 use crate::error::Error;
@@ -289,6 +290,9 @@ impl<S: Spider> Dispatcher<S> {
             RunEnd::Finished(CrawlStatus::Complete)
         };
         self.checkpoint(Some(ended));
+        if let Some(Err(error)) = self.files.cache.as_mut().map(HttpCache::commit) {
+            self.fatal.get_or_insert(error);
+        }
         // After the last checkpoint: a JSON array's closing bracket is not committed, so a
         // resumed crawl cuts it off and goes on.
         if let Some(Err(error)) = self.files.sink.as_mut().map(|sink| sink.finish()) {
@@ -388,6 +392,11 @@ impl<S: Spider> Dispatcher<S> {
                 Some(held) => held,
                 None => self.next_job(now)?,
             };
+            if job.offline() {
+                // Nothing is sent: no rate token, no host slot, no pause.
+                self.launch(host, job, now);
+                continue;
+            }
             if let Some(rate) = &self.rate {
                 if let Err(wait) = rate.try_pass() {
                     self.held = Some((host, job));
@@ -434,18 +443,18 @@ impl<S: Spider> Dispatcher<S> {
                     match robots {
                         Some(url) => {
                             host.robots = RobotsState::Fetching;
-                            Some(Job::Robots(Request::new(url)))
+                            Some(Job::robots(Request::new(url)))
                         }
                         None => {
                             host.robots = RobotsState::Known(RobotsRules::AllowAll);
                             let next = self.frontier.next(&host.key);
-                            self.ok(next).flatten().map(Job::Page)
+                            self.ok(next).flatten().map(Job::page)
                         }
                     }
                 }
                 RobotsState::Redirected(_) => {
                     match std::mem::replace(&mut host.robots, RobotsState::Fetching) {
-                        RobotsState::Redirected(next) => Some(Job::Robots(*next)),
+                        RobotsState::Redirected(next) => Some(Job::robots(*next)),
                         _ => None,
                     }
                 }
@@ -462,7 +471,7 @@ impl<S: Spider> Dispatcher<S> {
                                 disallowed.push(request.ticket);
                             }
                         }
-                        Ok(next) => break next.map(Job::Page),
+                        Ok(next) => break next.map(Job::page),
                         Err(error) => {
                             failed = Some(error);
                             break None;
@@ -481,8 +490,12 @@ impl<S: Spider> Dispatcher<S> {
                 self.give_up(request.url(), request.method(), request.attempts + 1, &failure);
                 self.finish(request.ticket);
             }
-            if let Some(job) = job {
+            if let Some(mut job) = job {
                 self.mark_ready(id);
+                if let Some(cache) = &self.files.cache {
+                    let cached = cache.lookup(&job.request);
+                    job.cached = self.ok(cached).flatten();
+                }
                 return Some((id, job));
             }
         }
@@ -491,24 +504,27 @@ impl<S: Spider> Dispatcher<S> {
 
     /// Return a request that could not launch after all; the host launches it when ready.
     fn put_back(&mut self, id: HostId, job: Job) {
-        match job {
-            Job::Robots(request) => self.hosts[id].robots = RobotsState::Redirected(Box::new(request)),
-            Job::Page(request) => {
-                let deferred = self.frontier.defer(request, Instant::now());
-                self.ok(deferred);
-            }
+        if job.robots {
+            self.hosts[id].robots = RobotsState::Redirected(Box::new(job.request));
+        } else {
+            let deferred = self.frontier.defer(job.request, Instant::now());
+            self.ok(deferred);
         }
         self.mark_ready(id);
     }
 
     fn launch(&mut self, id: HostId, job: Job, now: Instant) {
-        self.hosts[id].slots.take(now);
+        let network = !job.offline();
+        if network {
+            self.hosts[id].slots.take(now);
+            Stats::add(&self.shared.stats.requests, 1);
+        }
         self.in_flight += 1;
-        Stats::add(&self.shared.stats.requests, 1);
-        let request = job.request();
+        let request = &job.request;
         let report = Report {
             host: id,
-            robots: matches!(job, Job::Robots(_)),
+            network,
+            robots: job.robots,
             ticket: request.ticket,
             url: request.url().clone(),
             method: request.method().clone(),
@@ -518,12 +534,13 @@ impl<S: Spider> Dispatcher<S> {
         };
         let shared = self.shared.clone();
         self.tasks.spawn(async move {
-            let mut sample = None;
-            let outcome = match job {
-                Job::Robots(request) => fetch_robots(&shared, &request, &mut sample).await,
-                Job::Page(request) => crawl_page(&shared, request, &mut sample).await,
+            let mut notes = Notes::default();
+            let outcome = if job.robots {
+                fetch_robots(&shared, job, &mut notes).await
+            } else {
+                crawl_page(&shared, job, &mut notes).await
             };
-            report.send(outcome, sample);
+            report.send(outcome, notes);
         });
     }
 
@@ -536,11 +553,17 @@ impl<S: Spider> Dispatcher<S> {
         }
         let ticket = done.ticket;
         let id = done.host;
-        let host = &mut self.hosts[id];
-        let pause = self.delay.sample(host.crawl_delay, &mut self.rng);
-        host.slots.release(now + pause);
-        if let Some(sample) = done.sample {
+        if done.network {
+            let host = &mut self.hosts[id];
+            let pause = self.delay.sample(host.crawl_delay, &mut self.rng);
+            host.slots.release(now + pause);
+        }
+        if let Some(sample) = done.notes.sample {
             self.record(id, sample, now);
+        }
+        if let (Some(cache), Some(write)) = (self.files.cache.as_mut(), done.notes.cache) {
+            let written = cache.write(write);
+            self.ok(written);
         }
         let host = &mut self.hosts[id];
         match done.outcome {

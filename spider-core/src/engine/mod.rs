@@ -32,6 +32,7 @@ use url::Url;
 use dispatch::Dispatcher;
 
 use crate::block::BlockRules;
+use crate::cache::{CacheWrite, Cached, HttpCache};
 use crate::classify::Trouble;
 use crate::config::Config;
 use crate::error::Error;
@@ -144,6 +145,7 @@ impl<S: Spider> Crawler<S> {
             };
             return Ok(Summary::new(&config.name, earlier.counts.clone(), ending));
         }
+        let cache = HttpCache::open(&config)?;
         // Bound before the output file is opened: a port in use must not cost the items of
         // the last run.
         let metrics = match &config.metrics {
@@ -160,6 +162,7 @@ impl<S: Spider> Crawler<S> {
             block_rules: BlockRules::new(&config),
             pool: ParsePool::new(config.parse_threads)?,
             encoder: config.output.as_deref().map(Encoder::for_output).transpose()?,
+            caching: cache.is_some(),
             stats,
             robots_token: config.robots_token().to_owned(),
             max_redirects: config.max_redirects,
@@ -170,7 +173,7 @@ impl<S: Spider> Crawler<S> {
         let (stop_tx, stop_rx) = mpsc::unbounded_channel();
         let signals = config.handle_signals.then(|| Background(tokio::spawn(forward_signals(stop_tx))));
         tracing::info!(spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
-        let files = Files { sink, failures };
+        let files = Files { sink, failures, cache };
         let dispatcher = Dispatcher::new(&config, frontier, shared.clone(), files, stop_rx, live);
         let end = dispatcher.run().await;
         drop((signals, metrics));
@@ -295,6 +298,8 @@ struct Shared<S: Spider> {
     pool: ParsePool,
     /// Encodes each page's items for the output file, on the page's task.
     encoder: Option<Encoder>,
+    /// Whether answers are kept in the HTTP cache: tasks prepare them for it.
+    caching: bool,
     stats: Stats,
     robots_token: String,
     max_redirects: u8,
@@ -307,20 +312,40 @@ type HostId = usize;
 struct Files {
     sink: Option<Sink>,
     failures: Option<FailuresFile>,
+    /// The HTTP cache, looked up before admission and written with what tasks bring back.
+    cache: Option<HttpCache>,
 }
 
-/// What a task is sent to do.
-enum Job {
-    Robots(Request),
-    Page(Request),
+/// What a task is sent to do: a page, or a host's robots.txt, and the cached answer to
+/// take or to have the server confirm.
+struct Job {
+    request: Request,
+    robots: bool,
+    cached: Option<Cached>,
 }
 
 impl Job {
-    fn request(&self) -> &Request {
-        match self {
-            Job::Robots(request) | Job::Page(request) => request,
-        }
+    fn page(request: Request) -> Self {
+        Job { request, robots: false, cached: None }
     }
+
+    fn robots(request: Request) -> Self {
+        Job { request, robots: true, cached: None }
+    }
+
+    /// Whether the answer is taken from the cache without asking the network: then the
+    /// request needs no rate token, no host slot and no pause.
+    fn offline(&self) -> bool {
+        self.cached.as_ref().is_some_and(|cached| !cached.revalidate)
+    }
+}
+
+/// What a task learned besides its outcome: the answer's verdict and latency for the
+/// gauges, and what to write to the cache.
+#[derive(Default)]
+struct Notes {
+    sample: Option<Sample>,
+    cache: Option<CacheWrite>,
 }
 
 /// What a task reports back.
@@ -377,11 +402,13 @@ impl Outcome {
 
 struct Done {
     host: HostId,
+    /// Whether the request went to the network (not answered from the cache): it took a
+    /// host slot, which it gives back.
+    network: bool,
     /// The request's ticket, when a durable frontier handed it out.
     ticket: Option<Ticket>,
     outcome: Outcome,
-    /// The answer's verdict and latency, when there was an answer.
-    sample: Option<Sample>,
+    notes: Notes,
 }
 
 /// What the gauges learn from one answer.
@@ -397,6 +424,7 @@ struct Sample {
 /// ever, and the request would be missing from the failures file.
 struct Report {
     host: HostId,
+    network: bool,
     robots: bool,
     ticket: Option<Ticket>,
     url: Url,
@@ -407,9 +435,15 @@ struct Report {
 }
 
 impl Report {
-    fn send(mut self, outcome: Outcome, sample: Option<Sample>) {
+    fn send(mut self, outcome: Outcome, notes: Notes) {
         self.sent = true;
-        let _ = self.to.send(Done { host: self.host, ticket: self.ticket, outcome, sample });
+        let _ = self.to.send(Done {
+            host: self.host,
+            network: self.network,
+            ticket: self.ticket,
+            outcome,
+            notes,
+        });
     }
 }
 
@@ -438,6 +472,7 @@ impl Drop for Report {
                 attempts: self.attempts + 1,
             }
         };
-        let _ = self.to.send(Done { host: self.host, ticket: self.ticket, outcome, sample: None });
+        let (host, network, ticket) = (self.host, self.network, self.ticket);
+        let _ = self.to.send(Done { host, network, ticket, outcome, notes: Notes::default() });
     }
 }

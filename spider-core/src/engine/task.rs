@@ -1,11 +1,12 @@
-//! One request on its task: fetch on its route, judge the answer, parse, write the
-//! items; what it reports back is an [`Outcome`].
+//! One request on its task: answer it (from the cache, or fetched on its route), judge
+//! the answer, parse, encode the items; what it reports back is an [`Outcome`].
 
 use reqwest::header::LOCATION;
 use tokio::time::Instant;
 
-use super::{Outcome, Sample, Shared};
+use super::{Job, Notes, Outcome, Sample, Shared};
 use crate::block::Answer;
+use crate::cache::{CacheWrite, Cached, Entry};
 use crate::classify::{self, Trouble};
 use crate::error::Error;
 use crate::export::Encoded;
@@ -22,12 +23,9 @@ use crate::stats::Stats;
 
 /// Fetch robots.txt. A redirect (RFC 9309 asks to follow five) goes back to the dispatcher
 /// as the next hop, so each hop waits for a slot and a rate token.
-pub(super) async fn fetch_robots<S: Spider>(
-    shared: &Shared<S>,
-    request: &Request,
-    sample: &mut Option<Sample>,
-) -> Outcome {
-    let fetched = match fetch_routed(shared, request, sample).await {
+pub(super) async fn fetch_robots<S: Spider>(shared: &Shared<S>, job: Job, notes: &mut Notes) -> Outcome {
+    let request = &job.request;
+    let fetched = match answer(shared, request, job.cached, true, notes).await {
         Fetch::Answer { fetched, .. } => fetched,
         Fetch::Failed(error) => return Outcome::RobotsUnavailable(error.to_string()),
         Fetch::Fatal(error) => return Outcome::Fatal(error),
@@ -54,13 +52,12 @@ pub(super) async fn fetch_robots<S: Spider>(
 }
 
 /// Fetch one page, classify the answer and, for a 2xx, parse it and write its items.
-pub(super) async fn crawl_page<S: Spider>(
-    shared: &Shared<S>,
-    request: Request,
-    sample: &mut Option<Sample>,
-) -> Outcome {
-    let (fetched, blocked, new_identity) = match fetch_routed(shared, &request, sample).await {
-        Fetch::Answer { fetched, blocked, new_identity } => (fetched, blocked, new_identity),
+pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &mut Notes) -> Outcome {
+    let request = job.request;
+    let (fetched, blocked, new_identity, cached) = match answer(shared, &request, job.cached, false, notes)
+        .await
+    {
+        Fetch::Answer { fetched, blocked, new_identity, cached } => (fetched, blocked, new_identity, cached),
         Fetch::Fatal(error) => return Outcome::Fatal(error),
         Fetch::Failed(error) if error.is_transport() => {
             let reason = if error.is_timeout() { "timeout" } else { "connection" };
@@ -77,7 +74,9 @@ pub(super) async fn crawl_page<S: Spider>(
     };
     let status = fetched.status;
     shared.stats.status(status.as_u16());
-    Stats::add(&shared.stats.bytes, fetched.body.len() as u64);
+    if !cached {
+        Stats::add(&shared.stats.bytes, fetched.body.len() as u64);
+    }
     if !blocked && status.is_redirection() {
         return redirect(shared, &request, &fetched);
     }
@@ -125,6 +124,64 @@ pub(super) async fn crawl_page<S: Spider>(
     Outcome::Parsed { items, follows: cx.follows, failed: None }
 }
 
+/// The answer to `request`: the cached one when the job brought it (after the server
+/// confirmed it with a 304, when revalidating), else fetched. A new answer worth keeping
+/// (robots.txt's unless 5xx or 429; a page's 2xx or 3xx, never a blocked one) goes in
+/// `notes` for the dispatcher to store.
+async fn answer<S: Spider>(
+    shared: &Shared<S>,
+    request: &Request,
+    cached: Option<Cached>,
+    robots: bool,
+    notes: &mut Notes,
+) -> Fetch {
+    let cached = match cached {
+        Some(cached) if !cached.revalidate => return from_cache(shared, request, cached),
+        // Nothing to confirm it with: fetched again.
+        Some(cached) if !cached.has_validators() => None,
+        cached => cached,
+    };
+    let conditional = cached.as_ref().map(|cached| cached.conditional(request));
+    let fetch = fetch_routed(shared, conditional.as_ref().unwrap_or(request), &mut notes.sample).await;
+    match (fetch, cached) {
+        (Fetch::Answer { fetched, .. }, Some(cached))
+            if fetched.status == reqwest::StatusCode::NOT_MODIFIED =>
+        {
+            Stats::add(&shared.stats.revalidated, 1);
+            notes.cache = Some(CacheWrite::Touch(cached.fingerprint()));
+            from_cache(shared, request, cached)
+        }
+        (Fetch::Answer { fetched, blocked, new_identity, cached }, _) => {
+            let status = fetched.status;
+            let keep = if robots {
+                !(status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS)
+            } else {
+                status.is_success() || status.is_redirection()
+            };
+            if shared.caching && keep && !blocked {
+                let fingerprint = fingerprint(request.method(), request.url());
+                let entry = Entry::new(fingerprint, request, status, &fetched.headers, &fetched.body);
+                notes.cache = entry.map(CacheWrite::Store);
+            }
+            Fetch::Answer { fetched, blocked, new_identity, cached }
+        }
+        (other, _) => other,
+    }
+}
+
+/// A cached answer as if it had just arrived: never blocked (blocked answers are not
+/// kept), nothing crossed the network.
+fn from_cache<S: Spider>(shared: &Shared<S>, request: &Request, cached: Cached) -> Fetch {
+    Stats::add(&shared.stats.from_cache, 1);
+    match cached.answer() {
+        Ok((status, headers, body)) => {
+            let fetched = Fetched { status, headers, body, sent: 0, received: 0 };
+            Fetch::Answer { fetched, blocked: false, new_identity: false, cached: true }
+        }
+        Err(problem) => Fetch::Failed(Error::Cache { url: request.url().clone(), problem }),
+    }
+}
+
 /// What became of sending a request on its route.
 enum Fetch {
     Answer {
@@ -134,6 +191,8 @@ enum Fetch {
         /// Whether a retry leaves with another exit identity, so a block is met by
         /// switching rather than by slowing the host down.
         new_identity: bool,
+        /// Whether the answer came from the cache (maybe confirmed by a 304).
+        cached: bool,
     },
     /// Not answered; the error says why.
     Failed(Error),
@@ -173,7 +232,7 @@ async fn fetch_routed<S: Spider>(
             *sample = Some(Sample { blocked, sent_at, latency: sent_at.elapsed() });
             let verdict = if blocked { Verdict::Blocked } else { Verdict::Answered };
             let new_identity = shared.router.settle(&routed, verdict, fetched.sent, fetched.received);
-            Fetch::Answer { fetched, blocked, new_identity }
+            Fetch::Answer { fetched, blocked, new_identity, cached: false }
         }
         Err(error) if routed.proxied() && error.is_proxy_auth() => Fetch::Fatal(refused()),
         Err(error) => {

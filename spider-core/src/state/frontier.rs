@@ -104,7 +104,8 @@ impl Clock {
     }
 }
 
-pub(super) fn unix_ms(at: SystemTime) -> i64 {
+/// Milliseconds since the unix epoch, as the state file and the cache keep times.
+pub(crate) fn unix_ms(at: SystemTime) -> i64 {
     at.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 

@@ -21,6 +21,7 @@ mod frontier;
 mod open;
 mod row;
 
+pub(crate) use frontier::unix_ms;
 pub use frontier::StateFrontier;
 pub(crate) use open::open;
 

@@ -6,7 +6,6 @@
 
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -14,12 +13,13 @@ use url::Url;
 
 use crate::frontier::Ticket;
 use crate::request::Request;
+use crate::stored_headers::StoredHeaders;
 
 /// The `extra` column.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Extra {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    headers: Vec<(String, HeaderText)>,
+    #[serde(default, skip_serializing_if = "StoredHeaders::is_empty")]
+    headers: StoredHeaders,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     meta: Map<String, Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -30,14 +30,6 @@ struct Extra {
     redirects: u64,
 }
 
-/// A header value: text when it is, its bytes otherwise.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(untagged)]
-enum HeaderText {
-    Text(String),
-    Bytes(Vec<u8>),
-}
-
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -45,17 +37,7 @@ fn is_zero(n: &u64) -> bool {
 /// The JSON of a request's `extra` column, `None` when it has nothing beyond the columns.
 pub(super) fn extra(request: &Request) -> Option<String> {
     let extra = Extra {
-        headers: request
-            .headers
-            .iter()
-            .map(|(name, value)| {
-                let text = match value.to_str() {
-                    Ok(text) => HeaderText::Text(text.to_owned()),
-                    Err(_) => HeaderText::Bytes(value.as_bytes().to_vec()),
-                };
-                (name.as_str().to_owned(), text)
-            })
-            .collect(),
+        headers: StoredHeaders::of(&request.headers),
         meta: request.meta.clone(),
         session: request.session.as_deref().map(str::to_owned),
         backoff_ms: u64::try_from(request.last_backoff.as_millis()).unwrap_or(u64::MAX),
@@ -100,20 +82,8 @@ impl Row {
         let Some(json) = self.extra else { return Ok(request) };
         let extra: Extra =
             serde_json::from_str(&json).map_err(|e| format!("request {}: extra {json:?}: {e}", self.id))?;
-        let mut headers = HeaderMap::new();
-        for (name, value) in extra.headers {
-            let value = match value {
-                HeaderText::Text(text) => HeaderValue::from_str(&text).ok(),
-                HeaderText::Bytes(bytes) => HeaderValue::from_bytes(&bytes).ok(),
-            };
-            match (HeaderName::from_bytes(name.as_bytes()), value) {
-                (Ok(name), Some(value)) => {
-                    headers.append(name, value);
-                }
-                _ => return Err(format!("request {}: header {name:?}", self.id)),
-            }
-        }
-        request.headers = headers;
+        request.headers =
+            extra.headers.into_map().map_err(|name| format!("request {}: header {name:?}", self.id))?;
         request.meta = extra.meta;
         request.session = extra.session.map(Into::into);
         request.last_backoff = Duration::from_millis(extra.backoff_ms);
@@ -124,7 +94,7 @@ impl Row {
 
 #[cfg(test)]
 mod tests {
-    use reqwest::header::AUTHORIZATION;
+    use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION};
 
     use super::*;
 
