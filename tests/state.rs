@@ -57,9 +57,9 @@ fn spawn_child(args: &[String]) -> Child {
 /// Crawl `site` in a child process killed with SIGKILL `kills` times at seeded random
 /// moments (from right after the start to some dozens of pages in), resumed each time,
 /// then let it finish.
-fn crawl_killed_and_resumed(site: &Sandbox, output: &str, seed: u64, kills: usize) -> Killed {
+fn crawl_killed_and_resumed(site: &Sandbox, output: &str, seed: u64, kills: usize, extra: &[&str]) -> Killed {
     let dir = tempfile::tempdir().unwrap();
-    let args: Vec<String> = [
+    let mut args: Vec<String> = [
         "-o",
         &dir.path().join(output).display().to_string(),
         "--set",
@@ -71,6 +71,7 @@ fn crawl_killed_and_resumed(site: &Sandbox, output: &str, seed: u64, kills: usiz
     ]
     .map(str::to_owned)
     .to_vec();
+    args.extend(extra.iter().map(|arg| (*arg).to_owned()));
     let mut rng = SmallRng::seed_from_u64(seed);
     let (mut made, mut early) = (0, 0);
     for _ in 0..kills {
@@ -142,7 +143,7 @@ fn stats(dir: &Path, name: &str) -> serde_json::Value {
 fn killed_with_sigkill_again_and_again_every_item_is_written_exactly_once() {
     let (demo, site) = slow_site(300);
     let seed = seed(0x5eed_0001);
-    let Killed { dir, kills, early } = crawl_killed_and_resumed(&site, "books.jsonl", seed, 6);
+    let Killed { dir, kills, early } = crawl_killed_and_resumed(&site, "books.jsonl", seed, 6, &[]);
     assert!(kills >= 3, "seed {seed:#x}: only {kills} kills landed before the crawl ended");
 
     let text = std::fs::read_to_string(dir.path().join("books.jsonl")).unwrap();
@@ -177,7 +178,9 @@ fn killed_with_sigkill_again_and_again_every_item_is_written_exactly_once() {
 fn a_killed_csv_crawl_has_its_header_once_and_every_row_once() {
     let (demo, site) = slow_site(200);
     let seed = seed(0x5eed_0002);
-    let Killed { dir, kills, .. } = crawl_killed_and_resumed(&site, "books.csv", seed, 4);
+    // With the files synced at each checkpoint, as a crawl that must survive a power loss.
+    let Killed { dir, kills, .. } =
+        crawl_killed_and_resumed(&site, "books.csv", seed, 4, &["--set", "state_sync=true"]);
     assert!(kills >= 2, "seed {seed:#x}: only {kills} kills landed before the crawl ended");
 
     let text = std::fs::read_to_string(dir.path().join("books.csv")).unwrap();

@@ -80,4 +80,9 @@ impl FailuresFile {
     pub(crate) fn flush(&mut self) -> Result<u64, Error> {
         self.file.flush()
     }
+
+    /// Wait until what was flushed is on the disk.
+    pub(crate) fn sync(&mut self) -> Result<(), Error> {
+        self.file.sync()
+    }
 }

@@ -68,6 +68,11 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// | `obey_robots` | `true` / `false` | `true` |
 /// | `parse_threads` | whole number ≥ 1: threads of the HTML parse pool | the number of CPUs |
 /// | `output` | file name; `.jsonl`, `.csv` or `.json` | none |
+/// | `state` | file name: a state file (SQLite) that keeps the crawl across Ctrl-C, crashes and `kill -9`; the same command goes on where it stopped | none |
+/// | `state_sync` | `true` / `false`: sync the files to the disk at each checkpoint, to survive a power loss too | `false` |
+/// | `cache` | file name: an HTTP cache (SQLite); later runs are answered from it without the network | none |
+/// | `cache_ttl` | `"24h"`: cached answers older than this are fetched again | never expire |
+/// | `revalidate` | `true` / `false`: ask with `If-None-Match` / `If-Modified-Since` before using a cached answer | `false` |
 /// | `proxy` | `"direct"`, `"env:VAR"` or a gateway URL without credentials; `,` pools, `>` tiers cheapest first | direct |
 /// | `geo` | two-letter country code, checked | the gateway's choice |
 /// | `geo_rules` | list of `"PATTERN=CC"`, such as `"*.de=de"` | none |

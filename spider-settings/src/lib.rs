@@ -140,6 +140,11 @@ pub const KEYS: &[Key] = &[
         Kind::Text,
         "an HTTP cache file (SQLite): answers are kept and later runs are answered from it without the network (default: none)",
     ),
+    key(
+        "state_sync",
+        Kind::Bool,
+        "with a state file, sync the files to the disk at each checkpoint so the crawl survives a power loss (default false: survives a crash of the process)",
+    ),
     key("cache_ttl", Kind::Duration, "cached answers older than this are fetched again (default: never expire)"),
     key(
         "revalidate",

@@ -42,6 +42,7 @@ impl Config {
             failures: None,
             state: None,
             fresh: false,
+            state_sync: false,
             cache: None,
             cache_ttl: None,
             revalidate: false,

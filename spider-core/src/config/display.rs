@@ -52,6 +52,9 @@ impl std::fmt::Display for Config {
         write!(f, "  output = {}", path(&self.output))?;
         if let Some(state) = &self.state {
             write!(f, " · state = {}{}", state.display(), if self.fresh { " (fresh)" } else { "" })?;
+            if self.state_sync {
+                write!(f, " · state_sync = true")?;
+            }
         }
         if let Some(cache) = &self.cache {
             let ttl = self.cache_ttl.map_or("none".to_owned(), |ttl| format!("{ttl:?}"));

@@ -47,6 +47,17 @@ impl Config {
         self
     }
 
+    /// With a [`state`](Self::state) file, wait for the output, failures and state files to
+    /// reach the disk at each checkpoint (SQLite's `synchronous = FULL` and an `fsync` of the
+    /// files before each commit), so that the crawl survives a power loss as it survives a
+    /// crash of the process; each checkpoint then costs a few disk flushes (default false:
+    /// safe against a crash of the process, `kill -9` or an OOM kill, not of the machine).
+    #[must_use]
+    pub fn state_sync(mut self, sync: bool) -> Self {
+        self.state_sync = sync;
+        self
+    }
+
     /// With a [`state`](Self::state) file, delete what it holds and start the crawl over,
     /// saying what was discarded (default false: go on where it stopped).
     #[must_use]

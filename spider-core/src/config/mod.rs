@@ -81,6 +81,7 @@ pub struct Config {
     pub(crate) failures: Option<PathBuf>,
     pub(crate) state: Option<PathBuf>,
     pub(crate) fresh: bool,
+    pub(crate) state_sync: bool,
     pub(crate) cache: Option<PathBuf>,
     pub(crate) cache_ttl: Option<Duration>,
     pub(crate) revalidate: bool,

@@ -71,6 +71,7 @@ impl Config {
             "parse_threads" => self.parse_threads(size(true)?),
             "output" => self.output(value),
             "state" => self.state(value),
+            "state_sync" => self.state_sync(keys::parse_bool(value).map_err(problem)?),
             "cache" => self.cache(value),
             "cache_ttl" => self.cache_ttl(keys::parse_duration(value).map_err(problem)?),
             "revalidate" => self.revalidate(keys::parse_bool(value).map_err(problem)?),

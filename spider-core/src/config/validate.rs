@@ -73,6 +73,11 @@ impl Config {
         if self.revalidate && self.cache.is_none() {
             problems.push("revalidate = true needs a cache to revalidate; set cache = FILE too".to_owned());
         }
+        if self.state_sync && self.state.is_none() {
+            problems.push(
+                "state_sync = true syncs a state file, and there is none; set state = FILE too".to_owned(),
+            );
+        }
         if self.fresh && self.state.is_none() {
             problems
                 .push("--fresh starts a state file over, and there is none; set state = FILE too".to_owned());

@@ -34,6 +34,14 @@ use crate::stats::{CrawlStatus, Stats};
 use crate::throttle::adaptive::{self, Controller, Target};
 use crate::throttle::{DelayRange, HostSlots, RateGate, SlotState};
 
+/// `value`, once `synced` (a file synced to the disk, when asked) went well.
+fn sync_if<T>(asked: bool, synced: Result<(), Error>, value: T) -> Result<T, Error> {
+    if asked {
+        synced?;
+    }
+    Ok(value)
+}
+
 /// The longest a finished request waits for its checkpoint (see `checkpoint_due`).
 const GROUP_COMMIT: Duration = Duration::from_millis(2);
 
@@ -77,6 +85,8 @@ pub(super) struct Dispatcher<S: Spider> {
     files: Files,
     /// Whether the frontier keeps its requests past the process: a state file.
     durable: bool,
+    /// `state_sync`: the files are synced to the disk before each checkpoint.
+    state_sync: bool,
     /// Changes since the last checkpoint.
     unsaved: bool,
     /// With a state file, requests finished since the last checkpoint, and since when:
@@ -134,6 +144,7 @@ impl<S: Spider> Dispatcher<S> {
         let mut dispatcher = Dispatcher {
             shared,
             durable: frontier.is_durable(),
+            state_sync: config.state_sync,
             frontier,
             files,
             // The seeds, or an earlier run's queue put back: committed before any launch.
@@ -314,8 +325,12 @@ impl<S: Spider> Dispatcher<S> {
         if !self.durable {
             return;
         }
-        let output = self.files.sink.as_mut().map(|sink| sink.flush()).transpose();
-        let failures = self.files.failures.as_mut().map(|file| file.flush()).transpose();
+        let sync = self.state_sync;
+        let output =
+            self.files.sink.as_mut().map(|sink| sink.flush().and_then(|c| sync_if(sync, sink.sync(), c)));
+        let failures =
+            self.files.failures.as_mut().map(|file| file.flush().and_then(|n| sync_if(sync, file.sync(), n)));
+        let (output, failures) = (output.transpose(), failures.transpose());
         let (output, failures) = match (output, failures) {
             (Ok(output), Ok(failures)) => (output, failures),
             (Err(error), _) | (_, Err(error)) => {

@@ -54,6 +54,11 @@ impl AppendFile {
         self.writer.flush().map_err(|source| io(&self.path, source))?;
         Ok(self.len)
     }
+
+    /// Wait until what was flushed is on the disk, so it survives a power loss too.
+    pub(crate) fn sync(&mut self) -> Result<(), Error> {
+        self.writer.get_ref().sync_data().map_err(|source| io(&self.path, source))
+    }
 }
 
 /// Whether the file at `path` can be cut back to `len`: it exists and is at least that long.

@@ -57,6 +57,11 @@ impl Sink {
         Ok(Committed { bytes: self.file.flush()?, items: self.items })
     }
 
+    /// Wait until what was flushed is on the disk.
+    pub(crate) fn sync(&mut self) -> Result<(), Error> {
+        self.file.sync()
+    }
+
     /// Close the format (a JSON array's `]`) and flush. Take a checkpoint before: the
     /// closing bracket is not committed, so a resumed crawl cuts it off and goes on.
     pub(crate) fn finish(&mut self) -> Result<(), Error> {

@@ -99,10 +99,13 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
         )));
     }
     let store = |source| Error::Store { path: path.to_owned(), source: Box::new(source) };
-    conn.execute_batch(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16000; \
+    // See ARCHITECTURE.md, "Crash safety": NORMAL survives a crash of the process; FULL,
+    // with the files synced before each commit, a power loss.
+    let synchronous = if config.state_sync { "FULL" } else { "NORMAL" };
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; PRAGMA cache_size = -16000; \
          PRAGMA busy_timeout = 1000; PRAGMA wal_autocheckpoint = 0; BEGIN IMMEDIATE; UPDATE requests SET state = 0 WHERE state = 1;",
-    )
+    ))
     .map_err(store)?;
     conn.set_prepared_statement_cache_capacity(32);
     let files = read_files(&conn).map_err(store)?;
