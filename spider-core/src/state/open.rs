@@ -301,18 +301,19 @@ fn read_runs(conn: &Connection) -> Result<(Counts, u32), String> {
 
 /// What a state file holds, in a few words, for the message of `--fresh`.
 fn describe(path: &Path) -> String {
-    let summary = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).and_then(|conn| {
-        conn.query_row(
-            "SELECT (SELECT coalesce(sum(done), 0) FROM hosts), (SELECT count(*) FROM requests), \
-             (SELECT count(*) FROM runs)",
-            [],
-            |row| Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?, row.get::<_, i64>(2)?)),
-        )
-    });
+    let summary = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| e.to_string())
+        .and_then(|conn| {
+            let queued = conn
+                .query_row("SELECT count(*) FROM requests", [], |row| row.get::<_, i64>(0))
+                .map_err(|e| e.to_string())?;
+            Ok((read_runs(&conn)?, queued))
+        });
     match summary {
-        Ok((done, queued, runs)) => format!(
-            "{} requests done, {} queued, over {runs} run{}",
-            thousands(u64::try_from(done).unwrap_or(0)),
+        Ok(((counts, runs), queued)) => format!(
+            "{} pages done, {} items, {} queued, over {runs} run{}",
+            thousands(counts.pages),
+            thousands(counts.items),
             thousands(u64::try_from(queued).unwrap_or(0)),
             if runs == 1 { "" } else { "s" }
         ),
