@@ -58,7 +58,7 @@ pub use config::{Config, DEFAULT_USER_AGENT};
 pub use engine::Crawler;
 pub use error::{BoxError, Error, Result};
 pub use frontier::{
-    canonical_url, fingerprint, host_key, Enqueued, Fingerprint, Frontier, HostKey, MemoryFrontier,
+    canonical_url, fingerprint, host_key, Enqueued, Fingerprint, Frontier, HostKey, MemoryFrontier, Ticket,
 };
 pub use gauge::{HostLive, Live, WINDOW};
 pub use item::{ExtractError, ExtractErrorKind, Item};
