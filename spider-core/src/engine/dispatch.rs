@@ -34,14 +34,6 @@ use crate::stats::{CrawlStatus, Stats};
 use crate::throttle::adaptive::{self, Controller, Target};
 use crate::throttle::{DelayRange, HostSlots, RateGate, SlotState};
 
-/// `value`, once `synced` (a file synced to the disk, when asked) went well.
-fn sync_if<T>(asked: bool, synced: Result<(), Error>, value: T) -> Result<T, Error> {
-    if asked {
-        synced?;
-    }
-    Ok(value)
-}
-
 /// The longest a finished request waits for its checkpoint (see `checkpoint_due`).
 const GROUP_COMMIT: Duration = Duration::from_millis(2);
 
@@ -787,4 +779,12 @@ impl<S: Spider> Dispatcher<S> {
             self.ready.push_back(id);
         }
     }
+}
+
+/// `value`, once `synced` (a file synced to the disk, when asked) went well.
+fn sync_if<T>(asked: bool, synced: Result<(), Error>, value: T) -> Result<T, Error> {
+    if asked {
+        synced?;
+    }
+    Ok(value)
 }
