@@ -245,7 +245,7 @@ pub(crate) fn thousands(n: u64) -> String {
 }
 
 /// Bytes in the unit that keeps them readable: `812 B`, `81.2 kB`, `3.4 MB`, `1.20 GB`.
-fn size(bytes: u64) -> String {
+pub(crate) fn size(bytes: u64) -> String {
     let n = bytes as f64;
     match bytes {
         0..=999 => format!("{bytes} B"),

@@ -4,7 +4,8 @@
 //! One SQLite file (`schema.sql` is its documented schema) holds the frontier (queued,
 //! in-flight and deferred requests per host), the seen-set, robots.txt answers, requests
 //! given up, each run's counts, and how much of the output and failures files is
-//! committed.
+//! committed. [`inspect`] reads one without touching it, even while its crawl runs
+//! (`spiderling state FILE`).
 //!
 //! Exactly once, after any crash: the dispatcher alone appends to the output file, and
 //! only the items of pages it has finished. At a checkpoint it flushes the files to the
@@ -18,11 +19,13 @@
 
 mod checkpointer;
 mod frontier;
+mod inspect;
 mod open;
 mod row;
 
 pub(crate) use frontier::unix_ms;
 pub use frontier::StateFrontier;
+pub use inspect::{inspect, RunCounts, StateHost, StateOutput, StateReport, StateRun};
 pub(crate) use open::open;
 
 /// The version of the schema this build reads and writes; a file of another version is
