@@ -3,9 +3,10 @@
 //! `new` and `gen` (a crate of spiders, one more spider), `fetch` (one page through the
 //! crawl stack, with what each selector matches), `robots` (what a site's robots.txt
 //! allows us), `probe` (how fast a site takes requests, and the `#[spider(...)]` line for
-//! it), `sandbox` (the local demo and hostile sites) and `bench` (Spiderling against a bare
-//! loop and a sequential one, on a local site). The binary is a thin `main` over
-//! [`run`], so the commands can be tested in-process.
+//! it), `sandbox` (the local demo and hostile sites), `bench` (Spiderling against a bare
+//! loop and a sequential one, on a local site) and `state` (what a crawl's state file
+//! holds). The binary is a thin `main` over [`run`], so the commands can be tested
+//! in-process.
 //!
 //! Exit codes: 0 success, 1 the command ran but failed (the page could not be fetched,
 //! say), 2 a wrong argument.
@@ -16,6 +17,7 @@ mod probe;
 mod robots;
 mod sandbox;
 mod scaffold;
+mod state;
 
 use std::process::ExitCode;
 
@@ -65,6 +67,14 @@ enum Command {
     ///
     /// Example: spiderling bench --pages 20000 --concurrency 64 --page-kb 15 --json
     Bench(bench::Args),
+    /// Show what a crawl's state file holds: its status, its runs, the items written, and
+    /// per host the requests queued, in flight, deferred, done and failed, and robots.txt.
+    ///
+    /// Reads the file without touching it, so it works while the crawl runs, and after a
+    /// kill. Exit code 2 for a file that is not a Spiderling state file.
+    ///
+    /// Example: spiderling state shop.state --hosts 50
+    State(state::Args),
 }
 
 /// Run the command `cli` names, and return its exit code.
@@ -77,6 +87,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Probe(args) => probe::run(args),
         Command::Sandbox(args) => sandbox::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::State(args) => state::run(args),
     }
 }
 
