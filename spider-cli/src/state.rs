@@ -19,7 +19,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> ExitCode {
-    let report = match spiderling::inspect(&args.file) {
+    let report = match spiderling::StateReport::read(&args.file) {
         Ok(report) => report,
         Err(error) => {
             eprintln!("error: {error}");

@@ -69,9 +69,7 @@ pub use proxy::{GatewayTraffic, ProxySpend, Route, DEFAULT_USER_TEMPLATE};
 pub use request::Request;
 pub use robots::Robots;
 pub use spider::{Cx, Spider, SpiderConfig};
-pub use state::{
-    inspect, RunCounts, StateFrontier, StateHost, StateOutput, StateReport, StateRun, SCHEMA_VERSION,
-};
+pub use state::{RunCounts, StateFrontier, StateHost, StateOutput, StateReport, StateRun, SCHEMA_VERSION};
 pub use stats::{CrawlStatus, Summary};
 pub use throttle::{DelayRange, RateCeiling};
 pub use {reqwest, scraper, url};

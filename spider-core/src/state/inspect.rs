@@ -1,4 +1,4 @@
-//! Looking inside a state file without touching it: [`inspect`] and its [`StateReport`],
+//! Looking inside a state file without touching it: [`StateReport::read`] and its [`StateReport`],
 //! what `spiderling state FILE` prints.
 //!
 //! The file is read through SQLite, read-only, in one read transaction, so every number
@@ -24,7 +24,7 @@ use crate::stats::{size, thousands, Counts};
 
 /// What a state file holds: the crawl, its runs, its frontier per host, its failures.
 ///
-/// Read by [`inspect`]. `Display` gives the report `spiderling state FILE` prints, with
+/// Read by [`read`](Self::read). `Display` gives the report `spiderling state FILE` prints, with
 /// the [`HOSTS_SHOWN`](Self::HOSTS_SHOWN) hosts that have the most queued
 /// ([`display_hosts`](Self::display_hosts) for another number); its `Serialize` form is
 /// what `--json` prints, every host included. Times are unix milliseconds, as the file
@@ -44,7 +44,7 @@ use crate::stats::{size, thousands, Counts};
 /// frontier.commit()?;
 ///
 /// // The frontier still holds the file, as a running crawl would.
-/// let report = spider_core::inspect(&path)?;
+/// let report = spider_core::StateReport::read(&path)?;
 /// assert_eq!((report.spider.as_str(), report.status.as_str()), ("books", "new"));
 /// let host = &report.hosts[0];
 /// assert_eq!(host.origin, "https://books.example:443");
@@ -58,7 +58,7 @@ use crate::stats::{size, thousands, Counts};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct StateReport {
-    /// The state file, as given to [`inspect`].
+    /// The state file, as given to [`StateReport::read`].
     pub path: PathBuf,
     /// Its schema version: [`SCHEMA_VERSION`], as a file of another is refused.
     pub schema_version: u32,
@@ -179,7 +179,7 @@ impl StateReport {
     /// # Examples
     ///
     /// ```no_run
-    /// let report = spider_core::inspect(std::path::Path::new("shop.state"))?;
+    /// let report = spider_core::StateReport::read(std::path::Path::new("shop.state"))?;
     /// println!("{}", report.display_hosts(100));
     /// # Ok::<(), spider_core::Error>(())
     /// ```
@@ -188,64 +188,68 @@ impl StateReport {
     }
 }
 
-/// Read what the state file at `path` holds, without touching it.
-///
-/// It is opened read-only through SQLite: the crawl's lock is not taken and nothing is
-/// written, so this works while a crawl runs on the file (it reads the last committed
-/// checkpoint) and after a `kill -9` left the file's `-wal` log. The checks are those a
-/// crawl makes before it opens the file. It blocks while it reads (a large file takes a
-/// while: the seen-set and the frontier are counted row by row); in async code, call it
-/// from `spawn_blocking`.
-///
-/// # Examples
-///
-/// ```no_run
-/// let report = spider_core::inspect(std::path::Path::new("shop.state"))?;
-/// println!("{}: {} queued, {} items written", report.spider, report.queued, report.totals.items);
-/// # Ok::<(), spider_core::Error>(())
-/// ```
-///
-/// # Errors
-///
-/// [`Error::State`] when there is no file at `path`, or it is empty, not an SQLite
-/// database, truncated, not a Spiderling state file, of another schema version, or
-/// damaged; [`Error::Store`] or [`Error::Io`] when it cannot be read.
-pub fn inspect(path: &Path) -> Result<StateReport, Error> {
-    let refuse = |message: &str| Error::State { path: path.to_owned(), message: message.to_owned() };
-    match std::fs::metadata(path) {
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return Err(refuse("does not exist; a crawl run with --set state=FILE makes it"));
+impl StateReport {
+    /// Read what the state file at `path` holds, without touching it.
+    ///
+    /// It is opened read-only through SQLite: the crawl's lock is not taken and nothing is
+    /// written, so this works while a crawl runs on the file (it reads the last committed
+    /// checkpoint) and after a `kill -9` left the file's `-wal` log. The checks are those a
+    /// crawl makes before it opens the file. It blocks while it reads (a large file takes a
+    /// while: the seen-set and the frontier are counted row by row); in async code, call it
+    /// from `spawn_blocking`.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let report = spider_core::StateReport::read(std::path::Path::new("shop.state"))?;
+    /// println!("{}: {} queued, {} items written", report.spider, report.queued, report.totals.items);
+    /// # Ok::<(), spider_core::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::State`] when there is no file at `path`, or it is empty, not an SQLite
+    /// database, truncated, not a Spiderling state file, of another schema version, or
+    /// damaged; [`Error::Store`] or [`Error::Io`] when it cannot be read.
+    pub fn read(path: &Path) -> Result<StateReport, Error> {
+        let refuse = |message: &str| Error::State { path: path.to_owned(), message: message.to_owned() };
+        match std::fs::metadata(path) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Err(refuse("does not exist; a crawl run with --set state=FILE makes it"));
+            }
+            Err(source) => return Err(Error::Io { path: path.to_owned(), source }),
+            Ok(meta) if meta.is_dir() => return Err(refuse("is a directory, not a state file")),
+            Ok(_) => {}
         }
-        Err(source) => return Err(Error::Io { path: path.to_owned(), source }),
-        Ok(meta) if meta.is_dir() => return Err(refuse("is a directory, not a state file")),
-        Ok(_) => {}
-    }
-    let log = sidecar(path, "-wal");
-    header(path, &log)?;
-    if !log.exists() {
-        if let Some(uri) = immutable_uri(path) {
-            let before = stamp(path);
-            let result = Connection::open_with_flags(
-                uri,
-                OpenFlags::SQLITE_OPEN_READ_ONLY
-                    | OpenFlags::SQLITE_OPEN_URI
-                    | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            )
-            .map_err(|e| refuse(&format!("cannot be opened: {e}")))
-            .and_then(|conn| read(path, &conn));
-            // A crawl that opened the file meanwhile made a log, or wrote to the file
-            // itself: then what was read may be torn, and the file is read again below.
-            if before.is_some() && !log.exists() && stamp(path) == before {
-                return result;
+        let log = sidecar(path, "-wal");
+        header(path, &log)?;
+        if !log.exists() {
+            if let Some(uri) = immutable_uri(path) {
+                let before = stamp(path);
+                let result = Connection::open_with_flags(
+                    uri,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY
+                        | OpenFlags::SQLITE_OPEN_URI
+                        | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )
+                .map_err(|e| refuse(&format!("cannot be opened: {e}")))
+                .and_then(|conn| read(path, &conn));
+                // A crawl that opened the file meanwhile made a log, or wrote to the file
+                // itself: then what was read may be torn, and the file is read again below.
+                if before.is_some() && !log.exists() && stamp(path) == before {
+                    return result;
+                }
             }
         }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| refuse(&format!("cannot be opened: {e}")))?;
+        conn.busy_timeout(Duration::from_secs(5))
+            .map_err(|source| Error::Store { path: path.to_owned(), source: Box::new(source) })?;
+        read(path, &conn)
     }
-    let conn =
-        Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-            .map_err(|e| refuse(&format!("cannot be opened: {e}")))?;
-    conn.busy_timeout(Duration::from_secs(5))
-        .map_err(|source| Error::Store { path: path.to_owned(), source: Box::new(source) })?;
-    read(path, &conn)
 }
 
 /// The header check a crawl makes. A crawl's checkpoint copies page 1, with the file's

@@ -4,7 +4,7 @@
 //! One SQLite file (`schema.sql` is its documented schema) holds the frontier (queued,
 //! in-flight and deferred requests per host), the seen-set, robots.txt answers, requests
 //! given up, each run's counts, and how much of the output and failures files is
-//! committed. [`inspect`] reads one without touching it, even while its crawl runs
+//! committed. [`StateReport::read`] reads one without touching it, even while its crawl runs
 //! (`spiderling state FILE`).
 //!
 //! Exactly once, after any crash: the dispatcher alone appends to the output file, and
@@ -25,7 +25,7 @@ mod row;
 
 pub(crate) use frontier::unix_ms;
 pub use frontier::StateFrontier;
-pub use inspect::{inspect, RunCounts, StateHost, StateOutput, StateReport, StateRun};
+pub use inspect::{RunCounts, StateHost, StateOutput, StateReport, StateRun};
 pub(crate) use open::open;
 
 /// The version of the schema this build reads and writes; a file of another version is

@@ -2,9 +2,10 @@
 -- (write-ahead log on); open it with `sqlite3 shop.state` to look inside. Times are unix
 -- milliseconds. Spiderling holds it locked while a crawl runs.
 
--- Facts about the crawl, one per key: schema_version, spider (its name), output and
--- failures (the absolute paths of the files it writes), created_at, and status (`new`,
--- `paused`, `stopped` after an error, `complete`).
+-- Facts about the crawl, one per key: schema_version, spider (its name), output (the
+-- absolute path of its items file, empty for none), created_at, and status (`new`,
+-- `running` while a run works on it or after one was killed, `paused`, `stopped` after an
+-- error, `complete`).
 CREATE TABLE crawl (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
