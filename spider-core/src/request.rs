@@ -143,6 +143,31 @@ impl Request {
         self.session.as_deref()
     }
 
+    /// What a durable frontier's [`next`](crate::Frontier::next) knows this request by,
+    /// to be given back to [`finish`](crate::Frontier::finish); `None` for a request no
+    /// durable frontier handed out (the in-memory frontier sets none).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use spider_core::{Config, Frontier, Request, StateFrontier};
+    ///
+    /// let dir = std::env::temp_dir().join(format!("ticket-doc-{}", std::process::id()));
+    /// let mut frontier = StateFrontier::open(&dir.join("books.state"), &Config::new("books"))?;
+    /// assert_eq!(Request::get("https://books.example/a")?.ticket(), None);
+    /// frontier.enqueue(Request::get("https://books.example/a")?)?;
+    /// let taken = frontier.next("https://books.example:443")?;
+    /// let Some(ticket) = taken.and_then(|request| request.ticket()) else { panic!("no ticket") };
+    /// frontier.finish(ticket)?;
+    /// assert!(frontier.is_empty());
+    /// # drop(frontier);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), spider_core::Error>(())
+    /// ```
+    pub fn ticket(&self) -> Option<Ticket> {
+        self.ticket
+    }
+
     pub(crate) fn session_key(&self) -> Option<&Arc<str>> {
         self.session.as_ref()
     }
