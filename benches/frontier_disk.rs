@@ -77,8 +77,20 @@ fn host_key(h: u64) -> String {
     format!("https://shop-{h}.example:443")
 }
 
-/// `VmRSS` and `VmHWM` of this process, in KiB.
-fn memory() -> (u64, u64) {
+/// What `/proc/self/status` says of this process's memory, in KiB.
+#[derive(Debug, Clone, Copy)]
+struct Memory {
+    /// Resident now.
+    rss: u64,
+    /// Resident at the most (peak RSS).
+    hwm: u64,
+    /// Of `rss`, anonymous memory: the heap, with SQLite's page cache.
+    anon: u64,
+    /// Of `rss`, pages of mapped files: the binary, and the log's index (`-shm`).
+    file: u64,
+}
+
+fn memory() -> Memory {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| {
         status
@@ -87,7 +99,7 @@ fn memory() -> (u64, u64) {
             .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap_or(0)
     };
-    (field("VmRSS:"), field("VmHWM:"))
+    Memory { rss: field("VmRSS:"), hwm: field("VmHWM:"), anon: field("RssAnon:"), file: field("RssFile:") }
 }
 
 /// The state file's bytes on disk: the main file and its write-ahead log.
@@ -145,7 +157,9 @@ fn urls_to_enqueue() -> Result<Option<u64>, String> {
     }
     let urls = match (urls, std::env::var(URLS_VAR)) {
         (Some(n), _) => n,
-        (None, Ok(value)) => value.trim().parse().map_err(|_| format!("{URLS_VAR}={value} is not a count"))?,
+        (None, Ok(value)) => {
+            value.trim().parse().map_err(|_| format!("{URLS_VAR}={value} is not a count"))?
+        }
         (None, Err(_)) => DEFAULT_URLS,
     };
     if urls == 0 {
@@ -189,7 +203,7 @@ fn main() -> ExitCode {
 /// The whole run; `Ok(false)` when a target is missed.
 fn run(path: &Path, urls: u64) -> Result<bool, String> {
     let failed = |what: &str, error: Error| format!("{what}: {error}");
-    let (rss_start, _) = memory();
+    let rss_start = memory().rss;
     println!(
         "frontier_disk: {} URLs over {} hosts ({LINKS_PER_PAGE} links a page), a commit every {}; state file in {}",
         thousands(urls),
@@ -213,11 +227,21 @@ fn run(path: &Path, urls: u64) -> Result<bool, String> {
 
     let config = Config::new("frontier_disk");
     let mut frontier = StateFrontier::open(path, &config).map_err(|e| failed("opening the state file", e))?;
-    let (rss_open, _) = memory();
+    let rss_open = memory().rss;
     println!("  VmRSS {:.1} MB at start, {:.1} MB with the state file open", mb(rss_start), mb(rss_open));
     println!(
-        "  {:>12} {:>22} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}",
-        "URLs", "this million", "overall", "VmRSS MB", "VmHWM MB", "file MB", "wal MB", "total MB", "B/URL"
+        "  {:>12} {:>22} {:>12} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>9} {:>7}",
+        "URLs",
+        "this million",
+        "overall",
+        "VmRSS MB",
+        "VmHWM MB",
+        "anon MB",
+        "file MB",
+        "state MB",
+        "wal MB",
+        "total MB",
+        "B/URL"
     );
 
     let started = Instant::now();
@@ -237,10 +261,10 @@ fn run(path: &Path, urls: u64) -> Result<bool, String> {
         }
         if enqueued % REPORT_EVERY == 0 || enqueued == urls {
             let now = Instant::now();
-            let (rss, hwm) = memory();
+            let now_memory = memory();
             let (main, wal) = file_bytes(path);
             println!(
-                "  {:>12} {:>22} {:>12} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8.1}",
+                "  {:>12} {:>22} {:>12} {:>9.1} {:>9.1} {:>8.1} {:>8.1} {:>9.1} {:>9.1} {:>9.1} {:>7.1}",
                 thousands(enqueued),
                 format!(
                     "{} in {:.1} s",
@@ -248,8 +272,10 @@ fn run(path: &Path, urls: u64) -> Result<bool, String> {
                     (now - last.1).as_secs_f64()
                 ),
                 per_second(rate(enqueued, now - started)),
-                mb(rss),
-                mb(hwm),
+                mb(now_memory.rss),
+                mb(now_memory.hwm),
+                mb(now_memory.anon),
+                mb(now_memory.file),
                 mb_bytes(main),
                 mb_bytes(wal),
                 mb_bytes(main + wal),
@@ -264,7 +290,7 @@ fn run(path: &Path, urls: u64) -> Result<bool, String> {
     }
     let enqueue_time = started.elapsed();
     frontier.commit().map_err(|e| failed("commit", e))?;
-    let (_, hwm_enqueued) = memory();
+    let hwm_enqueued = memory().hwm;
     let (main_enqueued, wal_enqueued) = file_bytes(path);
 
     // Duplicates: other spellings of URLs spread over all that were enqueued.
@@ -318,7 +344,7 @@ fn run(path: &Path, urls: u64) -> Result<bool, String> {
     let started = Instant::now();
     drop(frontier);
     let close_time = started.elapsed();
-    let (rss_end, hwm) = memory();
+    let Memory { rss: rss_end, hwm, .. } = memory();
     let (main_closed, _) = file_bytes(path);
 
     let met = hwm < TARGET_PEAK_KIB;
