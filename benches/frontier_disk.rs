@@ -127,7 +127,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(digit);
@@ -256,10 +256,10 @@ fn run(path: &Path, urls: u64) -> Result<bool, String> {
             Ok(other) => return Err(format!("{url} was not accepted: {other:?}")),
             Err(error) => return Err(failed("enqueue", error)),
         }
-        if enqueued % COMMIT_EVERY == 0 || enqueued == urls {
+        if enqueued.is_multiple_of(COMMIT_EVERY) || enqueued == urls {
             frontier.commit().map_err(|e| failed("commit", e))?;
         }
-        if enqueued % REPORT_EVERY == 0 || enqueued == urls {
+        if enqueued.is_multiple_of(REPORT_EVERY) || enqueued == urls {
             let now = Instant::now();
             let now_memory = memory();
             let (main, wal) = file_bytes(path);
@@ -324,7 +324,7 @@ fn run(path: &Path, urls: u64) -> Result<bool, String> {
             frontier.finish(ticket).map_err(|e| failed("finish", e))?;
             any = true;
             taken += 1;
-            if taken % TAKE_COMMIT_EVERY == 0 {
+            if taken.is_multiple_of(TAKE_COMMIT_EVERY) {
                 frontier.commit().map_err(|e| failed("commit", e))?;
             }
             if taken == wanted {
