@@ -59,7 +59,7 @@ const ROBOTS_FRESH: Duration = Duration::from_secs(24 * 60 * 60);
 pub struct StateFrontier {
     /// Stopped before `conn` closes (fields drop in order), so that the close, the last
     /// of the file's connections, checkpoints and removes the log.
-    pub(super) _checkpointer: Checkpointer,
+    pub(super) checkpointer: Checkpointer,
     pub(super) conn: Connection,
     pub(super) path: PathBuf,
     /// Held for the crawl, so that a second process cannot work on the same file.
@@ -135,7 +135,15 @@ impl StateFrontier {
                 .and_then(|mut update| update.execute(params![host, done, failed]))
                 .map_err(store)?;
         }
-        self.conn.execute_batch("COMMIT; BEGIN IMMEDIATE").map_err(store)
+        self.conn.execute_batch("COMMIT").map_err(store)?;
+        if self.checkpointer.log_is_long() {
+            // Copy back what the checkpointing thread has not yet (this commit, mostly), so
+            // that the next transaction reads the file alone and its first write starts the
+            // log over (see `checkpointer.rs`). Busy, when that thread is copying too: the
+            // next commit tries again.
+            self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())).map_err(store)?;
+        }
+        self.conn.execute_batch("BEGIN IMMEDIATE").map_err(store)
     }
 
     pub(super) fn store(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {

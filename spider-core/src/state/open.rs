@@ -175,7 +175,7 @@ fn load(
         .query_row("SELECT min(due) FROM requests WHERE state = 2", [], |row| row.get(0))
         .map_err(store)?;
     Ok(StateFrontier {
-        _checkpointer: Checkpointer::start(path)?,
+        checkpointer: Checkpointer::start(path)?,
         conn,
         path: path.to_owned(),
         _lock: lock,
