@@ -318,10 +318,14 @@ impl<S: Spider> Dispatcher<S> {
             return;
         }
         let sync = self.state_sync;
-        let output =
-            self.files.sink.as_mut().map(|sink| sink.flush().and_then(|c| sync_if(sync, sink.sync(), c)));
-        let failures =
-            self.files.failures.as_mut().map(|file| file.flush().and_then(|n| sync_if(sync, file.sync(), n)));
+        let output = self.files.sink.as_mut().map(|sink| {
+            let committed = sink.flush()?;
+            synced(sync, || sink.sync()).map(|()| committed)
+        });
+        let failures = self.files.failures.as_mut().map(|file| {
+            let committed = file.flush()?;
+            synced(sync, || file.sync()).map(|()| committed)
+        });
         let (output, failures) = (output.transpose(), failures.transpose());
         let (output, failures) = match (output, failures) {
             (Ok(output), Ok(failures)) => (output, failures),
@@ -781,10 +785,11 @@ impl<S: Spider> Dispatcher<S> {
     }
 }
 
-/// `value`, once `synced` (a file synced to the disk, when asked) went well.
-fn sync_if<T>(asked: bool, synced: Result<(), Error>, value: T) -> Result<T, Error> {
+/// Sync a file to the disk with `sync`, when `state_sync` asks for it.
+fn synced(asked: bool, sync: impl FnOnce() -> Result<(), Error>) -> Result<(), Error> {
     if asked {
-        synced?;
+        sync()
+    } else {
+        Ok(())
     }
-    Ok(value)
 }

@@ -73,9 +73,12 @@ impl Checkpointer {
         Ok(Checkpointer { stop: Some(stop), thread: Some(thread), frames })
     }
 
-    /// Whether the log is long enough that the writer should start it over.
-    pub(super) fn log_is_long(&self) -> bool {
+    /// Whether the log is long enough that the writer should start it over; asked once
+    /// per measure, so the writer copies the log back at most once between two passes of
+    /// this thread (each copy waits for the disk).
+    pub(super) fn take_long_log(&self) -> bool {
         self.frames.load(Ordering::Relaxed) > RESTART_FRAMES
+            && self.frames.swap(0, Ordering::Relaxed) > RESTART_FRAMES
     }
 }
 

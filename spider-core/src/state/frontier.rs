@@ -136,11 +136,12 @@ impl StateFrontier {
                 .map_err(store)?;
         }
         self.conn.execute_batch("COMMIT").map_err(store)?;
-        if self.checkpointer.log_is_long() {
+        if self.checkpointer.take_long_log() {
             // Copy back what the checkpointing thread has not yet (this commit, mostly), so
             // that the next transaction reads the file alone and its first write starts the
-            // log over (see `checkpointer.rs`). Busy, when that thread is copying too: the
-            // next commit tries again.
+            // log over (see `checkpointer.rs`). Once per pass of that thread: if this one
+            // could not copy everything (the thread, or a reader, was in the way), the
+            // thread's next measure asks again.
             self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())).map_err(store)?;
         }
         self.conn.execute_batch("BEGIN IMMEDIATE").map_err(store)
