@@ -229,35 +229,31 @@ impl Frontier for StateFrontier {
 
     fn next(&mut self, host: &str) -> Result<Option<Request>, Error> {
         let Some(&id) = self.hosts.get(host) else { return Ok(None) };
+        // Taken (marked in flight) and read in one statement.
         let row = self
             .conn
             .prepare_cached(
-                "SELECT id, url, method, priority, depth, attempts, extra FROM requests \
-                 WHERE host = ?1 AND state = 0 ORDER BY priority DESC, id LIMIT 1",
+                "UPDATE requests SET state = 1 WHERE id = (SELECT id FROM requests \
+                 WHERE host = ?1 AND state = 0 ORDER BY priority DESC, id LIMIT 1) \
+                 RETURNING id, url, method, priority, depth, attempts, extra",
             )
-            .and_then(|mut select| {
-                select
-                    .query_row([id], |row| {
-                        Ok(Row {
-                            id: row.get(0)?,
-                            url: row.get(1)?,
-                            method: row.get(2)?,
-                            priority: row.get(3)?,
-                            depth: row.get(4)?,
-                            attempts: row.get(5)?,
-                            extra: row.get(6)?,
-                        })
+            .and_then(|mut take| {
+                take.query_row([id], |row| {
+                    Ok(Row {
+                        id: row.get(0)?,
+                        url: row.get(1)?,
+                        method: row.get(2)?,
+                        priority: row.get(3)?,
+                        depth: row.get(4)?,
+                        attempts: row.get(5)?,
+                        extra: row.get(6)?,
                     })
-                    .optional()
+                })
+                .optional()
             })
             .map_err(self.store())?;
         let Some(row) = row else { return Ok(None) };
-        let ticket = row.id;
         let request = row.request().map_err(|message| self.damaged(message))?;
-        self.conn
-            .prepare_cached("UPDATE requests SET state = 1 WHERE id = ?1")
-            .and_then(|mut take| take.execute([ticket]))
-            .map_err(self.store())?;
         self.queued -= 1;
         Ok(Some(request))
     }
@@ -494,5 +490,101 @@ fn end_word(end: RunEnd) -> &'static str {
 impl std::fmt::Debug for StateFrontier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StateFrontier").field("path", &self.path).field("queued", &self.queued).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    const HOST: &str = "http://h.example:80";
+
+    fn request(path: &str) -> Request {
+        Request::get(&format!("http://h.example/{path}")).unwrap()
+    }
+
+    /// A state file in a directory of its own, removed when dropped.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Self {
+            let dir = std::env::temp_dir().join(format!("spiderling-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            Scratch(dir)
+        }
+
+        fn open(&self) -> StateFrontier {
+            StateFrontier::open(&self.0.join("t.state"), &Config::new("t")).unwrap()
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn paths(frontier: &mut StateFrontier) -> Vec<String> {
+        std::iter::from_fn(|| frontier.next(HOST).unwrap()).map(|r| r.url().path().to_owned()).collect()
+    }
+
+    #[test]
+    fn higher_priority_first_then_arrival_order_as_in_memory() {
+        let scratch = Scratch::new("order");
+        let mut frontier = scratch.open();
+        for (path, priority) in [("a", 0), ("b", 5), ("c", 0), ("d", 5)] {
+            frontier.enqueue(request(path).with_priority(priority)).unwrap();
+        }
+        assert_eq!(paths(&mut frontier), ["/b", "/d", "/a", "/c"]);
+        assert!(!frontier.has_pending());
+    }
+
+    #[test]
+    fn what_a_commit_holds_comes_back_and_in_flight_is_queued_again() {
+        let scratch = Scratch::new("reopen");
+        let mut frontier = scratch.open();
+        for path in ["a", "b", "c"] {
+            frontier.enqueue(request(path)).unwrap();
+        }
+        let taken = frontier.next(HOST).unwrap().unwrap();
+        assert!(taken.ticket().is_some());
+        let finished = frontier.next(HOST).unwrap().unwrap();
+        frontier.finish(finished.ticket().unwrap()).unwrap();
+        frontier.commit().unwrap();
+        frontier.enqueue(request("uncommitted")).unwrap();
+        drop(frontier);
+
+        let mut again = scratch.open();
+        assert_eq!(again.len(), 2, "the one in flight and the one never taken");
+        assert_eq!(again.enqueue(request("b")).unwrap(), Enqueued::Duplicate, "finished, still seen");
+        assert!(
+            matches!(again.enqueue(request("uncommitted")).unwrap(), Enqueued::Accepted(_)),
+            "never committed"
+        );
+        assert_eq!(paths(&mut again), ["/a", "/c", "/uncommitted"]);
+    }
+
+    #[test]
+    fn a_deferred_request_keeps_its_due_time_and_attempts_across_a_reopen() {
+        let scratch = Scratch::new("defer");
+        let mut frontier = scratch.open();
+        frontier.enqueue(request("retry")).unwrap();
+        let mut retry = frontier.next(HOST).unwrap().unwrap();
+        retry.attempts = 2;
+        let now = Instant::now();
+        frontier.defer(retry, now + Duration::from_secs(3600)).unwrap();
+        assert!(frontier.has_pending());
+        assert!(frontier.release_due(now).unwrap().is_empty());
+        assert!(frontier.next(HOST).unwrap().is_none());
+        frontier.commit().unwrap();
+        drop(frontier);
+
+        let mut again = scratch.open();
+        let due = again.next_due().unwrap();
+        assert!(due > Instant::now() + Duration::from_secs(3500), "still an hour away");
+        assert!(again.release_due(Instant::now()).unwrap().is_empty());
+        assert_eq!(again.release_due(due).unwrap().len(), 1);
+        assert_eq!(again.next(HOST).unwrap().unwrap().attempts, 2);
     }
 }
