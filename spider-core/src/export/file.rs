@@ -67,6 +67,13 @@ pub(crate) fn check_resumable(path: &Path, len: u64) -> Result<(), Error> {
     let found = match std::fs::metadata(path) {
         Ok(meta) => meta.len(),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound && len == 0 => return Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::Config(format!(
+                "{} is gone, and the state file recorded {len} bytes of it: restore it, or start over \
+                 with --fresh",
+                path.display()
+            )));
+        }
         Err(source) => return Err(io(path, source)),
     };
     if found < len {
@@ -106,6 +113,8 @@ mod tests {
 
         let error = AppendFile::resume(&path, 100).map(|_| ()).map_err(|e| e.to_string());
         assert!(error.is_err_and(|e| e.contains("shorter than the 100 bytes")));
+        let gone = AppendFile::resume(&dir.join("gone.jsonl"), 16).map(|_| ()).map_err(|e| e.to_string());
+        assert!(gone.is_err_and(|e| e.contains("is gone, and the state file recorded 16 bytes")));
         let _ = std::fs::remove_dir_all(&dir);
         Ok(())
     }
