@@ -33,6 +33,11 @@ struct Book {
     proxy_price_per_gb = 8.5,
     proxy_budget = 20,
     ca_cert = "/tmp/spiderling-ui-every-key-ca.pem",
+    state = "books.state",
+    state_sync = true,
+    cache = ".spiderling/cache",
+    cache_ttl = "24h",
+    revalidate = true,
     follow = "a.next, h3 > a",
     item = Book,
 )]
@@ -54,6 +59,11 @@ pub(crate) fn main() {
     assert!(settings.contains("proxy = direct > env:SPIDERLING_UI_PROXY · geo = us"), "{settings}");
     assert!(settings.contains("geo_rules = *.de=de, shop.example.fr=fr · sticky = true"), "{settings}");
     assert!(settings.contains("proxy_price_per_gb = 8.5 · proxy_budget = 20"), "{settings}");
+    assert!(settings.contains("output = books.csv · state = books.state · state_sync = true"), "{settings}");
+    assert!(
+        settings.contains("cache = .spiderling/cache · cache_ttl = 86400s · revalidate = true"),
+        "{settings}"
+    );
     assert!(LinksOnly.config().to_string().contains("settings of links_only"));
     fn crawls<S: Spider>(_: S) {}
     crawls(Books);
