@@ -158,18 +158,7 @@ fn parent(args: &Args) -> ExitCode {
         }
     };
     let report = Report::new(setup, rows);
-    if args.json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(json) => println!("{json}"),
-            Err(error) => {
-                eprintln!("error: cannot write the report as JSON: {error}");
-                return ExitCode::FAILURE;
-            }
-        }
-    } else {
-        print!("{}", report.table());
-    }
-    ExitCode::SUCCESS
+    crate::print_report(args.json, &report, || report.table())
 }
 
 /// Run `contender` as a child process against `site`, and what the server saw of it.

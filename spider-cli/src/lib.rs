@@ -106,3 +106,21 @@ fn block_on<T>(work: impl std::future::Future<Output = Result<T, spiderling::Err
         }
     }
 }
+
+/// Print a command's report: as JSON with `--json`, else as the text `text` makes.
+fn print_report(json: bool, report: &impl serde::Serialize, text: impl FnOnce() -> String) -> ExitCode {
+    if !json {
+        print!("{}", text());
+        return ExitCode::SUCCESS;
+    }
+    match serde_json::to_string_pretty(report) {
+        Ok(json) => {
+            println!("{json}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: cannot write the report as JSON: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

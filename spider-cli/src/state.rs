@@ -26,16 +26,5 @@ pub(crate) fn run(args: Args) -> ExitCode {
             return error.exit_code();
         }
     };
-    if args.json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(json) => println!("{json}"),
-            Err(error) => {
-                eprintln!("error: cannot write the report as JSON: {error}");
-                return ExitCode::FAILURE;
-            }
-        }
-    } else {
-        println!("{}", report.display_hosts(args.hosts));
-    }
-    ExitCode::SUCCESS
+    crate::print_report(args.json, &report, || format!("{}\n", report.display_hosts(args.hosts)))
 }
