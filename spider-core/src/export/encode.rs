@@ -44,6 +44,8 @@ impl Encoder {
     /// is an error naming the output file.
     pub(crate) fn encode<I: Serialize>(&self, items: &[I]) -> Result<Encoded, Error> {
         let mut encoded = Encoded::counted(items.len());
+        // Room for typical items, so serialising grows the buffer once or never.
+        encoded.records.reserve(items.len() * 256);
         let problem =
             |e: &dyn std::fmt::Display| Error::Export { path: self.path.clone(), message: e.to_string() };
         match self.format {
