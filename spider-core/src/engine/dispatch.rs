@@ -177,7 +177,8 @@ impl<S: Spider> Dispatcher<S> {
             fatal: None,
         };
         let now = Instant::now();
-        for key in dispatcher.frontier.hosts() {
+        let hosts = dispatcher.frontier.hosts();
+        for key in dispatcher.ok(hosts).unwrap_or_default() {
             dispatcher.ready_host(key, now);
         }
         dispatcher

@@ -133,7 +133,7 @@ impl<S: Spider> Crawler<S> {
             }
             None => (Box::new(MemoryFrontier::new(&config)) as Box<dyn Journal>, None),
         };
-        seed(frontier.as_mut(), start, &stats, earlier.is_some())?;
+        seed(frontier.as_mut(), start, &stats, earlier.as_ref().is_some_and(|e| e.runs > 0))?;
         if let Some(earlier) = earlier.as_ref().filter(|e| e.complete && !frontier.has_pending()) {
             // Nothing to do, and nothing touched: the files stay as the last run left them.
             let ending = Ending {

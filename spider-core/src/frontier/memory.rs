@@ -129,8 +129,8 @@ impl Frontier for MemoryFrontier {
         Ok(hosts)
     }
 
-    fn hosts(&self) -> Vec<HostKey> {
-        self.queues.keys().cloned().collect()
+    fn hosts(&self) -> Result<Vec<HostKey>, Error> {
+        Ok(self.queues.keys().cloned().collect())
     }
 
     fn has_pending(&self) -> bool {

@@ -92,7 +92,7 @@ pub trait Frontier: Send {
     fn release_due(&mut self, now: Instant) -> Result<Vec<HostKey>, Error>;
 
     /// The hosts with requests queued now, such as those an earlier run left.
-    fn hosts(&self) -> Vec<HostKey>;
+    fn hosts(&self) -> Result<Vec<HostKey>, Error>;
 
     /// Whether any request is queued or deferred: with nothing in flight, `false` means
     /// the crawl is done.

@@ -316,11 +316,15 @@ impl Frontier for StateFrontier {
         Ok(released.iter().filter_map(|id| self.origins.get(id).cloned()).collect())
     }
 
-    fn hosts(&self) -> Vec<HostKey> {
-        let queued = self.conn.prepare_cached("SELECT DISTINCT host FROM requests WHERE state = 0").and_then(
-            |mut select| select.query_map([], |row| row.get::<_, i64>(0))?.collect::<Result<Vec<_>, _>>(),
-        );
-        queued.unwrap_or_default().iter().filter_map(|id| self.origins.get(id).cloned()).collect()
+    fn hosts(&self) -> Result<Vec<HostKey>, Error> {
+        let queued = self
+            .conn
+            .prepare_cached("SELECT DISTINCT host FROM requests WHERE state = 0")
+            .and_then(|mut select| {
+                select.query_map([], |row| row.get::<_, i64>(0))?.collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(self.store())?;
+        Ok(queued.iter().filter_map(|id| self.origins.get(id).cloned()).collect())
     }
 
     fn has_pending(&self) -> bool {
