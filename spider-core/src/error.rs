@@ -152,6 +152,14 @@ pub enum Error {
         #[source]
         source: BoxError,
     },
+    /// The fleet's Redis cannot go on with the crawl (it lost the crawl's data).
+    #[error("the fleet's Redis at {address}: {message}")]
+    Fleet {
+        /// The Redis URL, its password hidden.
+        address: String,
+        /// What happened, and what to do.
+        message: String,
+    },
     /// Serialising an item for the exporter failed.
     #[error("exporting an item to {path}: {message}")]
     Export {

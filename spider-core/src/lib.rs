@@ -32,6 +32,7 @@ mod error;
 mod export;
 mod failures;
 mod fetch;
+mod fleet;
 mod frontier;
 mod gauge;
 mod item;
@@ -48,6 +49,7 @@ mod spider;
 mod state;
 mod stats;
 mod stored_headers;
+mod stored_request;
 pub mod testing;
 mod throttle;
 

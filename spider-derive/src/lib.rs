@@ -69,6 +69,9 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// | `parse_threads` | whole number ≥ 1: threads of the HTML parse pool | the number of CPUs |
 /// | `output` | file name; `.jsonl`, `.csv` or `.json` | none |
 /// | `state` | file name: a state file (SQLite) that keeps the crawl across Ctrl-C, crashes and `kill -9`; the same command goes on where it stopped | none |
+/// | `frontier` | a Redis URL, or `env:VAR` holding one: every worker started with it shares one crawl, its queue and its limits | none |
+/// | `crawl_id` | with `frontier`, the shared crawl's name | the spider's name |
+/// | `lease` | with `frontier`, how long a silent worker keeps its requests before others take them | `60s` |
 /// | `state_sync` | `true` / `false`: sync the files to the disk at each checkpoint, to survive a power loss too | `false` |
 /// | `cache` | file name: an HTTP cache (SQLite); later runs are answered from it without the network | none |
 /// | `cache_ttl` | `"24h"`: cached answers older than this are fetched again | never expire |

@@ -145,6 +145,17 @@ pub const KEYS: &[Key] = &[
         Kind::Bool,
         "with a state file, sync the files to the disk at each checkpoint so the crawl survives a power loss (default false: survives a crash of the process)",
     ),
+    key(
+        "frontier",
+        Kind::Text,
+        "a Redis URL (`redis://[:PASSWORD@]HOST:PORT/DB`, or `env:VAR` holding one) whose crawl every worker started with it shares: one queue, seen-set and set of limits (default: none, the crawl lives in this process)",
+    ),
+    key("crawl_id", Kind::Text, "with a frontier, the name of the shared crawl workers join (default: the spider's name)"),
+    key(
+        "lease",
+        Kind::Duration,
+        "with a frontier, how long a worker that stops answering keeps its requests before another worker takes them (default 60s)",
+    ),
     key("cache_ttl", Kind::Duration, "cached answers older than this are fetched again (default: never expire)"),
     key(
         "revalidate",

@@ -56,6 +56,16 @@ impl std::fmt::Display for Config {
                 write!(f, " · state_sync = true")?;
             }
         }
+        if let Some(frontier) = &self.frontier {
+            let shown = crate::fleet::Address::parse(frontier)
+                .map_or_else(|_| spider_settings::redact_url(frontier), |a| a.to_string());
+            write!(
+                f,
+                " · frontier = {shown} · crawl_id = {} · lease = {:?}",
+                self.fleet_crawl(),
+                self.lease
+            )?;
+        }
         if let Some(cache) = &self.cache {
             let ttl = self.cache_ttl.map_or("none".to_owned(), |ttl| format!("{ttl:?}"));
             write!(

@@ -1,7 +1,9 @@
 //! Setters for what the frontier takes in: where the crawl starts, which domains it stays
-//! on, how deep it goes; and where it lives, in memory or in a state file.
+//! on, how deep it goes; and where it lives: in memory, in a state file, or in Redis shared
+//! by a fleet of workers.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::Config;
 
@@ -63,6 +65,51 @@ impl Config {
     #[must_use]
     pub fn fresh(mut self, fresh: bool) -> Self {
         self.fresh = fresh;
+        self
+    }
+
+    /// Share the crawl with every worker started with the same Redis URL and
+    /// [`crawl_id`](Self::crawl_id): one queue per host, one seen-set, the robots.txt
+    /// answers, the retries waiting, the failures and the totals live in Redis, and so do
+    /// the limits. `rpm`/`rps`, `per_host` and `delay` hold for the whole fleet, not per
+    /// process. A worker leases the requests it fetches; if it dies, its leases run out
+    /// after [`lease`](Self::lease) and another worker takes them. The crawl ends for all
+    /// when nothing is queued, leased or waiting to be retried.
+    ///
+    /// `address` is `redis://[:PASSWORD@]HOST:PORT/DB` (`rediss://` for TLS), or `env:VAR`
+    /// naming an environment variable that holds one; the password is never printed
+    /// (default: none, the crawl lives in this process).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("shop")
+    ///     .start_url("https://shop.example/")
+    ///     .frontier("redis://127.0.0.1:6379/0")
+    ///     .rpm(600);
+    /// assert!(config.validate().is_ok());
+    /// assert!(config.to_string().contains("crawl_id = shop"));
+    /// ```
+    #[must_use]
+    pub fn frontier(mut self, address: impl Into<String>) -> Self {
+        self.frontier = Some(address.into());
+        self
+    }
+
+    /// With a [`frontier`](Self::frontier), the name of the crawl the workers share
+    /// (default: the spider's name). Two crawls of one spider at once need two names.
+    #[must_use]
+    pub fn crawl_id(mut self, id: impl Into<String>) -> Self {
+        self.crawl_id = Some(id.into());
+        self
+    }
+
+    /// With a [`frontier`](Self::frontier), how long a request stays with the worker that
+    /// took it without that worker being heard from; the worker renews its leases well
+    /// before, so only a dead or cut-off worker loses them (default 60 s).
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
         self
     }
 }

@@ -82,6 +82,9 @@ pub struct Config {
     pub(crate) state: Option<PathBuf>,
     pub(crate) fresh: bool,
     pub(crate) state_sync: bool,
+    pub(crate) frontier: Option<String>,
+    pub(crate) crawl_id: Option<String>,
+    pub(crate) lease: Duration,
     pub(crate) cache: Option<PathBuf>,
     pub(crate) cache_ttl: Option<Duration>,
     pub(crate) revalidate: bool,
@@ -116,6 +119,11 @@ impl std::fmt::Debug for RouteSpec {
 }
 
 impl Config {
+    /// The name of the fleet's crawl: [`crawl_id`](Self::crawl_id), or the spider's name.
+    pub(crate) fn fleet_crawl(&self) -> &str {
+        self.crawl_id.as_deref().unwrap_or(&self.name)
+    }
+
     /// The spider's name.
     pub fn name(&self) -> &str {
         &self.name

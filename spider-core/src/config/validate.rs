@@ -82,6 +82,7 @@ impl Config {
             problems
                 .push("--fresh starts a state file over, and there is none; set state = FILE too".to_owned());
         }
+        problems.extend(self.fleet_problems());
         let files = [("state", &self.state), ("cache", &self.cache), ("output", &self.output)];
         for (i, (a, first)) in files.iter().enumerate() {
             for (b, second) in &files[i + 1..] {
@@ -89,6 +90,36 @@ impl Config {
                     problems.push(format!("{a} and {b} are the same file; give each a file of its own"));
                 }
             }
+        }
+        problems
+    }
+
+    /// Mistakes in the fleet's settings, found without connecting.
+    fn fleet_problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        let Some(frontier) = &self.frontier else {
+            if self.crawl_id.is_some() {
+                problems.push("crawl_id names a fleet's crawl, and there is no fleet; set frontier = \"redis://HOST:PORT/DB\" too".to_owned());
+            }
+            return problems;
+        };
+        if let Err(problem) = crate::fleet::Address::parse(frontier) {
+            problems.push(problem);
+        }
+        if self.state.is_some() {
+            problems.push(
+                "a crawl lives in a state file or in a fleet's Redis, not both; drop state or frontier"
+                    .to_owned(),
+            );
+        }
+        if self.crawl_id.as_deref().is_some_and(|id| id.is_empty() || id.contains(char::is_whitespace)) {
+            problems.push("crawl_id must be a word without spaces, such as \"shop-2026-11\"".to_owned());
+        }
+        if self.lease < std::time::Duration::from_secs(1) {
+            problems.push(format!(
+                "lease = {:?} is too short to renew; give at least 1s (default 60s)",
+                self.lease
+            ));
         }
         problems
     }

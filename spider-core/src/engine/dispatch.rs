@@ -11,7 +11,7 @@ use std::time::Duration;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use reqwest::Method;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use url::Url;
@@ -99,6 +99,8 @@ pub(super) struct Dispatcher<S: Spider> {
     backoff: Backoff,
     delay: DelayRange,
     rate: Option<RateGate>,
+    /// Woken when a fleet's frontier has new requests for this worker.
+    arrivals: Option<Arc<Notify>>,
     /// A request popped for launch that is waiting for a rate token.
     held: Option<(HostId, Job)>,
     rng: SmallRng,
@@ -133,6 +135,9 @@ impl<S: Spider> Dispatcher<S> {
         live: watch::Sender<Live>,
     ) -> Self {
         let (done_tx, done_rx) = mpsc::unbounded_channel();
+        // A fleet's frontier holds the rate for every worker: requests arrive admitted.
+        let rate = config.rate.filter(|_| !frontier.shares_limits()).and_then(RateGate::new);
+        let arrivals = frontier.arrivals();
         let mut dispatcher = Dispatcher {
             shared,
             durable: frontier.is_durable(),
@@ -155,7 +160,8 @@ impl<S: Spider> Dispatcher<S> {
             retries: config.retries,
             backoff: config.backoff,
             delay: config.delay,
-            rate: config.rate.and_then(RateGate::new),
+            rate,
+            arrivals,
             held: None,
             rng: SmallRng::from_os_rng(),
             tasks: JoinSet::new(),
@@ -255,6 +261,7 @@ impl<S: Spider> Dispatcher<S> {
                     }
                 }
                 () = tokio::time::sleep_until(wake_at) => {}
+                () = arrived(self.arrivals.as_deref()) => {}
             }
         }
     }
@@ -569,6 +576,9 @@ impl<S: Spider> Dispatcher<S> {
             let host = &mut self.hosts[id];
             let pause = self.delay.sample(host.crawl_delay, &mut self.rng);
             host.slots.release(now + pause);
+            if let Some(ticket) = ticket {
+                self.frontier.rest_slot(ticket, now + pause);
+            }
         }
         if let Some(sample) = done.notes.sample {
             self.record(id, sample, now);
@@ -677,8 +687,11 @@ impl<S: Spider> Dispatcher<S> {
             // At once, also in adaptive mode, and also for a request given up below: a
             // limiter bans a client that keeps going.
             let host = &mut self.hosts[id];
-            host.slots.pause_until(now + retry_after.unwrap_or(wait));
+            let until = now + retry_after.unwrap_or(wait);
+            host.slots.pause_until(until);
             tracing::info!(host = %host.key, ?retry_after, "429: backing off the host");
+            let key = host.key.clone();
+            self.frontier.hold_host(&key, until);
         }
         if request.attempts >= self.retries {
             let attempts = request.attempts + 1;
@@ -717,7 +730,7 @@ impl<S: Spider> Dispatcher<S> {
             Some(Enqueued::Duplicate) => Stats::add(&stats.duplicates, 1),
             Some(Enqueued::OutOfScope) => Stats::add(&stats.out_of_scope, 1),
             Some(Enqueued::TooDeep) => Stats::add(&stats.too_deep, 1),
-            None => {}
+            Some(Enqueued::Shared) | None => {}
         }
     }
 
@@ -783,6 +796,14 @@ impl<S: Spider> Dispatcher<S> {
             host.in_ready_queue = true;
             self.ready.push_back(id);
         }
+    }
+}
+
+/// Requests arrived from a fleet's frontier; never, for a frontier of this process.
+async fn arrived(arrivals: Option<&Notify>) {
+    match arrivals {
+        Some(arrivals) => arrivals.notified().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -120,8 +120,15 @@ impl<S: Spider> Crawler<S> {
         // fetched or any file is touched.
         let resumed =
             config.state.as_deref().map(|path| state::open(path, &config, config.fresh)).transpose()?;
-        let (mut frontier, earlier) = match resumed {
-            Some(opened) => {
+        let fleet = match config.frontier.as_deref() {
+            Some(address) => Some(crate::fleet::join(&config, address).await?),
+            None => None,
+        };
+        let (mut frontier, earlier, membership) = match (resumed, fleet) {
+            (_, Some((frontier, membership))) => {
+                (Box::new(frontier) as Box<dyn Journal>, None, Some(membership))
+            }
+            (Some(opened), None) => {
                 let earlier = Earlier {
                     counts: opened.earlier,
                     runs: opened.runs,
@@ -129,9 +136,9 @@ impl<S: Spider> Crawler<S> {
                     failures: opened.failures,
                     complete: opened.complete,
                 };
-                (Box::new(opened.frontier) as Box<dyn Journal>, Some(earlier))
+                (Box::new(opened.frontier) as Box<dyn Journal>, Some(earlier), None)
             }
-            None => (Box::new(MemoryFrontier::new(&config)) as Box<dyn Journal>, None),
+            (None, None) => (Box::new(MemoryFrontier::new(&config)) as Box<dyn Journal>, None, None),
         };
         seed(frontier.as_mut(), start, &stats, earlier.as_ref().is_some_and(|e| e.runs > 0))?;
         if let Some(earlier) = earlier.as_ref().filter(|e| e.complete && !frontier.has_pending()) {
@@ -176,6 +183,9 @@ impl<S: Spider> Crawler<S> {
         let files = Files { sink, failures, cache };
         let dispatcher = Dispatcher::new(&config, frontier, shared.clone(), files, stop_rx, live);
         let end = dispatcher.run().await;
+        if let Some(membership) = membership {
+            membership.leave(config.grace).await;
+        }
         drop((signals, metrics));
         if let Some(progress) = progress {
             // The dispatcher's end closed the snapshots: the line clears itself.
@@ -224,7 +234,7 @@ struct Earlier {
 fn seed(frontier: &mut dyn Journal, start: Vec<Request>, stats: &Stats, resumed: bool) -> Result<(), Error> {
     for request in start {
         match frontier.enqueue(request)? {
-            Enqueued::Accepted(_) => {}
+            Enqueued::Accepted(_) | Enqueued::Shared => {}
             Enqueued::Duplicate if resumed => {}
             Enqueued::Duplicate => Stats::add(&stats.duplicates, 1),
             Enqueued::OutOfScope => Stats::add(&stats.out_of_scope, 1),

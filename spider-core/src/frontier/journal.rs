@@ -2,11 +2,15 @@
 //! moment and go on: robots.txt answers, requests given up, the crawl's counts, and how
 //! much of the output and failures files is committed.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use reqwest::Method;
+use tokio::sync::Notify;
+use tokio::time::Instant;
 use url::Url;
 
-use super::Frontier;
+use super::{Frontier, Ticket};
 use crate::error::Error;
 use crate::export::Committed;
 use crate::failures::Failure;
@@ -21,6 +25,27 @@ pub(crate) trait Journal: Frontier {
     fn is_durable(&self) -> bool {
         false
     }
+
+    /// Whether the rate ceiling and the hosts' slots, pace and pauses are held by the
+    /// frontier for a whole fleet: then the dispatcher's own rate gate stands aside, and
+    /// requests arrive already admitted under those limits.
+    fn shares_limits(&self) -> bool {
+        false
+    }
+
+    /// Notified when requests arrive from elsewhere (a fleet's other workers), so the
+    /// dispatcher wakes for them.
+    fn arrivals(&self) -> Option<Arc<Notify>> {
+        None
+    }
+
+    /// The slot the request of `ticket` held rests until `until` (its politeness pause),
+    /// so that a fleet's other workers do not start one in its place before then. Told
+    /// before the request is finished or deferred.
+    fn rest_slot(&mut self, _ticket: Ticket, _until: Instant) {}
+
+    /// The host answered 429: hold it back until `until`, for a fleet's every worker.
+    fn hold_host(&mut self, _host: &str, _until: Instant) {}
 
     /// What `host`'s robots.txt said in an earlier run, if it is still fresh.
     fn robots(&mut self, _host: &str) -> Result<Option<RobotsMemo>, Error> {

@@ -205,7 +205,7 @@ impl Eq for Deferred {}
 
 /// Fingerprints are already uniform hashes; hashing them again would only cost time.
 #[derive(Debug, Default)]
-struct PassThrough(u64);
+pub(crate) struct PassThrough(u64);
 
 impl Hasher for PassThrough {
     fn finish(&self) -> u64 {

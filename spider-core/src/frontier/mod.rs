@@ -20,6 +20,7 @@ use url::Url;
 pub use canonical::{canonical_url, fingerprint, Fingerprint};
 pub(crate) use journal::{Checkpoint, Journal, RobotsMemo, RunEnd};
 pub use memory::MemoryFrontier;
+pub(crate) use memory::PassThrough;
 pub(crate) use rules::Rules;
 
 use crate::error::Error;
@@ -57,6 +58,9 @@ pub enum Enqueued {
     OutOfScope,
     /// Deeper than `max_depth`.
     TooDeep,
+    /// Sent to a fleet's shared frontier, which decides there whether it was seen; its
+    /// host is readied when a worker leases it.
+    Shared,
 }
 
 /// A request handed out by [`Frontier::next`] of a durable frontier, until it is finished

@@ -1,54 +1,19 @@
 //! A request as a row of the `requests` table, and back.
 //!
 //! The columns hold what every request has; the rest (headers, meta, session, the last
-//! backoff, redirects so far) goes in one JSON `extra`, NULL for the common request that
-//! has none of it.
-
-use std::time::Duration;
+//! backoff, redirects so far) goes in one JSON `extra` ([`Extra`]), NULL for the common
+//! request that has none of it.
 
 use reqwest::Method;
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 use url::Url;
 
 use crate::frontier::Ticket;
 use crate::request::Request;
-use crate::stored_headers::StoredHeaders;
-
-/// The `extra` column.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct Extra {
-    #[serde(default, skip_serializing_if = "StoredHeaders::is_empty")]
-    headers: StoredHeaders,
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    meta: Map<String, Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    session: Option<String>,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    backoff_ms: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    redirects: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
+use crate::stored_request::Extra;
 
 /// The JSON of a request's `extra` column, `None` when it has nothing beyond the columns.
 pub(super) fn extra(request: &Request) -> Option<String> {
-    let extra = Extra {
-        headers: StoredHeaders::of(&request.headers),
-        meta: request.meta.clone(),
-        session: request.session.as_deref().map(str::to_owned),
-        backoff_ms: u64::try_from(request.last_backoff.as_millis()).unwrap_or(u64::MAX),
-        redirects: u64::from(request.redirects),
-    };
-    let empty = extra.headers.is_empty()
-        && extra.meta.is_empty()
-        && extra.session.is_none()
-        && extra.backoff_ms == 0
-        && extra.redirects == 0;
-    (!empty).then(|| serde_json::to_string(&extra).unwrap_or_default())
+    Extra::of(request).map(|extra| serde_json::to_string(&extra).unwrap_or_default())
 }
 
 /// The columns of a row, as read.
@@ -82,18 +47,15 @@ impl Row {
         let Some(json) = self.extra else { return Ok(request) };
         let extra: Extra =
             serde_json::from_str(&json).map_err(|e| format!("request {}: extra {json:?}: {e}", self.id))?;
-        request.headers =
-            extra.headers.into_map().map_err(|name| format!("request {}: header {name:?}", self.id))?;
-        request.meta = extra.meta;
-        request.session = extra.session.map(Into::into);
-        request.last_backoff = Duration::from_millis(extra.backoff_ms);
-        request.redirects = u8::try_from(extra.redirects).unwrap_or(u8::MAX);
+        extra.apply(&mut request).map_err(|problem| format!("request {}: {problem}", self.id))?;
         Ok(request)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION};
 
     use super::*;

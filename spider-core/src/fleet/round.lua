@@ -1,0 +1,310 @@
+-- One round between a worker and the fleet's Redis: what the worker did since its last
+-- round, then new leases for it. Redis runs one script at a time, so each round is atomic
+-- against every other worker's: a request is leased by one worker only, and the limits
+-- (one GCRA bucket for the crawl, one per host, one count of busy slots per host) are
+-- read and moved in the same step as the leases they allow.
+--
+-- ARGV[1] the crawl's key prefix, ARGV[2] the worker's id, ARGV[3] the round as JSON (see
+-- `wire.rs`, `Round`). Times are Redis's own clock in milliseconds; the worker sends
+-- durations and gets offsets back, so no two clocks are compared.
+--
+-- Keys under the prefix P:
+--   P:meta      hash   the spider that made the crawl
+--   P:seq       string the last request id given
+--   P:seen      set    fingerprints of every request ever queued
+--   P:req       hash   id -> the request (JSON, opaque here)
+--   P:where     hash   id -> "PRIORITY HOST"
+--   P:q:HOST    zset   the host's queue: id by priority, then id (first in, first out)
+--   P:ready     zset   hosts with something queued, by the earliest they may start one
+--   P:queued    string requests queued, all hosts
+--   P:leases    zset   id -> when its lease runs out
+--   P:owner     hash   id -> the worker holding it
+--   P:mine:W    set    the ids worker W holds
+--   P:slots:HOST zset  the host's busy slots: id -> until when (its lease's end while in
+--                      flight, its politeness pause's end once finished)
+--   P:limit:HOST hash  limit (slots, when not per_host), spacing (ms between starts),
+--                      tat (its next start)
+--   P:tat       string the crawl's next start under rpm/rps
+--   P:deferred  zset   id -> when its retry is due
+--   P:robots:HOST string robots.txt's answer (24 h); P:claim:HOST who is fetching it
+--   P:known:W   set    hosts whose robots.txt answer worker W was given
+--   P:failures  list   requests given up (JSON lines)
+--   P:stats     hash   the fleet's totals
+--   P:workers   hash   worker -> its last heartbeat (JSON)
+--   P:done      string set when the last worker found nothing left
+
+local P = ARGV[1]
+local worker = ARGV[2]
+local r = cjson.decode(ARGV[3])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + tonumber(clock[2]) / 1000
+local lease = r.lease_ms
+
+local function key(...)
+  return P .. ':' .. table.concat({ ... }, ':')
+end
+
+-- Priority first (higher first), then the order queued; requests given back go first
+-- within their priority.
+local function score(priority, id)
+  return -priority * 4294967296 + id
+end
+
+local function where(id)
+  local v = redis.call('HGET', key('where'), id)
+  if not v then
+    return nil, nil
+  end
+  local priority, host = string.match(v, '^(%-?%d+) (.*)$')
+  return host, tonumber(priority)
+end
+
+local function queue(host, id, s)
+  redis.call('ZADD', key('q', host), s, id)
+  redis.call('INCR', key('queued'))
+  -- LT: an earlier start than the host's current one wins; a new host is added.
+  redis.call('ZADD', key('ready'), 'LT', now, host)
+end
+
+-- End worker's lease of id; its host slot stays busy until free_at. The host, or nil
+-- when the lease is not this worker's (it ran out and went to another).
+local function end_lease(id, free_at)
+  if redis.call('HGET', key('owner'), id) ~= worker then
+    return nil
+  end
+  redis.call('ZREM', key('leases'), id)
+  redis.call('HDEL', key('owner'), id)
+  redis.call('SREM', key('mine', worker), id)
+  local host = where(id)
+  if free_at > now then
+    redis.call('ZADD', key('slots', host), free_at, id)
+  else
+    redis.call('ZREM', key('slots', host), id)
+  end
+  if redis.call('EXISTS', key('q', host)) == 1 then
+    redis.call('ZADD', key('ready'), 'LT', math.max(free_at, now), host)
+  end
+  return host
+end
+
+local function forget(id)
+  redis.call('HDEL', key('req'), id)
+  redis.call('HDEL', key('where'), id)
+end
+
+local duplicates = 0
+local reaped = 0
+
+for _, f in ipairs(r.finish) do
+  -- [id, pause ms]
+  if end_lease(f[1], now + f[2]) then
+    forget(f[1])
+  end
+end
+
+for _, d in ipairs(r.defer) do
+  -- [id, due in ms, request, pause ms]
+  if end_lease(d[1], now + d[4]) then
+    redis.call('HSET', key('req'), d[1], d[3])
+    redis.call('ZADD', key('deferred'), now + d[2], d[1])
+  end
+end
+
+for _, g in ipairs(r.give_back) do
+  -- [id]: leased but never sent; back to the front of its priority.
+  if end_lease(g[1], now) then
+    local host, priority = where(g[1])
+    queue(host, g[1], score(priority, 0))
+  end
+end
+
+for _, e in ipairs(r.enqueue) do
+  -- [fingerprint, host, priority, request]
+  if redis.call('SADD', key('seen'), e[1]) == 1 then
+    local id = redis.call('INCR', key('seq'))
+    redis.call('HSET', key('req'), id, e[4])
+    redis.call('HSET', key('where'), id, e[3] .. ' ' .. e[2])
+    queue(e[2], id, score(e[3], id))
+  else
+    duplicates = duplicates + 1
+  end
+end
+if duplicates > 0 then
+  redis.call('HINCRBY', key('stats'), 'duplicates', duplicates)
+end
+
+for _, b in ipairs(r.robots) do
+  -- [host, answer, slots or 0]: a Crawl-delay makes the host one slot for the fleet.
+  redis.call('SET', key('robots', b[1]), b[2], 'EX', 86400)
+  redis.call('DEL', key('claim', b[1]))
+  if b[3] > 0 then
+    redis.call('HSET', key('limit', b[1]), 'limit', b[3])
+  end
+  redis.call('SADD', key('known', worker), b[1])
+  if redis.call('EXISTS', key('q', b[1])) == 1 then
+    redis.call('ZADD', key('ready'), now, b[1])
+  end
+end
+
+for _, h in ipairs(r.pause) do
+  -- [host, ms]: a 429 holds the host back for every worker.
+  local tat = tonumber(redis.call('HGET', key('limit', h[1]), 'tat') or '0')
+  redis.call('HSET', key('limit', h[1]), 'tat', math.max(tat, now + h[2]))
+end
+
+for _, line in ipairs(r.failures) do
+  redis.call('RPUSH', key('failures'), line)
+end
+
+for name, n in pairs(r.stats) do
+  redis.call('HINCRBY', key('stats'), name, n)
+end
+
+if r.renew then
+  for _, id in ipairs(redis.call('SMEMBERS', key('mine', worker))) do
+    redis.call('ZADD', key('leases'), 'XX', now + lease, id)
+    local host = where(id)
+    if host then
+      redis.call('ZADD', key('slots', host), 'XX', 'GT', now + lease, id)
+    end
+  end
+end
+
+-- Leases of workers not heard from: their requests go back to the front of their queues.
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', key('leases'), '-inf', now, 'LIMIT', 0, 256)) do
+  local owner = redis.call('HGET', key('owner'), id)
+  redis.call('ZREM', key('leases'), id)
+  redis.call('HDEL', key('owner'), id)
+  if owner then
+    redis.call('SREM', key('mine', owner), id)
+  end
+  local host, priority = where(id)
+  if host then
+    redis.call('ZREM', key('slots', host), id)
+    queue(host, id, score(priority, 0))
+    reaped = reaped + 1
+  end
+end
+
+-- Retries due.
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', key('deferred'), '-inf', now, 'LIMIT', 0, 256)) do
+  redis.call('ZREM', key('deferred'), id)
+  local host, priority = where(id)
+  if host then
+    queue(host, id, score(priority, tonumber(id)))
+  end
+end
+
+-- New leases, from the hosts that may start a request now, within the limits.
+local leased = {}
+local claims = {}
+local answers = {}
+local want = r.want
+local gtat = tonumber(redis.call('GET', key('tat')) or '0')
+local gspacing = r.spacing_ms
+local horizon = r.horizon_ms
+if want > 0 then
+  for _, host in ipairs(redis.call('ZRANGEBYSCORE', key('ready'), '-inf', now + horizon, 'LIMIT', 0, 64)) do
+    if want <= 0 then
+      break
+    end
+    local open = true
+    if r.obey_robots then
+      if redis.call('EXISTS', key('robots', host)) == 0 then
+        open = false
+        -- One worker fetches it for the fleet, with a token of the crawl's rate.
+        if gtat <= now and redis.call('SET', key('claim', host), worker, 'NX', 'PX', lease) then
+          if gspacing > 0 then
+            gtat = now + gspacing
+          end
+          table.insert(claims, host)
+          want = want - 1
+        end
+        redis.call('ZADD', key('ready'), now + 200, host)
+      elseif redis.call('SISMEMBER', key('known', worker), host) == 0 then
+        answers[host] = redis.call('GET', key('robots', host))
+        redis.call('SADD', key('known', worker), host)
+      end
+    end
+    if open then
+      local l = redis.call('HMGET', key('limit', host), 'limit', 'spacing', 'tat')
+      local limit = tonumber(l[1]) or r.per_host
+      local spacing = tonumber(l[2]) or 0
+      local htat = tonumber(l[3]) or 0
+      redis.call('ZREMRANGEBYSCORE', key('slots', host), '-inf', now)
+      local busy = redis.call('ZCARD', key('slots', host))
+      local later = nil
+      while want > 0 do
+        if busy >= limit then
+          later = tonumber(redis.call('ZRANGE', key('slots', host), 0, 0, 'WITHSCORES')[2])
+          break
+        end
+        local start = math.max(now, htat, gtat)
+        if start > now + horizon then
+          later = start - horizon
+          break
+        end
+        local popped = redis.call('ZPOPMIN', key('q', host))
+        if #popped == 0 then
+          break
+        end
+        local id = popped[1]
+        redis.call('DECR', key('queued'))
+        htat = start + spacing
+        if gspacing > 0 then
+          gtat = start + gspacing
+        end
+        redis.call('ZADD', key('leases'), now + lease, id)
+        redis.call('HSET', key('owner'), id, worker)
+        redis.call('SADD', key('mine', worker), id)
+        redis.call('ZADD', key('slots', host), now + lease, id)
+        busy = busy + 1
+        table.insert(leased, { host, start - now, tonumber(id), redis.call('HGET', key('req'), id) })
+        want = want - 1
+      end
+      redis.call('HSET', key('limit', host), 'tat', htat)
+      if redis.call('EXISTS', key('q', host)) == 0 then
+        redis.call('ZREM', key('ready'), host)
+      elseif later then
+        redis.call('ZADD', key('ready'), later, host)
+      end
+    end
+  end
+end
+if gspacing > 0 then
+  redis.call('SET', key('tat'), gtat)
+end
+
+if r.beat then
+  redis.call('HSET', key('workers'), worker, r.beat)
+end
+
+local queued = tonumber(redis.call('GET', key('queued')) or '0')
+local deferred = redis.call('ZCARD', key('deferred'))
+local leases = redis.call('ZCARD', key('leases'))
+local mine = redis.call('SCARD', key('mine', worker))
+-- When this worker should ask again if it got nothing: the first host or retry due.
+local wake = nil
+local first = redis.call('ZRANGE', key('ready'), 0, 0, 'WITHSCORES')[2]
+if first then
+  wake = math.max(0, tonumber(first) - now)
+end
+local due = redis.call('ZRANGE', key('deferred'), 0, 0, 'WITHSCORES')[2]
+if due then
+  wake = math.min(wake or math.huge, math.max(0, tonumber(due) - now))
+end
+if queued == 0 and deferred == 0 and leases == 0 and r.ending then
+  redis.call('SET', key('done'), now)
+end
+
+return cjson.encode({
+  leased = leased,
+  claims = claims,
+  answers = answers,
+  queued = queued,
+  deferred = deferred,
+  leases = leases,
+  mine = mine,
+  wake_ms = wake or -1,
+  reaped = reaped,
+})

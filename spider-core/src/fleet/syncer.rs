@@ -1,0 +1,250 @@
+//! The worker's side of the conversation with Redis: a task that sends the dispatcher's
+//! changes and asks for leases in one script call per round, renews the worker's leases,
+//! and rides out a lost connection.
+//!
+//! A round goes as soon as the previous one is back and there is something to send or
+//! room for more requests, so changes made while a round is under way travel together
+//! in the next: the dispatcher never waits for Redis, and Redis sees one call per batch.
+
+use std::time::Duration;
+
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, Client, Script};
+use tokio::time::Instant;
+
+use super::frontier::{Link, View};
+use super::wire::{self, Reply, Round};
+use super::{Address, ROUND};
+use crate::error::Error;
+use crate::frontier::HostKey;
+
+/// Rounds with nothing to send and no room for requests: the heartbeat.
+const IDLE_ROUND: Duration = Duration::from_secs(1);
+/// The longest wait between rounds while the worker has room for requests and the fleet
+/// has nothing to lease: links other workers queue are found this soon.
+const HUNGRY_ROUND: Duration = Duration::from_millis(50);
+/// How far ahead of its start a request may be leased: covers a round's trip, so a worker
+/// under a rate ceiling has its next start in hand when the current one goes.
+pub(super) const HORIZON: Duration = Duration::from_millis(200);
+/// Reconnection backoff: doubled from the first to the last.
+const RECONNECT_FIRST: Duration = Duration::from_millis(100);
+const RECONNECT_MAX: Duration = Duration::from_secs(5);
+/// A call that takes longer than this is a lost connection.
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the syncer needs to talk for this worker.
+pub(super) struct Syncer {
+    pub(super) link: std::sync::Arc<Link>,
+    pub(super) client: Client,
+    pub(super) connection: MultiplexedConnection,
+    pub(super) address: Address,
+    pub(super) prefix: String,
+    pub(super) worker: String,
+    pub(super) lease: Duration,
+}
+
+pub(super) async fn connect(client: &Client) -> redis::RedisResult<MultiplexedConnection> {
+    let config = AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(CALL_TIMEOUT))
+        .set_response_timeout(Some(CALL_TIMEOUT));
+    client.get_multiplexed_async_connection_with_config(&config).await
+}
+
+impl Syncer {
+    /// Run rounds until the dispatcher has ended and the last round, which gives back
+    /// what the worker still held, has reached Redis.
+    pub(super) async fn run(mut self) {
+        let script = Script::new(ROUND);
+        let mut last_renew = Instant::now();
+        let mut last_beat: Option<Instant> = None;
+        let mut reconnect_wait = RECONNECT_FIRST;
+        let mut lost_since: Option<Instant> = None;
+        loop {
+            let now = Instant::now();
+            let renew = now.duration_since(last_renew) >= self.lease / 4;
+            let beat = last_beat.is_none_or(|at| now.duration_since(at) >= IDLE_ROUND);
+            let (round, closing) = self.next_round(renew, beat);
+            let json = serde_json::to_string(&round).unwrap_or_default();
+            let mut call = script.prepare_invoke();
+            call.arg(&self.prefix).arg(&self.worker).arg(json);
+            let reply = match call.invoke_async::<String>(&mut self.connection).await {
+                Ok(text) => serde_json::from_str::<Reply>(&text)
+                    .map_err(|e| format!("a reply that does not read: {e}")),
+                Err(error) => Err(error.to_string()),
+            };
+            match reply {
+                Ok(reply) => {
+                    if let Some(since) = lost_since.take() {
+                        tracing::warn!(redis = %self.address, down = ?since.elapsed(), "Redis is back: admitting again");
+                    }
+                    reconnect_wait = RECONNECT_FIRST;
+                    if renew {
+                        last_renew = now;
+                    }
+                    if beat {
+                        last_beat = Some(now);
+                    }
+                    let wake = self.absorb(reply);
+                    if closing {
+                        return;
+                    }
+                    self.wait(wake).await;
+                }
+                Err(problem) => {
+                    self.link.lock().outbox.restore(round);
+                    self.lost(&problem, &mut lost_since);
+                    if closing && lost_since.is_some_and(|since| since.elapsed() > self.lease) {
+                        // Its leases have run out by now: the fleet has them back anyway.
+                        return;
+                    }
+                    tokio::time::sleep(reconnect_wait).await;
+                    reconnect_wait = (reconnect_wait * 2).min(RECONNECT_MAX);
+                    if !self.reconnect().await {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The changes to send with this round's settings, and whether it is the last.
+    fn next_round(&self, renew: bool, beat: bool) -> (Round, bool) {
+        let mut exchange = self.link.lock();
+        let mut round = exchange.outbox.take_changes();
+        let settings = &exchange.outbox;
+        round.lease_ms = settings.lease_ms;
+        round.spacing_ms = settings.spacing_ms;
+        round.per_host = settings.per_host;
+        round.horizon_ms = settings.horizon_ms;
+        round.obey_robots = settings.obey_robots;
+        round.renew = renew;
+        let closing = exchange.closing;
+        round.ending = closing;
+        round.want = if closing { 0 } else { exchange.want };
+        if beat || closing {
+            let counts = &exchange.counts;
+            round.beat = Some(
+                serde_json::json!({
+                    "pid": std::process::id(),
+                    "at_ms": crate::state::unix_ms(std::time::SystemTime::now()),
+                    "requests": counts.requests,
+                    "pages": counts.pages,
+                    "items": counts.items,
+                    "blocked": counts.blocked,
+                    "failures": counts.failures(),
+                    "elapsed_secs": counts.elapsed_secs,
+                    "connected": exchange.connected,
+                    "ended": closing,
+                })
+                .to_string(),
+            );
+        }
+        exchange.sending = round.has_changes();
+        (round, closing)
+    }
+
+    /// Take in a reply: leases, robots.txt answers and claims to the dispatcher; the
+    /// fleet's view. Returns how long to wait before the next round.
+    fn absorb(&self, reply: Reply) -> Duration {
+        let received = Instant::now();
+        let leased_any = !reply.leased.is_empty();
+        let mut arrived = Vec::with_capacity(reply.leased.len());
+        for (host, start_ms, id, json) in reply.leased {
+            match wire::decode(id, &json) {
+                Ok(request) => {
+                    let start = received + Duration::from_secs_f64(start_ms.max(0.0) / 1000.0);
+                    arrived.push((HostKey::from(host), start, request));
+                }
+                Err(problem) => tracing::error!(%problem, "a request in Redis does not read back; skipped"),
+            }
+        }
+        if reply.reaped > 0 {
+            tracing::info!(requests = reply.reaped, "took back the requests of workers not heard from");
+        }
+        let mut exchange = self.link.lock();
+        exchange.arrived.extend(arrived);
+        exchange.claims.extend(reply.claims.into_iter().map(HostKey::from));
+        for (host, json) in reply.answers {
+            match wire::decode_robots(&json) {
+                Some(memo) => exchange.answers.push((HostKey::from(host), memo)),
+                None => tracing::error!(%host, "a robots.txt answer in Redis does not read back"),
+            }
+        }
+        exchange.view = View {
+            synced: true,
+            queued: reply.queued,
+            deferred: reply.deferred,
+            leases: reply.leases,
+            mine: reply.mine,
+        };
+        exchange.sending = false;
+        exchange.connected = true;
+        let busy = exchange.outbox.has_changes() || exchange.closing;
+        let hungry = exchange.want > 0;
+        drop(exchange);
+        self.link.to_dispatcher.notify_one();
+        if busy || (hungry && leased_any) {
+            Duration::ZERO
+        } else if hungry {
+            let wake = if reply.wake_ms < 0.0 {
+                HUNGRY_ROUND
+            } else {
+                Duration::from_secs_f64(reply.wake_ms / 1000.0)
+            };
+            wake.clamp(Duration::from_millis(1), HUNGRY_ROUND)
+        } else {
+            IDLE_ROUND
+        }
+    }
+
+    /// Sleep until the next round is due, or the dispatcher has something for it.
+    async fn wait(&self, wait: Duration) {
+        if wait.is_zero() {
+            return;
+        }
+        tokio::select! {
+            () = self.link.to_syncer.notified() => {}
+            () = tokio::time::sleep(wait) => {}
+        }
+    }
+
+    fn lost(&self, problem: &str, lost_since: &mut Option<Instant>) {
+        let mut exchange = self.link.lock();
+        exchange.sending = false;
+        exchange.connected = false;
+        drop(exchange);
+        self.link.to_dispatcher.notify_one();
+        if lost_since.is_none() {
+            *lost_since = Some(Instant::now());
+            tracing::warn!(redis = %self.address, %problem, "lost Redis: admitting nothing until it is back; retrying");
+        } else {
+            tracing::debug!(redis = %self.address, %problem, "Redis still unreachable");
+        }
+    }
+
+    /// Connect again if Redis answers; `false` when it answers without the crawl.
+    async fn reconnect(&mut self) -> bool {
+        let Ok(mut connection) = connect(&self.client).await else { return true };
+        // A Redis that lost the crawl's keys (restarted without persistence, flushed)
+        // cannot be worked on: the crawl would end at once as if done.
+        let meta: redis::RedisResult<bool> =
+            redis::cmd("EXISTS").arg(format!("{}:meta", self.prefix)).query_async(&mut connection).await;
+        match meta {
+            Ok(true) => {
+                self.connection = connection;
+                true
+            }
+            Ok(false) => {
+                let mut exchange = self.link.lock();
+                exchange.fatal.get_or_insert(Error::Fleet {
+                    address: self.address.to_string(),
+                    message: "Redis came back without this crawl's data (restarted without persistence, or flushed); what was queued is lost, so the crawl stops".to_owned(),
+                });
+                drop(exchange);
+                self.link.to_dispatcher.notify_one();
+                false
+            }
+            Err(_) => true,
+        }
+    }
+}

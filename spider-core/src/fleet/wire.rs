@@ -1,0 +1,261 @@
+//! What goes between a worker and `round.lua`: a request as the fleet stores it, the
+//! round a worker sends, and the reply it gets.
+
+use std::collections::{BTreeMap, HashMap};
+
+use reqwest::Method;
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+use url::Url;
+
+use crate::frontier::{RobotsMemo, Ticket};
+use crate::request::Request;
+use crate::stored_request::Extra;
+
+/// A request in Redis: its URL, method, priority, depth and attempts, and the rest when
+/// it has any.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    u: String,
+    m: String,
+    #[serde(default)]
+    p: i32,
+    #[serde(default)]
+    d: u32,
+    #[serde(default)]
+    a: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    x: Option<Extra>,
+}
+
+/// The fleet's priorities sort as numbers of 53 bits (`round.lua`); wider ones are clamped.
+pub(super) const PRIORITY_RANGE: i32 = 1 << 20;
+
+pub(super) fn priority(request: &Request) -> i32 {
+    request.priority().clamp(-PRIORITY_RANGE, PRIORITY_RANGE)
+}
+
+pub(super) fn encode(request: &Request) -> String {
+    let stored = Stored {
+        u: request.url().to_string(),
+        m: request.method().to_string(),
+        p: request.priority(),
+        d: request.depth(),
+        a: request.attempts,
+        x: Extra::of(request),
+    };
+    serde_json::to_string(&stored).unwrap_or_default()
+}
+
+/// The request leased as `id`, with its ticket; a message when it does not read back.
+pub(super) fn decode(id: i64, json: &str) -> Result<Request, String> {
+    let stored: Stored = serde_json::from_str(json).map_err(|e| format!("request {id}: {e}"))?;
+    let url = Url::parse(&stored.u).map_err(|e| format!("request {id}: URL {:?}: {e}", stored.u))?;
+    let method = Method::from_bytes(stored.m.as_bytes())
+        .map_err(|_| format!("request {id}: method {:?}", stored.m))?;
+    let mut request = Request::new(url).with_method(method);
+    request.priority = stored.p;
+    request.depth = stored.d;
+    request.attempts = stored.a;
+    if let Some(extra) = stored.x {
+        extra.apply(&mut request).map_err(|problem| format!("request {id}: {problem}"))?;
+    }
+    request.ticket = Some(Ticket(id));
+    Ok(request)
+}
+
+/// A robots.txt answer as the fleet keeps it.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum StoredRobots {
+    Answer { status: u16, body: String },
+    Unavailable { unavailable: String },
+}
+
+pub(super) fn encode_robots(memo: &RobotsMemo) -> String {
+    let stored = match memo {
+        RobotsMemo::Answer { status, body } => {
+            StoredRobots::Answer { status: *status, body: String::from_utf8_lossy(body).into_owned() }
+        }
+        RobotsMemo::Unavailable(reason) => StoredRobots::Unavailable { unavailable: reason.clone() },
+    };
+    serde_json::to_string(&stored).unwrap_or_default()
+}
+
+pub(super) fn decode_robots(json: &str) -> Option<RobotsMemo> {
+    Some(match serde_json::from_str(json).ok()? {
+        StoredRobots::Answer { status, body } => RobotsMemo::Answer { status, body: body.into() },
+        StoredRobots::Unavailable { unavailable } => RobotsMemo::Unavailable(unavailable),
+    })
+}
+
+/// What a worker did since its last round, and what it asks for; `round.lua` reads it.
+#[derive(Debug, Default, Serialize)]
+pub(super) struct Round {
+    pub(super) lease_ms: u64,
+    /// Requests it can take.
+    pub(super) want: usize,
+    /// The crawl's least time between two starts (rpm/rps), 0 for none.
+    pub(super) spacing_ms: f64,
+    /// Slots per host, for hosts without a limit of their own.
+    pub(super) per_host: usize,
+    /// How far ahead a start may be granted.
+    pub(super) horizon_ms: u64,
+    pub(super) obey_robots: bool,
+    /// Renew every lease the worker holds.
+    pub(super) renew: bool,
+    /// The worker is stopping: if nothing is left anywhere, the crawl is done.
+    pub(super) ending: bool,
+    /// `[id, pause ms]`: fetched, given up or dropped; its slot rests for the pause.
+    pub(super) finish: Vec<(i64, u64)>,
+    /// `[id, due in ms, request, pause ms]`: a retry.
+    pub(super) defer: Vec<(i64, u64, String, u64)>,
+    /// `[id]`: leased and never sent, back to its queue.
+    pub(super) give_back: Vec<(i64,)>,
+    /// `[fingerprint, host, priority, request]`.
+    pub(super) enqueue: Vec<(String, String, i32, String)>,
+    /// `[host, answer, slots (1 under a Crawl-delay, else 0)]`.
+    pub(super) robots: Vec<(String, String, usize)>,
+    /// `[host, ms]`: hold the host back (a 429).
+    pub(super) pause: Vec<(String, u64)>,
+    /// JSON lines of requests given up.
+    pub(super) failures: Vec<String>,
+    /// Counters to add to the fleet's totals.
+    pub(super) stats: BTreeMap<&'static str, u64>,
+    /// The worker's heartbeat (JSON), about once a second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) beat: Option<String>,
+}
+
+impl Round {
+    /// Whether it changes anything in Redis besides leasing.
+    pub(super) fn has_changes(&self) -> bool {
+        !(self.finish.is_empty()
+            && self.defer.is_empty()
+            && self.give_back.is_empty()
+            && self.enqueue.is_empty()
+            && self.robots.is_empty()
+            && self.pause.is_empty()
+            && self.failures.is_empty()
+            && self.stats.is_empty())
+    }
+
+    /// Take the changes, leaving the settings.
+    pub(super) fn take_changes(&mut self) -> Round {
+        Round {
+            finish: std::mem::take(&mut self.finish),
+            defer: std::mem::take(&mut self.defer),
+            give_back: std::mem::take(&mut self.give_back),
+            enqueue: std::mem::take(&mut self.enqueue),
+            robots: std::mem::take(&mut self.robots),
+            pause: std::mem::take(&mut self.pause),
+            failures: std::mem::take(&mut self.failures),
+            stats: std::mem::take(&mut self.stats),
+            ..Round::default()
+        }
+    }
+
+    /// Put back changes a failed round did not apply, before any made since.
+    pub(super) fn restore(&mut self, mut earlier: Round) {
+        fn before<T>(earlier: &mut Vec<T>, later: &mut Vec<T>) {
+            earlier.append(later);
+            std::mem::swap(earlier, later);
+        }
+        before(&mut earlier.finish, &mut self.finish);
+        before(&mut earlier.defer, &mut self.defer);
+        before(&mut earlier.give_back, &mut self.give_back);
+        before(&mut earlier.enqueue, &mut self.enqueue);
+        before(&mut earlier.robots, &mut self.robots);
+        before(&mut earlier.pause, &mut self.pause);
+        before(&mut earlier.failures, &mut self.failures);
+        for (name, n) in earlier.stats {
+            *self.stats.entry(name).or_default() += n;
+        }
+    }
+}
+
+/// What `round.lua` answers.
+#[derive(Debug, Deserialize)]
+pub(super) struct Reply {
+    /// `[host, start in ms, id, request]`.
+    #[serde(deserialize_with = "list")]
+    pub(super) leased: Vec<(String, f64, i64, String)>,
+    /// Hosts whose robots.txt this worker fetches for the fleet.
+    #[serde(deserialize_with = "list")]
+    pub(super) claims: Vec<String>,
+    /// robots.txt answers of hosts it is leased requests of, the first time.
+    #[serde(default, deserialize_with = "map")]
+    pub(super) answers: HashMap<String, String>,
+    pub(super) queued: u64,
+    pub(super) deferred: u64,
+    pub(super) leases: u64,
+    pub(super) mine: u64,
+    /// When something may be leased next, in ms; negative for nothing known.
+    pub(super) wake_ms: f64,
+    /// Requests of workers not heard from, queued again.
+    pub(super) reaped: u64,
+}
+
+/// Lua's JSON writes an empty list as `{}`.
+fn list<'de, D: Deserializer<'de>, T: DeserializeOwned>(deserializer: D) -> Result<Vec<T>, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::Object(map) if map.is_empty() => Ok(Vec::new()),
+        value => serde_json::from_value(value).map_err(D::Error::custom),
+    }
+}
+
+/// And an empty map as `[]`, when it comes to that.
+fn map<'de, D: Deserializer<'de>>(deserializer: D) -> Result<HashMap<String, String>, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::Array(list) if list.is_empty() => Ok(HashMap::new()),
+        value => serde_json::from_value(value).map_err(D::Error::custom),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn a_request_comes_back_whole_with_its_lease_as_ticket() {
+        let mut request = Request::get("https://shop.example/p?id=3")
+            .unwrap()
+            .with_priority(4)
+            .with_meta("category", "tea")
+            .with_session("s1");
+        request.attempts = 2;
+        request.last_backoff = Duration::from_millis(700);
+        let back = decode(42, &encode(&request)).unwrap();
+        assert_eq!(back.url(), request.url());
+        assert_eq!((back.priority(), back.attempts, back.ticket), (4, 2, Some(Ticket(42))));
+        assert_eq!((back.meta(), back.session()), (request.meta(), Some("s1")));
+        assert_eq!(back.last_backoff, Duration::from_millis(700));
+        assert!(decode(1, "{\"u\":\"not a url\",\"m\":\"GET\"}").is_err_and(|e| e.contains("request 1")));
+    }
+
+    #[test]
+    fn empty_lists_from_lua_read_as_empty() {
+        let reply: Reply = serde_json::from_str(
+            r#"{"leased":{},"claims":{},"answers":{},"queued":3,"deferred":0,"leases":1,"mine":0,"wake_ms":-1,"reaped":0}"#,
+        )
+        .unwrap();
+        assert!(reply.leased.is_empty() && reply.claims.is_empty() && reply.answers.is_empty());
+        let reply: Reply = serde_json::from_str(
+            r#"{"leased":[["http://a:80",12.5,7,"{}"]],"claims":["http://b:80"],"answers":{"http://a:80":"x"},"queued":0,"deferred":0,"leases":1,"mine":1,"wake_ms":0,"reaped":0}"#,
+        )
+        .unwrap();
+        assert_eq!(reply.leased[0].2, 7);
+        assert_eq!(reply.claims, ["http://b:80"]);
+    }
+
+    #[test]
+    fn robots_answers_round_trip() {
+        let memo = RobotsMemo::Answer { status: 200, body: "User-agent: *\nDisallow: /x".into() };
+        assert_eq!(decode_robots(&encode_robots(&memo)), Some(memo));
+        let gone = RobotsMemo::Unavailable("503".into());
+        assert_eq!(decode_robots(&encode_robots(&gone)), Some(gone));
+    }
+}

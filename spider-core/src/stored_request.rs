@@ -1,0 +1,61 @@
+//! What a stored request carries beyond its URL, method, priority, depth and attempts:
+//! headers, meta, session, the last backoff and the redirects so far. The state file
+//! keeps it in a row's `extra` column, the fleet in Redis beside those fields; both as
+//! this one JSON object, absent for the common request that has none of it.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::request::Request;
+use crate::stored_headers::StoredHeaders;
+
+/// A request's extras as stored.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Extra {
+    #[serde(default, skip_serializing_if = "StoredHeaders::is_empty")]
+    headers: StoredHeaders,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    meta: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session: Option<String>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    backoff_ms: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    redirects: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Extra {
+    /// The extras of `request`, `None` when it has none.
+    pub(crate) fn of(request: &Request) -> Option<Extra> {
+        let extra = Extra {
+            headers: StoredHeaders::of(&request.headers),
+            meta: request.meta.clone(),
+            session: request.session.as_deref().map(str::to_owned),
+            backoff_ms: u64::try_from(request.last_backoff.as_millis()).unwrap_or(u64::MAX),
+            redirects: u64::from(request.redirects),
+        };
+        let empty = extra.headers.is_empty()
+            && extra.meta.is_empty()
+            && extra.session.is_none()
+            && extra.backoff_ms == 0
+            && extra.redirects == 0;
+        (!empty).then_some(extra)
+    }
+
+    /// Give `request` these extras again; the name of a header that does not read back,
+    /// if one does not.
+    pub(crate) fn apply(self, request: &mut Request) -> Result<(), String> {
+        request.headers = self.headers.into_map().map_err(|name| format!("header {name:?}"))?;
+        request.meta = self.meta;
+        request.session = self.session.map(Into::into);
+        request.last_backoff = Duration::from_millis(self.backoff_ms);
+        request.redirects = u8::try_from(self.redirects).unwrap_or(u8::MAX);
+        Ok(())
+    }
+}
