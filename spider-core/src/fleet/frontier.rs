@@ -141,6 +141,8 @@ pub(crate) struct FleetFrontier {
     robots_token: String,
     /// The counters already added to the fleet's totals.
     reported: Counts,
+    /// A request was refused for want of a connection: its host needs readying again.
+    cut_off: bool,
     failed: bool,
 }
 
@@ -159,6 +161,7 @@ impl FleetFrontier {
             capacity: config.concurrency,
             robots_token: config.robots_token().to_owned(),
             reported: Counts::default(),
+            cut_off: false,
             failed: false,
         };
         frontier.ask_for_more();
@@ -219,7 +222,9 @@ impl Frontier for FleetFrontier {
 
     fn next(&mut self, host: &str) -> Result<Option<Request>, Error> {
         if !self.link.lock().connected {
-            // Cut off from the fleet: nothing starts whose end could not be told.
+            // Cut off from the fleet: nothing starts whose end could not be told. The
+            // host is readied again when the connection is back.
+            self.cut_off = true;
             return Ok(None);
         }
         let Some(queue) = self.queues.get_mut(host) else { return Ok(None) };
@@ -276,6 +281,10 @@ impl Frontier for FleetFrontier {
         if let Some(error) = exchange.fatal.take() {
             self.failed = true;
             return Err(error);
+        }
+        if self.cut_off && exchange.connected {
+            self.cut_off = false;
+            hosts.extend(self.queues.keys().cloned());
         }
         let arrived = std::mem::take(&mut exchange.arrived);
         hosts.append(&mut exchange.claims);
