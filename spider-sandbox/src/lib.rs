@@ -16,6 +16,9 @@
 //! and password, a new exit identity (a loopback source address) per client connection
 //! or one per sticky session, and never a connection off the machine. Sites see the
 //! exit as the client ([`Hit::peer`]).
+//!
+//! A [`RedisServer`] is a real `redis-server` on a free port, for tests of code that
+//! keeps its state in Redis; it can be restarted with its data, or killed without it.
 
 mod catalogue;
 mod conditional;
@@ -23,6 +26,7 @@ mod demo;
 mod gateway;
 mod hostile;
 mod record;
+mod redis;
 mod server;
 mod tls;
 
@@ -31,4 +35,5 @@ pub use demo::DemoSite;
 pub use gateway::{GatewayConfig, GatewayLog, MockGateway, Proxied};
 pub use hostile::{HostileSite, IdentityLimit};
 pub use record::{Hit, Observed};
+pub use redis::RedisServer;
 pub use server::Sandbox;
