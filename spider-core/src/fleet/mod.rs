@@ -18,6 +18,7 @@
 
 mod address;
 mod frontier;
+mod report;
 mod syncer;
 mod wire;
 
@@ -28,6 +29,7 @@ use redis::Client;
 
 pub(crate) use address::Address;
 pub(crate) use frontier::FleetFrontier;
+pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetTotals, FleetWorker, WorkerState};
 
 use self::frontier::Link;
 use self::syncer::Syncer;
