@@ -330,7 +330,8 @@ async fn read_crawl(
         duplicates: stat("duplicates"),
     };
     let live = workers.iter().filter(|w| w.state == WorkerState::Live);
-    let pages_per_sec = live.clone().map(|w| w.pages_per_sec).sum();
+    // Folded from 0.0: `sum` of no floats is -0.0, which prints as such.
+    let pages_per_sec = live.clone().fold(0.0, |sum, w| sum + w.pages_per_sec);
     let status = if done.is_some() {
         FleetStatus::Done
     } else if live.count() > 0 {
@@ -398,6 +399,12 @@ fn ratio(part: u64, whole: u64) -> f64 {
     } else {
         part as f64 / whole as f64
     }
+}
+
+/// A rate with one decimal and its thousands marked: `1,283.4`.
+fn per_sec(rate: f64) -> String {
+    let tenths = (rate.max(0.0) * 10.0).round() as u64;
+    format!("{}.{}", thousands(tenths / 10), tenths % 10)
 }
 
 /// A share as a percentage, or `-` when there was nothing to share.
@@ -506,9 +513,9 @@ impl fmt::Display for FleetCrawl {
         // The last line without its line end, as `Display` of one value goes.
         write!(
             f,
-            "  {:<9} {:.1} pages/s from {live} live worker{}; {} of requests blocked",
+            "  {:<9} {} pages/s from {live} live worker{}; {} of requests blocked",
             "rate",
-            self.pages_per_sec,
+            per_sec(self.pages_per_sec),
             if live == 1 { "" } else { "s" },
             percent(self.block_rate, t.requests)
         )
@@ -532,7 +539,7 @@ fn worker_row(worker: &FleetWorker) -> Vec<String> {
         thousands(worker.leases),
         thousands(worker.pages),
         thousands(worker.items),
-        format!("{:.1}", worker.pages_per_sec),
+        per_sec(worker.pages_per_sec),
         percent(worker.block_rate, worker.requests),
     ]
 }
@@ -621,6 +628,15 @@ mod tests {
             text.ends_with("  rate      120.0 pages/s from 1 live worker; 0.2% of requests blocked"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn rates_read_with_their_thousands_marked() {
+        assert_eq!(per_sec(0.0), "0.0");
+        assert_eq!(per_sec(-0.0), "0.0");
+        assert_eq!(per_sec(8.04), "8.0");
+        assert_eq!(per_sec(1_283.449), "1,283.4");
+        assert_eq!(per_sec(99.96), "100.0");
     }
 
     #[test]
