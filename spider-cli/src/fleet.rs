@@ -10,6 +10,7 @@ use spiderling::FleetReport;
 pub(crate) struct Args {
     /// The fleet's Redis, as given to `--set frontier=…`: `redis://[:PASSWORD@]HOST:PORT/DB`,
     /// or `env:VAR` to read it from the environment (keeps the password out of `ps`).
+    #[arg(value_name = "REDIS_URL")]
     redis: String,
     /// Show only this crawl (its `crawl_id`, or its spider's name).
     #[arg(long, value_name = "ID")]
