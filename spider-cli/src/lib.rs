@@ -4,8 +4,8 @@
 //! crawl stack, with what each selector matches), `robots` (what a site's robots.txt
 //! allows us), `probe` (how fast a site takes requests, and the `#[spider(...)]` line for
 //! it), `sandbox` (the local demo and hostile sites), `bench` (Spiderling against a bare
-//! loop and a sequential one, on a local site) and `state` (what a crawl's state file
-//! holds). The binary is a thin `main` over [`run`], so the commands can be tested
+//! loop and a sequential one, on a local site), `state` (what a crawl's state file
+//! holds) and `fleet` (what the crawls in a fleet's Redis are doing). The binary is a thin `main` over [`run`], so the commands can be tested
 //! in-process.
 //!
 //! Exit codes: 0 success, 1 the command ran but failed (the page could not be fetched,
@@ -13,6 +13,7 @@
 
 mod bench;
 mod fetch;
+mod fleet;
 mod probe;
 mod robots;
 mod sandbox;
@@ -75,6 +76,16 @@ enum Command {
     ///
     /// Example: spiderling state shop.state --hosts 50
     State(state::Args),
+    /// Show the crawls in a fleet's Redis: per worker its heartbeat, leases, pages, items,
+    /// pages/s and block rate; per crawl whether it runs, is done or stalled (no worker
+    /// heard from in 10 s), its frontier, seen-set, failures and totals.
+    ///
+    /// Reads and never writes, so it is safe beside running workers. Every crawl the
+    /// Redis holds, or the one --crawl names. Exit code 2 for a Redis that cannot be
+    /// reached or refuses the password, and for a crawl it does not hold.
+    ///
+    /// Example: spiderling fleet redis://127.0.0.1:6379/0 --crawl books --json
+    Fleet(fleet::Args),
 }
 
 /// Run the command `cli` names, and return its exit code.
@@ -88,6 +99,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Sandbox(args) => sandbox::run(args),
         Command::Bench(args) => bench::run(args),
         Command::State(args) => state::run(args),
+        Command::Fleet(args) => fleet::run(args),
     }
 }
 

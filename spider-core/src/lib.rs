@@ -59,6 +59,7 @@ pub use classify::DEFAULT_RETRY_STATUSES;
 pub use config::{Config, DEFAULT_USER_AGENT};
 pub use engine::Crawler;
 pub use error::{BoxError, Error, Result};
+pub use fleet::{FleetCrawl, FleetReport, FleetStatus, FleetTotals, FleetWorker, WorkerState};
 pub use frontier::{
     canonical_url, fingerprint, host_key, Enqueued, Fingerprint, Frontier, HostKey, MemoryFrontier, Ticket,
 };

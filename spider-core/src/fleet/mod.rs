@@ -15,9 +15,13 @@
 //! mid-crawl loses its leases to the others, nothing else. A worker that stops cleanly
 //! gives back what it holds. Redis out of reach: the worker starts nothing, keeps its
 //! changes, retries with backoff, and goes on when Redis answers with the crawl's data.
+//!
+//! [`FleetReport::read`] (`report.rs`) reads what the crawls of a Redis are doing, for
+//! `spiderling fleet`, without writing anything.
 
 mod address;
 mod frontier;
+mod report;
 mod syncer;
 mod wire;
 
@@ -28,6 +32,7 @@ use redis::Client;
 
 pub(crate) use address::Address;
 pub(crate) use frontier::FleetFrontier;
+pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetTotals, FleetWorker, WorkerState};
 
 use self::frontier::Link;
 use self::syncer::Syncer;

@@ -471,7 +471,7 @@ fn immutable_uri(path: &Path) -> Option<String> {
 }
 
 /// A unix time in milliseconds as a date: `2025-06-01 14:03:22 UTC`.
-fn date(ms: i64) -> String {
+pub(crate) fn date(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let (days, time) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Howard Hinnant's days-to-civil: the proleptic Gregorian calendar in 400-year eras.
@@ -496,7 +496,7 @@ fn created(recorded: &str) -> String {
 }
 
 /// A duration in seconds, readably: `0.42 s`, `12.3 s`, `4 min 05 s`, `2 h 03 min`.
-fn elapsed(secs: f64) -> String {
+pub(crate) fn elapsed(secs: f64) -> String {
     if secs < 60.0 {
         return format!("{secs:.prec$} s", prec = if secs < 1.0 { 2 } else { 1 });
     }
@@ -679,7 +679,11 @@ impl fmt::Display for Shown<'_> {
 
 /// Rows under a header, each column as wide as its widest cell; numbers (`true`) to the
 /// right.
-fn table(f: &mut fmt::Formatter<'_>, columns: &[(&str, bool)], rows: &[Vec<String>]) -> fmt::Result {
+pub(crate) fn table(
+    f: &mut fmt::Formatter<'_>,
+    columns: &[(&str, bool)],
+    rows: &[Vec<String>],
+) -> fmt::Result {
     let widths: Vec<usize> = columns
         .iter()
         .enumerate()

@@ -25,6 +25,7 @@ mod row;
 
 pub(crate) use frontier::unix_ms;
 pub use frontier::StateFrontier;
+pub(crate) use inspect::{date, elapsed, table};
 pub use inspect::{RunCounts, StateHost, StateOutput, StateReport, StateRun};
 pub(crate) use open::open;
 
