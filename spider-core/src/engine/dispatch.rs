@@ -99,6 +99,8 @@ pub(super) struct Dispatcher<S: Spider> {
     backoff: Backoff,
     delay: DelayRange,
     rate: Option<RateGate>,
+    /// Whether the frontier holds the limits for a fleet (see [`Journal::shares_limits`]).
+    shares_limits: bool,
     /// Woken when a fleet's frontier has new requests for this worker.
     arrivals: Option<Arc<Notify>>,
     /// A request popped for launch that is waiting for a rate token.
@@ -136,7 +138,8 @@ impl<S: Spider> Dispatcher<S> {
     ) -> Self {
         let (done_tx, done_rx) = mpsc::unbounded_channel();
         // A fleet's frontier holds the rate for every worker: requests arrive admitted.
-        let rate = config.rate.filter(|_| !frontier.shares_limits()).and_then(RateGate::new);
+        let shares_limits = frontier.shares_limits();
+        let rate = config.rate.filter(|_| !shares_limits).and_then(RateGate::new);
         let arrivals = frontier.arrivals();
         let mut dispatcher = Dispatcher {
             shared,
@@ -161,6 +164,7 @@ impl<S: Spider> Dispatcher<S> {
             backoff: config.backoff,
             delay: config.delay,
             rate,
+            shares_limits,
             arrivals,
             held: None,
             rng: SmallRng::from_os_rng(),
@@ -722,6 +726,13 @@ impl<S: Spider> Dispatcher<S> {
     }
 
     fn enqueue(&mut self, request: Request, now: Instant) {
+        if self.shares_limits && self.known_disallowed(request.url()) {
+            // In a fleet, a request leased costs a token of the shared rate even if
+            // robots.txt then turns it away: what is known to be disallowed stays here.
+            tracing::debug!(url = %request.url(), "disallowed by robots.txt");
+            Stats::add(&self.shared.stats.robots_disallowed, 1);
+            return;
+        }
         let enqueued = self.frontier.enqueue(request);
         let enqueued = self.ok(enqueued);
         let stats = &self.shared.stats;
@@ -732,6 +743,14 @@ impl<S: Spider> Dispatcher<S> {
             Some(Enqueued::TooDeep) => Stats::add(&stats.too_deep, 1),
             Some(Enqueued::Shared) | None => {}
         }
+    }
+
+    /// Whether the robots.txt of `url`'s host is known here and disallows it.
+    fn known_disallowed(&self, url: &Url) -> bool {
+        let Some(&id) = crate::frontier::host_key(url).and_then(|key| self.host_ids.get(&key)) else {
+            return false;
+        };
+        matches!(&self.hosts[id].robots, RobotsState::Known(rules @ RobotsRules::Rules(_)) if !rules.allows(url))
     }
 
     /// Put the host of `key` in the ready queue, meeting it first if new.

@@ -24,8 +24,9 @@ const IDLE_ROUND: Duration = Duration::from_secs(1);
 /// has nothing to lease: links other workers queue are found this soon.
 const HUNGRY_ROUND: Duration = Duration::from_millis(50);
 /// How far ahead of its start a request may be leased: covers a round's trip, so a worker
-/// under a rate ceiling has its next start in hand when the current one goes.
-pub(super) const HORIZON: Duration = Duration::from_millis(200);
+/// under a rate ceiling has its next start in hand when the current one goes. Short,
+/// since a request leased holds a slot of its host while it waits.
+pub(super) const HORIZON: Duration = Duration::from_millis(50);
 /// Reconnection backoff: doubled from the first to the last.
 const RECONNECT_FIRST: Duration = Duration::from_millis(100);
 const RECONNECT_MAX: Duration = Duration::from_secs(5);

@@ -1,0 +1,255 @@
+//! Many workers, one crawl: worker processes sharing a real Redis (`frontier =
+//! "redis://…"`) crawl the demo site with every page fetched once and every item written
+//! once across their outputs, lose nothing when one is killed or Redis restarts, and hold
+//! one rpm and one per-host limit between them, as the site counts what it receives.
+
+#![allow(clippy::unwrap_used)] // the helpers below are test code too
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use spider_sandbox::{DemoSite, RedisServer, Sandbox};
+use spiderling::Config;
+use support::{expected_books, read_jsonl, BookSpider};
+
+/// The variable that makes this test binary a worker the other tests start.
+const WORKER: &str = "FLEET_TEST_WORKER_ARGS";
+
+/// Slots of each worker.
+const CONCURRENCY: usize = 4;
+
+/// A worker of the fleet: this test binary again, running only this test, with the
+/// spider binary's command line in `WORKER` (one argument a line).
+#[test]
+#[ignore = "a worker process of the fleet tests, started by them"]
+fn fleet_worker() {
+    let Ok(args) = std::env::var(WORKER) else { return };
+    let config = Config::new("books")
+        .allowed_domain("127.0.0.1")
+        .concurrency(CONCURRENCY)
+        .per_host(CONCURRENCY)
+        .progress(false);
+    let args = std::iter::once(OsString::from("books")).chain(args.lines().map(OsString::from));
+    let code = spiderling::cli::run(BookSpider::new(config), args);
+    std::process::exit(if code == std::process::ExitCode::SUCCESS { 0 } else { 1 });
+}
+
+fn worker_command(site: &Sandbox, redis: &RedisServer, output: &Path, extra: &[&str]) -> Command {
+    let mut args = vec![
+        "--set".to_owned(),
+        format!("start_urls={}", site.url()),
+        "--set".to_owned(),
+        format!("frontier={}", redis.url()),
+        "-o".to_owned(),
+        output.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["fleet_worker", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(WORKER, args.join("\n"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+fn start_workers(
+    site: &Sandbox,
+    redis: &RedisServer,
+    dir: &Path,
+    count: usize,
+    extra: &[&str],
+) -> Vec<(Child, PathBuf)> {
+    (0..count)
+        .map(|i| {
+            let output = dir.join(format!("worker-{i}.jsonl"));
+            (worker_command(site, redis, &output, extra).spawn().unwrap(), output)
+        })
+        .collect()
+}
+
+/// Wait for a worker, bounded: a test never hangs on one.
+fn finish(child: Child, within: Duration) -> Output {
+    let deadline = Instant::now() + within;
+    let mut child = child;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            let output = child.wait_with_output().unwrap();
+            panic!("a worker did not finish in {within:?}: {}", String::from_utf8_lossy(&output.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn assert_success(output: &Output) {
+    assert!(
+        output.status.success(),
+        "a worker failed: {}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("spiderling-fleet-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn site(latency_ms: u64) -> (Sandbox, DemoSite) {
+    let demo = DemoSite { latency: Duration::from_millis(latency_ms), ..DemoSite::default() };
+    (Sandbox::demo(demo.clone()).unwrap(), demo)
+}
+
+#[test]
+fn three_workers_fetch_every_page_once_and_write_every_item_once() {
+    let (site, demo) = site(15);
+    let redis = RedisServer::start().unwrap();
+    let dir = temp_dir("three");
+    // Three workers of four slots each, and a per-host limit of six for the fleet.
+    let workers = start_workers(&site, &redis, &dir, 3, &["--set", "per_host=6"]);
+    let mut items = Vec::new();
+    let mut wrote = Vec::new();
+    for (child, output) in workers {
+        assert_success(&finish(child, Duration::from_secs(120)));
+        let books = read_jsonl(&output);
+        wrote.push(books.len());
+        items.extend(books);
+    }
+    let observed = site.observed();
+    assert_eq!(observed.duplicates(), Default::default(), "no page is fetched twice");
+    // Every page, and the redirect's first hop.
+    assert_eq!(observed.pages().count(), demo.expected_pages() + 1, "every page is fetched");
+    assert_eq!(observed.under("/robots.txt"), 1, "robots.txt is fetched once for the fleet");
+    assert!(observed.max_in_flight <= 6, "per_host holds for the fleet: {} at once", observed.max_in_flight);
+    assert!(wrote.iter().all(|n| *n > 0), "every worker took part: {wrote:?}");
+    let expected = expected_books(demo.books);
+    assert_eq!(items.len(), expected.len(), "every item is written once across the outputs");
+    let unique: BTreeSet<_> = items.iter().map(|b| b.title.clone()).collect();
+    assert_eq!(unique.len(), expected.len());
+}
+
+#[test]
+fn a_worker_killed_mid_crawl_loses_nothing() {
+    let (site, demo) = site(10);
+    let redis = RedisServer::start().unwrap();
+    let dir = temp_dir("kill");
+    let lease = ["--set", "lease=2s"];
+    let mut workers = start_workers(&site, &redis, &dir, 2, &lease);
+    // Let both get going, then kill one with SIGKILL: no chance to give anything back.
+    let started = Instant::now();
+    while site.observed().pages().count() < 150 && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (mut killed, killed_output) = workers.remove(0);
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let pages_at_kill = site.observed().pages().count();
+    let (survivor, survivor_output) = workers.remove(0);
+    assert_success(&finish(survivor, Duration::from_secs(120)));
+
+    let observed = site.observed();
+    let fetched: BTreeSet<String> = observed.pages().map(|h| h.resource()).collect();
+    assert_eq!(fetched.len(), demo.expected_pages() + 1, "every page is fetched despite the kill");
+    let twice: usize = observed.duplicates().values().map(|n| n - 1).sum();
+    // What the killed worker held: its slots, and the requests leased for them.
+    assert!(twice <= 2 * CONCURRENCY, "{twice} pages fetched again after the kill");
+    let mut items = read_jsonl(&killed_output);
+    items.extend(read_jsonl(&survivor_output));
+    let titles: BTreeSet<_> = items.iter().map(|b| b.title.clone()).collect();
+    assert_eq!(titles.len(), demo.books, "no item is lost");
+    assert!(items.len() - demo.books <= 2 * CONCURRENCY, "{} items written twice", items.len() - demo.books);
+    assert!(pages_at_kill < demo.expected_pages(), "the kill came mid-crawl");
+}
+
+#[test]
+fn the_crawl_survives_a_redis_restart() {
+    let (site, demo) = site(10);
+    let mut redis = RedisServer::start().unwrap();
+    let dir = temp_dir("restart");
+    let workers = start_workers(&site, &redis, &dir, 2, &[]);
+    let started = Instant::now();
+    while site.observed().pages().count() < 200 && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let pages_before = site.observed().pages().count();
+    redis.restart().unwrap();
+    let mut items = Vec::new();
+    let mut logs = String::new();
+    for (child, output) in workers {
+        let run = finish(child, Duration::from_secs(120));
+        assert_success(&run);
+        logs.push_str(&String::from_utf8_lossy(&run.stderr));
+        items.extend(read_jsonl(&output));
+    }
+    assert!(pages_before < demo.expected_pages(), "the restart came mid-crawl");
+    assert!(logs.contains("lost Redis"), "the workers say they lost Redis: {logs}");
+    assert!(logs.contains("Redis is back"), "and that it came back");
+    let observed = site.observed();
+    assert_eq!(observed.duplicates(), Default::default(), "no page is fetched twice");
+    assert_eq!(observed.pages().count(), demo.expected_pages() + 1, "no page is lost");
+    assert_eq!(items.len(), demo.books, "every item is written once");
+}
+
+#[test]
+fn three_workers_hold_one_rpm_between_them() {
+    // 900 a minute: the demo site's 1,051 pages take about 70 s, so a whole minute of the
+    // crawl is measured.
+    const RPM: usize = 900;
+    let (site, demo) = site(5);
+    let redis = RedisServer::start().unwrap();
+    let dir = temp_dir("rpm");
+    let workers = start_workers(&site, &redis, &dir, 3, &["--set", &format!("rpm={RPM}")]);
+    let mut items = 0;
+    for (child, output) in workers {
+        assert_success(&finish(child, Duration::from_secs(180)));
+        items += read_jsonl(&output).len();
+    }
+    assert_eq!(items, demo.books);
+    let observed = site.observed();
+    let most = observed.max_in_window(Duration::from_secs(60));
+    assert!(most <= RPM, "{most} requests in a minute, over the fleet's rpm = {RPM}");
+    assert!(most * 10 >= RPM * 9, "only {most} requests in the busiest minute: the rpm is not used");
+}
+
+#[test]
+fn an_unreachable_or_refusing_redis_is_a_configuration_error_before_any_request() {
+    let (site, _) = site(0);
+    let dir = temp_dir("refused");
+    let output = dir.join("out.jsonl");
+    let closed = RedisServer::start().unwrap();
+    let url = closed.url();
+    drop(closed);
+    let run = Command::new(support::example("books"))
+        .args(["--set", &format!("frontier={url}"), "-o"])
+        .arg(&output)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "a configuration error: {stderr}");
+    assert!(stderr.contains("cannot use the fleet's Redis"), "{stderr}");
+    assert!(!output.exists(), "no file is touched");
+
+    let redis = RedisServer::start().unwrap();
+    redis.command(&["CONFIG", "SET", "requirepass", "s3cret-pw"]).unwrap();
+    let wrong = redis.url().replace("redis://", "redis://:wrong-pw@");
+    let mut args = vec!["--set".to_owned(), format!("start_urls={}", site.url())];
+    args.extend(["--set".to_owned(), format!("frontier={wrong}")]);
+    let run = Command::new(std::env::current_exe().unwrap())
+        .args(["fleet_worker", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(WORKER, args.join("\n"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("cannot use the fleet's Redis at redis://***@"), "{stderr}");
+    assert!(!stderr.contains("wrong-pw"), "the password is never printed: {stderr}");
+    assert_eq!(site.received(), 0, "nothing is fetched");
+}
