@@ -141,6 +141,10 @@ pub(crate) struct FleetFrontier {
     robots_token: String,
     /// The counters already added to the fleet's totals.
     reported: Counts,
+    /// Changes since the last checkpoint. A request's end reaches Redis only after the
+    /// output holding its items is flushed, so a worker killed in between leaves the
+    /// request leased (fetched again elsewhere), never finished with its items lost.
+    unsent: Round,
     /// A request was refused for want of a connection: its host needs readying again.
     cut_off: bool,
     failed: bool,
@@ -161,6 +165,7 @@ impl FleetFrontier {
             capacity: config.concurrency,
             robots_token: config.robots_token().to_owned(),
             reported: Counts::default(),
+            unsent: Round::default(),
             cut_off: false,
             failed: false,
         };
@@ -181,9 +186,9 @@ impl FleetFrontier {
         }
     }
 
-    fn send(&self, change: impl FnOnce(&mut Round)) {
-        change(&mut self.link.lock().outbox);
-        self.link.to_syncer.notify_one();
+    /// Keep a change for the next checkpoint: only then are the files it follows flushed.
+    fn send(&mut self, change: impl FnOnce(&mut Round)) {
+        change(&mut self.unsent);
     }
 
     /// The pause of the finished request's slot, in ms from now.
@@ -310,7 +315,11 @@ impl Frontier for FleetFrontier {
     }
 
     fn has_pending(&self) -> bool {
-        !self.failed && (self.buffered > 0 || !self.waiting.is_empty() || self.fleet_has_work())
+        !self.failed
+            && (self.buffered > 0
+                || !self.waiting.is_empty()
+                || self.unsent.has_changes()
+                || self.fleet_has_work())
     }
 
     fn len(&self) -> usize {
@@ -413,10 +422,12 @@ impl Journal for FleetFrontier {
         }
         self.reported = counts.clone();
         let ending = checkpoint.ended.is_some();
-        let mut exchange = self.link.lock();
         for (name, n) in added {
-            *exchange.outbox.stats.entry(name).or_default() += n;
+            *self.unsent.stats.entry(name).or_default() += n;
         }
+        let unsent = self.unsent.take_changes();
+        let mut exchange = self.link.lock();
+        exchange.outbox.append(unsent);
         exchange.counts = counts.clone();
         if ending {
             // Whatever was leased and not finished goes back to the fleet: requests

@@ -22,6 +22,9 @@
 --   P:mine:W    set    the ids worker W holds
 --   P:slots:HOST zset  the host's busy slots: id -> until when (its lease's end while in
 --                      flight, its politeness pause's end once finished)
+--   P:held:HOST hash   worker -> the host's requests it holds (its share is the host's
+--                      slots over the workers alive)
+--   P:alive     zset   worker -> its last round
 --   P:limit:HOST hash  limit (slots, when not per_host), spacing (ms between starts),
 --                      tat (its next start)
 --   P:tat       string the crawl's next start under rpm/rps
@@ -76,6 +79,7 @@ local function end_lease(id, free_at)
   redis.call('HDEL', key('owner'), id)
   redis.call('SREM', key('mine', worker), id)
   local host = where(id)
+  redis.call('HINCRBY', key('held', host), worker, -1)
   if free_at > now then
     redis.call('ZADD', key('slots', host), free_at, id)
   else
@@ -175,10 +179,13 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', key('leases'), '-inf', now, 'LIM
   local owner = redis.call('HGET', key('owner'), id)
   redis.call('ZREM', key('leases'), id)
   redis.call('HDEL', key('owner'), id)
+  local host, priority = where(id)
   if owner then
     redis.call('SREM', key('mine', owner), id)
+    if host then
+      redis.call('HINCRBY', key('held', host), owner, -1)
+    end
   end
-  local host, priority = where(id)
   if host then
     redis.call('ZREM', key('slots', host), id)
     queue(host, id, score(priority, 0))
@@ -200,6 +207,15 @@ local leased = {}
 local claims = {}
 local answers = {}
 local want = r.want
+-- Workers heard from in the last 5 s share each host's slots: one worker that finishes
+-- and asks again in the same round must not keep a slot from the others for ever.
+if r.ending then
+  redis.call('ZREM', key('alive'), worker)
+else
+  redis.call('ZADD', key('alive'), now, worker)
+end
+redis.call('ZREMRANGEBYSCORE', key('alive'), '-inf', now - 5000)
+local alive = math.max(1, redis.call('ZCARD', key('alive')))
 local gtat = tonumber(redis.call('GET', key('tat')) or '0')
 local gspacing = r.spacing_ms
 local horizon = r.horizon_ms
@@ -233,8 +249,10 @@ if want > 0 then
       local htat = tonumber(l[3]) or 0
       redis.call('ZREMRANGEBYSCORE', key('slots', host), '-inf', now)
       local busy = redis.call('ZCARD', key('slots', host))
+      local share = math.ceil(limit / alive)
+      local held = tonumber(redis.call('HGET', key('held', host), worker) or '0')
       local later = nil
-      while want > 0 do
+      while want > 0 and held < share do
         if busy >= limit then
           later = tonumber(redis.call('ZRANGE', key('slots', host), 0, 0, 'WITHSCORES')[2])
           break
@@ -258,7 +276,9 @@ if want > 0 then
         redis.call('HSET', key('owner'), id, worker)
         redis.call('SADD', key('mine', worker), id)
         redis.call('ZADD', key('slots', host), now + lease, id)
+        redis.call('HINCRBY', key('held', host), worker, 1)
         busy = busy + 1
+        held = held + 1
         table.insert(leased, { host, start - now, tonumber(id), redis.call('HGET', key('req'), id) })
         want = want - 1
       end

@@ -156,22 +156,25 @@ impl Round {
         }
     }
 
-    /// Put back changes a failed round did not apply, before any made since.
-    pub(super) fn restore(&mut self, mut earlier: Round) {
-        fn before<T>(earlier: &mut Vec<T>, later: &mut Vec<T>) {
-            earlier.append(later);
-            std::mem::swap(earlier, later);
-        }
-        before(&mut earlier.finish, &mut self.finish);
-        before(&mut earlier.defer, &mut self.defer);
-        before(&mut earlier.give_back, &mut self.give_back);
-        before(&mut earlier.enqueue, &mut self.enqueue);
-        before(&mut earlier.robots, &mut self.robots);
-        before(&mut earlier.pause, &mut self.pause);
-        before(&mut earlier.failures, &mut self.failures);
-        for (name, n) in earlier.stats {
+    /// Add `later`'s changes after these.
+    pub(super) fn append(&mut self, mut later: Round) {
+        self.finish.append(&mut later.finish);
+        self.defer.append(&mut later.defer);
+        self.give_back.append(&mut later.give_back);
+        self.enqueue.append(&mut later.enqueue);
+        self.robots.append(&mut later.robots);
+        self.pause.append(&mut later.pause);
+        self.failures.append(&mut later.failures);
+        for (name, n) in later.stats {
             *self.stats.entry(name).or_default() += n;
         }
+    }
+
+    /// Put back changes a failed round did not apply, before any made since.
+    pub(super) fn restore(&mut self, earlier: Round) {
+        let later = self.take_changes();
+        self.append(earlier);
+        self.append(later);
     }
 }
 
