@@ -8,9 +8,11 @@
 //! cargo run --release --example books -- --help
 //! ```
 //!
-//! The demo site starts in-process on 127.0.0.1:8765; it has 1,000 books over 50 listing
-//! pages plus the traps a crawler must avoid: duplicate spellings of URLs, off-site
-//! links, a robots.txt-disallowed area and a redirect.
+//! The demo site starts in-process on 127.0.0.1:8765 (or, when something serves that port
+//! already, such as `spiderling sandbox --port 8765` for a fleet of workers, that is
+//! crawled); it has 1,000 books over 50 listing pages plus the traps a crawler must
+//! avoid: duplicate spellings of URLs, off-site links, a robots.txt-disallowed area and a
+//! redirect.
 //!
 //! Ctrl-C stops admitting, lets requests in flight finish, and still writes every item
 //! scraped so far, the stats and the failures file; a second Ctrl-C stops at once. The
@@ -45,13 +47,21 @@ struct Book {
 }
 
 fn main() -> ExitCode {
-    let site = match Sandbox::demo_on(DemoSite::default(), 8765) {
-        Ok(site) => site,
+    // Workers of one fleet crawl one site: the demo served once, by `spiderling sandbox
+    // --port 8765`, is crawled where it is.
+    let _site = match Sandbox::demo_on(DemoSite::default(), 8765) {
+        Ok(site) => {
+            println!("demo site at {}", site.url());
+            Some(site)
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::AddrInUse => {
+            println!("demo site already served at http://127.0.0.1:8765/ (by `spiderling sandbox --port 8765`?); crawling it");
+            None
+        }
         Err(error) => {
             eprintln!("error: cannot serve the demo site on 127.0.0.1:8765: {error}");
             return ExitCode::FAILURE;
         }
     };
-    println!("demo site at {}", site.url());
     spiderling::cli::main::<Books>()
 }

@@ -86,7 +86,7 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
     let crawl = config.fleet_crawl();
     let prefix = prefix(crawl);
     let meta = format!("{prefix}:meta");
-    let (spider,): (String,) = redis::pipe()
+    let (spider, done): (String, bool) = redis::pipe()
         .atomic()
         .hset_nx(&meta, "spider", config.name())
         .ignore()
@@ -95,6 +95,7 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
         .sadd(CRAWLS, crawl)
         .ignore()
         .hget(&meta, "spider")
+        .exists(format!("{prefix}:done"))
         .query_async(&mut connection)
         .await
         .map_err(|e| refused(e.to_string()))?;
@@ -102,6 +103,9 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
         return Err(Error::Config(format!(
             "the crawl {crawl:?} in {address} belongs to the spider {spider:?}; give this one another crawl_id"
         )));
+    }
+    if done {
+        tracing::warn!(redis = %address, crawl, "this crawl is done: its seen-set turns away every page it crawled; give another crawl_id to crawl the site again");
     }
     let worker = format!("{}:{}:{:08x}", hostname(), std::process::id(), rand::random::<u32>());
     let round = Round {
