@@ -253,3 +253,42 @@ fn an_unreachable_or_refusing_redis_is_a_configuration_error_before_any_request(
     assert!(!stderr.contains("wrong-pw"), "the password is never printed: {stderr}");
     assert_eq!(site.received(), 0, "nothing is fetched");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_worker_shows_the_fleets_block_rate() {
+    let (site, _) = site(20);
+    let redis = RedisServer::start().unwrap();
+    let worker = |name: &str| {
+        Config::new("books")
+            .start_url(site.url())
+            .allowed_domain("127.0.0.1")
+            .frontier(redis.url())
+            .concurrency(CONCURRENCY)
+            .per_host(2 * CONCURRENCY)
+            .retries(1)
+            .handle_signals(false)
+            .progress(false)
+            .stats(temp_dir(name).join("stats.json"))
+    };
+    // One worker takes every book page for a block ("In stock" is on each); the other
+    // sees none, and shows the fleet's block rate all the same.
+    let strict = spiderling::Crawler::with_config(
+        BookSpider::new(worker("strict")),
+        worker("strict").block_marker("In stock"),
+    );
+    let calm = spiderling::Crawler::with_config(BookSpider::new(worker("calm")), worker("calm"));
+    let mut live = calm.live();
+    let watch = tokio::spawn(async move {
+        let mut most: f64 = 0.0;
+        while live.changed().await.is_ok() {
+            most = most.max(live.borrow().block_rate);
+        }
+        most
+    });
+    let (strict, calm) = tokio::join!(strict.run(), calm.run());
+    let (strict, calm) = (strict.unwrap(), calm.unwrap());
+    assert!(strict.blocked > 0, "the strict worker blocks pages");
+    assert_eq!(calm.blocked, 0, "the calm worker blocks none itself");
+    let shown = watch.await.unwrap();
+    assert!(shown > 0.05, "the calm worker's gauge shows the fleet's blocks: {shown}");
+}

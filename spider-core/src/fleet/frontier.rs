@@ -18,8 +18,8 @@ use super::wire::{self, Round};
 use crate::error::Error;
 use crate::failures::Failure;
 use crate::frontier::{
-    fingerprint, host_key, Checkpoint, Enqueued, Fingerprint, Frontier, HostKey, Journal, PassThrough,
-    RobotsMemo, Rules, Ticket,
+    fingerprint, host_key, Checkpoint, Enqueued, Fingerprint, FleetAnswers, Frontier, HostKey, Journal,
+    PassThrough, RobotsMemo, Rules, Ticket,
 };
 use crate::request::Request;
 use crate::robots::RobotsRules;
@@ -28,6 +28,10 @@ use crate::stats::Counts;
 /// How often the dispatcher looks again when the fleet has work it cannot lease yet (other
 /// workers' leases, retries due later): a request arriving wakes it sooner.
 const FLEET_POLL: Duration = Duration::from_millis(100);
+
+/// Hosts whose fleet block rate a worker follows, those it answered last: as many as the
+/// gauges list.
+const GAUGE_HOSTS: usize = 50;
 
 /// What the frontier and its syncer share.
 pub(super) struct Link {
@@ -74,6 +78,10 @@ pub(super) struct Exchange {
     pub(super) fatal: Option<Error>,
     /// This worker's counts at its last checkpoint, for the heartbeat.
     pub(super) counts: Counts,
+    /// The fleet's answers in the gauges' window, as of the last heartbeat.
+    pub(super) gauge: Option<FleetAnswers>,
+    /// The hosts this worker answered lately: their fleet block rates are asked for.
+    pub(super) gauge_hosts: Vec<String>,
     /// The dispatcher has ended: give back, send the last round, stop.
     pub(super) closing: bool,
 }
@@ -399,6 +407,21 @@ impl Journal for FleetFrontier {
         self.rest_until.insert(ticket.0, until);
     }
 
+    fn answered(&mut self, host: &str, blocked: bool) {
+        let answers = &mut self.unsent.answers;
+        match answers.iter_mut().find(|(known, _, _)| known == host) {
+            Some((_, answered, blocks)) => {
+                *answered += 1;
+                *blocks += u64::from(blocked);
+            }
+            None => answers.push((host.to_owned(), 1, u64::from(blocked))),
+        }
+    }
+
+    fn fleet_answers(&self) -> Option<FleetAnswers> {
+        self.link.lock().gauge.clone()
+    }
+
     fn hold_host(&mut self, host: &str, until: Instant) {
         let change = (host.to_owned(), millis(until.saturating_duration_since(Instant::now())));
         self.send(|round| round.pause.push(change));
@@ -427,6 +450,12 @@ impl Journal for FleetFrontier {
         }
         let unsent = self.unsent.take_changes();
         let mut exchange = self.link.lock();
+        for (host, _, _) in &unsent.answers {
+            if !exchange.gauge_hosts.contains(host) {
+                exchange.gauge_hosts.insert(0, host.clone());
+                exchange.gauge_hosts.truncate(GAUGE_HOSTS);
+            }
+        }
         exchange.outbox.append(unsent);
         exchange.counts = counts.clone();
         if ending {

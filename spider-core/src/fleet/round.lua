@@ -34,6 +34,8 @@
 --   P:failures  list   requests given up (JSON lines)
 --   P:stats     hash   the fleet's totals
 --   P:workers   hash   worker -> its last heartbeat (JSON)
+--   P:answers:SECOND hash  answers (a) and blocks (b) in that second, in all and per
+--                      host ("HOST a", "HOST b"), for every worker's block-rate gauge
 --   P:done      string set when the last worker found nothing left
 
 local P = ARGV[1]
@@ -154,6 +156,18 @@ for _, h in ipairs(r.pause) do
   -- [host, ms]: a 429 holds the host back for every worker.
   local tat = tonumber(redis.call('HGET', key('limit', h[1]), 'tat') or '0')
   redis.call('HSET', key('limit', h[1]), 'tat', math.max(tat, now + h[2]))
+end
+
+-- Answers per second, crawl-wide and per host, for the gauges' window.
+local second = math.floor(now / 1000)
+for _, a in ipairs(r.answers) do
+  -- [host, answered, blocked]
+  local k = key('answers', second)
+  redis.call('HINCRBY', k, 'a', a[2])
+  redis.call('HINCRBY', k, 'b', a[3])
+  redis.call('HINCRBY', k, a[1] .. ' a', a[2])
+  redis.call('HINCRBY', k, a[1] .. ' b', a[3])
+  redis.call('EXPIRE', k, 120)
 end
 
 for _, line in ipairs(r.failures) do
@@ -295,8 +309,26 @@ if gspacing > 0 then
   redis.call('SET', key('tat'), gtat)
 end
 
+local gauge = nil
 if r.beat then
   redis.call('HSET', key('workers'), worker, r.beat)
+  gauge = { answered = 0, blocked = 0, hosts = {} }
+  local fields = { 'a', 'b' }
+  for _, host in ipairs(r.gauge_hosts) do
+    table.insert(fields, host .. ' a')
+    table.insert(fields, host .. ' b')
+  end
+  for s = second - r.window_s + 1, second do
+    local v = redis.call('HMGET', key('answers', s), unpack(fields))
+    gauge.answered = gauge.answered + (tonumber(v[1]) or 0)
+    gauge.blocked = gauge.blocked + (tonumber(v[2]) or 0)
+    for i, host in ipairs(r.gauge_hosts) do
+      local counts = gauge.hosts[host] or { 0, 0 }
+      counts[1] = counts[1] + (tonumber(v[2 * i + 1]) or 0)
+      counts[2] = counts[2] + (tonumber(v[2 * i + 2]) or 0)
+      gauge.hosts[host] = counts
+    end
+  end
 end
 
 local queued = tonumber(redis.call('GET', key('queued')) or '0')
@@ -327,4 +359,5 @@ return cjson.encode({
   mine = mine,
   wake_ms = wake or -1,
   reaped = reaped,
+  gauge = gauge,
 })

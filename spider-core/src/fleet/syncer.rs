@@ -16,7 +16,7 @@ use super::frontier::{Link, View};
 use super::wire::{self, Reply, Round};
 use super::{Address, ROUND};
 use crate::error::Error;
-use crate::frontier::HostKey;
+use crate::frontier::{FleetAnswers, HostKey};
 
 /// Rounds with nothing to send and no room for requests: the heartbeat.
 const IDLE_ROUND: Duration = Duration::from_secs(1);
@@ -118,10 +118,14 @@ impl Syncer {
         round.per_host = settings.per_host;
         round.horizon_ms = settings.horizon_ms;
         round.obey_robots = settings.obey_robots;
+        round.window_s = settings.window_s;
         round.renew = renew;
         let closing = exchange.closing;
         round.ending = closing;
         round.want = if closing { 0 } else { exchange.want };
+        if beat {
+            round.gauge_hosts = exchange.gauge_hosts.clone();
+        }
         if beat || closing {
             let counts = &exchange.counts;
             round.beat = Some(
@@ -170,6 +174,10 @@ impl Syncer {
                 Some(memo) => exchange.answers.push((HostKey::from(host), memo)),
                 None => tracing::error!(%host, "a robots.txt answer in Redis does not read back"),
             }
+        }
+        if let Some(gauge) = reply.gauge {
+            exchange.gauge =
+                Some(FleetAnswers { answered: gauge.answered, blocked: gauge.blocked, hosts: gauge.hosts });
         }
         exchange.view = View {
             synced: true,

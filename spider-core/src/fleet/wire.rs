@@ -119,6 +119,12 @@ pub(super) struct Round {
     pub(super) robots: Vec<(String, String, usize)>,
     /// `[host, ms]`: hold the host back (a 429).
     pub(super) pause: Vec<(String, u64)>,
+    /// `[host, answered, blocked]`: answers since the last round, for the fleet's gauge.
+    pub(super) answers: Vec<(String, u64, u64)>,
+    /// Hosts whose block rate the worker shows, answered with the heartbeat.
+    pub(super) gauge_hosts: Vec<String>,
+    /// The gauges' window, in whole seconds.
+    pub(super) window_s: u64,
     /// JSON lines of requests given up.
     pub(super) failures: Vec<String>,
     /// Counters to add to the fleet's totals.
@@ -137,6 +143,7 @@ impl Round {
             && self.enqueue.is_empty()
             && self.robots.is_empty()
             && self.pause.is_empty()
+            && self.answers.is_empty()
             && self.failures.is_empty()
             && self.stats.is_empty())
     }
@@ -150,6 +157,7 @@ impl Round {
             enqueue: std::mem::take(&mut self.enqueue),
             robots: std::mem::take(&mut self.robots),
             pause: std::mem::take(&mut self.pause),
+            answers: std::mem::take(&mut self.answers),
             failures: std::mem::take(&mut self.failures),
             stats: std::mem::take(&mut self.stats),
             ..Round::default()
@@ -164,6 +172,7 @@ impl Round {
         self.enqueue.append(&mut later.enqueue);
         self.robots.append(&mut later.robots);
         self.pause.append(&mut later.pause);
+        self.answers.append(&mut later.answers);
         self.failures.append(&mut later.failures);
         for (name, n) in later.stats {
             *self.stats.entry(name).or_default() += n;
@@ -196,8 +205,28 @@ pub(super) struct Reply {
     pub(super) mine: u64,
     /// When something may be leased next, in ms; negative for nothing known.
     pub(super) wake_ms: f64,
+    /// With the heartbeat: the fleet's answers and blocks in the gauges' window, in all
+    /// and for the hosts asked about (`{host: [answered, blocked]}`).
+    #[serde(default)]
+    pub(super) gauge: Option<Gauge>,
     /// Requests of workers not heard from, queued again.
     pub(super) reaped: u64,
+}
+
+/// The fleet's answers in the gauges' window.
+#[derive(Debug, Deserialize)]
+pub(super) struct Gauge {
+    pub(super) answered: u64,
+    pub(super) blocked: u64,
+    #[serde(default, deserialize_with = "counts")]
+    pub(super) hosts: HashMap<String, (u64, u64)>,
+}
+
+fn counts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<HashMap<String, (u64, u64)>, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::Array(list) if list.is_empty() => Ok(HashMap::new()),
+        value => serde_json::from_value(value).map_err(D::Error::custom),
+    }
 }
 
 /// Lua's JSON writes an empty list as `{}`.

@@ -47,6 +47,15 @@ pub(crate) trait Journal: Frontier {
     /// The host answered 429: hold it back until `until`, for a fleet's every worker.
     fn hold_host(&mut self, _host: &str, _until: Instant) {}
 
+    /// An answer of `host`, blocked or not, for a fleet's block-rate gauge.
+    fn answered(&mut self, _host: &str, _blocked: bool) {}
+
+    /// The fleet's answers over the last [`WINDOW`](crate::gauge::WINDOW), when the
+    /// frontier is a fleet's: what the gauges show instead of this worker's own.
+    fn fleet_answers(&self) -> Option<FleetAnswers> {
+        None
+    }
+
     /// What `host`'s robots.txt said in an earlier run, if it is still fresh.
     fn robots(&mut self, _host: &str) -> Result<Option<RobotsMemo>, Error> {
         Ok(None)
@@ -72,6 +81,25 @@ pub(crate) trait Journal: Frontier {
     /// lengths of the files written so far and the run's counts.
     fn checkpoint(&mut self, _checkpoint: &Checkpoint<'_>) -> Result<(), Error> {
         Ok(())
+    }
+}
+
+/// Answers and blocks of a whole fleet in the gauges' window: in all, and per host.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FleetAnswers {
+    pub(crate) answered: u64,
+    pub(crate) blocked: u64,
+    pub(crate) hosts: std::collections::HashMap<String, (u64, u64)>,
+}
+
+impl FleetAnswers {
+    /// Blocked over answered; 0 with no answers.
+    pub(crate) fn block_rate(answered: u64, blocked: u64) -> f64 {
+        if answered == 0 {
+            0.0
+        } else {
+            blocked as f64 / answered as f64
+        }
     }
 }
 

@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use url::Url;
 
 pub use canonical::{canonical_url, fingerprint, Fingerprint};
-pub(crate) use journal::{Checkpoint, Journal, RobotsMemo, RunEnd};
+pub(crate) use journal::{Checkpoint, FleetAnswers, Journal, RobotsMemo, RunEnd};
 pub use memory::MemoryFrontier;
 pub(crate) use memory::PassThrough;
 pub(crate) use rules::Rules;

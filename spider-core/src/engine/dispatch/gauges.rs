@@ -8,6 +8,7 @@ use tokio::time::Instant;
 use super::Dispatcher;
 use super::Host;
 use crate::engine::{HostId, Sample};
+use crate::frontier::FleetAnswers;
 use crate::gauge::{HostLive, Live};
 use crate::spider::Spider;
 use crate::stats::Stats;
@@ -20,6 +21,8 @@ impl<S: Spider> Dispatcher<S> {
         self.window.record(now, sample.blocked);
         let host = &mut self.hosts[id];
         host.window.record(now, sample.blocked);
+        self.frontier.answered(&host.key, sample.blocked);
+        let host = &mut self.hosts[id];
         host.good_this_step += usize::from(!sample.blocked);
         let (Some(target), Some(controller)) = (&self.adaptive, host.controller.as_mut()) else { return };
         if let Some(change) = controller.answer(target, now, sample.sent_at, sample.blocked, &host.window) {
@@ -83,7 +86,7 @@ impl<S: Spider> Dispatcher<S> {
             host.window.expire(now);
         }
         hosts.sort_by_key(|host| Reverse(host.window.answered()));
-        let hosts = hosts
+        let mut hosts: Vec<HostLive> = hosts
             .into_iter()
             .take(HOSTS_SHOWN)
             .map(|host| HostLive {
@@ -95,6 +98,17 @@ impl<S: Spider> Dispatcher<S> {
                 tripped: host.controller.as_ref().is_some_and(Controller::tripped),
             })
             .collect();
+        // A fleet's worker shows the fleet's block rate: one worker's blocks are every
+        // worker's concern.
+        let mut block_rate = self.window.block_rate();
+        if let Some(fleet) = self.frontier.fleet_answers() {
+            block_rate = FleetAnswers::block_rate(fleet.answered, fleet.blocked);
+            for host in &mut hosts {
+                if let Some(&(answered, blocked)) = fleet.hosts.get(&host.host) {
+                    host.block_rate = FleetAnswers::block_rate(answered, blocked);
+                }
+            }
+        }
         let proxy = self.shared.router.spend();
         let live = Live {
             elapsed_secs: stats.elapsed().as_secs_f64(),
@@ -105,7 +119,7 @@ impl<S: Spider> Dispatcher<S> {
             failures: stats.failure_count(),
             blocked: Stats::get(&stats.blocked),
             pages_per_sec: self.window.good_per_second(),
-            block_rate: self.window.block_rate(),
+            block_rate,
             latency_p50_ms: p50,
             latency_p90_ms: p90,
             latency_p99_ms: p99,
