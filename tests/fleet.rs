@@ -8,7 +8,6 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -28,15 +27,7 @@ const CONCURRENCY: usize = 4;
 #[test]
 #[ignore = "a worker process of the fleet tests, started by them"]
 fn fleet_worker() {
-    let Ok(args) = std::env::var(WORKER) else { return };
-    let config = Config::new("books")
-        .allowed_domain("127.0.0.1")
-        .concurrency(CONCURRENCY)
-        .per_host(CONCURRENCY)
-        .progress(false);
-    let args = std::iter::once(OsString::from("books")).chain(args.lines().map(OsString::from));
-    let code = spiderling::cli::run(BookSpider::new(config), args);
-    std::process::exit(if code == std::process::ExitCode::SUCCESS { 0 } else { 1 });
+    support::run_child_crawl(WORKER, CONCURRENCY);
 }
 
 fn worker_command(site: &Sandbox, redis: &RedisServer, output: &Path, extra: &[&str]) -> Command {

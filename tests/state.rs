@@ -7,7 +7,6 @@
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -15,7 +14,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use spider_sandbox::{DemoSite, Sandbox};
-use spiderling::{Config, Crawler, Error};
+use spiderling::{Crawler, Error};
 use support::{config_for, expected_books, BookSpider};
 
 /// The variable that makes this test binary the crawler the other tests start and kill.
@@ -33,15 +32,7 @@ const CONCURRENCY: usize = 4;
 #[test]
 #[ignore = "the child process of the kill tests, started by them"]
 fn child_crawl() {
-    let Ok(args) = std::env::var(CHILD) else { return };
-    let config = Config::new("books")
-        .allowed_domain("127.0.0.1")
-        .concurrency(CONCURRENCY)
-        .per_host(CONCURRENCY)
-        .progress(false);
-    let args = std::iter::once(OsString::from("books")).chain(args.lines().map(OsString::from));
-    let code = spiderling::cli::run(BookSpider::new(config), args);
-    std::process::exit(if code == std::process::ExitCode::SUCCESS { 0 } else { 1 });
+    support::run_child_crawl(CHILD, CONCURRENCY);
 }
 
 fn spawn_child(args: &[String]) -> Child {

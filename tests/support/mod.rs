@@ -171,3 +171,19 @@ pub fn interrupt(pid: u32) {
     let sent = std::process::Command::new("kill").args(["-INT", &pid.to_string()]).status().unwrap();
     assert!(sent.success());
 }
+
+/// Be the books spider binary a test started as a child process (this test binary again,
+/// running one ignored test), with its command line in the variable `var`, one argument a
+/// line; do nothing when `var` is not set. Exits with 0 when the crawl succeeded.
+pub fn run_child_crawl(var: &str, concurrency: usize) {
+    let Ok(args) = std::env::var(var) else { return };
+    let config = Config::new("books")
+        .allowed_domain("127.0.0.1")
+        .concurrency(concurrency)
+        .per_host(concurrency)
+        .progress(false);
+    let args =
+        std::iter::once(std::ffi::OsString::from("books")).chain(args.lines().map(std::ffi::OsString::from));
+    let code = spiderling::cli::run(BookSpider::new(config), args);
+    std::process::exit(if code == std::process::ExitCode::SUCCESS { 0 } else { 1 });
+}
