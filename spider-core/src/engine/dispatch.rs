@@ -230,6 +230,8 @@ impl<S: Spider> Dispatcher<S> {
             let wake_at = [
                 self.timers.peek().map(|Reverse((due, _))| *due),
                 self.uncommitted_since.map(|since| since + GROUP_COMMIT),
+                // Changes without a finished request wait for no group: saved next turn.
+                (self.unsaved && self.uncommitted_since.is_none()).then_some(now),
                 self.frontier.next_due(),
                 rate_wait.map(|wait| now + wait),
                 self.draining_until,
@@ -389,6 +391,8 @@ impl<S: Spider> Dispatcher<S> {
 
     /// The frontier is done with the request of `ticket`.
     fn finish(&mut self, ticket: Option<Ticket>) {
+        // Also for requests finished unfetched (robots.txt): their end is a change to save.
+        self.unsaved = true;
         if let Some(ticket) = ticket {
             let finished = self.frontier.finish(ticket);
             self.ok(finished);

@@ -183,9 +183,9 @@ impl FleetFrontier {
 
     /// Tell the syncer how many more requests this worker can take.
     fn ask_for_more(&self) {
-        let held = self.buffered + self.waiting.len() + self.handed.len();
-        let want = self.capacity.saturating_sub(held);
         let mut exchange = self.link.lock();
+        let held = self.buffered + self.waiting.len() + self.handed.len() + exchange.arrived.len();
+        let want = self.capacity.saturating_sub(held);
         let more = want > exchange.want;
         exchange.want = want;
         drop(exchange);
@@ -284,7 +284,8 @@ impl Frontier for FleetFrontier {
 
     fn next_due(&self) -> Option<Instant> {
         let started = self.waiting.peek().map(|Reverse(w)| w.start);
-        let poll = (self.buffered == 0 && self.fleet_has_work()).then(|| Instant::now() + FLEET_POLL);
+        // Also while cut off from Redis with requests in hand: they start once it is back.
+        let poll = (self.cut_off || self.fleet_has_work()).then(|| Instant::now() + FLEET_POLL);
         started.into_iter().chain(poll).min()
     }
 

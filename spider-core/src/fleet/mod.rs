@@ -39,6 +39,7 @@ use self::syncer::Syncer;
 use self::wire::Round;
 use crate::config::Config;
 use crate::error::Error;
+use crate::throttle::RateCeiling;
 
 /// The script of a round.
 const ROUND: &str = include_str!("round.lua");
@@ -51,7 +52,8 @@ pub(crate) fn prefix(crawl_id: &str) -> String {
     format!("spiderling:{crawl_id}")
 }
 
-/// A worker's membership of the fleet, to end when its crawl ends.
+/// A worker's membership of the fleet, to end when its crawl ends. Dropped without
+/// leaving (the crawl failed to start), it stops its syncer: the leases it took run out.
 pub(crate) struct Membership {
     syncer: tokio::task::JoinHandle<()>,
     address: Address,
@@ -59,10 +61,16 @@ pub(crate) struct Membership {
 
 impl Membership {
     /// Wait, up to `within`, for the last round: it gives back what this worker held.
-    pub(crate) async fn leave(self, within: Duration) {
-        if tokio::time::timeout(within, self.syncer).await.is_err() {
+    pub(crate) async fn leave(mut self, within: Duration) {
+        if tokio::time::timeout(within, &mut self.syncer).await.is_err() {
             tracing::warn!(redis = %self.address, "could not give back this worker's requests in time; the fleet takes them back when their leases run out");
         }
+    }
+}
+
+impl Drop for Membership {
+    fn drop(&mut self) {
+        self.syncer.abort();
     }
 }
 
@@ -110,7 +118,7 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
     let worker = format!("{}:{}:{:08x}", hostname(), std::process::id(), rand::random::<u32>());
     let round = Round {
         lease_ms: u64::try_from(config.lease.as_millis()).unwrap_or(u64::MAX),
-        spacing_ms: config.rate.and_then(|rate| rate.per_second()).map_or(0.0, spacing_ms),
+        spacing_ms: config.rate.map_or(0.0, spacing_ms),
         per_host: config.per_host,
         horizon_ms: u64::try_from(syncer::HORIZON.as_millis()).unwrap_or(u64::MAX),
         obey_robots: config.obey_robots,
@@ -125,13 +133,18 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
     Ok((frontier, Membership { syncer: tokio::spawn(syncer.run()), address }))
 }
 
-/// The least time between two starts of the fleet under a ceiling of `per_second`.
-/// Starts leave from several machines, each some milliseconds after the time Redis gave
-/// it; a spacing a thousandth longer keeps every 60 s window at or under the ceiling
-/// despite up to 60 ms of such jitter.
-fn spacing_ms(per_second: f64) -> f64 {
-    1000.0 / per_second * 1.001
+/// The least time between two starts of the fleet under `ceiling`, 0 for none. Starts
+/// leave from several machines, each some milliseconds after the time Redis gave it; the
+/// spacing has room for [`START_JITTER`] of such delay in each window of the ceiling, so
+/// no window holds more than it allows.
+fn spacing_ms(ceiling: RateCeiling) -> f64 {
+    let Some(count) = ceiling.requests() else { return 0.0 };
+    (ceiling.per() + START_JITTER).as_secs_f64() * 1000.0 / f64::from(count.get())
 }
+
+/// How much later than the time Redis gave it a start may leave, on one worker against
+/// another.
+const START_JITTER: Duration = Duration::from_millis(25);
 
 /// This machine's name, to tell workers apart in `spiderling fleet`.
 fn hostname() -> String {

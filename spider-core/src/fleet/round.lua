@@ -29,7 +29,8 @@
 --                      tat (its next start)
 --   P:tat       string the crawl's next start under rpm/rps
 --   P:deferred  zset   id -> when its retry is due
---   P:robots:HOST string robots.txt's answer (24 h); P:claim:HOST who is fetching it
+--   P:robots:HOST string robots.txt's answer; P:claim:HOST who is fetching it
+--   P:round:W   hash   worker W's last round number and the reply it got
 --   P:known:W   set    hosts whose robots.txt answer worker W was given
 --   P:failures  list   requests given up (JSON lines)
 --   P:stats     hash   the fleet's totals
@@ -44,6 +45,13 @@ local r = cjson.decode(ARGV[3])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + tonumber(clock[2]) / 1000
 local lease = r.lease_ms
+
+-- A round sent again after its reply was lost: answered as the first time, not applied
+-- twice.
+local last = redis.call('HMGET', P .. ':round:' .. worker, 'number', 'reply')
+if last[1] and tonumber(last[1]) == r.number then
+  return last[2]
+end
 
 local function key(...)
   return P .. ':' .. table.concat({ ... }, ':')
@@ -81,6 +89,9 @@ local function end_lease(id, free_at)
   redis.call('HDEL', key('owner'), id)
   redis.call('SREM', key('mine', worker), id)
   local host = where(id)
+  if not host then
+    return nil
+  end
   redis.call('HINCRBY', key('held', host), worker, -1)
   if free_at > now then
     redis.call('ZADD', key('slots', host), free_at, id)
@@ -124,6 +135,16 @@ for _, g in ipairs(r.give_back) do
   end
 end
 
+if r.ending then
+  -- Whatever the stopping worker still holds goes back, also leases it never learnt of.
+  for _, id in ipairs(redis.call('SMEMBERS', key('mine', worker))) do
+    if end_lease(id, now) then
+      local host, priority = where(id)
+      queue(host, id, score(priority, 0))
+    end
+  end
+end
+
 for _, e in ipairs(r.enqueue) do
   -- [fingerprint, host, priority, request]
   if redis.call('SADD', key('seen'), e[1]) == 1 then
@@ -141,7 +162,8 @@ end
 
 for _, b in ipairs(r.robots) do
   -- [host, answer, slots or 0]: a Crawl-delay makes the host one slot for the fleet.
-  redis.call('SET', key('robots', b[1]), b[2], 'EX', 86400)
+  -- Kept for the crawl: a worker that knows a host's rules does not fetch them again.
+  redis.call('SET', key('robots', b[1]), b[2])
   redis.call('DEL', key('claim', b[1]))
   if b[3] > 0 then
     redis.call('HSET', key('limit', b[1]), 'limit', b[3])
@@ -349,7 +371,7 @@ if queued == 0 and deferred == 0 and leases == 0 and r.ending then
   redis.call('SET', key('done'), now)
 end
 
-return cjson.encode({
+local reply = cjson.encode({
   leased = leased,
   claims = claims,
   answers = answers,
@@ -361,3 +383,7 @@ return cjson.encode({
   reaped = reaped,
   gauge = gauge,
 })
+redis.call('HSET', key('round', worker), 'number', r.number, 'reply', reply)
+redis.call('PEXPIRE', key('round', worker), 2 * lease)
+return reply
+

@@ -33,6 +33,14 @@ const RECONNECT_MAX: Duration = Duration::from_secs(5);
 /// A call that takes longer than this is a lost connection.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// A round on its way, kept until Redis answers it.
+struct Sent {
+    json: String,
+    closing: bool,
+    renew: bool,
+    beat: bool,
+}
+
 /// What the syncer needs to talk for this worker.
 pub(super) struct Syncer {
     pub(super) link: std::sync::Arc<Link>,
@@ -60,14 +68,27 @@ impl Syncer {
         let mut last_beat: Option<Instant> = None;
         let mut reconnect_wait = RECONNECT_FIRST;
         let mut lost_since: Option<Instant> = None;
+        // A round whose reply was lost is sent again as it was, under the same number:
+        // Redis answers a number it has seen with the reply it kept, so a round that was
+        // applied is not applied twice, and its leases are not lost.
+        let mut number: u64 = 0;
+        let mut unanswered: Option<Sent> = None;
         loop {
             let now = Instant::now();
-            let renew = now.duration_since(last_renew) >= self.lease / 4;
-            let beat = last_beat.is_none_or(|at| now.duration_since(at) >= IDLE_ROUND);
-            let (round, closing) = self.next_round(renew, beat);
-            let json = serde_json::to_string(&round).unwrap_or_default();
+            let sent = match unanswered.take() {
+                Some(sent) => sent,
+                None => {
+                    number += 1;
+                    let renew = now.duration_since(last_renew) >= self.lease / 4;
+                    let beat = last_beat.is_none_or(|at| now.duration_since(at) >= IDLE_ROUND);
+                    let (mut round, closing) = self.next_round(renew, beat);
+                    round.number = number;
+                    let json = serde_json::to_string(&round).unwrap_or_default();
+                    Sent { json, closing, renew, beat }
+                }
+            };
             let mut call = script.prepare_invoke();
-            call.arg(&self.prefix).arg(&self.worker).arg(json);
+            call.arg(&self.prefix).arg(&self.worker).arg(&sent.json);
             let reply = match call.invoke_async::<String>(&mut self.connection).await {
                 Ok(text) => serde_json::from_str::<Reply>(&text)
                     .map_err(|e| format!("a reply that does not read: {e}")),
@@ -79,20 +100,21 @@ impl Syncer {
                         tracing::warn!(redis = %self.address, down = ?since.elapsed(), "Redis is back: admitting again");
                     }
                     reconnect_wait = RECONNECT_FIRST;
-                    if renew {
+                    if sent.renew {
                         last_renew = now;
                     }
-                    if beat {
+                    if sent.beat {
                         last_beat = Some(now);
                     }
                     let wake = self.absorb(reply);
-                    if closing {
+                    if sent.closing {
                         return;
                     }
                     self.wait(wake).await;
                 }
                 Err(problem) => {
-                    self.link.lock().outbox.restore(round);
+                    let closing = sent.closing;
+                    unanswered = Some(sent);
                     self.lost(&problem, &mut lost_since);
                     if closing && lost_since.is_some_and(|since| since.elapsed() > self.lease) {
                         // Its leases have run out by now: the fleet has them back anyway.
@@ -157,7 +179,7 @@ impl Syncer {
         for (host, start_ms, id, json) in reply.leased {
             match wire::decode(id, &json) {
                 Ok(request) => {
-                    let start = received + Duration::from_secs_f64(start_ms.max(0.0) / 1000.0);
+                    let start = received + millis(start_ms);
                     arrived.push((HostKey::from(host), start, request));
                 }
                 Err(problem) => tracing::error!(%problem, "a request in Redis does not read back; skipped"),
@@ -167,6 +189,8 @@ impl Syncer {
             tracing::info!(requests = reply.reaped, "took back the requests of workers not heard from");
         }
         let mut exchange = self.link.lock();
+        let taken = arrived.len() + reply.claims.len();
+        exchange.want = exchange.want.saturating_sub(taken);
         exchange.arrived.extend(arrived);
         exchange.claims.extend(reply.claims.into_iter().map(HostKey::from));
         for (host, json) in reply.answers {
@@ -195,12 +219,10 @@ impl Syncer {
         if busy || (hungry && leased_any) {
             Duration::ZERO
         } else if hungry {
-            let wake = if reply.wake_ms < 0.0 {
-                HUNGRY_ROUND
-            } else {
-                Duration::from_secs_f64(reply.wake_ms / 1000.0)
-            };
-            wake.clamp(Duration::from_millis(1), HUNGRY_ROUND)
+            let wake = if reply.wake_ms < 0.0 { HUNGRY_ROUND } else { millis(reply.wake_ms) };
+            // Not sooner: a host may be ready for the fleet and not for this worker, whose
+            // share of its slots is taken.
+            wake.clamp(Duration::from_millis(5), HUNGRY_ROUND)
         } else {
             IDLE_ROUND
         }
@@ -219,7 +241,6 @@ impl Syncer {
 
     fn lost(&self, problem: &str, lost_since: &mut Option<Instant>) {
         let mut exchange = self.link.lock();
-        exchange.sending = false;
         exchange.connected = false;
         drop(exchange);
         self.link.to_dispatcher.notify_one();
@@ -256,4 +277,9 @@ impl Syncer {
             Err(_) => true,
         }
     }
+}
+
+/// A duration in milliseconds from Redis; anything that is not one reads as none.
+fn millis(ms: f64) -> Duration {
+    Duration::try_from_secs_f64(ms / 1000.0).unwrap_or_default()
 }

@@ -93,6 +93,9 @@ pub(super) fn decode_robots(json: &str) -> Option<RobotsMemo> {
 /// What a worker did since its last round, and what it asks for; `round.lua` reads it.
 #[derive(Debug, Default, Serialize)]
 pub(super) struct Round {
+    /// The worker's count of its rounds: a round sent again after a lost reply carries
+    /// the same number, and gets the reply Redis kept.
+    pub(super) number: u64,
     pub(super) lease_ms: u64,
     /// Requests it can take.
     pub(super) want: usize,
@@ -177,13 +180,6 @@ impl Round {
         for (name, n) in later.stats {
             *self.stats.entry(name).or_default() += n;
         }
-    }
-
-    /// Put back changes a failed round did not apply, before any made since.
-    pub(super) fn restore(&mut self, earlier: Round) {
-        let later = self.take_changes();
-        self.append(earlier);
-        self.append(later);
     }
 }
 

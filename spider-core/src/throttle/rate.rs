@@ -23,6 +23,11 @@ impl RateCeiling {
         NonZeroU32::new(self.count)
     }
 
+    /// The period the count is for: a minute for `rpm`, a second for `rps`.
+    pub(crate) fn per(&self) -> Duration {
+        self.per
+    }
+
     /// The ceiling in requests per second; `None` when configured as zero.
     pub(crate) fn per_second(&self) -> Option<f64> {
         self.requests().map(|n| f64::from(n.get()) / self.per.as_secs_f64())
