@@ -66,7 +66,7 @@ pub(super) struct Exchange {
     /// Leased requests and when each may start.
     pub(super) arrived: Vec<(HostKey, Instant, Request)>,
     /// Hosts whose robots.txt this worker fetches for the fleet.
-    pub(super) claims: Vec<HostKey>,
+    pub(super) claims: Vec<(HostKey, Instant)>,
     pub(super) answers: Vec<(HostKey, RobotsMemo)>,
     /// The fleet as the last round saw it.
     pub(super) view: View,
@@ -144,6 +144,8 @@ pub(crate) struct FleetFrontier {
     /// When each handed-out request's slot is free again, once it finished.
     rest_until: HashMap<i64, Instant>,
     answers: HashMap<HostKey, RobotsMemo>,
+    /// Hosts whose robots.txt this worker fetches for the fleet, and from when.
+    claims: Vec<(HostKey, Instant)>,
     /// How many requests this worker holds at most (leased, buffered or in flight).
     capacity: usize,
     robots_token: String,
@@ -170,6 +172,7 @@ impl FleetFrontier {
             handed: HashMap::new(),
             rest_until: HashMap::new(),
             answers: HashMap::new(),
+            claims: Vec::new(),
             capacity: config.concurrency,
             robots_token: config.robots_token().to_owned(),
             reported: Counts::default(),
@@ -284,9 +287,10 @@ impl Frontier for FleetFrontier {
 
     fn next_due(&self) -> Option<Instant> {
         let started = self.waiting.peek().map(|Reverse(w)| w.start);
+        let claimed = self.claims.iter().map(|(_, start)| *start).min();
         // Also while cut off from Redis with requests in hand: they start once it is back.
         let poll = (self.cut_off || self.fleet_has_work()).then(|| Instant::now() + FLEET_POLL);
-        started.into_iter().chain(poll).min()
+        started.into_iter().chain(claimed).chain(poll).min()
     }
 
     fn release_due(&mut self, now: Instant) -> Result<Vec<HostKey>, Error> {
@@ -301,7 +305,7 @@ impl Frontier for FleetFrontier {
             hosts.extend(self.queues.keys().cloned());
         }
         let arrived = std::mem::take(&mut exchange.arrived);
-        hosts.append(&mut exchange.claims);
+        self.claims.append(&mut exchange.claims);
         for (host, memo) in exchange.answers.drain(..) {
             self.answers.insert(host, memo);
         }
@@ -309,6 +313,15 @@ impl Frontier for FleetFrontier {
         for (host, start, request) in arrived {
             self.waiting.push(Reverse(Waiting { start, host, request }));
         }
+        // A host whose robots.txt this worker fetches for the fleet is readied at the
+        // start its claim was given: its first request is that fetch.
+        self.claims.retain(|(host, start)| {
+            let due = *start <= now;
+            if due {
+                hosts.push(host.clone());
+            }
+            !due
+        });
         while self.waiting.peek().is_some_and(|Reverse(w)| w.start <= now) {
             let Some(Reverse(Waiting { host, request, .. })) = self.waiting.pop() else { break };
             hosts.push(host.clone());
@@ -326,6 +339,7 @@ impl Frontier for FleetFrontier {
     fn has_pending(&self) -> bool {
         !self.failed
             && (self.buffered > 0
+                || !self.claims.is_empty()
                 || !self.waiting.is_empty()
                 || self.unsent.has_changes()
                 || self.fleet_has_work())

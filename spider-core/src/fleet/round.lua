@@ -264,12 +264,14 @@ if want > 0 then
     if r.obey_robots then
       if redis.call('EXISTS', key('robots', host)) == 0 then
         open = false
-        -- One worker fetches it for the fleet, with a token of the crawl's rate.
-        if gtat <= now and redis.call('SET', key('claim', host), worker, 'NX', 'PX', lease) then
+        -- One worker fetches it for the fleet, with a token of the crawl's rate: at the
+        -- start it is given, like a lease.
+        local start = math.max(now, gtat)
+        if start <= now + horizon and redis.call('SET', key('claim', host), worker, 'NX', 'PX', lease) then
           if gspacing > 0 then
-            gtat = now + gspacing
+            gtat = start + gspacing
           end
-          table.insert(claims, host)
+          table.insert(claims, { host, start - now })
           want = want - 1
         end
         redis.call('ZADD', key('ready'), now + 200, host)

@@ -192,7 +192,11 @@ impl Syncer {
         let taken = arrived.len() + reply.claims.len();
         exchange.want = exchange.want.saturating_sub(taken);
         exchange.arrived.extend(arrived);
-        exchange.claims.extend(reply.claims.into_iter().map(HostKey::from));
+        let claims = reply
+            .claims
+            .into_iter()
+            .map(|(host, start_ms)| (HostKey::from(host), received + millis(start_ms)));
+        exchange.claims.extend(claims);
         for (host, json) in reply.answers {
             match wire::decode_robots(&json) {
                 Some(memo) => exchange.answers.push((HostKey::from(host), memo)),

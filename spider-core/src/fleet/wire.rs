@@ -189,9 +189,9 @@ pub(super) struct Reply {
     /// `[host, start in ms, id, request]`.
     #[serde(deserialize_with = "list")]
     pub(super) leased: Vec<(String, f64, i64, String)>,
-    /// Hosts whose robots.txt this worker fetches for the fleet.
+    /// `[host, start in ms]`: hosts whose robots.txt this worker fetches for the fleet.
     #[serde(deserialize_with = "list")]
-    pub(super) claims: Vec<String>,
+    pub(super) claims: Vec<(String, f64)>,
     /// robots.txt answers of hosts it is leased requests of, the first time.
     #[serde(default, deserialize_with = "map")]
     pub(super) answers: HashMap<String, String>,
@@ -272,11 +272,11 @@ mod tests {
         .unwrap();
         assert!(reply.leased.is_empty() && reply.claims.is_empty() && reply.answers.is_empty());
         let reply: Reply = serde_json::from_str(
-            r#"{"leased":[["http://a:80",12.5,7,"{}"]],"claims":["http://b:80"],"answers":{"http://a:80":"x"},"queued":0,"deferred":0,"leases":1,"mine":1,"wake_ms":0,"reaped":0}"#,
+            r#"{"leased":[["http://a:80",12.5,7,"{}"]],"claims":[["http://b:80",0]],"answers":{"http://a:80":"x"},"queued":0,"deferred":0,"leases":1,"mine":1,"wake_ms":0,"reaped":0}"#,
         )
         .unwrap();
         assert_eq!(reply.leased[0].2, 7);
-        assert_eq!(reply.claims, ["http://b:80"]);
+        assert_eq!(reply.claims, [("http://b:80".to_owned(), 0.0)]);
     }
 
     #[test]
