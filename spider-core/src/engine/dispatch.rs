@@ -230,8 +230,6 @@ impl<S: Spider> Dispatcher<S> {
             let wake_at = [
                 self.timers.peek().map(|Reverse((due, _))| *due),
                 self.uncommitted_since.map(|since| since + GROUP_COMMIT),
-                // Changes without a finished request wait for no group: saved next turn.
-                (self.unsaved && self.uncommitted_since.is_none()).then_some(now),
                 self.frontier.next_due(),
                 rate_wait.map(|wait| now + wait),
                 self.draining_until,
@@ -391,8 +389,12 @@ impl<S: Spider> Dispatcher<S> {
 
     /// The frontier is done with the request of `ticket`.
     fn finish(&mut self, ticket: Option<Ticket>) {
-        // Also for requests finished unfetched (robots.txt): their end is a change to save.
+        // Also for requests finished unfetched (robots.txt): their end is a change to save,
+        // with the next group.
         self.unsaved = true;
+        if self.durable {
+            self.uncommitted_since.get_or_insert_with(Instant::now);
+        }
         if let Some(ticket) = ticket {
             let finished = self.frontier.finish(ticket);
             self.ok(finished);
