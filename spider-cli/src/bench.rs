@@ -88,6 +88,15 @@ pub(crate) struct Args {
     /// Internal: where a contender writes its items.
     #[arg(long, hide = true)]
     output: Option<PathBuf>,
+    /// Internal: the fleet's Redis a `spiderling` contender joins as a worker.
+    #[arg(long, hide = true)]
+    frontier: Option<String>,
+    /// Internal: the fleet's crawl a worker joins (with --frontier).
+    #[arg(long, hide = true, requires = "frontier")]
+    crawl_id: Option<String>,
+    /// Internal: the fleet's per-host limit a worker sends (with --frontier).
+    #[arg(long, hide = true, requires = "frontier")]
+    per_host: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -197,17 +206,29 @@ fn measure(contender: Contender, site: &Sandbox, dir: &Path, args: &Args) -> Res
 fn child(contender: Contender, url: &str, output: &Path, args: &Args) -> ExitCode {
     let cost = Duration::from_micros(args.parse_cost_us);
     let (concurrency, sample) = (args.concurrency, args.sample);
+    let fleet = args.frontier.as_deref().map(|redis| spiderling::Keep::Fleet {
+        redis,
+        crawl_id: args.crawl_id.as_deref().unwrap_or("bench"),
+        per_host: args.per_host.unwrap_or(concurrency),
+    });
+    if fleet.is_some() && contender != Contender::Spiderling {
+        eprintln!("error: only the spiderling contender joins a fleet");
+        return ExitCode::from(2);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build();
     let run = runtime.map_err(|error| error.to_string()).and_then(|runtime| {
         runtime.block_on(async {
             let start = url::Url::parse(url).map_err(|error| error.to_string())?;
             match contender {
-                Contender::Spiderling => spiderling::crawl(url, concurrency, cost, output, None)
-                    .await
-                    .map_err(|error| error.to_string()),
+                Contender::Spiderling => {
+                    let keep = fleet.unwrap_or(spiderling::Keep::Memory);
+                    spiderling::crawl(url, concurrency, cost, output, keep)
+                        .await
+                        .map_err(|error| error.to_string())
+                }
                 Contender::State => {
                     let state = output.with_extension("state");
-                    spiderling::crawl(url, concurrency, cost, output, Some(&state))
+                    spiderling::crawl(url, concurrency, cost, output, spiderling::Keep::State(&state))
                         .await
                         .map_err(|error| error.to_string())
                 }
