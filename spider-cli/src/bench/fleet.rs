@@ -133,7 +133,8 @@ impl Bench<'_> {
         let server_cpu_secs = cpu_seconds() - server_cpu;
         let redis = self.fleet.counters()?.since(&redis_before);
         let observed = self.site.observed();
-        let served = Served::from(observed.hits.get(before..).unwrap_or_default());
+        let hits = observed.hits.get(before..).unwrap_or_default();
+        let served = Served::from(hits);
         let items: usize = finished.runs.iter().map(|run| run.items).sum();
         if served.duplicates > 0 {
             return Err(format!("{} requests for a page already fetched", served.duplicates));
@@ -147,6 +148,10 @@ impl Bench<'_> {
         let pages = served.pages;
         let wall_secs = finished.wall.as_secs_f64();
         let worker_cpu_secs: f64 = finished.runs.iter().map(|run| run.cpu_secs).sum();
+        let since_start =
+            |at: Duration| (observed.started + at).saturating_duration_since(finished.started).as_secs_f64();
+        let first = hits.iter().map(|hit| hit.at).min().map_or(0.0, since_start);
+        let last = hits.iter().map(|hit| hit.at).max().map_or(wall_secs, since_start);
         let per_1000 = |total: f64| total * 1000.0 / pages.max(1) as f64;
         Ok(Measured {
             pages,
@@ -154,6 +159,8 @@ impl Bench<'_> {
             items,
             pages_by_worker: finished.runs.iter().map(|run| run.pages).collect(),
             wall_secs,
+            to_first_request_secs: first,
+            after_last_request_secs: (wall_secs - last).max(0.0),
             pages_per_sec: if wall_secs > 0.0 { pages as f64 / wall_secs } else { 0.0 },
             scale: None,
             worker_cpu_secs,

@@ -54,6 +54,12 @@ pub(super) struct Measured {
     pub(super) pages_by_worker: Vec<usize>,
     /// From the first worker started to the last one exited.
     pub(super) wall_secs: f64,
+    /// From the first worker started to the first request the site saw: processes
+    /// starting, joining the fleet, robots.txt.
+    pub(super) to_first_request_secs: f64,
+    /// From the last request the site saw to the last worker exited: the last pages'
+    /// latency, the fleet finding the crawl over, the workers leaving.
+    pub(super) after_last_request_secs: f64,
     pub(super) pages_per_sec: f64,
     /// pages/s over N × the one-worker run's pages/s (target ≥ 0.85); `None` without a
     /// one-worker row to compare with.
@@ -120,11 +126,13 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "{:>7} {:>7} {:>5} {:>7} {:>8} {:>6} {:>7} {:>10} {:>7} {:>8} {:>10} {:>11} {:>9}  pages by worker",
+            "{:>7} {:>7} {:>5} {:>7} {:>6} {:>6} {:>8} {:>6} {:>7} {:>10} {:>7} {:>8} {:>10} {:>11} {:>9}  pages by worker",
             "workers",
             "pages",
             "dups",
             "secs",
+            "lead s",
+            "tail s",
             "pages/s",
             "ratio",
             "CPU s",
@@ -146,11 +154,13 @@ impl Report {
             let split: Vec<String> = m.pages_by_worker.iter().map(usize::to_string).collect();
             let _ = writeln!(
                 out,
-                "{:>7} {:>7} {:>5} {:>7.2} {:>8.0} {:>6} {:>7.2} {:>10.3} {:>7.1} {:>8.2} {:>10.1} {:>11.1} {:>9.1}  {}",
+                "{:>7} {:>7} {:>5} {:>7.2} {:>6.2} {:>6.2} {:>8.0} {:>6} {:>7.2} {:>10.3} {:>7.1} {:>8.2} {:>10.1} {:>11.1} {:>9.1}  {}",
                 row.workers,
                 m.pages,
                 m.duplicates,
                 m.wall_secs,
+                m.to_first_request_secs,
+                m.after_last_request_secs,
                 m.pages_per_sec,
                 m.scale.map_or("n/a".to_owned(), |r| format!("{r:.2}")),
                 m.worker_cpu_secs,
@@ -164,8 +174,10 @@ impl Report {
             );
         }
         out.push_str(
-            "\nratio: pages/s over N × the one-worker pages/s (target ≥ 0.85); redis ms/k: Redis's CPU \
-             per 1,000 pages; rounds: calls of the fleet's round script; Lua ms/k: time inside it\n",
+            "\nsecs: first worker started to last exited; lead s: to the site's first request; tail s: \
+             from its last request\nratio: pages/s over N × the one-worker pages/s (target ≥ 0.85); \
+             redis ms/k: Redis's CPU per 1,000 pages; rounds: calls of the fleet's round script; \
+             Lua ms/k: time inside it\n",
         );
         out
     }
@@ -182,6 +194,8 @@ mod tests {
             items: 90,
             pages_by_worker: vec![100],
             wall_secs: 1.0,
+            to_first_request_secs: 0.01,
+            after_last_request_secs: 0.06,
             pages_per_sec,
             scale: None,
             worker_cpu_secs: 0.5,

@@ -25,6 +25,8 @@ pub(super) struct Workers<'a> {
 
 /// What the workers of a run did.
 pub(super) struct Finished {
+    /// When the first worker was started.
+    pub(super) started: Instant,
     /// From the first worker started to the last one exited.
     pub(super) wall: Duration,
     /// Each worker's run, in the order started.
@@ -85,7 +87,7 @@ impl Workers<'_> {
                 None => Err(format!("worker {i} has no exit status")),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Finished { wall: last_exit - started, runs })
+        Ok(Finished { started, wall: last_exit - started, runs })
     }
 
     fn spawn(&self, i: usize, mut command: Command) -> Result<Child, String> {
