@@ -162,6 +162,7 @@ impl Bench<'_> {
             to_first_request_secs: first,
             after_last_request_secs: (wall_secs - last).max(0.0),
             pages_per_sec: if wall_secs > 0.0 { pages as f64 / wall_secs } else { 0.0 },
+            fetch_p50_ms: finished.runs.iter().map(|run| run.latency_p50_ms).fold(0.0, f64::max),
             scale: None,
             worker_cpu_secs,
             worker_cpu_secs_per_1000_pages: per_1000(worker_cpu_secs),

@@ -61,6 +61,9 @@ pub(super) struct Measured {
     /// latency, the fleet finding the crawl over, the workers leaving.
     pub(super) after_last_request_secs: f64,
     pub(super) pages_per_sec: f64,
+    /// The slowest worker's median fetch time (request sent to body read): what a slot's
+    /// cycle would be if a freed slot started its next request at once.
+    pub(super) fetch_p50_ms: f64,
     /// pages/s over N × the one-worker run's pages/s (target ≥ 0.85); `None` without a
     /// one-worker row to compare with.
     pub(super) scale: Option<f64>,
@@ -126,7 +129,7 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "{:>7} {:>7} {:>5} {:>7} {:>6} {:>6} {:>8} {:>6} {:>7} {:>10} {:>7} {:>8} {:>10} {:>11} {:>9}  pages by worker",
+            "{:>7} {:>7} {:>5} {:>7} {:>6} {:>6} {:>8} {:>6} {:>6} {:>7} {:>10} {:>7} {:>8} {:>10} {:>11} {:>9}  pages by worker",
             "workers",
             "pages",
             "dups",
@@ -134,6 +137,7 @@ impl Report {
             "lead s",
             "tail s",
             "pages/s",
+            "p50 ms",
             "ratio",
             "CPU s",
             "CPU s/1000",
@@ -154,7 +158,7 @@ impl Report {
             let split: Vec<String> = m.pages_by_worker.iter().map(usize::to_string).collect();
             let _ = writeln!(
                 out,
-                "{:>7} {:>7} {:>5} {:>7.2} {:>6.2} {:>6.2} {:>8.0} {:>6} {:>7.2} {:>10.3} {:>7.1} {:>8.2} {:>10.1} {:>11.1} {:>9.1}  {}",
+                "{:>7} {:>7} {:>5} {:>7.2} {:>6.2} {:>6.2} {:>8.0} {:>6.1} {:>6} {:>7.2} {:>10.3} {:>7.1} {:>8.2} {:>10.1} {:>11.1} {:>9.1}  {}",
                 row.workers,
                 m.pages,
                 m.duplicates,
@@ -162,6 +166,7 @@ impl Report {
                 m.to_first_request_secs,
                 m.after_last_request_secs,
                 m.pages_per_sec,
+                m.fetch_p50_ms,
                 m.scale.map_or("n/a".to_owned(), |r| format!("{r:.2}")),
                 m.worker_cpu_secs,
                 m.worker_cpu_secs_per_1000_pages,
@@ -175,7 +180,7 @@ impl Report {
         }
         out.push_str(
             "\nsecs: first worker started to last exited; lead s: to the site's first request; tail s: \
-             from its last request\nratio: pages/s over N × the one-worker pages/s (target ≥ 0.85); \
+             from its last request; p50 ms: the slowest worker's median fetch\nratio: pages/s over N × the one-worker pages/s (target ≥ 0.85); \
              redis ms/k: Redis's CPU per 1,000 pages; rounds: calls of the fleet's round script; \
              Lua ms/k: time inside it\n",
         );
@@ -197,6 +202,7 @@ mod tests {
             to_first_request_secs: 0.01,
             after_last_request_secs: 0.06,
             pages_per_sec,
+            fetch_p50_ms: 5.5,
             scale: None,
             worker_cpu_secs: 0.5,
             worker_cpu_secs_per_1000_pages: 5.0,
