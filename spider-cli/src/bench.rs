@@ -13,8 +13,12 @@
 //! - `state`: the same spider keeping its crawl in a state file (the cost of durability);
 //! - `bare`: tokio + reqwest + scraper with a semaphore of C (see `bare.rs`);
 //! - `sequential`: one request at a time, on the first `--sample` pages.
+//!
+//! With `--workers 1,2,…` the bench measures the fleet instead (`fleet.rs`): for each
+//! count, that many `spiderling` workers at once sharing one crawl through Redis.
 
 mod bare;
+mod fleet;
 mod measure;
 mod report;
 mod sequential;
@@ -79,6 +83,19 @@ pub(crate) struct Args {
     /// Print the results as JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Measure the fleet instead: for each count in the list, that many `spiderling`
+    /// workers at once sharing one crawl through Redis, each with --concurrency slots.
+    #[arg(long, value_delimiter = ',', value_name = "N,N,…")]
+    workers: Vec<usize>,
+    /// With --workers: the Redis the fleet shares (`redis://HOST:PORT/DB`, or `env:VAR`);
+    /// without it the bench starts a `redis-server` of its own and stops it after. The
+    /// bench's crawls are removed from it after each run.
+    #[arg(long, value_name = "REDIS_URL")]
+    frontier: Option<String>,
+    /// With --workers: a run whose workers have not all exited by then is killed and
+    /// reported as failed.
+    #[arg(long, default_value_t = 300)]
+    run_timeout_secs: u64,
     /// Internal: run one contender against --url and print its run as JSON.
     #[arg(long, hide = true, requires_all = ["url", "output"])]
     contender: Option<Contender>,
@@ -88,6 +105,12 @@ pub(crate) struct Args {
     /// Internal: where a contender writes its items.
     #[arg(long, hide = true)]
     output: Option<PathBuf>,
+    /// Internal: the fleet's crawl a worker joins (with --frontier).
+    #[arg(long, hide = true, requires = "frontier")]
+    crawl_id: Option<String>,
+    /// Internal: the fleet's per-host limit a worker sends (with --frontier).
+    #[arg(long, hide = true, requires = "frontier")]
+    per_host: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -115,6 +138,11 @@ impl Contender {
 pub(crate) fn run(args: Args) -> ExitCode {
     match (args.contender, &args.url, &args.output) {
         (Some(contender), Some(url), Some(output)) => child(contender, url, output, &args),
+        _ if !args.workers.is_empty() => fleet::parent(&args),
+        _ if args.frontier.is_some() => {
+            eprintln!("error: --frontier is the Redis of the fleet bench; give --workers too");
+            ExitCode::from(2)
+        }
         _ => parent(&args),
     }
 }
@@ -197,17 +225,29 @@ fn measure(contender: Contender, site: &Sandbox, dir: &Path, args: &Args) -> Res
 fn child(contender: Contender, url: &str, output: &Path, args: &Args) -> ExitCode {
     let cost = Duration::from_micros(args.parse_cost_us);
     let (concurrency, sample) = (args.concurrency, args.sample);
+    let fleet = args.frontier.as_deref().map(|redis| spiderling::Keep::Fleet {
+        redis,
+        crawl_id: args.crawl_id.as_deref().unwrap_or("bench"),
+        per_host: args.per_host.unwrap_or(concurrency),
+    });
+    if fleet.is_some() && contender != Contender::Spiderling {
+        eprintln!("error: only the spiderling contender joins a fleet");
+        return ExitCode::from(2);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build();
     let run = runtime.map_err(|error| error.to_string()).and_then(|runtime| {
         runtime.block_on(async {
             let start = url::Url::parse(url).map_err(|error| error.to_string())?;
             match contender {
-                Contender::Spiderling => spiderling::crawl(url, concurrency, cost, output, None)
-                    .await
-                    .map_err(|error| error.to_string()),
+                Contender::Spiderling => {
+                    let keep = fleet.unwrap_or(spiderling::Keep::Memory);
+                    spiderling::crawl(url, concurrency, cost, output, keep)
+                        .await
+                        .map_err(|error| error.to_string())
+                }
                 Contender::State => {
                     let state = output.with_extension("state");
-                    spiderling::crawl(url, concurrency, cost, output, Some(&state))
+                    spiderling::crawl(url, concurrency, cost, output, spiderling::Keep::State(&state))
                         .await
                         .map_err(|error| error.to_string())
                 }

@@ -66,7 +66,12 @@ enum Command {
     /// Crawl a generated local site with Spiderling, a bare tokio + reqwest + scraper loop
     /// and a sequential loop; print pages/s, latency, CPU, peak RSS and the ratios.
     ///
+    /// With --workers, measure the fleet instead: for each count, that many workers
+    /// sharing one crawl through Redis, against N × one worker's pages/s.
+    ///
     /// Example: spiderling bench --pages 20000 --concurrency 64 --page-kb 15 --json
+    ///
+    /// Example: spiderling bench --workers 1,2,3,4 --latency-ms 50 --concurrency 32
     Bench(bench::Args),
     /// Show what a crawl's state file holds: its status, its runs, the items written, and
     /// per host the requests queued, in flight, deferred, done and failed, and robots.txt.

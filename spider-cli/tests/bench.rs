@@ -42,3 +42,47 @@ fn every_contender_crawls_every_page_exactly_once() {
     assert!(report["ratios"]["state_over_memory"].as_f64().unwrap() > 0.0);
     assert!(report["ratios"]["bare_over_sequential"].as_f64().unwrap() > 0.0);
 }
+
+/// The fleet bench on a tiny site: one and two workers sharing a crawl through a Redis the
+/// bench starts, each run with every page answered once and the scale measured.
+#[test]
+fn the_fleet_bench_runs_every_count_with_every_page_once() {
+    let out = Command::new(env!("CARGO_BIN_EXE_spiderling"))
+        .args([
+            "bench",
+            "--workers",
+            "1,2",
+            "--pages",
+            "300",
+            "--latency-ms",
+            "5",
+            "--concurrency",
+            "8",
+            "--page-kb",
+            "2",
+            "--run-timeout-secs",
+            "60",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (pages, books) = (&report["setup"]["expected_pages"], &report["setup"]["books"]);
+    assert_eq!((pages, books), (&Value::from(301), &Value::from(285)));
+    let runs = report["runs"].as_array().unwrap();
+    let workers: Vec<u64> = runs.iter().map(|r| r["workers"].as_u64().unwrap()).collect();
+    assert_eq!(workers, [1, 2]);
+    for run in runs {
+        let n = &run["workers"];
+        assert!(run.get("failed").is_none(), "{n} workers: {}", run["failed"]);
+        assert_eq!(&run["pages"], pages, "{n} workers: pages the server answered");
+        assert_eq!(run["duplicates"], 0, "{n} workers: a page fetched twice");
+        assert_eq!(&run["items"], books, "{n} workers: items written");
+        let by_worker = run["pages_by_worker"].as_array().unwrap();
+        assert_eq!(by_worker.len() as u64, n.as_u64().unwrap(), "a run per worker");
+        assert!(run["pages_per_sec"].as_f64().unwrap() > 0.0, "{n} workers");
+        assert!(run["scale"].as_f64().unwrap() > 0.0, "{n} workers");
+        assert!(run["rounds"].as_u64().unwrap() > 0, "{n} workers: the fleet's rounds reached Redis");
+    }
+}

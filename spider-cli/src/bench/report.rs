@@ -47,10 +47,7 @@ pub(super) struct Row {
 impl Row {
     /// The row of `name`, from its run and the server's record of its requests.
     pub(super) fn new(name: &'static str, run: Run, hits: &[Hit], server_cpu_secs: f64) -> Row {
-        let mut counts: HashMap<String, usize> = HashMap::new();
-        for hit in hits.iter().filter(|hit| hit.on_site) {
-            *counts.entry(hit.resource()).or_insert(0) += 1;
-        }
+        let served = Served::from(hits);
         let per_page = |total: f64| if run.pages == 0 { 0.0 } else { total / run.pages as f64 };
         Row {
             name,
@@ -62,12 +59,34 @@ impl Row {
             latency_p99_ms: run.latency_p99_ms,
             cpu_secs_per_1000_pages: per_page(run.cpu_secs * 1000.0),
             peak_rss_mb: run.peak_rss_kb as f64 / 1024.0,
-            server_pages: hits
+            server_pages: served.pages,
+            server_duplicates: served.duplicates,
+            server_cpu_secs,
+        }
+    }
+}
+
+/// What the server saw of a crawl, whichever processes made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Served {
+    /// Pages answered with 200 (robots.txt left out).
+    pub(super) pages: usize,
+    /// Requests beyond the first for a resource: 0 for a correct crawl.
+    pub(super) duplicates: usize,
+}
+
+impl From<&[Hit]> for Served {
+    fn from(hits: &[Hit]) -> Served {
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        for hit in hits.iter().filter(|hit| hit.on_site) {
+            *counts.entry(hit.resource()).or_insert(0) += 1;
+        }
+        Served {
+            pages: hits
                 .iter()
                 .filter(|hit| hit.on_site && hit.target != "/robots.txt" && hit.status == 200)
                 .count(),
-            server_duplicates: counts.values().map(|n| n - 1).sum(),
-            server_cpu_secs,
+            duplicates: counts.values().map(|n| n - 1).sum(),
         }
     }
 }

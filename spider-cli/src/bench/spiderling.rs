@@ -42,28 +42,46 @@ fn costly(title: &str) -> Result<String, std::convert::Infallible> {
     Ok(title.to_owned())
 }
 
-/// Crawl the site at `start` with `concurrency` requests in flight (overall and to the
-/// host), items exported to `output`, the crawl kept in the `state` file if one is given.
+/// Where the contender keeps its crawl: what tells the `spiderling` and `state` contenders
+/// and a fleet worker apart, the spider being the same.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Keep<'a> {
+    /// In memory: the `spiderling` contender.
+    Memory,
+    /// In a state file: the `state` contender.
+    State(&'a Path),
+    /// In the fleet's Redis, shared with every worker of the same crawl; `per_host` is
+    /// the fleet's limit, so it is set by the parent for the whole fleet.
+    Fleet { redis: &'a str, crawl_id: &'a str, per_host: usize },
+}
+
+/// Crawl the site at `start` with `concurrency` requests in flight (overall, and to the
+/// host unless a fleet sets its own), items exported to `output`, the crawl kept where
+/// `keep` says.
 pub(super) async fn crawl(
     start: &str,
     concurrency: usize,
     cost: Duration,
     output: &Path,
-    state: Option<&Path>,
+    keep: Keep<'_>,
 ) -> Result<Run, spiderling::Error> {
     PARSE_COST_NANOS.store(u64::try_from(cost.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
-    let concurrency = concurrency.to_string();
+    let per_host = match keep {
+        Keep::Fleet { per_host, .. } => per_host,
+        Keep::Memory | Keep::State(_) => concurrency,
+    };
     let config = Bench
         .config()
         .set("start_urls", start)?
-        .set("concurrency", &concurrency)?
-        .set("per_host", &concurrency)?
+        .set("concurrency", &concurrency.to_string())?
+        .set("per_host", &per_host.to_string())?
         .set("progress", "false")?
         .set("parse_threads", &parse_threads().to_string())?
         .output(output);
-    let config = match state {
-        Some(state) => config.state(state),
-        None => config,
+    let config = match keep {
+        Keep::Memory => config,
+        Keep::State(state) => config.state(state),
+        Keep::Fleet { redis, crawl_id, .. } => config.set("frontier", redis)?.set("crawl_id", crawl_id)?,
     };
     let cpu = cpu_seconds();
     let started = Instant::now();
