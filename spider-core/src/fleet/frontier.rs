@@ -84,6 +84,15 @@ pub(super) struct Exchange {
     pub(super) gauge_hosts: Vec<String>,
     /// The dispatcher has ended: give back, send the last round, stop.
     pub(super) closing: bool,
+    /// A paced round goes at once when `want` reaches this: half the lookahead is used.
+    pub(super) refill_at: usize,
+}
+
+impl Exchange {
+    /// Whether the next round should not wait for its pace.
+    pub(super) fn urgent(&self) -> bool {
+        self.closing || self.want >= self.refill_at
+    }
 }
 
 /// The fleet's queues as the last round saw them.
@@ -162,6 +171,10 @@ pub(crate) struct FleetFrontier {
 
 impl FleetFrontier {
     pub(super) fn new(config: &crate::config::Config, link: Arc<Link>) -> Self {
+        // A quarter more than the worker's concurrency: a slot that frees starts its next
+        // request from the buffer, not after a round trip to Redis.
+        let lookahead = config.concurrency.div_ceil(4);
+        link.lock().refill_at = lookahead.div_ceil(2).max(1);
         let frontier = FleetFrontier {
             rules: Rules::new(config),
             link,
@@ -173,7 +186,7 @@ impl FleetFrontier {
             rest_until: HashMap::new(),
             answers: HashMap::new(),
             claims: Vec::new(),
-            capacity: config.concurrency,
+            capacity: config.concurrency + lookahead,
             robots_token: config.robots_token().to_owned(),
             reported: Counts::default(),
             unsent: Round::default(),

@@ -2,9 +2,9 @@
 //! changes and asks for leases in one script call per round, renews the worker's leases,
 //! and rides out a lost connection.
 //!
-//! A round goes as soon as the previous one is back and there is something to send or
-//! room for more requests, so changes made while a round is under way travel together
-//! in the next: the dispatcher never waits for Redis, and Redis sees one call per batch.
+//! A busy worker sends a round every [`ROUND_PACE`], sooner when its buffer of leased
+//! requests runs low, so the changes of several requests travel together: the dispatcher
+//! never waits for Redis, and Redis sees one call per batch.
 
 use std::time::Duration;
 
@@ -18,6 +18,9 @@ use super::{Address, ROUND};
 use crate::error::Error;
 use crate::frontier::{FleetAnswers, HostKey};
 
+/// How often a busy worker sends a round: each round costs Redis about as much as a page's
+/// changes, so one per page would double its work.
+const ROUND_PACE: Duration = Duration::from_millis(10);
 /// Rounds with nothing to send and no room for requests: the heartbeat.
 const IDLE_ROUND: Duration = Duration::from_secs(1);
 /// The longest wait between rounds while the worker has room for requests and the fleet
@@ -32,6 +35,14 @@ const RECONNECT_FIRST: Duration = Duration::from_millis(100);
 const RECONNECT_MAX: Duration = Duration::from_secs(5);
 /// A call that takes longer than this is a lost connection.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// When the round after this one goes.
+enum Next {
+    /// Changes to send or requests coming: at the pace, or at once when urgent.
+    Paced,
+    /// After this wait, or when the dispatcher has something to send.
+    After(Duration),
+}
 
 /// A round on its way, kept until Redis answers it.
 struct Sent {
@@ -106,11 +117,11 @@ impl Syncer {
                     if sent.beat {
                         last_beat = Some(now);
                     }
-                    let wake = self.absorb(reply);
+                    let next = self.absorb(reply);
                     if sent.closing {
                         return;
                     }
-                    self.wait(wake).await;
+                    self.wait(next, now).await;
                 }
                 Err(problem) => {
                     let closing = sent.closing;
@@ -171,8 +182,8 @@ impl Syncer {
     }
 
     /// Take in a reply: leases, robots.txt answers and claims to the dispatcher; the
-    /// fleet's view. Returns how long to wait before the next round.
-    fn absorb(&self, reply: Reply) -> Duration {
+    /// fleet's view. Returns when the next round is due.
+    fn absorb(&self, reply: Reply) -> Next {
         let received = Instant::now();
         let leased_any = !reply.leased.is_empty();
         let mut arrived = Vec::with_capacity(reply.leased.len());
@@ -221,25 +232,36 @@ impl Syncer {
         drop(exchange);
         self.link.to_dispatcher.notify_one();
         if busy || (hungry && leased_any) {
-            Duration::ZERO
+            Next::Paced
         } else if hungry {
             let wake = if reply.wake_ms < 0.0 { HUNGRY_ROUND } else { millis(reply.wake_ms) };
             // Not sooner: a host may be ready for the fleet and not for this worker, whose
             // share of its slots is taken.
-            wake.clamp(Duration::from_millis(5), HUNGRY_ROUND)
+            Next::After(wake.clamp(Duration::from_millis(5), HUNGRY_ROUND))
         } else {
-            IDLE_ROUND
+            Next::After(IDLE_ROUND)
         }
     }
 
-    /// Sleep until the next round is due, or the dispatcher has something for it.
-    async fn wait(&self, wait: Duration) {
-        if wait.is_zero() {
-            return;
-        }
-        tokio::select! {
-            () = self.link.to_syncer.notified() => {}
-            () = tokio::time::sleep(wait) => {}
+    /// Sleep until the next round is due: a paced one [`ROUND_PACE`] after the last was
+    /// sent, or when it turns urgent; any other when the dispatcher has something for it.
+    async fn wait(&self, next: Next, sent_at: Instant) {
+        match next {
+            Next::Paced => {
+                let due = sent_at + ROUND_PACE;
+                while !self.link.lock().urgent() {
+                    tokio::select! {
+                        () = self.link.to_syncer.notified() => {}
+                        () = tokio::time::sleep_until(due) => return,
+                    }
+                }
+            }
+            Next::After(wait) => {
+                tokio::select! {
+                    () = self.link.to_syncer.notified() => {}
+                    () = tokio::time::sleep(wait) => {}
+                }
+            }
         }
     }
 
