@@ -344,8 +344,7 @@ async fn read_crawl(
         spider: meta.get("spider").cloned(),
         created_ms: meta.get("created_ms").and_then(|ms| ms.parse().ok()),
         status,
-        // Lua writes the time it was done as a number, which may come with a fraction.
-        done_at_ms: done.and_then(|ms| ms.parse::<f64>().ok()).map(|ms| ms as i64),
+        done_at_ms: done.and_then(|ms| ms.parse().ok()),
         queued: queued.and_then(|n| n.parse::<i64>().ok()).map_or(0, count),
         leased,
         deferred,

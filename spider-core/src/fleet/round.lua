@@ -5,8 +5,10 @@
 -- read and moved in the same step as the leases they allow.
 --
 -- ARGV[1] the crawl's key prefix, ARGV[2] the worker's id, ARGV[3] the round as JSON (see
--- `wire.rs`, `Round`). Times are Redis's own clock in milliseconds; the worker sends
--- durations and gets offsets back, so no two clocks are compared.
+-- `wire.rs`, `Round`). The worker sends durations in milliseconds and gets offsets back
+-- in milliseconds, so no two clocks are compared. Inside, times are Redis's own clock in
+-- whole microseconds: a score with a fraction costs Redis several times more to format
+-- and parse than a whole number, and a round writes dozens of them.
 --
 -- Keys under the prefix P:
 --   P:meta      hash   the spider that made the crawl
@@ -25,8 +27,7 @@
 --   P:held:HOST hash   worker -> the host's requests it holds (its share is the host's
 --                      slots over the workers alive)
 --   P:alive     zset   worker -> its last round
---   P:limit:HOST hash  limit (slots, when not per_host), spacing (ms between starts),
---                      tat (its next start)
+--   P:limit:HOST hash  limit (slots, when not per_host), tat (no start before: a 429's hold)
 --   P:tat       string the crawl's next start under rpm/rps
 --   P:deferred  zset   id -> when its retry is due
 --   P:robots:HOST string robots.txt's answer; P:claim:HOST who is fetching it
@@ -43,8 +44,13 @@ local P = ARGV[1]
 local worker = ARGV[2]
 local r = cjson.decode(ARGV[3])
 local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + tonumber(clock[2]) / 1000
-local lease = r.lease_ms
+local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local lease = r.lease_ms * 1000
+
+-- Milliseconds from the worker as whole microseconds.
+local function us(ms)
+  return math.floor(ms * 1000)
+end
 
 -- A round sent again after its reply was lost: answered as the first time, not applied
 -- twice.
@@ -53,8 +59,13 @@ if last[1] and tonumber(last[1]) == r.number then
   return last[2]
 end
 
-local function key(...)
-  return P .. ':' .. table.concat({ ... }, ':')
+-- A key of the crawl: P:name, or P:name:part. Built without a table: a round builds
+-- dozens.
+local function key(name, part)
+  if part then
+    return P .. ':' .. name .. ':' .. part
+  end
+  return P .. ':' .. name
 end
 
 -- Priority first (higher first), then the order queued; requests given back go first
@@ -114,16 +125,16 @@ local reaped = 0
 
 for _, f in ipairs(r.finish) do
   -- [id, pause ms]
-  if end_lease(f[1], now + f[2]) then
+  if end_lease(f[1], now + us(f[2])) then
     forget(f[1])
   end
 end
 
 for _, d in ipairs(r.defer) do
   -- [id, due in ms, request, pause ms]
-  if end_lease(d[1], now + d[4]) then
+  if end_lease(d[1], now + us(d[4])) then
     redis.call('HSET', key('req'), d[1], d[3])
-    redis.call('ZADD', key('deferred'), now + d[2], d[1])
+    redis.call('ZADD', key('deferred'), now + us(d[2]), d[1])
   end
 end
 
@@ -177,11 +188,11 @@ end
 for _, h in ipairs(r.pause) do
   -- [host, ms]: a 429 holds the host back for every worker.
   local tat = tonumber(redis.call('HGET', key('limit', h[1]), 'tat') or '0')
-  redis.call('HSET', key('limit', h[1]), 'tat', math.max(tat, now + h[2]))
+  redis.call('HSET', key('limit', h[1]), 'tat', math.max(tat, now + us(h[2])))
 end
 
 -- Answers per second, crawl-wide and per host, for the gauges' window.
-local second = math.floor(now / 1000)
+local second = math.floor(now / 1000000)
 for _, a in ipairs(r.answers) do
   -- [host, answered, blocked]
   local k = key('answers', second)
@@ -250,11 +261,12 @@ if r.ending then
 else
   redis.call('ZADD', key('alive'), now, worker)
 end
-redis.call('ZREMRANGEBYSCORE', key('alive'), '-inf', now - 5000)
+redis.call('ZREMRANGEBYSCORE', key('alive'), '-inf', now - 5000000)
 local alive = math.max(1, redis.call('ZCARD', key('alive')))
 local gtat = tonumber(redis.call('GET', key('tat')) or '0')
-local gspacing = r.spacing_ms
-local horizon = r.horizon_ms
+-- Rounded up: the crawl never goes faster than its ceiling.
+local gspacing = math.ceil(r.spacing_ms * 1000)
+local horizon = us(r.horizon_ms)
 if want > 0 then
   for _, host in ipairs(redis.call('ZRANGEBYSCORE', key('ready'), '-inf', now + horizon, 'LIMIT', 0, 64)) do
     if want <= 0 then
@@ -267,24 +279,23 @@ if want > 0 then
         -- One worker fetches it for the fleet, with a token of the crawl's rate: at the
         -- start it is given, like a lease.
         local start = math.max(now, gtat)
-        if start <= now + horizon and redis.call('SET', key('claim', host), worker, 'NX', 'PX', lease) then
+        if start <= now + horizon and redis.call('SET', key('claim', host), worker, 'NX', 'PX', r.lease_ms) then
           if gspacing > 0 then
             gtat = start + gspacing
           end
-          table.insert(claims, { host, start - now })
+          table.insert(claims, { host, (start - now) / 1000 })
           want = want - 1
         end
-        redis.call('ZADD', key('ready'), now + 200, host)
+        redis.call('ZADD', key('ready'), now + 200000, host)
       elseif redis.call('SISMEMBER', key('known', worker), host) == 0 then
         answers[host] = redis.call('GET', key('robots', host))
         redis.call('SADD', key('known', worker), host)
       end
     end
     if open then
-      local l = redis.call('HMGET', key('limit', host), 'limit', 'spacing', 'tat')
+      local l = redis.call('HMGET', key('limit', host), 'limit', 'tat')
       local limit = tonumber(l[1]) or r.per_host
-      local spacing = tonumber(l[2]) or 0
-      local htat = tonumber(l[3]) or 0
+      local htat = tonumber(l[2]) or 0
       redis.call('ZREMRANGEBYSCORE', key('slots', host), '-inf', now)
       local busy = redis.call('ZCARD', key('slots', host))
       local share = math.ceil(limit / alive)
@@ -306,7 +317,6 @@ if want > 0 then
         end
         local id = popped[1]
         redis.call('DECR', key('queued'))
-        htat = start + spacing
         if gspacing > 0 then
           gtat = start + gspacing
         end
@@ -317,10 +327,9 @@ if want > 0 then
         redis.call('HINCRBY', key('held', host), worker, 1)
         busy = busy + 1
         held = held + 1
-        table.insert(leased, { host, start - now, tonumber(id), redis.call('HGET', key('req'), id) })
+        table.insert(leased, { host, (start - now) / 1000, tonumber(id), redis.call('HGET', key('req'), id) })
         want = want - 1
       end
-      redis.call('HSET', key('limit', host), 'tat', htat)
       if redis.call('EXISTS', key('q', host)) == 0 then
         redis.call('ZREM', key('ready'), host)
       elseif later then
@@ -363,14 +372,14 @@ local mine = redis.call('SCARD', key('mine', worker))
 local wake = nil
 local first = redis.call('ZRANGE', key('ready'), 0, 0, 'WITHSCORES')[2]
 if first then
-  wake = math.max(0, tonumber(first) - now)
+  wake = math.max(0, tonumber(first) - now) / 1000
 end
 local due = redis.call('ZRANGE', key('deferred'), 0, 0, 'WITHSCORES')[2]
 if due then
-  wake = math.min(wake or math.huge, math.max(0, tonumber(due) - now))
+  wake = math.min(wake or math.huge, math.max(0, tonumber(due) - now) / 1000)
 end
 if queued == 0 and deferred == 0 and leases == 0 and r.ending then
-  redis.call('SET', key('done'), now)
+  redis.call('SET', key('done'), math.floor(now / 1000))
 end
 
 local reply = cjson.encode({
