@@ -476,7 +476,7 @@ impl Journal for FleetFrontier {
         for (name, n) in added {
             *self.unsent.stats.entry(name).or_default() += n;
         }
-        let unsent = self.unsent.take_changes();
+        let unsent = self.unsent.take_changes(true);
         let mut exchange = self.link.lock();
         for (host, _, _) in &unsent.answers {
             if !exchange.gauge_hosts.contains(host) {

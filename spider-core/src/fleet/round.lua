@@ -14,8 +14,7 @@
 --   P:meta      hash   the spider that made the crawl
 --   P:seq       string the last request id given
 --   P:seen      set    fingerprints of every request ever queued
---   P:req       hash   id -> the request (JSON, opaque here)
---   P:where     hash   id -> "PRIORITY HOST"
+--   P:req       hash   id -> "PRIORITY HOST\nREQUEST" (the request as JSON, opaque here)
 --   P:q:HOST    zset   the host's queue: id by priority, then id (first in, first out)
 --   P:ready     zset   hosts with something queued, by the earliest they may start one
 --   P:queued    string requests queued, all hosts
@@ -74,94 +73,142 @@ local function score(priority, id)
   return -priority * 4294967296 + id
 end
 
-local function where(id)
-  local v = redis.call('HGET', key('where'), id)
-  if not v then
-    return nil, nil
-  end
-  local priority, host = string.match(v, '^(%-?%d+) (.*)$')
-  return host, tonumber(priority)
+local function record(priority, host, request)
+  return priority .. ' ' .. host .. '\n' .. request
 end
+
+-- The host, priority and request of id; nil when it is gone.
+local function where(id)
+  local v = redis.call('HGET', key('req'), id)
+  if not v then
+    return nil, nil, nil
+  end
+  local priority, host, request = string.match(v, '^(%-?%d+) ([^\n]*)\n(.*)$')
+  return host, tonumber(priority), request
+end
+
+-- One call of a command over many members: `cmd key a b c ...`, a thousand at a time
+-- (Lua's unpack has a limit; a list of pairs stays whole, as 1000 is even).
+local function each(cmd, k, members)
+  for i = 1, #members, 1000 do
+    redis.call(cmd, k, unpack(members, i, math.min(i + 999, #members)))
+  end
+end
+
+-- Leases this round ended, and hosts whose slots it freed (the worker's count of each
+-- host's requests, when the host may start one again): written by settle().
+local ended = {}
+local freed = {}
+
+-- Requests queued by this round, and their hosts: counted and readied once per host by
+-- publish().
+local added = 0
+local readied = {}
 
 local function queue(host, id, s)
   redis.call('ZADD', key('q', host), s, id)
-  redis.call('INCR', key('queued'))
-  -- LT: an earlier start than the host's current one wins; a new host is added.
-  redis.call('ZADD', key('ready'), 'LT', now, host)
+  added = added + 1
+  readied[host] = true
 end
 
--- End worker's lease of id; its host slot stays busy until free_at. The host, or nil
--- when the lease is not this worker's (it ran out and went to another).
+local function publish()
+  if added > 0 then
+    redis.call('INCRBY', key('queued'), added)
+  end
+  for host in pairs(readied) do
+    -- LT: an earlier start than the host's current one wins; a new host is added.
+    redis.call('ZADD', key('ready'), 'LT', now, host)
+  end
+end
+
+-- End worker's lease of id; its host slot stays busy until free_at. The host, priority
+-- and request, or nil when the lease is not this worker's (it ran out and went to
+-- another).
 local function end_lease(id, free_at)
   if redis.call('HGET', key('owner'), id) ~= worker then
     return nil
   end
-  redis.call('ZREM', key('leases'), id)
-  redis.call('HDEL', key('owner'), id)
-  redis.call('SREM', key('mine', worker), id)
-  local host = where(id)
+  table.insert(ended, id)
+  local host, priority, request = where(id)
   if not host then
     return nil
   end
-  redis.call('HINCRBY', key('held', host), worker, -1)
   if free_at > now then
     redis.call('ZADD', key('slots', host), free_at, id)
   else
     redis.call('ZREM', key('slots', host), id)
   end
-  if redis.call('EXISTS', key('q', host)) == 1 then
-    redis.call('ZADD', key('ready'), 'LT', math.max(free_at, now), host)
+  local f = freed[host]
+  if f then
+    f.count = f.count + 1
+    f.at = math.min(f.at, math.max(free_at, now))
+  else
+    freed[host] = { count = 1, at = math.max(free_at, now) }
   end
-  return host
+  return host, priority, request
 end
 
-local function forget(id)
-  redis.call('HDEL', key('req'), id)
-  redis.call('HDEL', key('where'), id)
+local function settle()
+  each('ZREM', key('leases'), ended)
+  each('HDEL', key('owner'), ended)
+  each('SREM', key('mine', worker), ended)
+  ended = {}
+  for host, f in pairs(freed) do
+    redis.call('HINCRBY', key('held', host), worker, -f.count)
+    if redis.call('EXISTS', key('q', host)) == 1 then
+      redis.call('ZADD', key('ready'), 'LT', f.at, host)
+    end
+  end
+  freed = {}
 end
 
 local duplicates = 0
 local reaped = 0
 
+local finished = {}
 for _, f in ipairs(r.finish) do
   -- [id, pause ms]
   if end_lease(f[1], now + us(f[2])) then
-    forget(f[1])
+    table.insert(finished, f[1])
   end
 end
+each('HDEL', key('req'), finished)
 
 for _, d in ipairs(r.defer) do
   -- [id, due in ms, request, pause ms]
-  if end_lease(d[1], now + us(d[4])) then
-    redis.call('HSET', key('req'), d[1], d[3])
+  local host, priority = end_lease(d[1], now + us(d[4]))
+  if host then
+    redis.call('HSET', key('req'), d[1], record(priority, host, d[3]))
     redis.call('ZADD', key('deferred'), now + us(d[2]), d[1])
   end
 end
 
 for _, g in ipairs(r.give_back) do
   -- [id]: leased but never sent; back to the front of its priority.
-  if end_lease(g[1], now) then
-    local host, priority = where(g[1])
+  local host, priority = end_lease(g[1], now)
+  if host then
     queue(host, g[1], score(priority, 0))
   end
 end
 
 if r.ending then
+  settle()
   -- Whatever the stopping worker still holds goes back, also leases it never learnt of.
   for _, id in ipairs(redis.call('SMEMBERS', key('mine', worker))) do
-    if end_lease(id, now) then
-      local host, priority = where(id)
+    local host, priority = end_lease(id, now)
+    if host then
       queue(host, id, score(priority, 0))
     end
   end
 end
 
+settle()
+
 for _, e in ipairs(r.enqueue) do
   -- [fingerprint, host, priority, request]
   if redis.call('SADD', key('seen'), e[1]) == 1 then
     local id = redis.call('INCR', key('seq'))
-    redis.call('HSET', key('req'), id, e[4])
-    redis.call('HSET', key('where'), id, e[3] .. ' ' .. e[2])
+    redis.call('HSET', key('req'), id, record(e[3], e[2], e[4]))
     queue(e[2], id, score(e[3], id))
   else
     duplicates = duplicates + 1
@@ -249,6 +296,8 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', key('deferred'), '-inf', now, 'L
   end
 end
 
+publish()
+
 -- New leases, from the hosts that may start a request now, within the limits.
 local leased = {}
 local claims = {}
@@ -300,6 +349,7 @@ if want > 0 then
       local busy = redis.call('ZCARD', key('slots', host))
       local share = math.ceil(limit / alive)
       local held = tonumber(redis.call('HGET', key('held', host), worker) or '0')
+      local ids = {}
       local later = nil
       while want > 0 and held < share do
         if busy >= limit then
@@ -316,19 +366,30 @@ if want > 0 then
           break
         end
         local id = popped[1]
-        redis.call('DECR', key('queued'))
         if gspacing > 0 then
           gtat = start + gspacing
         end
-        redis.call('ZADD', key('leases'), now + lease, id)
-        redis.call('HSET', key('owner'), id, worker)
-        redis.call('SADD', key('mine', worker), id)
-        redis.call('ZADD', key('slots', host), now + lease, id)
-        redis.call('HINCRBY', key('held', host), worker, 1)
+        table.insert(ids, id)
         busy = busy + 1
         held = held + 1
-        table.insert(leased, { host, (start - now) / 1000, tonumber(id), redis.call('HGET', key('req'), id) })
+        local _, _, request = where(id)
+        table.insert(leased, { host, (start - now) / 1000, tonumber(id), request })
         want = want - 1
+      end
+      if #ids > 0 then
+        local scored = {}
+        local owned = {}
+        for _, id in ipairs(ids) do
+          table.insert(scored, now + lease)
+          table.insert(scored, id)
+          table.insert(owned, id)
+          table.insert(owned, worker)
+        end
+        each('ZADD', key('leases'), scored)
+        each('ZADD', key('slots', host), scored)
+        each('HSET', key('owner'), owned)
+        each('SADD', key('mine', worker), ids)
+        redis.call('HINCRBY', key('held', host), worker, #ids)
       end
       if redis.call('EXISTS', key('q', host)) == 0 then
         redis.call('ZREM', key('ready'), host)
@@ -337,6 +398,9 @@ if want > 0 then
       end
     end
   end
+end
+if #leased > 0 then
+  redis.call('DECRBY', key('queued'), #leased)
 end
 if gspacing > 0 then
   redis.call('SET', key('tat'), gtat)

@@ -144,7 +144,8 @@ impl Syncer {
     /// The changes to send with this round's settings, and whether it is the last.
     fn next_round(&self, renew: bool, beat: bool) -> (Round, bool) {
         let mut exchange = self.link.lock();
-        let mut round = exchange.outbox.take_changes();
+        let closing = exchange.closing;
+        let mut round = exchange.outbox.take_changes(beat || closing);
         let settings = &exchange.outbox;
         round.lease_ms = settings.lease_ms;
         round.spacing_ms = settings.spacing_ms;
@@ -153,7 +154,6 @@ impl Syncer {
         round.obey_robots = settings.obey_robots;
         round.window_s = settings.window_s;
         round.renew = renew;
-        let closing = exchange.closing;
         round.ending = closing;
         round.want = if closing { 0 } else { exchange.want };
         if beat {

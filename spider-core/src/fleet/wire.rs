@@ -122,7 +122,8 @@ pub(super) struct Round {
     pub(super) robots: Vec<(String, String, usize)>,
     /// `[host, ms]`: hold the host back (a 429).
     pub(super) pause: Vec<(String, u64)>,
-    /// `[host, answered, blocked]`: answers since the last round, for the fleet's gauge.
+    /// `[host, answered, blocked]`: answers since they were last sent, for the fleet's
+    /// gauge.
     pub(super) answers: Vec<(String, u64, u64)>,
     /// Hosts whose block rate the worker shows, answered with the heartbeat.
     pub(super) gauge_hosts: Vec<String>,
@@ -138,7 +139,8 @@ pub(super) struct Round {
 }
 
 impl Round {
-    /// Whether it changes anything in Redis besides leasing.
+    /// Whether it changes the crawl in Redis besides leasing; the counts aside, which wait
+    /// for the heartbeat.
     pub(super) fn has_changes(&self) -> bool {
         !(self.finish.is_empty()
             && self.defer.is_empty()
@@ -146,13 +148,18 @@ impl Round {
             && self.enqueue.is_empty()
             && self.robots.is_empty()
             && self.pause.is_empty()
-            && self.answers.is_empty()
-            && self.failures.is_empty()
-            && self.stats.is_empty())
+            && self.failures.is_empty())
     }
 
-    /// Take the changes, leaving the settings.
-    pub(super) fn take_changes(&mut self) -> Round {
+    /// Take the changes, leaving the settings; the counts (answers for the gauge, the
+    /// totals) only `with_counts`: they go with the heartbeat, about once a second, not
+    /// with every round.
+    pub(super) fn take_changes(&mut self, with_counts: bool) -> Round {
+        let (answers, stats) = if with_counts {
+            (std::mem::take(&mut self.answers), std::mem::take(&mut self.stats))
+        } else {
+            Default::default()
+        };
         Round {
             finish: std::mem::take(&mut self.finish),
             defer: std::mem::take(&mut self.defer),
@@ -160,9 +167,9 @@ impl Round {
             enqueue: std::mem::take(&mut self.enqueue),
             robots: std::mem::take(&mut self.robots),
             pause: std::mem::take(&mut self.pause),
-            answers: std::mem::take(&mut self.answers),
+            answers,
             failures: std::mem::take(&mut self.failures),
-            stats: std::mem::take(&mut self.stats),
+            stats,
             ..Round::default()
         }
     }
@@ -175,7 +182,15 @@ impl Round {
         self.enqueue.append(&mut later.enqueue);
         self.robots.append(&mut later.robots);
         self.pause.append(&mut later.pause);
-        self.answers.append(&mut later.answers);
+        for (host, answered, blocked) in later.answers {
+            match self.answers.iter_mut().find(|(known, _, _)| *known == host) {
+                Some((_, a, b)) => {
+                    *a += answered;
+                    *b += blocked;
+                }
+                None => self.answers.push((host, answered, blocked)),
+            }
+        }
         self.failures.append(&mut later.failures);
         for (name, n) in later.stats {
             *self.stats.entry(name).or_default() += n;
@@ -277,6 +292,23 @@ mod tests {
         .unwrap();
         assert_eq!(reply.leased[0].2, 7);
         assert_eq!(reply.claims, [("http://b:80".to_owned(), 0.0)]);
+    }
+
+    #[test]
+    fn counts_wait_for_the_heartbeat_and_answers_add_up_per_host() {
+        let mut outbox = Round::default();
+        for _ in 0..3 {
+            let mut checkpoint = Round::default();
+            checkpoint.answers.push(("https://a.example".into(), 2, 1));
+            checkpoint.stats.insert("pages", 2);
+            outbox.append(checkpoint);
+        }
+        assert!(!outbox.has_changes(), "counts alone are no reason for a round");
+        let round = outbox.take_changes(false);
+        assert!(round.answers.is_empty() && round.stats.is_empty());
+        let beat = outbox.take_changes(true);
+        assert_eq!(beat.answers, vec![("https://a.example".to_owned(), 6, 3)]);
+        assert_eq!(beat.stats.get("pages"), Some(&6));
     }
 
     #[test]
