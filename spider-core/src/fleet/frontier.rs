@@ -171,9 +171,10 @@ pub(crate) struct FleetFrontier {
 
 impl FleetFrontier {
     pub(super) fn new(config: &crate::config::Config, link: Arc<Link>) -> Self {
-        // A quarter more than the worker's concurrency: a slot that frees starts its next
-        // request from the buffer, not after a round trip to Redis.
-        let lookahead = config.concurrency.div_ceil(4);
+        // Half again the worker's concurrency: a slot that frees starts its next request
+        // from the buffer, not after a round trip to Redis. A request buffered holds a
+        // slot of its host in the fleet, but never more than the worker's share of them.
+        let lookahead = config.concurrency.div_ceil(2);
         link.lock().refill_at = lookahead.div_ceil(2).max(1);
         let frontier = FleetFrontier {
             rules: Rules::new(config),
