@@ -5,36 +5,37 @@ use std::process::Command;
 
 use serde_json::Value;
 
-#[test]
-fn every_contender_crawls_every_page_exactly_once() {
+/// The small site's pages with its home page, and its books: each an item.
+const PAGES: u64 = 301;
+const BOOKS: u64 = 285;
+
+/// `spiderling bench` with `args` on a site of 300 pages of 2 KiB at C = 8: its JSON
+/// report, once the command succeeded and the report names that site.
+fn bench_on_the_small_site(args: &[&str]) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_spiderling"))
-        .args([
-            "bench",
-            "--pages",
-            "300",
-            "--concurrency",
-            "8",
-            "--page-kb",
-            "2",
-            "--sample",
-            "1000",
-            "--json",
-        ])
+        .args(["bench", "--pages", "300", "--page-kb", "2", "--concurrency", "8", "--json"])
+        .args(args)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let (pages, books) = (&report["setup"]["expected_pages"], &report["setup"]["books"]);
-    assert_eq!((pages, books), (&Value::from(301), &Value::from(285)));
+    assert_eq!(report["setup"]["expected_pages"], PAGES);
+    assert_eq!(report["setup"]["books"], BOOKS);
+    report
+}
+
+#[test]
+fn every_contender_crawls_every_page_exactly_once() {
+    let report = bench_on_the_small_site(&["--sample", "1000"]);
     let contenders = report["contenders"].as_array().unwrap();
     let names: Vec<&str> = contenders.iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["spiderling", "state", "bare", "sequential"]);
     for c in contenders {
         let name = &c["name"];
-        assert_eq!(&c["pages"], pages, "{name}: pages parsed");
-        assert_eq!(&c["server_pages"], pages, "{name}: pages the server answered");
+        assert_eq!(c["pages"], PAGES, "{name}: pages parsed");
+        assert_eq!(c["server_pages"], PAGES, "{name}: pages the server answered");
         assert_eq!(c["server_duplicates"], 0, "{name}: a page fetched twice");
-        assert_eq!(&c["items"], books, "{name}: items written");
+        assert_eq!(c["items"], BOOKS, "{name}: items written");
         assert!(c["pages_per_sec"].as_f64().unwrap() > 0.0, "{name}");
         assert!(c["peak_rss_mb"].as_f64().unwrap() > 0.0, "{name}");
     }
@@ -47,38 +48,17 @@ fn every_contender_crawls_every_page_exactly_once() {
 /// bench starts, each run with every page answered once and the scale measured.
 #[test]
 fn the_fleet_bench_runs_every_count_with_every_page_once() {
-    let out = Command::new(env!("CARGO_BIN_EXE_spiderling"))
-        .args([
-            "bench",
-            "--workers",
-            "1,2",
-            "--pages",
-            "300",
-            "--latency-ms",
-            "5",
-            "--concurrency",
-            "8",
-            "--page-kb",
-            "2",
-            "--run-timeout-secs",
-            "60",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let (pages, books) = (&report["setup"]["expected_pages"], &report["setup"]["books"]);
-    assert_eq!((pages, books), (&Value::from(301), &Value::from(285)));
+    let report =
+        bench_on_the_small_site(&["--workers", "1,2", "--latency-ms", "5", "--run-timeout-secs", "60"]);
     let runs = report["runs"].as_array().unwrap();
     let workers: Vec<u64> = runs.iter().map(|r| r["workers"].as_u64().unwrap()).collect();
     assert_eq!(workers, [1, 2]);
     for run in runs {
         let n = &run["workers"];
         assert!(run.get("failed").is_none(), "{n} workers: {}", run["failed"]);
-        assert_eq!(&run["pages"], pages, "{n} workers: pages the server answered");
+        assert_eq!(run["pages"], PAGES, "{n} workers: pages the server answered");
         assert_eq!(run["duplicates"], 0, "{n} workers: a page fetched twice");
-        assert_eq!(&run["items"], books, "{n} workers: items written");
+        assert_eq!(run["items"], BOOKS, "{n} workers: items written");
         let by_worker = run["pages_by_worker"].as_array().unwrap();
         assert_eq!(by_worker.len() as u64, n.as_u64().unwrap(), "a run per worker");
         assert!(run["pages_per_sec"].as_f64().unwrap() > 0.0, "{n} workers");
