@@ -5,7 +5,7 @@ mod support;
 use std::time::Duration;
 
 use spider_sandbox::{DemoSite, Sandbox};
-use spiderling::{Config, Crawler};
+use spiderling::{Config, CrawlStatus, Crawler};
 use support::{config_for, expected_books, read_jsonl, BookSpider};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -73,6 +73,37 @@ async fn max_depth_stops_following_past_the_limit() {
     assert_eq!(seen.under("/catalogue/page-2"), 0);
     assert_eq!(seen.under("/catalogue/book_"), 1, "only the redirect's target");
     assert_eq!(read_jsonl(&output).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_pages_stops_at_the_count_with_the_items_of_those_pages() {
+    let site = Sandbox::demo(DemoSite::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, output) = config_for(&site, dir.path(), "books.jsonl");
+    let summary = Crawler::new(BookSpider::new(config.concurrency(8).max_pages(25))).run().await.unwrap();
+    assert_eq!(summary.status, CrawlStatus::LimitReached);
+    assert_eq!(summary.exit_code(), std::process::ExitCode::SUCCESS);
+    assert_eq!(summary.pages, 25);
+    assert!(summary.unfinished > 0, "the rest of the site was left: {}", summary.unfinished);
+    // The pages, and at most the one redirect hop on the way to one of them.
+    let fetched = site.observed().pages().count();
+    assert!((25..=26).contains(&fetched), "the site answered {fetched} page requests");
+    assert_eq!(read_jsonl(&output).len() as u64, summary.items);
+    assert!(summary.items > 0 && summary.items < 25, "{} items", summary.items);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_items_stops_admitting_and_keeps_the_items_in_flight() {
+    let site = Sandbox::demo(DemoSite::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, output) = config_for(&site, dir.path(), "books.jsonl");
+    let summary = Crawler::new(BookSpider::new(config.concurrency(4).max_items(10))).run().await.unwrap();
+    assert_eq!(summary.status, CrawlStatus::LimitReached);
+    // Each book page gives one item; four were in flight at most when the tenth landed.
+    assert!((10..=14).contains(&summary.items), "{} items", summary.items);
+    assert_eq!(read_jsonl(&output).len() as u64, summary.items, "every item scraped is written");
+    let fetched = site.observed().pages().count();
+    assert!(fetched < 60, "the crawl went on: {fetched} pages of 1,000 books");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -268,6 +268,9 @@ pub enum CrawlStatus {
     Interrupted,
     /// The proxy spend reached `proxy_budget`: nothing more was admitted.
     BudgetReached,
+    /// `max_pages` or `max_items` was reached: nothing more was admitted, and what was in
+    /// flight finished.
+    LimitReached,
     /// The state file holds a crawl that already ran to its end, and no new start URL
     /// arrived: nothing was fetched.
     AlreadyComplete,
@@ -281,8 +284,8 @@ pub struct Summary {
     pub name: String,
     /// How it ended.
     pub status: CrawlStatus,
-    /// Requests still queued, deferred or in flight when an interruption or the proxy
-    /// budget stopped it.
+    /// Requests still queued, deferred or in flight when an interruption, the proxy
+    /// budget or a limit stopped it.
     pub unfinished: u64,
     /// The runs the crawl took: 1 without a state file; with one, every run that worked
     /// on it, this one included. Every count below is over all of them.
@@ -355,7 +358,7 @@ impl Summary {
     /// ```
     pub fn exit_code(&self) -> std::process::ExitCode {
         std::process::ExitCode::from(match self.status {
-            CrawlStatus::Complete | CrawlStatus::AlreadyComplete => 0,
+            CrawlStatus::Complete | CrawlStatus::AlreadyComplete | CrawlStatus::LimitReached => 0,
             CrawlStatus::CompleteWithFailures => 3,
             CrawlStatus::BudgetReached => 4,
             CrawlStatus::Interrupted => 130,
@@ -395,6 +398,13 @@ impl fmt::Display for Summary {
             }
             CrawlStatus::BudgetReached => {
                 writeln!(f, "  proxy budget reached: {} requests left unfinished", self.unfinished)?;
+            }
+            CrawlStatus::LimitReached => {
+                writeln!(
+                    f,
+                    "  max_pages or max_items reached: {} requests left unfinished",
+                    self.unfinished
+                )?;
             }
             CrawlStatus::Complete | CrawlStatus::CompleteWithFailures | CrawlStatus::AlreadyComplete => {}
         }

@@ -63,6 +63,7 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// | `retries` | whole number: attempts after the first | 3 |
 /// | `timeout` | `"30s"`: time for one attempt | 30 s |
 /// | `max_depth` | whole number: links followed from a start URL | no limit |
+/// | `max_pages` / `max_items` | whole number ≥ 1: pages fetched, or items written, before the crawl stops admitting | no limit |
 /// | `user_agent` | string | `spiderling/VERSION` |
 /// | `headers` | list of `"Name: value"` | none |
 /// | `obey_robots` | `true` / `false` | `true` |

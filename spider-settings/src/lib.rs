@@ -84,6 +84,8 @@ pub const KEYS: &[Key] = &[
     key("retries", Kind::Count, "attempts after the first (default 3)"),
     key("timeout", Kind::Duration, "time for one attempt (default 30s)"),
     key("max_depth", Kind::Count, "links followed from a start URL (default: no limit)"),
+    key("max_pages", Kind::Positive, "pages to fetch, then the crawl stops admitting (default: no limit)"),
+    key("max_items", Kind::Positive, "items to write, then the crawl stops admitting (default: no limit)"),
     key("user_agent", Kind::Text, "the User-Agent header (default spiderling/VERSION)"),
     key("headers", Kind::TextList, "headers sent with every request, as `Name: value` (default: none)"),
     key("obey_robots", Kind::Bool, "fetch and obey robots.txt (default true)"),

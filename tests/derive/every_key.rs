@@ -20,6 +20,8 @@ struct Book {
     retries = 4,
     timeout = "20s",
     max_depth = 5,
+    max_pages = 500,
+    max_items = 100,
     user_agent = "books-bot/1.0",
     headers = ["Accept-Language: en"],
     obey_robots = false,
@@ -56,6 +58,7 @@ pub(crate) fn main() {
     assert!(config.validate().is_ok());
     let settings = config.to_string();
     assert!(settings.contains("concurrency = 5 · per_host = 3 · rpm = 600"), "{settings}");
+    assert!(settings.contains("max_pages = 500 · max_items = 100"), "{settings}");
     assert!(settings.contains("proxy = direct > env:SPIDERLING_UI_PROXY · geo = us"), "{settings}");
     assert!(settings.contains("geo_rules = *.de=de, shop.example.fr=fr · sticky = true"), "{settings}");
     assert!(settings.contains("proxy_price_per_gb = 8.5 · proxy_budget = 20"), "{settings}");

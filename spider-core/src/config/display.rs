@@ -34,6 +34,13 @@ impl std::fmt::Display for Config {
             "  max_depth = {depth} · obey_robots = {} · user_agent = {}",
             self.obey_robots, self.user_agent
         )?;
+        let limits: Vec<String> = [("max_pages", self.max_pages), ("max_items", self.max_items)]
+            .into_iter()
+            .filter_map(|(key, max)| max.map(|n| format!("{key} = {n}")))
+            .collect();
+        if !limits.is_empty() {
+            writeln!(f, "  {}", limits.join(" · "))?;
+        }
         let headers: Vec<String> = self.headers.iter().map(|(name, _)| format!("{name}: …")).collect();
         writeln!(f, "  headers = {}", list(&headers))?;
         if let Some(RouteSpec(proxy)) = &self.proxy {

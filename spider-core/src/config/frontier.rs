@@ -30,6 +30,40 @@ impl Config {
         self
     }
 
+    /// Fetch this many pages (answers handed to `parse`), then admit nothing more: the
+    /// requests in flight count as pages to come, so the crawl stops at the count, and
+    /// ends with [`CrawlStatus::LimitReached`](crate::CrawlStatus::LimitReached), exit
+    /// code 0. With a state file the count is over all its runs; in a fleet it is each
+    /// worker's (default: no limit).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("sample").max_pages(100);
+    /// assert!(config.to_string().contains("max_pages = 100"));
+    /// ```
+    #[must_use]
+    pub fn max_pages(mut self, pages: u64) -> Self {
+        self.max_pages = Some(pages);
+        self
+    }
+
+    /// Once this many items are written, admit nothing more; the requests in flight still
+    /// finish and their items are kept, so the output may hold a few more. Counted like
+    /// [`max_pages`](Self::max_pages) (default: no limit).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("sample").max_items(1_000);
+    /// assert!(config.to_string().contains("max_items = 1000"));
+    /// ```
+    #[must_use]
+    pub fn max_items(mut self, items: u64) -> Self {
+        self.max_items = Some(items);
+        self
+    }
+
     /// Keep the crawl in this state file (one SQLite file), so that it survives Ctrl-C, a
     /// crash or `kill -9`: running the same crawl again goes on where it stopped, and the
     /// output holds every page's items exactly once. The frontier and the seen-set live in

@@ -70,6 +70,8 @@ pub struct Config {
     pub(crate) backoff: Backoff,
     pub(crate) timeout: Duration,
     pub(crate) max_depth: Option<u32>,
+    pub(crate) max_pages: Option<u64>,
+    pub(crate) max_items: Option<u64>,
     pub(crate) user_agent: String,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) obey_robots: bool,

@@ -56,6 +56,8 @@ impl Config {
             "retries" => self.retries(small(false)?),
             "timeout" => self.timeout(keys::parse_duration(value).map_err(problem)?),
             "max_depth" => self.max_depth(small(false)?),
+            "max_pages" => self.max_pages(count(true)?),
+            "max_items" => self.max_items(count(true)?),
             "user_agent" => self.user_agent(value),
             "headers" => {
                 let mut headers = Vec::new();

@@ -2,6 +2,9 @@
 //! requests and absorbs what they report.
 
 mod gauges;
+mod limits;
+
+pub(super) use limits::Limits;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -42,6 +45,8 @@ pub(super) struct End {
     pub(super) error: Option<Error>,
     pub(super) interrupted: bool,
     pub(super) budget_reached: bool,
+    /// `max_pages` or `max_items` stopped it with requests left.
+    pub(super) limit_reached: bool,
     pub(super) unfinished: usize,
 }
 
@@ -116,6 +121,7 @@ pub(super) struct Dispatcher<S: Spider> {
     grace: Duration,
     /// Set when the proxy spend reaches the budget: admit nothing, finish what is in flight.
     budget_reached: bool,
+    limits: Limits,
     /// Adaptive mode's aim, when on.
     adaptive: Option<Target>,
     /// All answers over the last [`WINDOW`], and the latest latencies.
@@ -135,6 +141,7 @@ impl<S: Spider> Dispatcher<S> {
         files: Files,
         stop_rx: mpsc::UnboundedReceiver<()>,
         live: watch::Sender<Live>,
+        limits: Limits,
     ) -> Self {
         let (done_tx, done_rx) = mpsc::unbounded_channel();
         // A fleet's frontier holds the rate for every worker: requests arrive admitted.
@@ -175,6 +182,7 @@ impl<S: Spider> Dispatcher<S> {
             draining_until: None,
             grace: config.grace,
             budget_reached: false,
+            limits,
             adaptive: config.adaptive.then(|| Target {
                 block_rate: config.block_target,
                 ceiling: config.per_host.min(config.concurrency),
@@ -276,6 +284,7 @@ impl<S: Spider> Dispatcher<S> {
             && (self.fatal.is_some()
                 || self.draining_until.is_some()
                 || self.budget_reached
+                || self.limits.reached(&self.shared.stats)
                 || (self.held.is_none() && !self.frontier.has_pending()))
     }
 
@@ -293,12 +302,16 @@ impl<S: Spider> Dispatcher<S> {
         self.publish(Instant::now());
         let interrupted = self.draining_until.is_some();
         let unfinished = self.frontier.len() + self.in_flight + usize::from(self.held.is_some()) + self.left;
+        // A limit reached as the last request finished leaves nothing: the crawl is complete.
+        let limit_reached = unfinished > 0 && self.limits.reached(&self.shared.stats);
         let ended = if self.fatal.is_some() {
             RunEnd::Failed
         } else if interrupted {
             RunEnd::Finished(CrawlStatus::Interrupted)
         } else if self.budget_reached {
             RunEnd::Finished(CrawlStatus::BudgetReached)
+        } else if limit_reached {
+            RunEnd::Finished(CrawlStatus::LimitReached)
         } else if self.shared.stats.failure_count() > 0 {
             RunEnd::Finished(CrawlStatus::CompleteWithFailures)
         } else {
@@ -316,7 +329,7 @@ impl<S: Spider> Dispatcher<S> {
         if let Some(Err(error)) = self.files.failures.as_mut().map(|file| file.flush()) {
             self.fatal.get_or_insert(error);
         }
-        End { error: self.fatal, interrupted, budget_reached: self.budget_reached, unfinished }
+        End { error: self.fatal, interrupted, budget_reached: self.budget_reached, limit_reached, unfinished }
     }
 
     /// Commit what this run did since the last checkpoint, with a state file: flush the
@@ -408,6 +421,7 @@ impl<S: Spider> Dispatcher<S> {
             && self.draining_until.is_none()
             && !self.budget_reached
             && self.slots_taken() < self.concurrency
+            && self.limits.admit(&self.shared.stats, self.in_flight)
         {
             if self.shared.router.budget_reached() {
                 tracing::warn!(

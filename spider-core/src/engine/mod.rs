@@ -29,7 +29,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use url::Url;
 
-use dispatch::Dispatcher;
+use dispatch::{Dispatcher, Limits};
 
 use crate::block::BlockRules;
 use crate::cache::{CacheWrite, Cached, HttpCache};
@@ -181,7 +181,8 @@ impl<S: Spider> Crawler<S> {
         let signals = config.handle_signals.then(|| Background(tokio::spawn(forward_signals(stop_tx))));
         tracing::info!(spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
         let files = Files { sink, failures, cache };
-        let dispatcher = Dispatcher::new(&config, frontier, shared.clone(), files, stop_rx, live);
+        let limits = Limits::new(&config, earlier.as_ref().map(|e| &e.counts));
+        let dispatcher = Dispatcher::new(&config, frontier, shared.clone(), files, stop_rx, live, limits);
         let end = dispatcher.run().await;
         if let Some(membership) = membership {
             membership.leave(config.grace).await;
@@ -196,6 +197,8 @@ impl<S: Spider> Crawler<S> {
             Some(CrawlStatus::Interrupted)
         } else if end.budget_reached {
             Some(CrawlStatus::BudgetReached)
+        } else if end.limit_reached {
+            Some(CrawlStatus::LimitReached)
         } else {
             None
         };

@@ -470,7 +470,7 @@ impl Journal for StateFrontier {
         if let Some((_, status)) = ended {
             let crawl = match status {
                 "complete" | "complete_with_failures" => "complete",
-                "interrupted" | "budget_reached" => "paused",
+                "interrupted" | "budget_reached" | "limit_reached" => "paused",
                 _ => "stopped",
             };
             self.conn.execute("UPDATE crawl SET value = ?1 WHERE key = 'status'", [crawl]).map_err(store)?;
@@ -486,6 +486,7 @@ fn end_word(end: RunEnd) -> &'static str {
         RunEnd::Finished(CrawlStatus::CompleteWithFailures) => "complete_with_failures",
         RunEnd::Finished(CrawlStatus::Interrupted) => "interrupted",
         RunEnd::Finished(CrawlStatus::BudgetReached) => "budget_reached",
+        RunEnd::Finished(CrawlStatus::LimitReached) => "limit_reached",
         RunEnd::Finished(CrawlStatus::AlreadyComplete) => "already_complete",
         RunEnd::Failed => "error",
     }

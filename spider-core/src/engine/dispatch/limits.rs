@@ -1,0 +1,77 @@
+//! `max_pages` and `max_items`: once either is reached the crawl admits nothing more,
+//! finishes what is in flight and ends with [`CrawlStatus::LimitReached`]
+//! (crate::CrawlStatus::LimitReached).
+
+use crate::config::Config;
+use crate::stats::{Counts, Stats};
+
+/// The crawl's page and item limits, counted over every run of its state file.
+pub(in crate::engine) struct Limits {
+    max_pages: Option<u64>,
+    max_items: Option<u64>,
+    /// Pages and items of the state file's earlier runs.
+    pages_before: u64,
+    items_before: u64,
+}
+
+impl Limits {
+    pub(in crate::engine) fn new(config: &Config, earlier: Option<&Counts>) -> Self {
+        Limits {
+            max_pages: config.max_pages,
+            max_items: config.max_items,
+            pages_before: earlier.map_or(0, |counts| counts.pages),
+            items_before: earlier.map_or(0, |counts| counts.items),
+        }
+    }
+
+    /// Whether another request may be admitted with `in_flight` on their way. Requests in
+    /// flight count as pages to come, so a crawl fetches `max_pages` pages and no more;
+    /// one that fails makes room for another.
+    pub(super) fn admit(&self, stats: &Stats, in_flight: usize) -> bool {
+        let in_flight = u64::try_from(in_flight).unwrap_or(u64::MAX);
+        let pages = self.pages(stats).saturating_add(in_flight);
+        self.max_pages.is_none_or(|max| pages < max)
+            && self.max_items.is_none_or(|max| self.items(stats) < max)
+    }
+
+    /// Whether a limit is reached: nothing more will be admitted.
+    pub(super) fn reached(&self, stats: &Stats) -> bool {
+        self.max_pages.is_some_and(|max| self.pages(stats) >= max)
+            || self.max_items.is_some_and(|max| self.items(stats) >= max)
+    }
+
+    fn pages(&self, stats: &Stats) -> u64 {
+        self.pages_before + Stats::get(&stats.pages)
+    }
+
+    fn items(&self, stats: &Stats) -> u64 {
+        self.items_before + Stats::get(&stats.items)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_in_flight_count_and_earlier_runs_count() {
+        let config = Config::new("t").max_pages(10).max_items(5);
+        let earlier = Counts { pages: 4, items: 1, ..Counts::default() };
+        let limits = Limits::new(&config, Some(&earlier));
+        let stats = Stats::new();
+        Stats::add(&stats.pages, 3);
+        assert!(limits.admit(&stats, 2), "4 + 3 + 2 pages: one more fits");
+        assert!(!limits.admit(&stats, 3), "4 + 3 + 3 pages: full");
+        assert!(!limits.reached(&stats), "7 pages fetched: room once those in flight fail");
+        Stats::add(&stats.items, 4);
+        assert!(limits.reached(&stats) && !limits.admit(&stats, 0), "1 + 4 items");
+    }
+
+    #[test]
+    fn no_limit_admits_everything() {
+        let limits = Limits::new(&Config::new("t"), None);
+        let stats = Stats::new();
+        Stats::add(&stats.pages, 1_000_000);
+        assert!(limits.admit(&stats, 10_000) && !limits.reached(&stats));
+    }
+}
