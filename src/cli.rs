@@ -148,6 +148,10 @@ struct Flags {
     /// network (the `cache` setting), such as --cache .spiderling/cache.
     #[arg(long, value_name = "FILE")]
     cache: Option<std::path::PathBuf>,
+    /// Also start from the URLs in this file, one per line (`-` for standard input), read
+    /// while the crawl runs; a line that is not a URL is logged with its number and skipped.
+    #[arg(long, value_name = "FILE")]
+    start_urls: Option<std::path::PathBuf>,
     /// Log level: error, warn, info, debug, trace (or a RUST_LOG filter).
     #[arg(long, value_name = "LEVEL", default_value = DEFAULT_LOG)]
     log_level: String,
@@ -326,7 +330,7 @@ fn probe_default<S: Spider + Default>(command: ProbeCommand) -> ExitCode {
 
 /// Crawl with `spider`, its settings layered under the environment and `flags`.
 fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
-    let Flags { output, set, metrics, fresh, cache, log_level } = flags;
+    let Flags { output, set, metrics, fresh, cache, start_urls, log_level } = flags;
     let with_flags = |config: Config| {
         let config = match metrics {
             Some(addr) => config.metrics(addr),
@@ -334,6 +338,10 @@ fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
         };
         let config = match cache {
             Some(path) => config.cache(path),
+            None => config,
+        };
+        let config = match start_urls {
+            Some(path) => config.start_list(path),
             None => config,
         };
         config.fresh(fresh)

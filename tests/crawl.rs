@@ -107,6 +107,50 @@ async fn max_items_stops_admitting_and_keeps_the_items_in_flight() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_list_is_crawled_and_its_bad_lines_are_counted_and_skipped() {
+    let demo = DemoSite::default();
+    let site = Sandbox::demo(demo).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("urls.txt");
+    let base = site.url();
+    let good: Vec<String> = (1..=30).map(|i| format!("{base}catalogue/book_{i}.html")).collect();
+    let mut text = String::from("# thirty books, a blank line and three mistakes\n\n");
+    for (i, url) in good.iter().enumerate() {
+        text.push_str(url);
+        text.push('\n');
+        if i == 9 {
+            text.push_str("not a url\nhttp://\n");
+        }
+    }
+    text.push_str("books.example/no-scheme\n");
+    std::fs::write(&list, text).unwrap();
+    let output = dir.path().join("books.jsonl");
+    let config =
+        Config::new("books").allowed_domain("127.0.0.1").output(&output).max_depth(0).start_list(&list);
+
+    let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
+
+    assert_eq!(summary.bad_start_lines, 3);
+    assert_eq!(summary.status, CrawlStatus::Complete);
+    assert_eq!(read_jsonl(&output).len(), 30, "a book per good line");
+    let seen = site.observed();
+    assert_eq!(seen.pages().count(), 30, "the list's pages and nothing else");
+    assert_eq!(seen.duplicates(), Default::default());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_list_that_cannot_be_read_is_refused_before_any_request() {
+    let site = Sandbox::demo(DemoSite::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, _) = config_for(&site, dir.path(), "books.jsonl");
+    let config = config.start_list(dir.path().join("missing.txt"));
+    let error = Crawler::new(BookSpider::new(config)).run().await.unwrap_err();
+    assert!(error.to_string().contains("missing.txt"), "{error}");
+    assert_eq!(error.exit_code(), std::process::ExitCode::from(2));
+    assert!(site.observed().hits.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crawl_delay_in_robots_txt_is_a_floor_between_requests() {
     let crawl_delay = Duration::from_millis(200);
     let demo = DemoSite { books: 5, per_page: 5, crawl_delay: Some(crawl_delay), ..DemoSite::default() };

@@ -184,6 +184,8 @@ pub(crate) struct Ending {
     pub(crate) runs: u32,
     pub(crate) state: Option<PathBuf>,
     pub(crate) proxy: Option<ProxySpend>,
+    /// Lines of the start list that were not URLs.
+    pub(crate) bad_start_lines: u64,
 }
 
 impl Summary {
@@ -227,6 +229,7 @@ impl Summary {
             statuses: counts.statuses,
             failures_by_reason: counts.failures_by_reason,
             proxy: ending.proxy,
+            bad_start_lines: ending.bad_start_lines,
         }
     }
 }
@@ -339,6 +342,9 @@ pub struct Summary {
     pub failures_by_reason: BTreeMap<String, u64>,
     /// Traffic and spend per gateway, when proxies are configured.
     pub proxy: Option<ProxySpend>,
+    /// Lines of the start list (`--start-urls`) skipped as not URLs; each was logged with
+    /// its line number.
+    pub bad_start_lines: u64,
 }
 
 impl Summary {
@@ -427,6 +433,14 @@ impl fmt::Display for Summary {
             self.redirects,
             size(self.bytes)
         )?;
+        if self.bad_start_lines > 0 {
+            let lines = if self.bad_start_lines == 1 { "line" } else { "lines" };
+            writeln!(
+                f,
+                "  start list: {} {lines} skipped as not URLs (logged with their numbers)",
+                self.bad_start_lines
+            )?;
+        }
         if let Some(proxy) = &self.proxy {
             let budget = proxy.budget.map(|b| format!(" of a budget of {b:.2}")).unwrap_or_default();
             writeln!(f, "  proxy: {}, spend {:.4}{budget}", size(proxy.bytes), proxy.spend)?;

@@ -22,6 +22,9 @@ impl std::fmt::Display for Config {
         let path = |p: &Option<PathBuf>| p.as_ref().map_or("none".to_owned(), |p| p.display().to_string());
         writeln!(f, "settings of {}:", self.name)?;
         writeln!(f, "  start_urls = {}", list(&self.start_urls))?;
+        if self.start_list.is_some() {
+            writeln!(f, "  start_list = {}", path(&self.start_list))?;
+        }
         writeln!(f, "  allowed_domains = {}", list(&self.allowed_domains))?;
         writeln!(f, "  concurrency = {} · per_host = {} · {rate}", self.concurrency, self.per_host)?;
         writeln!(f, "  delay = {delay} · retries = {} · timeout = {:?}", self.retries, self.timeout)?;

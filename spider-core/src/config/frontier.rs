@@ -15,6 +15,23 @@ impl Config {
         self
     }
 
+    /// Also start from the URLs in this file, one per line (`-` for standard input;
+    /// blank lines and `#` comments are skipped). It is read while the crawl runs, so a
+    /// list of millions is never in memory whole; a line that is not a URL is logged with
+    /// its number, counted in the summary, and skipped (default: none).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("shop").start_list("urls.txt");
+    /// assert!(config.to_string().contains("start_list = urls.txt"));
+    /// ```
+    #[must_use]
+    pub fn start_list(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.start_list = Some(path.into());
+        self
+    }
+
     /// Allow a domain and its subdomains; once any is set, links elsewhere are dropped
     /// (default: every domain allowed). The port is not part of the match.
     #[must_use]

@@ -60,6 +60,7 @@ pub const DEFAULT_USER_AGENT: &str = concat!("spiderling/", env!("CARGO_PKG_VERS
 pub struct Config {
     pub(crate) name: String,
     pub(crate) start_urls: Vec<String>,
+    pub(crate) start_list: Option<std::path::PathBuf>,
     pub(crate) allowed_domains: Vec<String>,
     pub(crate) concurrency: usize,
     pub(crate) per_host: usize,

@@ -40,6 +40,17 @@ use crate::throttle::{DelayRange, HostSlots, RateGate, SlotState};
 /// The longest a finished request waits for its checkpoint (see `checkpoint_due`).
 const GROUP_COMMIT: Duration = Duration::from_millis(2);
 
+/// Start URLs taken from the list in one turn of the dispatcher, beyond the first.
+const START_BATCH: usize = 255;
+
+/// What the dispatcher listens to besides its tasks.
+pub(super) struct Inputs {
+    /// Ctrl-C or SIGTERM.
+    pub(super) stop_rx: mpsc::UnboundedReceiver<()>,
+    /// The start list's requests as they are read (`--start-urls`).
+    pub(super) start_list: Option<mpsc::Receiver<Request>>,
+}
+
 /// How the dispatcher ended.
 pub(super) struct End {
     pub(super) error: Option<Error>,
@@ -108,6 +119,8 @@ pub(super) struct Dispatcher<S: Spider> {
     shares_limits: bool,
     /// Woken when a fleet's frontier has new requests for this worker.
     arrivals: Option<Arc<Notify>>,
+    /// Start URLs read from a list while the crawl runs; `None` once it is read to its end.
+    start_list: Option<mpsc::Receiver<Request>>,
     /// A request popped for launch that is waiting for a rate token.
     held: Option<(HostId, Job)>,
     rng: SmallRng,
@@ -139,10 +152,11 @@ impl<S: Spider> Dispatcher<S> {
         frontier: Box<dyn Journal>,
         shared: Arc<Shared<S>>,
         files: Files,
-        stop_rx: mpsc::UnboundedReceiver<()>,
+        inputs: Inputs,
         live: watch::Sender<Live>,
         limits: Limits,
     ) -> Self {
+        let Inputs { stop_rx, start_list } = inputs;
         let (done_tx, done_rx) = mpsc::unbounded_channel();
         // A fleet's frontier holds the rate for every worker: requests arrive admitted.
         let shares_limits = frontier.shares_limits();
@@ -173,6 +187,7 @@ impl<S: Spider> Dispatcher<S> {
             rate,
             shares_limits,
             arrivals,
+            start_list,
             held: None,
             rng: SmallRng::from_os_rng(),
             tasks: JoinSet::new(),
@@ -245,7 +260,7 @@ impl<S: Spider> Dispatcher<S> {
             .into_iter()
             .flatten()
             .min();
-            if self.in_flight == 0 && wake_at.is_none() {
+            if self.in_flight == 0 && wake_at.is_none() && self.start_list.is_none() {
                 tracing::error!(
                     pending = self.frontier.len(),
                     "requests are queued but no host can take them; stopping"
@@ -274,6 +289,21 @@ impl<S: Spider> Dispatcher<S> {
                 }
                 () = tokio::time::sleep_until(wake_at) => {}
                 () = arrived(self.arrivals.as_deref()) => {}
+                read = next_start(self.start_list.as_mut()) => match read {
+                    Some(request) => {
+                        let now = Instant::now();
+                        self.enqueue(request, now);
+                        // What else is read already, in one turn; a bounded batch, so the
+                        // crawl's own work is never kept waiting long.
+                        for _ in 0..START_BATCH {
+                            match self.start_list.as_mut().map(mpsc::Receiver::try_recv) {
+                                Some(Ok(request)) => self.enqueue(request, now),
+                                _ => break,
+                            }
+                        }
+                    }
+                    None => self.start_list = None,
+                },
             }
         }
     }
@@ -285,7 +315,7 @@ impl<S: Spider> Dispatcher<S> {
                 || self.draining_until.is_some()
                 || self.budget_reached
                 || self.limits.reached(&self.shared.stats)
-                || (self.held.is_none() && !self.frontier.has_pending()))
+                || (self.held.is_none() && !self.frontier.has_pending() && self.start_list.is_none()))
     }
 
     /// Abort the tasks in flight; each reports its request as interrupted.
@@ -842,6 +872,14 @@ impl<S: Spider> Dispatcher<S> {
 async fn arrived(arrivals: Option<&Notify>) {
     match arrivals {
         Some(arrivals) => arrivals.notified().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next start URL of the list; `None` once it is read to its end; never, without one.
+async fn next_start(list: Option<&mut mpsc::Receiver<Request>>) -> Option<Request> {
+    match list {
+        Some(list) => list.recv().await,
         None => std::future::pending().await,
     }
 }

@@ -18,6 +18,7 @@
 //! second); `task` is one request's work; this module starts them and ends the crawl.
 
 mod dispatch;
+mod start_list;
 mod task;
 
 use std::path::Path;
@@ -29,7 +30,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use url::Url;
 
-use dispatch::{Dispatcher, Limits};
+use dispatch::{Dispatcher, Inputs, Limits};
+use start_list::ListReader;
 
 use crate::block::BlockRules;
 use crate::cache::{CacheWrite, Cached, HttpCache};
@@ -141,7 +143,9 @@ impl<S: Spider> Crawler<S> {
             (None, None) => (Box::new(MemoryFrontier::new(&config)) as Box<dyn Journal>, None, None),
         };
         seed(frontier.as_mut(), start, &stats, earlier.as_ref().is_some_and(|e| e.runs > 0))?;
-        if let Some(earlier) = earlier.as_ref().filter(|e| e.complete && !frontier.has_pending()) {
+        // A start list may hold new URLs: a crawl given one is never already complete.
+        let done_before = |e: &&Earlier| e.complete && !frontier.has_pending() && config.start_list.is_none();
+        if let Some(earlier) = earlier.as_ref().filter(done_before) {
             // Nothing to do, and nothing touched: the files stay as the last run left them.
             let ending = Ending {
                 stopped: Some(CrawlStatus::AlreadyComplete),
@@ -149,9 +153,12 @@ impl<S: Spider> Crawler<S> {
                 runs: earlier.runs,
                 state: config.state.clone(),
                 proxy: None,
+                bad_start_lines: 0,
             };
             return Ok(Summary::new(&config.name, earlier.counts.clone(), ending));
         }
+        let list =
+            config.start_list.as_deref().map(|path| ListReader::open(path, config.sticky)).transpose()?;
         let cache = HttpCache::open(&config)?;
         // Bound before the output file is opened: a port in use must not cost the items of
         // the last run.
@@ -182,8 +189,11 @@ impl<S: Spider> Crawler<S> {
         tracing::info!(spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
         let files = Files { sink, failures, cache };
         let limits = Limits::new(&config, earlier.as_ref().map(|e| &e.counts));
-        let dispatcher = Dispatcher::new(&config, frontier, shared.clone(), files, stop_rx, live, limits);
+        let (requests, reader) = list.unzip();
+        let inputs = Inputs { stop_rx, start_list: requests };
+        let dispatcher = Dispatcher::new(&config, frontier, shared.clone(), files, inputs, live, limits);
         let end = dispatcher.run().await;
+        let bad_start_lines = reader.map_or(0, ListReader::finish);
         if let Some(membership) = membership {
             membership.leave(config.grace).await;
         }
@@ -210,6 +220,7 @@ impl<S: Spider> Crawler<S> {
             runs: earlier.as_ref().map_or(0, |e| e.runs) + 1,
             state: config.state.clone(),
             proxy: shared.router.spend(),
+            bad_start_lines,
         };
         let summary = Summary::new(&config.name, counts, ending);
         if let Some(path) = config.stats_path() {
