@@ -1,6 +1,6 @@
 //! `max_pages` and `max_items`: once either is reached the crawl admits nothing more,
-//! finishes what is in flight and ends with [`CrawlStatus::LimitReached`]
-//! (crate::CrawlStatus::LimitReached).
+//! finishes what is in flight and ends with
+//! [`CrawlStatus::LimitReached`](crate::CrawlStatus::LimitReached).
 
 use crate::config::Config;
 use crate::stats::{Counts, Stats};
