@@ -177,3 +177,18 @@ fn every_key_is_accepted_and_shown_in_the_settings() {
 fn a_spider_with_its_own_parse_builds_a_crawler() {
     custom_parse::main();
 }
+
+#[derive(Spider, Default)]
+#[spider(start_urls = ["https://shop.example/"], follow = "a")]
+struct EveryLink;
+
+#[tokio::test]
+async fn follow_skips_links_to_files_that_are_not_pages() {
+    let html = r#"<a href="/product/1">a product</a> <a href="/files/catalogue.zip">the catalogue</a>
+        <a href="/covers/1.JPG">a cover</a> <a href="/src/setup.py">the source</a>
+        <a href="/manual.pdf#page=2">the manual</a> <a href="/list?page=2">next</a>"#;
+    let page = spiderling::Page::fixture("https://shop.example/", html).unwrap();
+    let (_, follows) = spiderling::testing::parse_page(&EveryLink, page).await.unwrap();
+    let paths: Vec<&str> = follows.iter().map(|request| request.url().path()).collect();
+    assert_eq!(paths, ["/product/1", "/list"]);
+}

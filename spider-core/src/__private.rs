@@ -114,7 +114,8 @@ pub fn missing(field: &'static str, selector: &'static str) -> ExtractError {
 
 /// The `parse` of a spider declared with `item = T` and/or `follow = "..."`: one parse of
 /// the page on the pool for both; the item is emitted when the page has one, the links
-/// are followed.
+/// are followed, but for those to files that are not pages (archives, media, documents,
+/// programs, stylesheets, scripts: see `non_page.rs`).
 ///
 /// # Errors
 ///
@@ -124,8 +125,9 @@ pub async fn parse_by_rules<T: Item>(
     cx: &mut crate::Cx<T>,
     follow: Option<&'static LazyLock<Selector>>,
 ) -> crate::Result {
-    let (item, links) =
+    let (item, mut links) =
         page.html(move |doc| (T::extract(doc), follow.map(|css| doc.links(css)).unwrap_or_default())).await?;
+    links.retain(|url| !crate::non_page::is_non_page(url));
     cx.follow_all(links);
     if let Some(item) = item? {
         cx.emit(item);

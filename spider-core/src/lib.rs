@@ -37,6 +37,7 @@ mod frontier;
 mod gauge;
 mod item;
 mod metrics;
+mod non_page;
 mod page;
 mod parse;
 mod probe;

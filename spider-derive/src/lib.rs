@@ -90,7 +90,7 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// | `metrics` | address to serve Prometheus metrics on, such as `"127.0.0.1:9898"` | none |
 /// | `progress` | `true` / `false`: live status line (terminal) or log line every 5 s | `true` |
 /// | `block_markers` | list of text that marks a page as a block, even with 200 | none |
-/// | `follow` | CSS selector, checked: links to follow | none |
+/// | `follow` | CSS selector, checked: links to follow; those to files that are not pages (archives, images, audio, video, office documents and PDFs, programs, stylesheets, scripts) are skipped | none |
 /// | `item` | a `#[derive(Item)]` type: emitted when a page has one | none |
 ///
 /// Every key but `profile`, `follow` and `item` can be changed at run time without a
