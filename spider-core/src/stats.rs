@@ -434,10 +434,11 @@ impl fmt::Display for Summary {
             size(self.bytes)
         )?;
         if self.bad_start_lines > 0 {
-            let lines = if self.bad_start_lines == 1 { "line" } else { "lines" };
+            let what =
+                if self.bad_start_lines == 1 { "line that is not a URL" } else { "lines that are not URLs" };
             writeln!(
                 f,
-                "  start list: {} {lines} skipped as not URLs (logged with their numbers)",
+                "  start list: skipped {} {what}, each logged with its line number",
                 self.bad_start_lines
             )?;
         }

@@ -193,7 +193,7 @@ impl<S: Spider> Crawler<S> {
         let inputs = Inputs { stop_rx, start_list: requests };
         let dispatcher = Dispatcher::new(&config, frontier, shared.clone(), files, inputs, live, limits);
         let end = dispatcher.run().await;
-        let bad_start_lines = reader.map_or(0, ListReader::finish);
+        let bad_start_lines = reader.as_ref().map_or(0, ListReader::bad_lines);
         if let Some(membership) = membership {
             membership.leave(config.grace).await;
         }

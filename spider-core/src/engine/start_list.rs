@@ -7,7 +7,8 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
@@ -19,8 +20,8 @@ const READ_AHEAD: usize = 1024;
 /// Bad lines logged one by one; the rest are only counted.
 const LOGGED: u64 = 20;
 
-/// The thread reading a list, and what it found once it is done.
-pub(crate) struct ListReader(JoinHandle<u64>);
+/// The thread reading a list: the lines it found not to be URLs so far.
+pub(crate) struct ListReader(Arc<AtomicU64>);
 
 impl ListReader {
     /// Open `path` (`-` for standard input) and start reading it: its requests come out of
@@ -36,22 +37,31 @@ impl ListReader {
         };
         let (tx, requests) = mpsc::channel(READ_AHEAD);
         let name = path.to_owned();
-        let reader = std::thread::Builder::new()
+        let bad_lines = Arc::new(AtomicU64::new(0));
+        let counted = bad_lines.clone();
+        // Not joined: a crawl that ends before its list (a limit, Ctrl-C) must not wait for
+        // standard input to close. The thread stops at its next request, the receiver gone.
+        std::thread::Builder::new()
             .name("spiderling-start-list".to_owned())
-            .spawn(move || read(source, &name, sticky, &tx))
+            .spawn(move || read(source, &name, sticky, &tx, &counted))
             .map_err(|e| Error::Config(format!("start list {}: {e}", path.display())))?;
-        Ok((requests, ListReader(reader)))
+        Ok((requests, ListReader(bad_lines)))
     }
 
-    /// The lines that were not URLs; call once the receiver is dropped, so a reader
-    /// waiting on a full channel stops.
-    pub(crate) fn finish(self) -> u64 {
-        self.0.join().unwrap_or_default()
+    /// The lines found not to be URLs: all of them once the list was read to its end.
+    pub(crate) fn bad_lines(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
     }
 }
 
-/// Send each URL of `source` on; the number of lines that were not URLs.
-fn read(source: Box<dyn BufRead + Send>, name: &Path, sticky: bool, tx: &mpsc::Sender<Request>) -> u64 {
+/// Send each URL of `source` on, counting the lines that are not URLs in `bad`.
+fn read(
+    source: Box<dyn BufRead + Send>,
+    name: &Path,
+    sticky: bool,
+    tx: &mpsc::Sender<Request>,
+    bad: &AtomicU64,
+) {
     let (mut urls, mut bad_lines) = (0_u64, 0_u64);
     for (number, line) in source.lines().enumerate() {
         let number = number + 1;
@@ -71,6 +81,7 @@ fn read(source: Box<dyn BufRead + Send>, name: &Path, sticky: bool, tx: &mpsc::S
             Ok(request) => request,
             Err(error) => {
                 bad_lines += 1;
+                bad.store(bad_lines, Ordering::Release);
                 if bad_lines <= LOGGED {
                     tracing::warn!(list = %name.display(), line = number, %error, "start list: skipped a line that is not a URL");
                 }
@@ -87,5 +98,4 @@ fn read(source: Box<dyn BufRead + Send>, name: &Path, sticky: bool, tx: &mpsc::S
         tracing::warn!(list = %name.display(), skipped = bad_lines, "start list: more lines were not URLs than were logged");
     }
     tracing::info!(list = %name.display(), urls, bad_lines, "start list read");
-    bad_lines
 }
