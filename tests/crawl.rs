@@ -138,6 +138,38 @@ async fn a_start_list_is_crawled_and_its_bad_lines_are_counted_and_skipped() {
     assert_eq!(seen.duplicates(), Default::default());
 }
 
+/// A list whose writer never closes it, as `--start-urls -` fed by a program that keeps
+/// running: a crawl that reaches its limit ends without waiting for the list's end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_at_its_limit_ends_while_its_start_list_is_still_open() {
+    let site = Sandbox::demo(DemoSite::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("urls.fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let (writer_path, url) = (fifo.clone(), format!("{}catalogue/book_1.html", site.url()));
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        let mut writer = std::fs::OpenOptions::new().write(true).open(writer_path).unwrap();
+        writeln!(writer, "{url}").unwrap();
+        // Open until the test is over.
+        let _ = done_rx.recv_timeout(Duration::from_secs(60));
+    });
+    let output = dir.path().join("books.jsonl");
+    let config =
+        Config::new("books").allowed_domain("127.0.0.1").output(&output).max_pages(1).start_list(&fifo);
+
+    let crawl = Crawler::new(BookSpider::new(config)).run();
+    let summary = tokio::time::timeout(Duration::from_secs(20), crawl)
+        .await
+        .expect("the crawl waited for the list")
+        .unwrap();
+    drop(done_tx);
+
+    assert_eq!(summary.pages, 1);
+    assert_eq!(read_jsonl(&output).len(), 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_start_list_that_cannot_be_read_is_refused_before_any_request() {
     let site = Sandbox::demo(DemoSite::default()).unwrap();
