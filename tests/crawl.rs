@@ -168,6 +168,7 @@ async fn a_crawl_at_its_limit_ends_while_its_start_list_is_still_open() {
 
     assert_eq!(summary.pages, 1);
     assert_eq!(read_jsonl(&output).len(), 1);
+    assert_eq!(site.observed().pages().count(), 1, "the one page the list gave");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -54,10 +54,9 @@ pub(super) struct Inputs {
 /// How the dispatcher ended.
 pub(super) struct End {
     pub(super) error: Option<Error>,
-    pub(super) interrupted: bool,
-    pub(super) budget_reached: bool,
-    /// `max_pages` or `max_items` stopped it with requests left.
-    pub(super) limit_reached: bool,
+    /// What stopped it before the frontier was empty: a signal, the proxy budget, or
+    /// `max_pages`/`max_items`.
+    pub(super) stopped: Option<CrawlStatus>,
     pub(super) unfinished: usize,
 }
 
@@ -330,18 +329,22 @@ impl<S: Spider> Dispatcher<S> {
 
     fn end(mut self) -> End {
         self.publish(Instant::now());
-        let interrupted = self.draining_until.is_some();
         let unfinished = self.frontier.len() + self.in_flight + usize::from(self.held.is_some()) + self.left;
-        // A limit reached as the last request finished leaves nothing: the crawl is complete.
-        let limit_reached = unfinished > 0 && self.limits.reached(&self.shared.stats);
+        let stopped = if self.draining_until.is_some() {
+            Some(CrawlStatus::Interrupted)
+        } else if self.budget_reached {
+            Some(CrawlStatus::BudgetReached)
+        } else if unfinished > 0 && self.limits.reached(&self.shared.stats) {
+            // A limit reached as the last request finished leaves nothing: that crawl is
+            // complete.
+            Some(CrawlStatus::LimitReached)
+        } else {
+            None
+        };
         let ended = if self.fatal.is_some() {
             RunEnd::Failed
-        } else if interrupted {
-            RunEnd::Finished(CrawlStatus::Interrupted)
-        } else if self.budget_reached {
-            RunEnd::Finished(CrawlStatus::BudgetReached)
-        } else if limit_reached {
-            RunEnd::Finished(CrawlStatus::LimitReached)
+        } else if let Some(stopped) = stopped {
+            RunEnd::Finished(stopped)
         } else if self.shared.stats.failure_count() > 0 {
             RunEnd::Finished(CrawlStatus::CompleteWithFailures)
         } else {
@@ -359,7 +362,7 @@ impl<S: Spider> Dispatcher<S> {
         if let Some(Err(error)) = self.files.failures.as_mut().map(|file| file.flush()) {
             self.fatal.get_or_insert(error);
         }
-        End { error: self.fatal, interrupted, budget_reached: self.budget_reached, limit_reached, unfinished }
+        End { error: self.fatal, stopped, unfinished }
     }
 
     /// Commit what this run did since the last checkpoint, with a state file: flush the

@@ -203,19 +203,10 @@ impl<S: Spider> Crawler<S> {
             let _ = progress.await;
         }
 
-        let stopped = if end.interrupted {
-            Some(CrawlStatus::Interrupted)
-        } else if end.budget_reached {
-            Some(CrawlStatus::BudgetReached)
-        } else if end.limit_reached {
-            Some(CrawlStatus::LimitReached)
-        } else {
-            None
-        };
         let mut counts = earlier.as_ref().map(|e| e.counts.clone()).unwrap_or_default();
         counts.add(&shared.stats.counts(shared.pool.html_parses()));
         let ending = Ending {
-            stopped,
+            stopped: end.stopped,
             unfinished: end.unfinished,
             runs: earlier.as_ref().map_or(0, |e| e.runs) + 1,
             state: config.state.clone(),
