@@ -101,6 +101,29 @@ pub trait Spider: SpiderConfig + Send + Sync + 'static {
         let _ = answer;
         None
     }
+
+    /// What a URL listed in a sitemap becomes: the request to queue, or `None` to skip it.
+    /// A sitemap's URLs were found on no page, so no selector picked them; the default
+    /// queues each one, and a spider derived with `rule(...)`s sends it through its rules'
+    /// `allow`/`deny`, as if it were a link.
+    ///
+    /// ```
+    /// # use spider_core::{async_trait, Config, Cx, Page, Request, Result, Spider, SpiderConfig};
+    /// # struct Shop;
+    /// # impl SpiderConfig for Shop { fn config(&self) -> Config { Config::new("shop") } }
+    /// # #[async_trait]
+    /// # impl Spider for Shop {
+    /// #     type Item = ();
+    /// #     async fn parse(&self, _: Page, _: &mut Cx<()>) -> Result { Ok(()) }
+    /// // Only the product pages of this shop's sitemap, ahead of anything else.
+    /// fn from_sitemap(&self, url: url::Url) -> Option<Request> {
+    ///     url.path().starts_with("/product/").then(|| Request::new(url).with_priority(10))
+    /// }
+    /// # }
+    /// ```
+    fn from_sitemap(&self, url: Url) -> Option<Request> {
+        Some(Request::new(url))
+    }
 }
 
 /// What `parse` produces for one page: items and follow-up requests.
