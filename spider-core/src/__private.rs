@@ -134,3 +134,5 @@ pub async fn parse_by_rules<T: Item>(
     }
     Ok(())
 }
+
+pub use crate::link_rules::{parse_by_link_rules, LinkRule, LinkRules, DEFAULT_LINKS};

@@ -36,6 +36,7 @@ mod fleet;
 mod frontier;
 mod gauge;
 mod item;
+mod link_rules;
 mod metrics;
 mod non_page;
 mod page;
