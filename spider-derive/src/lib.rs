@@ -47,7 +47,7 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// }
 /// ```
 ///
-/// Without `item` and `follow`, write the crawl yourself:
+/// Without `rule(...)`s, `item` and `follow`, write the crawl yourself:
 /// `#[async_trait] impl Spider for Books { type Item = ...; async fn parse(...) }`.
 ///
 /// | key | value | default |
@@ -92,10 +92,65 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// | `block_markers` | list of text that marks a page as a block, even with 200 | none |
 /// | `follow` | CSS selector, checked: links to follow; those to files that are not pages (archives, images, audio, video, office documents and PDFs, programs, stylesheets, scripts) are skipped | none |
 /// | `item` | a `#[derive(Item)]` type: emitted when a page has one | none |
+/// | `rule(...)` | a link rule, repeatable, instead of `follow` and `item`: see below | none |
 ///
-/// Every key but `profile`, `follow` and `item` can be changed at run time without a
-/// rebuild: `SPIDERLING_RPM=300` or `--set rpm=300` with `spiderling::cli::main`. Proxy
+/// Every key but `profile`, `follow`, `item` and `rule` can be changed at run time without
+/// a rebuild: `SPIDERLING_RPM=300` or `--set rpm=300` with `spiderling::cli::main`. Proxy
 /// credentials belong there (or in the variable `env:VAR` names), never in code.
+///
+/// # Link rules
+///
+/// When a site's pages are of several kinds, `rule(...)`s say which links to take and
+/// what the pages they reach are for, as Scrapy's `Rule` and `LinkExtractor` do: here
+/// listing pages are only searched for links, and book pages only scraped, ahead of
+/// further listings.
+///
+/// ```
+/// use spiderling::prelude::*;
+/// # #[derive(Item, Serialize)] struct Book { #[css("h1")] title: String }
+///
+/// #[derive(Spider, Default)]
+/// #[spider(
+///     start_urls = ["http://127.0.0.1:8000/"],
+///     allowed_domains = ["127.0.0.1"],
+///     rule(allow = r"/catalogue/page-\d+\.html", follow),
+///     rule(css = "h3 > a", allow = r"/book_\d+\.html$", parse = Book, priority = 10),
+/// )]
+/// struct Books;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> spiderling::Result {
+/// let listing = Page::fixture(
+///     "http://127.0.0.1:8000/catalogue/page-1.html",
+///     r#"<h3><a href="book_1.html">Atlas</a></h3> <a href="page-2.html">next</a> <a href="/about">about</a>"#,
+/// )?;
+/// let (_, follows) = spiderling::testing::parse_page(&Books, listing).await?;
+/// let taken: Vec<(&str, i32)> = follows.iter().map(|r| (r.url().path(), r.priority())).collect();
+/// assert_eq!(taken, [("/catalogue/page-2.html", 0), ("/catalogue/book_1.html", 10)]);
+/// # Ok(()) }
+/// ```
+///
+/// | option | meaning | default |
+/// | --- | --- | --- |
+/// | `css` | CSS selector, checked: where on the page to look for links (`href`) | `"a[href], area[href]"` |
+/// | `allow` | a regex or a list of them, checked: a URL is taken when one of them matches | every URL |
+/// | `deny` | the same: a URL is not taken when one of them matches | none |
+/// | `follow` | flag: the pages reached are searched for links, with every rule | off |
+/// | `parse` | a `#[derive(Item)]` type: the pages reached are parsed into it, emitted when there | none |
+/// | `priority` | whole number, may be negative: higher is fetched sooner among a host's requests | 0 |
+/// | `files` | flag: take links to files that are not pages (archives, images, audio, video, documents, programs, stylesheets, scripts) too | off |
+///
+/// A rule needs `follow`, `parse` or both. The regexes search the link's canonical URL
+/// (absolute, without its fragment, the query's pairs sorted), anywhere in it unless
+/// anchored. On a page that follows, the rules take links in the order they are written,
+/// and a link one rule took is not taken again by a later one: the first rule wins. A
+/// page does what the rule that reached it says; the rule's number, from 0, travels in
+/// the request's meta under the reserved key `"spiderling:rule"`, and a redirect keeps it.
+/// A page no rule reached (a start URL, a `--start-urls` line) does what the first rule
+/// taking its URL says, and only follows when none does. A URL from a sitemap is queued
+/// for the first rule taking it, and skipped when none does. The spider's item is the
+/// type the `parse` rules name: one type for all of them (for several kinds of item,
+/// make an enum of them and write `parse` by hand).
 #[proc_macro_derive(Spider, attributes(spider))]
 pub fn derive_spider(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

@@ -5,6 +5,7 @@ use std::time::Duration;
 use spider_settings::{Key, Kind};
 use syn::{Expr, ExprArray, ExprLit, Lit, LitStr};
 
+use super::rule::{self, Rule};
 use crate::errors::Errors;
 
 /// A checked value, ready to forward to a `Config` builder method.
@@ -21,10 +22,11 @@ pub(crate) enum Value {
     Type(syn::Path),
 }
 
-/// The keys of `#[spider(...)]`, in the order written.
+/// The keys of `#[spider(...)]`, in the order written, and its `rule(...)`s.
 #[derive(Default)]
 pub(crate) struct Settings {
     pub(crate) values: Vec<(&'static Key, Value)>,
+    pub(crate) rules: Vec<Rule>,
 }
 
 impl Settings {
@@ -44,6 +46,18 @@ impl Settings {
         for attr in input.attrs.iter().filter(|a| a.path().is_ident("spider")) {
             let parsed = attr.parse_nested_meta(|meta| {
                 let ident = meta.path.get_ident().cloned().ok_or_else(|| meta.error("expected a key"))?;
+                if ident == "rule" {
+                    if meta.input.peek(syn::token::Paren) {
+                        settings.rules.extend(Rule::read(&meta, errors)?);
+                    } else {
+                        errors
+                            .at(&ident, "a rule is written `rule(css = \"...\", allow = \"regex\", follow)`");
+                        if meta.input.peek(syn::Token![=]) {
+                            let _: Expr = meta.value()?.parse()?;
+                        }
+                    }
+                    return Ok(());
+                }
                 let expr: Expr = meta.value()?.parse()?;
                 let name = ident.to_string();
                 if seen.contains(&ident) {
@@ -52,12 +66,12 @@ impl Settings {
                 }
                 seen.push(ident.clone());
                 let Some(key) = spider_settings::find(&name) else {
-                    let hint = match spider_settings::suggest(&name) {
+                    let mut names: Vec<&str> = spider_settings::KEYS.iter().map(|k| k.name).collect();
+                    names.push("rule");
+                    let hint = match spider_settings::closest(&name, &names) {
+                        Some("rule") => "; did you mean `rule(...)`?".to_owned(),
                         Some(known) => format!("; did you mean `{known}`?"),
-                        None => format!(
-                            "; the keys are {}",
-                            spider_settings::KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
-                        ),
+                        None => format!("; the keys are {}(...)", names.join(", ")),
                     };
                     errors.at(&ident, format!("unknown key `{name}`{hint}"));
                     return Ok(());
@@ -75,6 +89,7 @@ impl Settings {
         if let [_, second] = rates.as_slice() {
             errors.at(second, "`rpm` and `rps` both set the rate ceiling; keep one");
         }
+        rule::check(&settings.rules, &seen, errors);
         settings
     }
 }

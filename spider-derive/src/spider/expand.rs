@@ -2,9 +2,11 @@
 //! method, so rustc type-checks the values and the builder's docs document the keys.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use super::attr::{Settings, Value};
+use super::rule::Rule;
 
 pub(crate) fn expand(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
     let ident = &input.ident;
@@ -78,8 +80,11 @@ fn millis(duration: std::time::Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// With `item` or `follow`, the whole `Spider` impl: parse by the rules.
+/// With `rule(...)`s, `item` or `follow`, the whole `Spider` impl: parse by the rules.
 fn rules(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
+    if !settings.rules.is_empty() {
+        return link_rules(input, &settings.rules);
+    }
     let item = settings.get("item");
     let follow = settings.get("follow");
     if item.is_none() && follow.is_none() {
@@ -110,6 +115,76 @@ fn rules(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
                 cx: &mut ::spiderling::Cx<Self::Item>,
             ) -> ::spiderling::Result {
                 ::spiderling::__private::parse_by_rules::<#item>(page, cx, #follow).await
+            }
+        }
+    }
+}
+
+/// The `Spider` impl of a spider with `rule(...)`s: the rules as constant data, compiled
+/// once per process in a `static`; `parse` and `from_sitemap` go through them.
+fn link_rules(input: &syn::DeriveInput, rules: &[Rule]) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
+    let parsed = rules.iter().find_map(|rule| rule.parse.as_ref());
+    let item = match parsed {
+        Some(path) => quote!(#path),
+        None => quote!(::spiderling::__private::Nothing),
+    };
+    // The parse goes through a function whose bound, like its call, is spanned at the
+    // user's type: a type that is not an Item is one error, there, saying what to write.
+    let parse_call = match parsed {
+        Some(path) => quote_spanned! {path.span()=>
+            async fn parse_takes_a_type_deriving_item<T: ::spiderling::Item>(
+                page: ::spiderling::Page,
+                cx: &mut ::spiderling::Cx<T>,
+                rules: &'static ::spiderling::__private::LinkRules,
+            ) -> ::spiderling::Result {
+                ::spiderling::__private::parse_by_link_rules(page, cx, rules).await
+            }
+            parse_takes_a_type_deriving_item::<#path>(page, cx, &COMPILED_LINK_RULES).await
+        },
+        None => quote! {
+            ::spiderling::__private::parse_by_link_rules(page, cx, &COMPILED_LINK_RULES).await
+        },
+    };
+    let table = rules.iter().map(|rule| {
+        let css = match &rule.css {
+            Some(css) => quote!(#css),
+            None => quote!(::spiderling::__private::DEFAULT_LINKS),
+        };
+        let Rule { allow, deny, follow, priority, files, .. } = rule;
+        let parse = rule.parse.is_some();
+        quote! {
+            ::spiderling::__private::LinkRule {
+                css: #css,
+                allow: &[#(#allow),*],
+                deny: &[#(#deny),*],
+                follow: #follow,
+                parse: #parse,
+                priority: #priority,
+                files: #files,
+            }
+        }
+    });
+    quote! {
+        const LINK_RULES: &[::spiderling::__private::LinkRule] = &[#(#table),*];
+        static COMPILED_LINK_RULES: ::spiderling::__private::LazyLock<::spiderling::__private::LinkRules> =
+            ::spiderling::__private::LazyLock::new(|| ::spiderling::__private::LinkRules::new(LINK_RULES));
+
+        #[::spiderling::async_trait]
+        impl #impl_generics ::spiderling::Spider for #ident #type_generics #where_clause {
+            type Item = #item;
+
+            async fn parse(
+                &self,
+                page: ::spiderling::Page,
+                cx: &mut ::spiderling::Cx<Self::Item>,
+            ) -> ::spiderling::Result {
+                #parse_call
+            }
+
+            fn from_sitemap(&self, url: ::spiderling::url::Url) -> ::core::option::Option<::spiderling::Request> {
+                COMPILED_LINK_RULES.sitemap_request(url)
             }
         }
     }

@@ -2,6 +2,7 @@
 
 mod attr;
 mod expand;
+mod rule;
 
 use proc_macro2::TokenStream;
 
