@@ -185,10 +185,10 @@ async fn a_start_url_a_rule_takes_does_what_that_rule_says() {
 #[test]
 fn a_sitemap_url_goes_to_the_first_rule_that_takes_it() {
     let url = |path: &str| Url::parse(&format!("http://127.0.0.1:8000{path}")).unwrap();
-    let book = Shelves.from_sitemap(url("/catalogue/book_3.html")).unwrap();
+    let book = Shelves.sitemap_request(url("/catalogue/book_3.html")).unwrap();
     assert_eq!(book.priority(), 10);
-    let listing = Shelves.from_sitemap(url("/catalogue/page-2.html")).unwrap();
+    let listing = Shelves.sitemap_request(url("/catalogue/page-2.html")).unwrap();
     assert_eq!(listing.priority(), 0);
     assert_ne!(book.meta(), listing.meta(), "each carries its rule");
-    assert!(Shelves.from_sitemap(url("/catalogue/latest")).is_none(), "no rule takes it");
+    assert!(Shelves.sitemap_request(url("/catalogue/latest")).is_none(), "no rule takes it");
 }

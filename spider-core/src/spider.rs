@@ -116,12 +116,12 @@ pub trait Spider: SpiderConfig + Send + Sync + 'static {
     /// #     type Item = ();
     /// #     async fn parse(&self, _: Page, _: &mut Cx<()>) -> Result { Ok(()) }
     /// // Only the product pages of this shop's sitemap, ahead of anything else.
-    /// fn from_sitemap(&self, url: url::Url) -> Option<Request> {
+    /// fn sitemap_request(&self, url: url::Url) -> Option<Request> {
     ///     url.path().starts_with("/product/").then(|| Request::new(url).with_priority(10))
     /// }
     /// # }
     /// ```
-    fn from_sitemap(&self, url: Url) -> Option<Request> {
+    fn sitemap_request(&self, url: Url) -> Option<Request> {
         Some(Request::new(url))
     }
 }

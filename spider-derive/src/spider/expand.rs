@@ -121,7 +121,7 @@ fn rules(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
 }
 
 /// The `Spider` impl of a spider with `rule(...)`s: the rules as constant data, compiled
-/// once per process in a `static`; `parse` and `from_sitemap` go through them.
+/// once per process in a `static`; `parse` and `sitemap_request` go through them.
 fn link_rules(input: &syn::DeriveInput, rules: &[Rule]) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
@@ -183,7 +183,7 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule]) -> TokenStream {
                 #parse_call
             }
 
-            fn from_sitemap(&self, url: ::spiderling::url::Url) -> ::core::option::Option<::spiderling::Request> {
+            fn sitemap_request(&self, url: ::spiderling::url::Url) -> ::core::option::Option<::spiderling::Request> {
                 COMPILED_LINK_RULES.sitemap_request(url)
             }
         }
