@@ -46,6 +46,7 @@ mod proxy;
 mod request;
 mod retry;
 mod robots;
+mod sitemap;
 mod spider;
 mod state;
 mod stats;
