@@ -121,6 +121,8 @@ pub trait Spider: SpiderConfig + Send + Sync + 'static {
     /// }
     /// # }
     /// ```
+    // Named for where the URL comes from: a hook of the spider, not a conversion.
+    #[allow(clippy::wrong_self_convention)]
     fn from_sitemap(&self, url: Url) -> Option<Request> {
         Some(Request::new(url))
     }
