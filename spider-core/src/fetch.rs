@@ -1,5 +1,5 @@
 //! Fetch: reqwest clients built from one recipe, one per route (see `proxy`), with a
-//! timeout and caps.
+//! timeout and caps (a sitemap's is the protocol's 50 MB, not the page cap).
 //!
 //! Redirects are not followed here: the engine turns each hop into a new request through
 //! the frontier, so a redirect's target is deduplicated like any link, counts against the
@@ -112,19 +112,27 @@ impl Fetcher {
             .send()
             .await
             .map_err(transport)?;
-        let too_large = || Error::BodyTooLarge { url: url.clone(), limit: self.max_body };
+        // A sitemap is capped by the protocol's 50 MB, not the page cap. Of a larger one the
+        // reader takes what the 50 MB hold: one byte more is read, to tell it was larger.
+        let sitemap = request.is_sitemap();
+        let cap = if sitemap { crate::sitemap::MAX_BYTES } else { self.max_body };
+        let too_large = || Error::BodyTooLarge { url: url.clone(), limit: cap };
         let declared = response
             .headers()
             .get(CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<usize>().ok());
-        if declared.is_some_and(|len| len > self.max_body) {
+        if !sitemap && declared.is_some_and(|len| len > cap) {
             return Err(too_large());
         }
-        let mut body = BytesMut::with_capacity(declared.unwrap_or(0).min(self.max_body));
+        let mut body = BytesMut::with_capacity(declared.unwrap_or(0).min(cap));
         while let Some(chunk) = response.chunk().await.map_err(transport)? {
-            if body.len() + chunk.len() > self.max_body {
-                return Err(too_large());
+            if body.len() + chunk.len() > cap {
+                if !sitemap {
+                    return Err(too_large());
+                }
+                body.extend_from_slice(&chunk[..=cap - body.len()]);
+                break;
             }
             body.extend_from_slice(&chunk);
         }

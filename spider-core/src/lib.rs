@@ -47,6 +47,7 @@ mod proxy;
 mod request;
 mod retry;
 mod robots;
+mod sitemap;
 mod spider;
 mod state;
 mod stats;

@@ -41,6 +41,9 @@ pub struct Request {
     pub(crate) attempts: u32,
     pub(crate) last_backoff: Duration,
     pub(crate) redirects: u8,
+    /// Whether the answer is a sitemap to read, not a page to parse (see
+    /// [`Request::sitemap`]).
+    pub(crate) sitemap: bool,
     /// Set by a durable frontier's `next`, until the request is finished or deferred.
     pub(crate) ticket: Option<Ticket>,
 }
@@ -59,8 +62,30 @@ impl Request {
             attempts: 0,
             last_backoff: Duration::ZERO,
             redirects: 0,
+            sitemap: false,
             ticket: None,
         }
+    }
+
+    /// A GET request for a sitemap (or a sitemap index): its answer is read as a sitemap,
+    /// not handed to `parse`. The URLs a sitemap lists go to
+    /// [`Spider::sitemap_request`](crate::Spider::sitemap_request), and the sitemaps an index
+    /// lists are read in turn; both one level deeper than the sitemap that listed them.
+    /// The `sitemap_urls` setting and the `Sitemap:` lines of robots.txt (`sitemaps = true`)
+    /// make these; a spider that finds a sitemap on a page can follow it with one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use spider_core::Request;
+    ///
+    /// let url = url::Url::parse("https://books.example/sitemap.xml")?;
+    /// assert!(Request::sitemap(url.clone()).is_sitemap());
+    /// assert!(!Request::new(url).is_sitemap());
+    /// # Ok::<(), url::ParseError>(())
+    /// ```
+    pub fn sitemap(url: Url) -> Self {
+        Request { sitemap: true, ..Request::new(url) }
     }
 
     /// A GET request for a URL given as text.
@@ -143,6 +168,11 @@ impl Request {
         self.session.as_deref()
     }
 
+    /// Whether the answer is read as a sitemap (see [`Request::sitemap`]).
+    pub fn is_sitemap(&self) -> bool {
+        self.sitemap
+    }
+
     /// What a durable frontier's [`next`](crate::Frontier::next) knows this request by,
     /// to be given back to [`finish`](crate::Frontier::finish); `None` for a request no
     /// durable frontier handed out (the in-memory frontier sets none).
@@ -181,7 +211,8 @@ impl Request {
         self
     }
 
-    /// The next hop of a redirect: same depth, priority, meta and session; a 303, or a
+    /// The next hop of a redirect: same depth, priority, meta, session and kind (a
+    /// sitemap stays a sitemap); a 303, or a
     /// 301/302 answer to a POST, turns into a GET as browsers do; credentials are dropped
     /// when the hop leaves the origin.
     pub(crate) fn redirected(&self, to: Url, status: u16) -> Self {
@@ -208,6 +239,7 @@ impl Request {
             attempts: 0,
             last_backoff: Duration::ZERO,
             redirects: self.redirects + 1,
+            sitemap: self.sitemap,
             ticket: None,
         }
     }

@@ -47,6 +47,14 @@ impl RobotsRules {
         }
     }
 
+    /// The sitemaps the file lists in `Sitemap:` lines, which hold for every user agent.
+    pub(crate) fn sitemaps(&self) -> &[String] {
+        match self {
+            RobotsRules::Rules(robot) => &robot.sitemaps,
+            _ => &[],
+        }
+    }
+
     /// The Crawl-delay for our agent, if the file sets one.
     pub(crate) fn crawl_delay(&self) -> Option<Duration> {
         match self {
@@ -162,6 +170,17 @@ mod tests {
         let others = RobotsRules::from_answer(200, TXT, "otherbot");
         assert!(!others.allows(&url("/private/x")));
         assert_eq!(others.crawl_delay(), Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn sitemap_lines_are_read_whichever_group_they_sit_in() {
+        let txt = b"Sitemap: https://h.example/a.xml\nUser-agent: otherbot\nDisallow: /\nSitemap: https://h.example/b.xml.gz\n";
+        let rules = RobotsRules::from_answer(200, txt, "spiderling");
+        assert_eq!(rules.sitemaps(), ["https://h.example/a.xml", "https://h.example/b.xml.gz"]);
+        assert!(RobotsRules::from_answer(404, txt, "spiderling").sitemaps().is_empty());
+        assert!(RobotsRules::from_answer(200, b"User-agent: *\nDisallow:\n", "spiderling")
+            .sitemaps()
+            .is_empty());
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub(crate) struct Stats {
     started: Instant,
     pub(crate) requests: AtomicU64,
     pub(crate) pages: AtomicU64,
+    pub(crate) sitemaps: AtomicU64,
     pub(crate) items: AtomicU64,
     pub(crate) retries: AtomicU64,
     pub(crate) throttled: AtomicU64,
@@ -40,6 +41,7 @@ impl Stats {
             started: Instant::now(),
             requests: AtomicU64::new(0),
             pages: AtomicU64::new(0),
+            sitemaps: AtomicU64::new(0),
             items: AtomicU64::new(0),
             retries: AtomicU64::new(0),
             throttled: AtomicU64::new(0),
@@ -97,6 +99,7 @@ impl Stats {
             elapsed_secs: self.started.elapsed().as_secs_f64(),
             requests: self.requests.load(Relaxed),
             pages: self.pages.load(Relaxed),
+            sitemaps: self.sitemaps.load(Relaxed),
             items: self.items.load(Relaxed),
             html_parses,
             retries: self.retries.load(Relaxed),
@@ -123,6 +126,7 @@ pub(crate) struct Counts {
     pub(crate) elapsed_secs: f64,
     pub(crate) requests: u64,
     pub(crate) pages: u64,
+    pub(crate) sitemaps: u64,
     pub(crate) items: u64,
     pub(crate) html_parses: u64,
     pub(crate) retries: u64,
@@ -147,6 +151,7 @@ impl Counts {
         for (mine, theirs) in [
             (&mut self.requests, other.requests),
             (&mut self.pages, other.pages),
+            (&mut self.sitemaps, other.sitemaps),
             (&mut self.items, other.items),
             (&mut self.html_parses, other.html_parses),
             (&mut self.retries, other.retries),
@@ -211,6 +216,7 @@ impl Summary {
             },
             requests: counts.requests,
             pages: counts.pages,
+            sitemaps: counts.sitemaps,
             items: counts.items,
             html_parses: counts.html_parses,
             retries: counts.retries,
@@ -304,6 +310,9 @@ pub struct Summary {
     pub requests: u64,
     /// Pages with a 2xx status handed to `parse`.
     pub pages: u64,
+    /// Sitemaps (and sitemap indexes) with a 2xx status read, in part or whole; they are
+    /// not pages.
+    pub sitemaps: u64,
     /// Items written.
     pub items: u64,
     /// HTML documents parsed on the parse pool; one per page when a spider does all its
@@ -413,6 +422,9 @@ impl fmt::Display for Summary {
                 )?;
             }
             CrawlStatus::Complete | CrawlStatus::CompleteWithFailures | CrawlStatus::AlreadyComplete => {}
+        }
+        if self.sitemaps > 0 {
+            writeln!(f, "  sitemaps read: {}", thousands(self.sitemaps))?;
         }
         if self.from_cache > 0 {
             writeln!(

@@ -1,5 +1,6 @@
 //! What a stored request carries beyond its URL, method, priority, depth and attempts:
-//! headers, meta, session, the last backoff and the redirects so far. The state file
+//! headers, meta, session, the last backoff, the redirects so far and whether it is a
+//! sitemap. The state file
 //! keeps it in a row's `extra` column, the fleet in Redis beside those fields; both as
 //! this one JSON object, absent for the common request that has none of it.
 
@@ -24,6 +25,8 @@ pub(crate) struct Extra {
     backoff_ms: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     redirects: u64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    sitemap: bool,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -39,12 +42,14 @@ impl Extra {
             session: request.session.as_deref().map(str::to_owned),
             backoff_ms: u64::try_from(request.last_backoff.as_millis()).unwrap_or(u64::MAX),
             redirects: u64::from(request.redirects),
+            sitemap: request.sitemap,
         };
         let empty = extra.headers.is_empty()
             && extra.meta.is_empty()
             && extra.session.is_none()
             && extra.backoff_ms == 0
-            && extra.redirects == 0;
+            && extra.redirects == 0
+            && !extra.sitemap;
         (!empty).then_some(extra)
     }
 
@@ -56,6 +61,7 @@ impl Extra {
         request.session = self.session.map(Into::into);
         request.last_backoff = Duration::from_millis(self.backoff_ms);
         request.redirects = u8::try_from(self.redirects).unwrap_or(u8::MAX);
+        request.sitemap = self.sitemap;
         Ok(())
     }
 }

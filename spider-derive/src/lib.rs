@@ -55,6 +55,9 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// | `name` | string | the struct's name in snake_case |
 /// | `start_urls` | list of absolute http(s) URLs, checked | none |
 /// | `allowed_domains` | list of domains (subdomains included) | any domain |
+/// | `sitemaps` | `true` / `false`: read the sitemaps the robots.txt of each start URL's host names in `Sitemap:` lines | `false` |
+/// | `sitemap_urls` | list of absolute http(s) URLs, checked: sitemaps or sitemap indexes read as the crawl starts (gzip or not); their URLs go to `Spider::sitemap_request` and are followed like links | none |
+/// | `sitemap_since` | `"YYYY-MM-DD"`, checked: sitemap URLs whose `<lastmod>` is before this day (UTC) are skipped; those without one are kept | none skipped |
 /// | `profile` | `"polite"` (4 slots, 2–5 s), `"general"` (20, 1–3 s), `"bulk"` (40, 0.5–1.5 s) | none |
 /// | `concurrency` | whole number ≥ 1: requests in flight, all hosts | 16 |
 /// | `per_host` | whole number ≥ 1: requests in flight, one host | 8 |

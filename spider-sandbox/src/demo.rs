@@ -1,6 +1,7 @@
 //! The demo book shop.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::catalogue::book;
@@ -8,7 +9,9 @@ use crate::catalogue::book;
 /// The demo site: a book shop with a fixed catalogue and every trap a crawler must avoid.
 ///
 /// Layout (`N` = `books`, `P` = `per_page`):
-/// - `/robots.txt` disallows `/private/`, with `Crawl-delay` when `crawl_delay` is set.
+/// - `/robots.txt` disallows `/private/`, with `Crawl-delay` when `crawl_delay` is set,
+///   and names `/sitemap.xml` in a `Sitemap:` line (an absolute URL, with the Host the
+///   request named).
 /// - `/` links the first listing, a redirect, a staff page under `/private/`, an
 ///   off-site page (the other loopback name: `localhost` when the site is served as
 ///   `127.0.0.1`, `127.0.0.1` when it is served as `localhost` over TLS), an
@@ -21,6 +24,15 @@ use crate::catalogue::book;
 /// - `/catalogue/book_I.html` has `h1.title`, `p.price` and `p.availability`, links back
 ///   to the first listing and to a related book.
 /// - `/catalogue/latest` redirects (301) to the last book.
+/// - `/sitemap.xml` is a sitemap index (`application/xml`) of two sitemaps:
+///   `/sitemap-books.xml.gz`, served as `application/gzip` without a `Content-Encoding`
+///   (a gzipped file, told by its bytes), lists every book with its `<lastmod>`
+///   ([`book_modified`](Self::book_modified)); `/sitemap-listings.xml` lists every listing
+///   in the spelling the listings link it, without `<lastmod>`. Nothing links them.
+/// - Two sitemaps for the failures of a reader, listed nowhere: `/sitemap-broken.xml`
+///   lists books 1 to 3, then its XML breaks in book 4's entry (`</lok>` closing a `<loc>`);
+///   `/sitemap-huge.xml` lists 50,001 URLs, one more than the protocol allows, from
+///   `/catalogue/book_1.html` on (past the catalogue's end, they are 404s), about 3 MB.
 ///
 /// Every page and robots.txt carries validators, so an HTTP cache can revalidate them: a
 /// strong `ETag` (the quoted hex hash of the exact body bytes, so it changes whenever the
@@ -87,6 +99,8 @@ pub(crate) struct Origin<'a> {
 pub(crate) enum Answer {
     Html(String),
     Text(String),
+    Xml(String),
+    Gzip(Vec<u8>),
     Redirect(String),
     NotFound,
 }
@@ -108,7 +122,11 @@ impl DemoSite {
             if let Some(delay) = self.crawl_delay {
                 let _ = writeln!(txt, "Crawl-delay: {}", delay.as_secs_f64());
             }
+            let _ = writeln!(txt, "\nSitemap: {}://{}/sitemap.xml", origin.scheme, origin.host);
             return Answer::Text(txt);
+        }
+        if let Some(sitemap) = self.sitemap(path, origin) {
+            return sitemap;
         }
         match self.html(path, origin) {
             Some(html) => Answer::Html(pad(html, self.page_bytes)),
@@ -222,6 +240,86 @@ impl DemoSite {
     }
 }
 
+impl DemoSite {
+    /// The `<lastmod>` of book `id` in `/sitemap-books.xml.gz`: before 2026-01-01 in UTC
+    /// for odd books, on or after it for even ones. Half of each are written with a zone
+    /// that puts their local date on the other side of that day, and the rest are a date
+    /// (odd) or a W3C datetime (even), so a reader that ignores zones gets half wrong.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use spider_sandbox::DemoSite;
+    /// assert_eq!(DemoSite::book_modified(2), "2025-12-31T23:30:00-01:00");
+    /// assert_eq!(DemoSite::book_modified(3), "2026-01-01T00:30:00+01:00");
+    /// ```
+    pub fn book_modified(id: usize) -> String {
+        let day = 1 + id % 28;
+        match id % 4 {
+            // 10:00 two hours east of UTC, in 2026.
+            0 => format!("2026-03-{day:02}T10:00:00+02:00"),
+            // A date in 2025.
+            1 => format!("2025-11-{day:02}"),
+            // 23:30 an hour west of UTC on the last day of 2025: already 2026 in UTC.
+            2 => "2025-12-31T23:30:00-01:00".to_owned(),
+            // 00:30 an hour east of UTC on the first day of 2026: still 2025 in UTC.
+            _ => "2026-01-01T00:30:00+01:00".to_owned(),
+        }
+    }
+
+    /// The sitemaps, when `path` is one.
+    fn sitemap(&self, path: &str, origin: &Origin<'_>) -> Option<Answer> {
+        let Origin { scheme, host, .. } = origin;
+        let site = format!("{scheme}://{host}");
+        let entry = |loc: &str, lastmod: Option<String>| {
+            let lastmod = lastmod.map(|date| format!("<lastmod>{date}</lastmod>")).unwrap_or_default();
+            format!("<url><loc>{site}{loc}</loc>{lastmod}</url>\n")
+        };
+        Some(match path {
+            "/sitemap.xml" => Answer::Xml(format!(
+                "{XML}<sitemapindex {NAMESPACE}>\n\
+                 <sitemap><loc>{site}/sitemap-books.xml.gz</loc></sitemap>\n\
+                 <sitemap><loc>{site}/sitemap-listings.xml</loc></sitemap>\n\
+                 </sitemapindex>\n"
+            )),
+            "/sitemap-books.xml.gz" => {
+                let books = (1..=self.books)
+                    .map(|i| entry(&format!("/catalogue/book_{i}.html"), Some(Self::book_modified(i))));
+                Answer::Gzip(gzip(&urlset(books)))
+            }
+            "/sitemap-listings.xml" => Answer::Xml(urlset(
+                (1..=self.listing_pages())
+                    .map(|k| entry(&format!("/catalogue/page-{k}.html?sort=title&amp;order=asc"), None)),
+            )),
+            "/sitemap-broken.xml" => {
+                let books =
+                    (1..=3).map(|i| entry(&format!("/catalogue/book_{i}.html"), None)).collect::<String>();
+                Answer::Xml(format!(
+                    "{XML}<urlset {NAMESPACE}>\n{books}<url><loc>{site}/catalogue/book_4.html</lok></url>\n</urlset>\n"
+                ))
+            }
+            "/sitemap-huge.xml" => {
+                Answer::Xml(urlset((1..=50_001).map(|i| entry(&format!("/catalogue/book_{i}.html"), None))))
+            }
+            _ => return None,
+        })
+    }
+}
+
+const XML: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+const NAMESPACE: &str = "xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"";
+
+fn urlset(entries: impl Iterator<Item = String>) -> String {
+    format!("{XML}<urlset {NAMESPACE}>\n{}</urlset>\n", entries.collect::<String>())
+}
+
+fn gzip(bytes: &str) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    // Writing to memory cannot fail.
+    let _ = encoder.write_all(bytes.as_bytes());
+    encoder.finish().unwrap_or_default()
+}
+
 fn page(title: &str, body: &str) -> String {
     format!("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title></head>\n<body>\n{body}\n</body></html>\n")
 }
@@ -260,6 +358,28 @@ mod tests {
         assert!(big.len() >= 15 * 1024 && big.len() < 16 * 1024, "{}", big.len());
         assert_eq!(big.matches("href").count(), small.matches("href").count());
         assert!(big.ends_with("</body></html>\n"));
+    }
+
+    #[test]
+    fn robots_txt_names_the_index_and_the_index_its_sitemaps() {
+        let origin = Origin { scheme: "http", host: "127.0.0.1:80", elsewhere: "localhost:80" };
+        let site = DemoSite { books: 30, per_page: 10, ..DemoSite::default() };
+        let Answer::Text(robots) = site.answer("/robots.txt", &origin) else { panic!("text") };
+        assert!(robots.contains("\nSitemap: http://127.0.0.1:80/sitemap.xml\n"), "{robots}");
+        let Answer::Xml(index) = site.answer("/sitemap.xml", &origin) else { panic!("XML") };
+        assert!(index.contains("<loc>http://127.0.0.1:80/sitemap-books.xml.gz</loc>"), "{index}");
+        let Answer::Gzip(books) = site.answer("/sitemap-books.xml.gz", &origin) else { panic!("gzip") };
+        let mut xml = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(books.as_slice()), &mut xml).unwrap();
+        assert_eq!(xml.matches("<url>").count(), 30);
+        assert!(
+            xml.contains(
+                "<loc>http://127.0.0.1:80/catalogue/book_29.html</loc><lastmod>2025-11-02</lastmod>"
+            ),
+            "{xml}"
+        );
+        let Answer::Xml(huge) = site.answer("/sitemap-huge.xml", &origin) else { panic!("XML") };
+        assert_eq!(huge.matches("<url>").count(), 50_001);
     }
 
     #[test]

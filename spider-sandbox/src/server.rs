@@ -345,8 +345,8 @@ async fn answer_demo(
     if path != "/robots.txt" && !demo.latency.is_zero() {
         tokio::time::sleep(demo.latency).await;
     }
-    let validated = |content_type, body: String| {
-        let validators = Validators::of(body.as_bytes(), demo.last_modified);
+    let validated = |content_type, body: Bytes| {
+        let validators = Validators::of(&body, demo.last_modified);
         let mut response = match validators.evaluate(method, headers) {
             Precondition::Serve => respond(StatusCode::OK, content_type, body),
             Precondition::NotModified => empty(StatusCode::NOT_MODIFIED),
@@ -363,8 +363,10 @@ async fn answer_demo(
         response
     };
     match demo.answer(path, origin) {
-        Answer::Html(html) => validated("text/html; charset=utf-8", html),
-        Answer::Text(text) => validated("text/plain; charset=utf-8", text),
+        Answer::Html(html) => validated("text/html; charset=utf-8", html.into()),
+        Answer::Text(text) => validated("text/plain; charset=utf-8", text.into()),
+        Answer::Xml(xml) => validated("application/xml; charset=utf-8", xml.into()),
+        Answer::Gzip(bytes) => validated("application/gzip", bytes.into()),
         Answer::Redirect(to) => {
             let mut response = respond(StatusCode::MOVED_PERMANENTLY, "text/plain", String::new());
             if let Ok(to) = to.parse() {
@@ -400,9 +402,9 @@ async fn answer_hostile(
     }
 }
 
-fn respond(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
+fn respond(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
     let mut response = empty(status);
-    *response.body_mut() = Full::new(Bytes::from(body));
+    *response.body_mut() = Full::new(body.into());
     response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
 }

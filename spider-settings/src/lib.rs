@@ -6,8 +6,10 @@
 
 use std::time::Duration;
 
+mod date;
 mod proxy;
 
+pub use date::{parse_date, Date};
 pub use proxy::{
     check_user_template, parse_country, parse_decimal, parse_geo_rule, parse_proxy, redact_spec, redact_url,
     split_entries, ProxyEntry,
@@ -46,6 +48,8 @@ pub enum Kind {
     UserTemplate,
     /// A non-negative decimal number.
     Decimal,
+    /// A calendar date, `YYYY-MM-DD`.
+    Date,
 }
 
 /// One key: its name, its value's shape, and what it does.
@@ -70,6 +74,17 @@ pub const KEYS: &[Key] = &[
     key("name", Kind::Text, "the spider's name (default: the struct's name in snake_case)"),
     key("start_urls", Kind::TextList, "URLs the crawl starts from (default: none)"),
     key("allowed_domains", Kind::TextList, "domains (and subdomains) the crawl stays in (default: any)"),
+    key(
+        "sitemaps",
+        Kind::Bool,
+        "read the sitemaps the robots.txt of each start URL's host lists in `Sitemap:` lines (default false)",
+    ),
+    key("sitemap_urls", Kind::TextList, "sitemaps (or sitemap indexes) read as the crawl starts (default: none)"),
+    key(
+        "sitemap_since",
+        Kind::Date,
+        "skip sitemap URLs whose <lastmod> is before this day, `YYYY-MM-DD` in UTC; those without one are kept (default: none skipped)",
+    ),
     Key {
         name: "profile",
         kind: Kind::Profile,

@@ -12,6 +12,8 @@ struct Book {
     name = "books",
     start_urls = ["https://books.example/", "https://books.example/new"],
     allowed_domains = ["books.example"],
+    sitemap_urls = ["https://books.example/sitemap.xml", "https://books.example/news.xml.gz"],
+    sitemap_since = "2026-01-01",
     profile = "polite",
     concurrency = 5,
     per_host = 3,
@@ -46,7 +48,7 @@ struct Book {
 struct Books;
 
 #[derive(Spider, Default)]
-#[spider(rps = 2, delay = "500ms", follow = "a")]
+#[spider(rps = 2, delay = "500ms", follow = "a", start_urls = ["https://books.example/"], sitemaps = true)]
 struct LinksOnly;
 
 pub(crate) fn main() {
@@ -67,7 +69,13 @@ pub(crate) fn main() {
         settings.contains("cache = .spiderling/cache · cache_ttl = 86400s · revalidate = true"),
         "{settings}"
     );
-    assert!(LinksOnly.config().to_string().contains("settings of links_only"));
+    assert!(settings.contains(
+        "sitemaps = false · sitemap_urls = https://books.example/sitemap.xml, https://books.example/news.xml.gz · sitemap_since = 2026-01-01"
+    ), "{settings}");
+    let links_only = LinksOnly.config();
+    assert!(links_only.validate().is_ok());
+    assert!(links_only.to_string().contains("settings of links_only"));
+    assert!(links_only.to_string().contains("sitemaps = true · sitemap_urls = none"), "{links_only}");
     fn crawls<S: Spider>(_: S) {}
     crawls(Books);
     crawls(LinksOnly);

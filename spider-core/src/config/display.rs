@@ -26,6 +26,15 @@ impl std::fmt::Display for Config {
             writeln!(f, "  start_list = {}", path(&self.start_list))?;
         }
         writeln!(f, "  allowed_domains = {}", list(&self.allowed_domains))?;
+        if self.sitemaps || !self.sitemap_urls.is_empty() || self.sitemap_since.is_some() {
+            let since = self.sitemap_since.map_or("none".to_owned(), |date| date.to_string());
+            writeln!(
+                f,
+                "  sitemaps = {} · sitemap_urls = {} · sitemap_since = {since}",
+                self.sitemaps,
+                list(&self.sitemap_urls)
+            )?;
+        }
         writeln!(f, "  concurrency = {} · per_host = {} · {rate}", self.concurrency, self.per_host)?;
         writeln!(f, "  delay = {delay} · retries = {} · timeout = {:?}", self.retries, self.timeout)?;
         if self.adaptive {

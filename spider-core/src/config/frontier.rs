@@ -32,6 +32,90 @@ impl Config {
         self
     }
 
+    /// Read the sitemaps that the robots.txt of each start URL's host names in its
+    /// `Sitemap:` lines (default false). They are queued when that robots.txt arrives, once
+    /// per crawl: a resumed state file or a fleet's other workers remember the answer and
+    /// do not queue them again. The hosts of a start list (`--start-urls`) are not read
+    /// for sitemaps, and robots.txt is only fetched while
+    /// [`obey_robots`](Self::obey_robots) is on, so `validate` refuses this without it or
+    /// without start URLs.
+    ///
+    /// A sitemap is a request like any other (allowed domains, robots.txt, admission,
+    /// retries, the state file), but its answer is read, not handed to `parse`:
+    ///
+    /// - gzip is recognised by its first bytes, whatever the headers say, and inflated to
+    ///   at most 50 MB;
+    /// - a `<urlset>` gives its `<url><loc>`s to
+    ///   [`Spider::sitemap_request`](crate::Spider::sitemap_request) (the default queues each;
+    ///   see [`sitemap_since`](Self::sitemap_since)), followed like links: one level
+    ///   deeper than the sitemap, in its session;
+    /// - a `<sitemapindex>` queues each `<sitemap><loc>` as a sitemap, one level deeper;
+    /// - the protocol's limits hold: of a file with more than 50,000 URLs, or more than
+    ///   50 MB once inflated, the first 50,000 URLs (or those within 50 MB) are taken; of
+    ///   a malformed file, the URLs before the mistake. Either way the sitemap is also
+    ///   given up in the failures file, counted by its reason (`sitemap over 50,000 URLs`,
+    ///   `sitemap over 50 MB`, `sitemap malformed`, `not a sitemap`) with the detail (the
+    ///   byte where the XML went wrong), and the crawl goes on.
+    ///
+    /// The summary counts the sitemaps read; they are not pages, so `max_pages` does not
+    /// count them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("shop")
+    ///     .start_url("https://shop.example/")
+    ///     .allowed_domain("shop.example")
+    ///     .sitemaps(true)
+    ///     .sitemap_since("2026-01-01");
+    /// assert!(config.validate().is_ok());
+    /// assert!(config.to_string().contains("sitemaps = true"));
+    /// ```
+    #[must_use]
+    pub fn sitemaps(mut self, read: bool) -> Self {
+        self.sitemaps = read;
+        self
+    }
+
+    /// Add a sitemap, or a sitemap index, to read as the crawl starts, beside the start
+    /// URLs; read as described on [`sitemaps`](Self::sitemaps). A crawl may have sitemaps
+    /// and no start URLs at all (default: none).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("shop").sitemap_url("https://shop.example/sitemap.xml");
+    /// assert!(config.validate().is_ok());
+    /// assert!(config.to_string().contains("sitemap_urls = https://shop.example/sitemap.xml"));
+    /// ```
+    #[must_use]
+    pub fn sitemap_url(mut self, url: impl Into<String>) -> Self {
+        self.sitemap_urls.push(url.into());
+        self
+    }
+
+    /// Skip the URLs of a sitemap whose `<lastmod>` is before this day, written
+    /// `YYYY-MM-DD` and taken as its first second in UTC. A `<lastmod>` may be a date or a
+    /// W3C datetime with its zone; a URL without one, or with one that does not read as
+    /// a date, is kept. The sitemaps an index lists are always read (default: nothing
+    /// skipped).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("shop").sitemap_since("2026-01-01");
+    /// assert!(config.to_string().contains("sitemap_since = 2026-01-01"));
+    /// assert!(spider_core::Config::new("shop").sitemap_since("1/1/2026").validate().is_err());
+    /// ```
+    #[must_use]
+    pub fn sitemap_since(mut self, date: &str) -> Self {
+        match spider_settings::parse_date(date) {
+            Ok(date) => self.sitemap_since = Some(date),
+            Err(problem) => self.invalid.push(format!("sitemap_since: {problem}")),
+        }
+        self
+    }
+
     /// Allow a domain and its subdomains; once any is set, links elsewhere are dropped
     /// (default: every domain allowed). The port is not part of the match.
     #[must_use]

@@ -9,7 +9,7 @@
 
 // `Config::new` and `Default`: every default in one place
 mod defaults;
-// start URLs, allowed domains, depth, the state file
+// start URLs, sitemaps, allowed domains, depth, the state file
 mod frontier;
 // slots, rate ceiling, pauses, profiles, adaptive mode
 mod admission;
@@ -62,6 +62,9 @@ pub struct Config {
     pub(crate) start_urls: Vec<String>,
     pub(crate) start_list: Option<std::path::PathBuf>,
     pub(crate) allowed_domains: Vec<String>,
+    pub(crate) sitemaps: bool,
+    pub(crate) sitemap_urls: Vec<String>,
+    pub(crate) sitemap_since: Option<spider_settings::Date>,
     pub(crate) concurrency: usize,
     pub(crate) per_host: usize,
     pub(crate) rate: Option<RateCeiling>,
@@ -155,16 +158,33 @@ impl Config {
         first.split('/').next().unwrap_or(first)
     }
 
-    /// The start URLs as requests; call after [`validate`](Self::validate).
-    /// In sticky mode each start URL is a logical task of its own.
+    /// The start URLs and the sitemaps of `sitemap_urls` as requests; call after
+    /// [`validate`](Self::validate). In sticky mode each is a logical task of its own.
     pub(crate) fn start_requests(&self) -> Result<Vec<Request>, Error> {
-        let task = |i: usize, request: Request| {
+        let task = |name: &str, i: usize, request: Request| {
             if self.sticky {
-                request.with_session(format!("start-{i}"))
+                request.with_session(format!("{name}-{i}"))
             } else {
                 request
             }
         };
-        self.start_urls.iter().enumerate().map(|(i, url)| Request::get(url).map(|r| task(i, r))).collect()
+        let pages =
+            self.start_urls.iter().enumerate().map(|(i, url)| Request::get(url).map(|r| task("start", i, r)));
+        let sitemaps = self
+            .sitemap_urls
+            .iter()
+            .enumerate()
+            .map(|(i, url)| Request::get(url).map(|r| task("sitemap", i, Request::sitemap(r.url))));
+        pages.chain(sitemaps).collect()
+    }
+
+    /// The hosts whose robots.txt lists sitemaps to read: those of the start URLs, with
+    /// [`sitemaps`](Self::sitemaps) on; none without.
+    pub(crate) fn sitemap_hosts(&self) -> std::collections::HashSet<crate::frontier::HostKey> {
+        if !self.sitemaps {
+            return std::collections::HashSet::new();
+        }
+        let urls = self.start_urls.iter().filter_map(|url| url::Url::parse(url).ok());
+        urls.filter_map(|url| crate::frontier::host_key(&url)).collect()
     }
 }

@@ -45,6 +45,12 @@ impl Config {
             "name" => Config { name: value.to_owned(), ..self },
             "start_urls" => Config { start_urls: list(), ..self },
             "allowed_domains" => Config { allowed_domains: list(), ..self },
+            "sitemaps" => self.sitemaps(keys::parse_bool(value).map_err(problem)?),
+            "sitemap_urls" => Config { sitemap_urls: list(), ..self },
+            "sitemap_since" => {
+                keys::parse_date(value).map_err(problem)?;
+                self.sitemap_since(value)
+            }
             "concurrency" => self.concurrency(size(true)?),
             "per_host" => self.per_host(size(true)?),
             "rpm" => self.rpm(small(true)?),
@@ -107,5 +113,40 @@ impl Config {
             "block_target" => self.block_target(keys::parse_decimal(value).map_err(problem)?),
             other => return Err(Error::Config(format!("setting `{other}` cannot be changed at run time"))),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sitemap_keys_are_set_as_the_attribute_sets_them() {
+        let config = Config::new("shop")
+            .set("start_urls", "https://shop.example/")
+            .and_then(|c| c.set("sitemaps", "true"))
+            .and_then(|c| c.set("sitemap_urls", "https://shop.example/a.xml, https://shop.example/b.xml.gz"))
+            .and_then(|c| c.set("sitemap_since", "2026-01-01"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(config.validate().is_ok());
+        let shown = config.to_string();
+        assert!(
+            shown.contains("sitemaps = true · sitemap_urls = https://shop.example/a.xml, https://shop.example/b.xml.gz · sitemap_since = 2026-01-01"),
+            "{shown}"
+        );
+        let error = Config::new("shop").set("sitemap_since", "2026-02-30").map(|_| ()).unwrap_err();
+        assert!(error.to_string().contains("month 2 has no day 30"), "{error}");
+        let error = Config::new("shop").sitemap_url("sitemap.xml").validate().unwrap_err();
+        assert!(error.to_string().contains("sitemap URL \"sitemap.xml\" does not parse"), "{error}");
+    }
+
+    #[test]
+    fn sitemaps_without_robots_txt_to_read_them_from_is_refused() {
+        let without_robots =
+            Config::new("shop").start_url("https://shop.example/").sitemaps(true).obey_robots(false);
+        let error = without_robots.validate().unwrap_err().to_string();
+        assert!(error.contains("list the sitemaps in sitemap_urls instead"), "{error}");
+        let without_start = Config::new("shop").sitemaps(true).validate().unwrap_err().to_string();
+        assert!(without_start.contains("there are no start URLs"), "{without_start}");
     }
 }

@@ -39,15 +39,17 @@ impl Config {
         if self.timeout.is_zero() {
             problems.push("timeout = 0 fails every request; write a positive duration".to_owned());
         }
-        for url in &self.start_urls {
+        let urls = self.start_urls.iter().map(|url| ("start", url));
+        for (what, url) in urls.chain(self.sitemap_urls.iter().map(|url| ("sitemap", url))) {
             match url::Url::parse(url) {
                 Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => {}
-                Ok(_) => problems.push(format!("start URL {url:?} is not http or https")),
+                Ok(_) => problems.push(format!("{what} URL {url:?} is not http or https")),
                 Err(e) => problems.push(format!(
-                    "start URL {url:?} does not parse ({e}); write an absolute URL such as \"https://example.com/\""
+                    "{what} URL {url:?} does not parse ({e}); write an absolute URL such as \"https://example.com/\""
                 )),
             }
         }
+        problems.extend(self.sitemap_problems());
         for (name, value) in &self.headers {
             if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err()
                 || reqwest::header::HeaderValue::from_str(value).is_err()
@@ -65,6 +67,18 @@ impl Config {
         } else {
             Err(Error::Config(problems.join("; ")))
         }
+    }
+
+    /// `sitemaps = true` where no robots.txt would be read for it.
+    fn sitemap_problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if self.sitemaps && !self.obey_robots {
+            problems.push("sitemaps = true reads the Sitemap: lines of robots.txt, and obey_robots = false fetches none; list the sitemaps in sitemap_urls instead".to_owned());
+        }
+        if self.sitemaps && self.start_urls.is_empty() {
+            problems.push("sitemaps = true reads the robots.txt of the start URLs' hosts, and there are no start URLs; set start_urls, or list the sitemaps in sitemap_urls".to_owned());
+        }
+        problems
     }
 
     /// Mistakes in the state file and cache settings.

@@ -7,7 +7,7 @@ mod limits;
 pub(super) use limits::Limits;
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -104,6 +104,9 @@ pub(super) struct Dispatcher<S: Spider> {
     left: usize,
     hosts: Vec<Host>,
     host_ids: HashMap<HostKey, HostId>,
+    /// With `sitemaps`, the hosts of the start URLs, until their robots.txt arrives: the
+    /// sitemaps it lists are queued then.
+    sitemap_hosts: HashSet<HostKey>,
     ready: VecDeque<HostId>,
     timers: BinaryHeap<Reverse<(Instant, HostId)>>,
     in_flight: usize,
@@ -174,6 +177,7 @@ impl<S: Spider> Dispatcher<S> {
             left: 0,
             hosts: Vec::new(),
             host_ids: HashMap::new(),
+            sitemap_hosts: config.sitemap_hosts(),
             ready: VecDeque::new(),
             timers: BinaryHeap::new(),
             in_flight: 0,
@@ -657,6 +661,16 @@ impl<S: Spider> Dispatcher<S> {
                 }
                 self.finish(ticket);
             }
+            Outcome::Sitemap { follows, failed } => {
+                Stats::add(&self.shared.stats.sitemaps, 1);
+                for request in follows {
+                    self.enqueue(request, now);
+                }
+                if let Some((url, method, attempts, failure)) = failed {
+                    self.give_up(&url, &method, attempts, &failure);
+                }
+                self.finish(ticket);
+            }
             Outcome::Redirect(request) => {
                 Stats::add(&self.shared.stats.redirects, 1);
                 self.enqueue(request, now);
@@ -666,6 +680,9 @@ impl<S: Spider> Dispatcher<S> {
                 let key = host.key.clone();
                 let remembered = self.frontier.remember_robots(&key, &memo);
                 self.ok(remembered);
+                if self.sitemap_hosts.remove(&key) {
+                    self.queue_sitemaps(&key, rules.sitemaps(), now);
+                }
                 self.learn_robots(id, rules, now);
             }
             Outcome::RobotsRedirect(next) => host.robots = RobotsState::Redirected(Box::new(next)),
@@ -701,6 +718,23 @@ impl<S: Spider> Dispatcher<S> {
             Outcome::Fatal(error) => self.fail(error),
         }
         self.mark_ready(id);
+    }
+
+    /// Queue the sitemaps a start host's robots.txt lists. Only an answer fetched in this
+    /// run comes here: one remembered by a state file or learnt from the fleet had its
+    /// sitemaps queued by the run, or the worker, that fetched it, in the same checkpoint.
+    fn queue_sitemaps(&mut self, host: &str, sitemaps: &[String], now: Instant) {
+        for listed in sitemaps {
+            match Url::parse(listed) {
+                Ok(url) => {
+                    tracing::info!(%host, sitemap = %url, "robots.txt lists a sitemap");
+                    self.enqueue(Request::sitemap(url), now);
+                }
+                Err(error) => {
+                    tracing::warn!(%host, sitemap = %listed, %error, "robots.txt lists a sitemap that is not a URL")
+                }
+            }
+        }
     }
 
     /// Obey a host's robots.txt, its Crawl-delay included.

@@ -181,6 +181,7 @@ impl<S: Spider> Crawler<S> {
             robots_token: config.robots_token().to_owned(),
             max_redirects: config.max_redirects,
             retry_statuses: config.retry_statuses.clone(),
+            sitemap_since: config.sitemap_since.map(crate::sitemap::Since::new),
             spider,
         });
         let progress = config.progress.then(|| crate::progress::show(live.subscribe()));
@@ -319,6 +320,8 @@ struct Shared<S: Spider> {
     robots_token: String,
     max_redirects: u8,
     retry_statuses: Vec<u16>,
+    /// `sitemap_since`: sitemap URLs modified before it are skipped.
+    sitemap_since: Option<crate::sitemap::Since>,
 }
 
 type HostId = usize;
@@ -374,6 +377,12 @@ enum Outcome {
         failed: Option<(Url, Method, u32, Failure)>,
     },
     Redirect(Request),
+    /// A sitemap was read: what it lists, as requests; and the failure if it could not be
+    /// read whole (what was read before is still followed).
+    Sitemap {
+        follows: Vec<Request>,
+        failed: Option<(Url, Method, u32, Failure)>,
+    },
     /// robots.txt's rules, and the answer they were read from, for the state file.
     Robots(RobotsRules, RobotsMemo),
     /// robots.txt redirected here.

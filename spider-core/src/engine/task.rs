@@ -1,5 +1,8 @@
 //! One request on its task: answer it (from the cache, or fetched on its route), judge
-//! the answer, parse, encode the items; what it reports back is an [`Outcome`].
+//! the answer, parse, encode the items (or, for a sitemap, read it: `sitemap`); what it
+//! reports back is an [`Outcome`].
+
+mod sitemap;
 
 use reqwest::header::LOCATION;
 use tokio::time::Instant;
@@ -51,7 +54,8 @@ pub(super) async fn fetch_robots<S: Spider>(shared: &Shared<S>, job: Job, notes:
     Outcome::Robots(rules, RobotsMemo::Answer { status: status.as_u16(), body: fetched.body })
 }
 
-/// Fetch one page, classify the answer and, for a 2xx, parse it and write its items.
+/// Fetch one page, classify the answer and, for a 2xx, parse it and write its items (or
+/// read it, when the request is a sitemap).
 pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &mut Notes) -> Outcome {
     let request = job.request;
     let (fetched, blocked, new_identity, cached) = match answer(shared, &request, job.cached, false, notes)
@@ -100,6 +104,9 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
                 Outcome::Trouble { request, trouble, retry_after, failure }
             }
         };
+    }
+    if request.is_sitemap() {
+        return sitemap::read(shared, request, fetched.body).await;
     }
 
     let (url, method, attempts) = (request.url().clone(), request.method().clone(), request.attempts + 1);

@@ -94,6 +94,7 @@ mod tests {
         request.attempts = 2;
         request.last_backoff = Duration::from_millis(1500);
         request.redirects = 1;
+        request.sitemap = true;
         let back = row(&request, 1).request().unwrap();
         assert_eq!(back.method(), Method::POST);
         assert_eq!((back.priority(), back.depth(), back.attempts), (-3, 3, 2));
@@ -101,6 +102,7 @@ mod tests {
         assert_eq!(back.session(), Some("shopper-7"));
         assert_eq!(back.headers(), request.headers());
         assert_eq!((back.last_backoff, back.redirects), (Duration::from_millis(1500), 1));
+        assert!(back.is_sitemap());
     }
 
     #[test]

@@ -209,6 +209,11 @@ fn check(key: &'static Key, expr: &Expr, errors: &mut Errors) -> Option<Value> {
             }
             None => expect("a list of rules, such as `geo_rules = [\"*.de=de\", \"*.fr=fr\"]`"),
         },
+        Kind::Date => {
+            checked_text(key, expr, errors, &format!("a date, such as `{name} = \"2026-01-01\"`"), |v| {
+                spider_settings::parse_date(v).map(|_| None)
+            })
+        }
         Kind::Decimal => match expr {
             Expr::Lit(ExprLit { lit: Lit::Float(f), .. }) => f.base10_parse::<f64>().ok().map(Value::Decimal),
             Expr::Lit(ExprLit { lit: Lit::Int(n), .. }) => {
@@ -251,17 +256,18 @@ fn checked_text(
 fn check_list(name: &str, list: Vec<&LitStr>, errors: &mut Errors) -> Option<Value> {
     let mut ok = true;
     match name {
-        "start_urls" => {
+        "start_urls" | "sitemap_urls" => {
+            let what = if name == "start_urls" { "start URL" } else { "sitemap URL" };
             for lit in &list {
                 match url::Url::parse(&lit.value()) {
                     Ok(url) if matches!(url.scheme(), "http" | "https") => {}
                     Ok(url) => {
                         ok = false;
-                        errors.at(lit, format!("start URL scheme `{}` is not http or https", url.scheme()));
+                        errors.at(lit, format!("{what} scheme `{}` is not http or https", url.scheme()));
                     }
                     Err(e) => {
                         ok = false;
-                        errors.at(lit, format!("start URL does not parse ({e}); write an absolute URL such as \"https://example.com/\""));
+                        errors.at(lit, format!("{what} does not parse ({e}); write an absolute URL such as \"https://example.com/\""));
                     }
                 }
             }

@@ -45,6 +45,7 @@ fn call(key: &str, value: &Value) -> Vec<TokenStream> {
     match (key, value) {
         ("name" | "profile" | "follow" | "item", _) => Vec::new(),
         ("start_urls", Value::TextList(urls)) => urls.iter().map(|u| quote!(.start_url(#u))).collect(),
+        ("sitemap_urls", Value::TextList(urls)) => urls.iter().map(|u| quote!(.sitemap_url(#u))).collect(),
         ("allowed_domains", Value::TextList(domains)) => {
             domains.iter().map(|d| quote!(.allowed_domain(#d))).collect()
         }

@@ -1,0 +1,10 @@
+use spiderling::prelude::*;
+
+#[derive(Spider, Default)]
+#[spider(
+    start_urls = ["https://books.example/"],
+    sitemap_urls = ["/sitemap.xml"],
+)]
+struct Books;
+
+fn main() {}
