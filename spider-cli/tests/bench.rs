@@ -1,5 +1,6 @@
 //! `spiderling bench` is itself correct: on a small site every contender crawls every page
 //! exactly once and writes every item, as the server saw it.
+#![allow(clippy::unwrap_used)]
 
 use std::process::Command;
 
