@@ -41,6 +41,8 @@ pub struct Request {
     pub(crate) attempts: u32,
     pub(crate) last_backoff: Duration,
     pub(crate) redirects: u8,
+    /// On a redirect hop, the URL of the chain's first request; `None` on any other.
+    pub(crate) first_url: Option<Url>,
     /// Set by a durable frontier's `next`, until the request is finished or deferred.
     pub(crate) ticket: Option<Ticket>,
 }
@@ -59,6 +61,7 @@ impl Request {
             attempts: 0,
             last_backoff: Duration::ZERO,
             redirects: 0,
+            first_url: None,
             ticket: None,
         }
     }
@@ -111,6 +114,21 @@ impl Request {
     /// The URL as requested.
     pub fn url(&self) -> &Url {
         &self.url
+    }
+
+    /// The URL the crawl asked for before any redirect: on a redirect hop, the first
+    /// request's URL; on any other request, [`url`](Self::url). A page keeps the URL it
+    /// was linked as, so an item can name the page the way the site links it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let request = spider_core::Request::get("https://books.example/latest")?;
+    /// assert_eq!(request.first_url(), request.url());
+    /// # Ok::<(), spider_core::Error>(())
+    /// ```
+    pub fn first_url(&self) -> &Url {
+        self.first_url.as_ref().unwrap_or(&self.url)
     }
 
     /// The HTTP method.
@@ -181,7 +199,7 @@ impl Request {
         self
     }
 
-    /// The next hop of a redirect: same depth, priority, meta and session; a 303, or a
+    /// The next hop of a redirect: same depth, priority, meta, session and first URL; a 303, or a
     /// 301/302 answer to a POST, turns into a GET as browsers do; credentials are dropped
     /// when the hop leaves the origin.
     pub(crate) fn redirected(&self, to: Url, status: u16) -> Self {
@@ -208,6 +226,7 @@ impl Request {
             attempts: 0,
             last_backoff: Duration::ZERO,
             redirects: self.redirects + 1,
+            first_url: Some(self.first_url().clone()),
             ticket: None,
         }
     }
@@ -225,5 +244,15 @@ mod tests {
         assert!(same.headers().contains_key(AUTHORIZATION));
         let other = request.redirected(Url::parse("https://b.example/home").unwrap(), 302);
         assert!(!other.headers().contains_key(AUTHORIZATION));
+    }
+
+    #[test]
+    fn every_hop_of_a_redirect_chain_knows_the_first_url() {
+        let first = Request::get("https://a.example/latest").unwrap();
+        let second = first.redirected(Url::parse("https://a.example/moved").unwrap(), 301);
+        let third = second.redirected(Url::parse("https://b.example/book").unwrap(), 302);
+        assert_eq!(first.first_url(), first.url());
+        assert_eq!((second.first_url(), third.first_url()), (first.url(), first.url()));
+        assert_eq!(third.url().as_str(), "https://b.example/book");
     }
 }

@@ -271,11 +271,13 @@ mod tests {
             .with_session("s1");
         request.attempts = 2;
         request.last_backoff = Duration::from_millis(700);
+        request.first_url = Some(Url::parse("https://shop.example/latest").unwrap());
         let back = decode(42, &encode(&request)).unwrap();
         assert_eq!(back.url(), request.url());
         assert_eq!((back.priority(), back.attempts, back.ticket), (4, 2, Some(Ticket(42))));
         assert_eq!((back.meta(), back.session()), (request.meta(), Some("s1")));
         assert_eq!(back.last_backoff, Duration::from_millis(700));
+        assert_eq!(back.first_url().as_str(), "https://shop.example/latest");
         assert!(decode(1, "{\"u\":\"not a url\",\"m\":\"GET\"}").is_err_and(|e| e.contains("request 1")));
     }
 
