@@ -36,6 +36,7 @@ mod fleet;
 mod frontier;
 mod gauge;
 mod item;
+mod json_ld;
 mod metrics;
 mod non_page;
 mod page;
@@ -45,6 +46,7 @@ mod progress;
 mod proxy;
 mod request;
 mod retry;
+mod rfc3339;
 mod robots;
 mod spider;
 mod state;
@@ -65,7 +67,7 @@ pub use frontier::{
     canonical_url, fingerprint, host_key, Enqueued, Fingerprint, Frontier, HostKey, MemoryFrontier, Ticket,
 };
 pub use gauge::{HostLive, Live, WINDOW};
-pub use item::{ExtractError, ExtractErrorKind, Item};
+pub use item::{ExtractError, ExtractErrorKind, FieldSource, Item};
 pub use page::{Document, Page};
 pub use parse::ParsePool;
 pub use probe::{probe, ProbePlan, ProbeReport, ProbeStep};
