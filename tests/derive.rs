@@ -463,3 +463,106 @@ async fn invalid_json_ld_is_an_error_naming_the_field_unless_a_valid_block_has_i
         "{error}"
     );
 }
+
+/// The demo shop's books with their page facts and their JSON-LD beside the HTML.
+#[derive(Item, Serialize)]
+struct BookPage {
+    #[css("h1.title")]
+    title: String,
+    #[css("p.price")]
+    price: String,
+    #[json_ld("offers.price", type = "Product")]
+    ld_price: String,
+    #[json_ld("sku", type = "Product")]
+    sku: String,
+    #[page(url)]
+    url: String,
+    #[page(final_url)]
+    final_url: String,
+    #[page(status)]
+    status: u16,
+    #[page(depth)]
+    depth: u32,
+}
+
+#[derive(Spider, Default)]
+#[spider(
+    start_urls = ["http://placeholder.invalid/"],
+    allowed_domains = ["127.0.0.1"],
+    concurrency = 16,
+    follow = "a[href]",
+    item = BookPage
+)]
+struct BookPages;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_writes_each_book_with_its_page_facts_and_json_ld() {
+    let demo = DemoSite { books: 100, per_page: 20, ..DemoSite::default() };
+    let site = Sandbox::demo(demo.clone()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("books.jsonl");
+    let config = BookPages.config().set("start_urls", &site.url()).unwrap().output(&output);
+    Crawler::with_config(BookPages, config).run().await.unwrap();
+
+    let items = support::read_json_lines(&output);
+    let books = spider_sandbox::catalogue(demo.books);
+    assert_eq!(items.len(), demo.books, "every book once");
+    let page_of = |id: usize| format!("{}catalogue/book_{id}.html", site.url());
+    for book in &books {
+        let item = items.iter().find(|item| item["title"] == book.title.as_str()).unwrap();
+        assert_eq!(item["final_url"], page_of(book.id).as_str());
+        assert_eq!(item["status"], 200);
+        assert_eq!(item["price"], book.price.as_str());
+        assert_eq!(
+            format!("£{}", item["ld_price"].as_str().unwrap()),
+            book.price,
+            "JSON-LD price = CSS price"
+        );
+        assert_eq!(item["sku"], book.upc.as_str());
+        let depth = item["depth"].as_u64().unwrap();
+        if book.id == demo.books {
+            // Linked from the home page as /catalogue/latest, a redirect to the last book,
+            // long before the listings or a related book lead there.
+            assert_eq!(item["url"], format!("{}catalogue/latest", site.url()).as_str());
+            assert_eq!(depth, 1, "a redirect hop keeps its request's depth");
+        } else {
+            assert_eq!(item["url"], item["final_url"], "book {}", book.id);
+            // Home → first listing → its books; the others are found further on.
+            assert!(
+                if book.id <= demo.per_page { depth == 2 } else { depth >= 2 },
+                "book {}: depth {depth}",
+                book.id
+            );
+        }
+    }
+    let observed = site.observed();
+    assert_eq!(observed.duplicates(), Default::default());
+    assert_eq!(observed.under("/catalogue/latest"), 1);
+}
+
+#[derive(Spider, Default)]
+#[spider(start_urls = ["http://placeholder.invalid/"], allowed_domains = ["127.0.0.1"], item = BookPage)]
+struct Latest;
+
+/// The redirect hop goes through a state file's queue, so the first URL is read back
+/// from it, not only carried in memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirected_page_keeps_the_url_the_crawl_asked_for() {
+    let demo = DemoSite { books: 30, ..DemoSite::default() };
+    let site = Sandbox::demo(demo.clone()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("latest.jsonl");
+    let latest = format!("{}catalogue/latest", site.url());
+    let config = Latest.config().set("start_urls", &latest).unwrap().output(&output);
+    let config = config.set("state", dir.path().join("latest.state").to_str().unwrap()).unwrap();
+    Crawler::with_config(Latest, config).run().await.unwrap();
+
+    let items = support::read_json_lines(&output);
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0]["url"], latest.as_str());
+    assert_eq!(items[0]["final_url"], format!("{}catalogue/book_30.html", site.url()).as_str());
+    assert_eq!((items[0]["status"].as_u64(), items[0]["depth"].as_u64()), (Some(200), Some(0)));
+    let observed = site.observed();
+    let asked: Vec<String> = observed.pages().map(|hit| hit.resource()).collect();
+    assert_eq!(asked, ["/catalogue/latest", "/catalogue/book_30.html"]);
+}
