@@ -485,11 +485,13 @@ struct BookPage {
     depth: u32,
 }
 
+/// One request at a time, so the crawl goes in the frontier's order (first in, first
+/// out) and the depths it finds are known: see the test.
 #[derive(Spider, Default)]
 #[spider(
     start_urls = ["http://placeholder.invalid/"],
     allowed_domains = ["127.0.0.1"],
-    concurrency = 16,
+    concurrency = 1,
     follow = "a[href]",
     item = BookPage
 )]
@@ -521,13 +523,14 @@ async fn a_crawl_writes_each_book_with_its_page_facts_and_json_ld() {
         assert_eq!(item["sku"], book.upc.as_str());
         let depth = item["depth"].as_u64().unwrap();
         if book.id == demo.books {
-            // Linked from the home page as /catalogue/latest, a redirect to the last book,
-            // long before the listings or a related book lead there.
+            // The home page links the first listing, then /catalogue/latest, a redirect to
+            // the last book, whose hop is queued before any book page is read.
             assert_eq!(item["url"], format!("{}catalogue/latest", site.url()).as_str());
             assert_eq!(depth, 1, "a redirect hop keeps its request's depth");
         } else {
             assert_eq!(item["url"], item["final_url"], "book {}", book.id);
-            // Home → first listing → its books; the others are found further on.
+            // Home → first listing → its books, read before any book page; the others
+            // are found further on, from a later listing or a related book.
             assert!(
                 if book.id <= demo.per_page { depth == 2 } else { depth >= 2 },
                 "book {}: depth {depth}",
