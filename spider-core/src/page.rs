@@ -260,10 +260,13 @@ impl<'a> Document<'a> {
     ///     .redirected_from("https://books.example/latest")
     ///     .meta("category", "maps")
     ///     .build()?;
-    /// let (first, last, category) = page
-    ///     .html(|doc| (doc.request().first_url().to_string(), doc.url().to_string(), doc.request().meta()["category"].clone()))
+    /// let (asked, answered, category) = page
+    ///     .html(|doc| {
+    ///         let request = doc.request();
+    ///         (request.first_url().path().to_owned(), doc.url().path().to_owned(), request.meta()["category"].clone())
+    ///     })
     ///     .await?;
-    /// assert_eq!((first.as_str(), last.as_str()), ("https://books.example/latest", "https://books.example/book_9.html"));
+    /// assert_eq!((asked.as_str(), answered.as_str()), ("/latest", "/book_9.html"));
     /// assert_eq!(category, "maps");
     /// # Ok(()) }
     /// ```
