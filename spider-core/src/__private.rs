@@ -7,7 +7,8 @@ use std::str::FromStr;
 use scraper::ElementRef;
 use url::Url;
 
-pub use crate::item::{ExtractError, ExtractErrorKind, Item};
+pub use crate::item::{ExtractError, ExtractErrorKind, FieldSource, Item};
+pub use crate::json_ld::JsonLd;
 pub use crate::page::Document;
 pub use scraper::Selector;
 pub use std::sync::LazyLock;
@@ -76,17 +77,88 @@ pub fn all(doc: &Document<'_>, selector: &Selector, source: Source) -> Vec<Strin
     doc.select(selector).filter_map(|element| read(element, source, doc.url())).collect()
 }
 
+/// A `#[page(...)]` field: which of the page's facts it reads.
+#[derive(Debug, Clone, Copy)]
+pub enum PageField {
+    /// The URL the crawl asked for, before redirects.
+    Url,
+    /// The URL of the answer, after redirects.
+    FinalUrl,
+    /// The HTTP status, such as `200`.
+    Status,
+    /// When the answer arrived, RFC 3339 in UTC.
+    FetchedAt,
+    /// Links followed from a start URL.
+    Depth,
+    /// A key of the request's meta.
+    Meta(&'static str),
+}
+
+/// A page field's text: a meta string its text, another meta value its JSON; `None`
+/// only for a meta key the request does not have.
+pub fn page_field(doc: &Document<'_>, field: PageField) -> Option<String> {
+    Some(match field {
+        PageField::Url => doc.request().first_url().to_string(),
+        PageField::FinalUrl => doc.url().to_string(),
+        PageField::Status => doc.status().as_u16().to_string(),
+        PageField::FetchedAt => crate::rfc3339::format(doc.fetched_at()),
+        PageField::Depth => doc.request().depth().to_string(),
+        PageField::Meta(key) => match doc.request().meta().get(key)? {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        },
+    })
+}
+
+/// A `#[json_ld("path")]` field's value (see [`JsonLd::first`]).
+///
+/// # Errors
+///
+/// The field's [`ExtractError`] when no valid block has the path and one is invalid.
+pub fn json_ld_first(
+    json_ld: &JsonLd,
+    field: &'static str,
+    path: &'static str,
+    of_type: Option<&'static str>,
+) -> Result<Option<String>, ExtractError> {
+    json_ld.first(path, of_type).map_err(|message| invalid_json_ld(field, path, of_type, message))
+}
+
+/// A `Vec` `#[json_ld("path")]` field's values (see [`JsonLd::all`]).
+///
+/// # Errors
+///
+/// As for [`json_ld_first`].
+pub fn json_ld_all(
+    json_ld: &JsonLd,
+    field: &'static str,
+    path: &'static str,
+    of_type: Option<&'static str>,
+) -> Result<Vec<String>, ExtractError> {
+    json_ld.all(path, of_type).map_err(|message| invalid_json_ld(field, path, of_type, message))
+}
+
+fn invalid_json_ld(
+    field: &'static str,
+    path: &'static str,
+    of_type: Option<&'static str>,
+    message: String,
+) -> ExtractError {
+    let from = FieldSource::JsonLd { path, of_type };
+    ExtractError { field, from, kind: ExtractErrorKind::InvalidJsonLd { message } }
+}
+
 /// Convert with `FromStr`.
 ///
 /// # Errors
 ///
 /// The field's [`ExtractError`] naming the text and the parser's complaint.
-pub fn from_str<T>(text: String, field: &'static str, selector: &'static str) -> Result<T, ExtractError>
+pub fn from_str<T>(text: String, field: &'static str, from: FieldSource) -> Result<T, ExtractError>
 where
     T: FromStr,
     T::Err: Display,
 {
-    T::from_str(&text).map_err(|e| parse_error(field, selector, text, e))
+    T::from_str(&text).map_err(|e| parse_error(field, from, text, e))
 }
 
 /// Convert with the field's `parse = function`.
@@ -97,19 +169,19 @@ where
 pub fn with<T, E: Display>(
     text: String,
     field: &'static str,
-    selector: &'static str,
+    from: FieldSource,
     parse: impl FnOnce(&str) -> Result<T, E>,
 ) -> Result<T, ExtractError> {
-    parse(&text).map_err(|e| parse_error(field, selector, text, e))
+    parse(&text).map_err(|e| parse_error(field, from, text, e))
 }
 
-fn parse_error(field: &'static str, selector: &'static str, text: String, e: impl Display) -> ExtractError {
-    ExtractError { field, selector, kind: ExtractErrorKind::Parse { text, message: e.to_string() } }
+fn parse_error(field: &'static str, from: FieldSource, text: String, e: impl Display) -> ExtractError {
+    ExtractError { field, from, kind: ExtractErrorKind::Parse { text, message: e.to_string() } }
 }
 
-/// A required field that matched nothing.
-pub fn missing(field: &'static str, selector: &'static str) -> ExtractError {
-    ExtractError { field, selector, kind: ExtractErrorKind::Missing }
+/// A required field that found nothing.
+pub fn missing(field: &'static str, from: FieldSource) -> ExtractError {
+    ExtractError { field, from, kind: ExtractErrorKind::Missing }
 }
 
 /// The `parse` of a spider declared with `item = T` and/or `follow = "..."`: one parse of

@@ -1,8 +1,9 @@
-//! Items extracted from a page by CSS selectors: the runtime side of `#[derive(Item)]`.
+//! Items extracted from a page: the runtime side of `#[derive(Item)]`.
 //!
 //! The derive writes an [`Item`] impl whose selectors are parsed once per process; the
-//! helpers in [`__private`](crate::__private) read raw values from the parsed document,
-//! and the impl turns them into typed fields.
+//! helpers in [`__private`](crate::__private) read raw values from the parsed document
+//! (CSS matches, the page's JSON-LD, the page's own facts), and the impl turns them into
+//! typed fields.
 
 use std::fmt;
 
@@ -11,8 +12,8 @@ use crate::page::Document;
 /// Something a page can be turned into; write it with `#[derive(Item)]`.
 ///
 /// `extract` returns `Ok(None)` when the page has none of the item's fields (a listing
-/// page, for a book item), and an [`ExtractError`] naming the field and selector when it
-/// has some but a required one is missing or does not parse.
+/// page, for a book item), and an [`ExtractError`] naming the field and where it reads
+/// when it has some but a required one is missing or does not parse.
 pub trait Item: Sized + Send + 'static {
     /// Read the item from a parsed page.
     ///
@@ -23,21 +24,69 @@ pub trait Item: Sized + Send + 'static {
 }
 
 /// A field of an item that could not be filled.
+///
+/// # Examples
+///
+/// ```
+/// use spider_core::{ExtractError, ExtractErrorKind, FieldSource};
+///
+/// let error = ExtractError {
+///     field: "price",
+///     from: FieldSource::JsonLd { path: "offers.price", of_type: Some("Product") },
+///     kind: ExtractErrorKind::Missing,
+/// };
+/// assert_eq!(error.to_string(), "field `price`: the page has no JSON-LD `offers.price` of a `Product`");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExtractError {
     /// The field's name.
     pub field: &'static str,
-    /// Its selector.
-    pub selector: &'static str,
+    /// Where the field reads, as its attribute says.
+    pub from: FieldSource,
     /// What went wrong.
     pub kind: ExtractErrorKind,
+}
+
+/// Where a field of a derived item reads its value: the attribute above it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FieldSource {
+    /// `#[css("...")]`: the selector.
+    Css(&'static str),
+    /// `#[json_ld("...")]`: the dotted path into the page's JSON-LD, and the `@type` the
+    /// objects it is read from must have, if the field names one.
+    JsonLd {
+        /// Such as `offers.price`.
+        path: &'static str,
+        /// Such as `Product`.
+        of_type: Option<&'static str>,
+    },
+    /// `#[page(...)]`: one of the page's own facts (`url`, `status`...), by name.
+    Page(&'static str),
+    /// `#[page(meta = "...")]`: a key of the request's meta.
+    Meta(&'static str),
+}
+
+impl fmt::Display for FieldSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FieldSource::Css(selector) => write!(f, "selector `{selector}`"),
+            FieldSource::JsonLd { path, of_type: None } => write!(f, "JSON-LD `{path}`"),
+            FieldSource::JsonLd { path, of_type: Some(of_type) } => {
+                write!(f, "JSON-LD `{path}` of a `{of_type}`")
+            }
+            FieldSource::Page(name) => write!(f, "page `{name}`"),
+            FieldSource::Meta(key) => write!(f, "meta `{key}`"),
+        }
+    }
 }
 
 /// Why a field could not be filled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ExtractErrorKind {
-    /// No element matched a required field.
+    /// A required field found nothing: no element matched, no JSON-LD object has the
+    /// path, the request's meta has no such key.
     Missing,
     /// The text was there but did not parse into the field's type.
     Parse {
@@ -46,18 +95,31 @@ pub enum ExtractErrorKind {
         /// The parser's complaint.
         message: String,
     },
+    /// A JSON-LD field: a `<script type="application/ld+json">` block of the page is not
+    /// valid JSON, and no block that is has the field's path.
+    InvalidJsonLd {
+        /// The JSON parser's complaint, with the block's number on the page.
+        message: String,
+    },
 }
 
 impl fmt::Display for ExtractError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.kind {
-            ExtractErrorKind::Missing => {
-                write!(f, "field `{}`: nothing matches `{}`", self.field, self.selector)
+        let ExtractError { field, from, kind } = self;
+        match (kind, from) {
+            (ExtractErrorKind::Missing, FieldSource::Css(selector)) => {
+                write!(f, "field `{field}`: nothing matches `{selector}`")
             }
-            ExtractErrorKind::Parse { text, message } => write!(
+            (ExtractErrorKind::Missing, FieldSource::Meta(_)) => {
+                write!(f, "field `{field}`: the request has no {from}")
+            }
+            (ExtractErrorKind::Missing, _) => write!(f, "field `{field}`: the page has no {from}"),
+            (ExtractErrorKind::Parse { text, message }, _) => {
+                write!(f, "field `{field}` ({from}): cannot parse {text:?}: {message}")
+            }
+            (ExtractErrorKind::InvalidJsonLd { message }, _) => write!(
                 f,
-                "field `{}` (selector `{}`): cannot parse {text:?}: {message}",
-                self.field, self.selector
+                "field `{field}` ({from}): no valid JSON-LD block has it, and a block is not valid JSON: {message}"
             ),
         }
     }

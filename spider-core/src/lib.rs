@@ -36,6 +36,7 @@ mod fleet;
 mod frontier;
 mod gauge;
 mod item;
+mod json_ld;
 mod link_rules;
 mod metrics;
 mod non_page;
@@ -46,6 +47,7 @@ mod progress;
 mod proxy;
 mod request;
 mod retry;
+mod rfc3339;
 mod robots;
 mod sitemap;
 mod spider;
@@ -67,7 +69,7 @@ pub use frontier::{
     canonical_url, fingerprint, host_key, Enqueued, Fingerprint, Frontier, HostKey, MemoryFrontier, Ticket,
 };
 pub use gauge::{HostLive, Live, WINDOW};
-pub use item::{ExtractError, ExtractErrorKind, Item};
+pub use item::{ExtractError, ExtractErrorKind, FieldSource, Item};
 pub use page::{Document, Page};
 pub use parse::ParsePool;
 pub use probe::{probe, ProbePlan, ProbeReport, ProbeStep};

@@ -1,6 +1,8 @@
 //! A fetched page, and the parsed document the parse pool hands to closures.
 
 use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::SystemTime;
 
 use bytes::Bytes;
 use encoding_rs::{Encoding, UTF_8};
@@ -22,28 +24,40 @@ use crate::request::Request;
 /// one page in one closure and the page is parsed once.
 #[derive(Debug)]
 pub struct Page {
-    url: Url,
-    status: StatusCode,
+    facts: Arc<Facts>,
     headers: HeaderMap,
     body: Bytes,
-    request: Request,
     pool: ParsePool,
 }
 
+/// What is known of a page besides its HTML; a [`Document`] of the page sees it too.
+#[derive(Debug)]
+struct Facts {
+    url: Url,
+    status: StatusCode,
+    fetched_at: SystemTime,
+    request: Request,
+}
+
 impl Page {
+    /// A page answering `request` with `status` from `url` (the request's URL: the last
+    /// hop of a redirect chain), its answer having arrived at `fetched_at`.
     pub(crate) fn new(
         url: Url,
         status: StatusCode,
         headers: HeaderMap,
         body: Bytes,
         request: Request,
+        fetched_at: SystemTime,
         pool: ParsePool,
     ) -> Self {
-        Page { url, status, headers, body, request, pool }
+        Page { facts: Arc::new(Facts { url, status, fetched_at, request }), headers, body, pool }
     }
 
     /// A page made from saved HTML, for testing a spider's `parse` or an item's selectors
-    /// without a server. It has status 200 and its own one-thread parse pool.
+    /// without a server. It has status 200, was fetched now, and has its own one-thread
+    /// parse pool; [`PageFixture`](crate::testing::PageFixture) makes one with another
+    /// status, meta, depth or redirect.
     ///
     /// # Errors
     ///
@@ -60,21 +74,38 @@ impl Page {
     /// # Ok(()) }
     /// ```
     pub fn fixture(url: &str, html: impl Into<String>) -> Result<Page, Error> {
-        let request = Request::get(url)?;
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, reqwest::header::HeaderValue::from_static("text/html; charset=utf-8"));
-        let body = Bytes::from(html.into());
-        Ok(Page::new(request.url().clone(), StatusCode::OK, headers, body, request, ParsePool::new(1)?))
+        crate::testing::PageFixture::new(url, html).build()
     }
 
-    /// The URL of the response (after redirects, the last hop).
+    /// A saved page answering `request` with `status`, fetched at `fetched_at`: what
+    /// [`PageFixture`](crate::testing::PageFixture) builds.
+    pub(crate) fn saved(
+        request: Request,
+        status: StatusCode,
+        fetched_at: SystemTime,
+        html: String,
+    ) -> Result<Page, Error> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, reqwest::header::HeaderValue::from_static("text/html; charset=utf-8"));
+        let url = request.url().clone();
+        Ok(Page::new(url, status, headers, Bytes::from(html), request, fetched_at, ParsePool::new(1)?))
+    }
+
+    /// The URL of the response (after redirects, the last hop); the URL the crawl asked
+    /// for before them is [`Request::first_url`] of [`request`](Self::request).
     pub fn url(&self) -> &Url {
-        &self.url
+        &self.facts.url
     }
 
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
-        self.status
+        self.facts.status
+    }
+
+    /// When the answer arrived (for an answer from the HTTP cache, when it was taken
+    /// from the cache).
+    pub fn fetched_at(&self) -> SystemTime {
+        self.facts.fetched_at
     }
 
     /// The response headers.
@@ -108,9 +139,9 @@ impl Page {
             .unwrap_or(UTF_8)
     }
 
-    /// The request that led here (its meta, depth and session).
+    /// The request that led here (its meta, depth, session and first URL).
     pub fn request(&self) -> &Request {
-        &self.request
+        &self.facts.request
     }
 
     /// Parse the body once on the parse pool and run `work` over the document there.
@@ -140,17 +171,17 @@ impl Page {
         F: FnOnce(&Document<'_>) -> R + Send + 'static,
     {
         let body = self.body.clone();
-        let url = self.url.clone();
+        let facts = Arc::clone(&self.facts);
         let encoding = self.encoding();
         let pool = self.pool.clone();
         self.pool
             .run(move || {
                 pool.parsed_html();
                 let html = Html::parse_document(&encoding.decode(&body).0);
-                work(&Document { html: &html, root: html.root_element(), url: &url })
+                work(&Document { html: &html, root: html.root_element(), page: &facts })
             })
             .await
-            .map_err(|_| Error::ParsePanicked { url: self.url.clone() })
+            .map_err(|_| Error::ParsePanicked { url: self.url().clone() })
     }
 
     /// Extract an item on the parse pool: `Ok(None)` when the page has none of its fields.
@@ -160,10 +191,10 @@ impl Page {
     ///
     /// # Errors
     ///
-    /// [`Error::Extract`] naming the field and selector when the page has the item only
+    /// [`Error::Extract`] naming the field and where it reads when the page has the item only
     /// in part; [`Error::ParsePanicked`] as for [`html`](Self::html).
     pub async fn extract<T: Item>(&self) -> Result<Option<T>, Error> {
-        let url = self.url.clone();
+        let url = self.url().clone();
         self.html(|doc| T::extract(doc))
             .await?
             .map_err(|source| Error::Extract { url, source: Box::new(source) })
@@ -183,11 +214,15 @@ impl Page {
 }
 
 /// A parsed page, or a part of one, alive only inside a parse-pool job.
+///
+/// Besides the HTML it knows the page's facts (its URLs, status, fetch time and request),
+/// which `#[page(...)]` fields of a derived item read; a part made by
+/// [`within`](Self::within) knows the same.
 #[derive(Debug)]
 pub struct Document<'a> {
     html: &'a Html,
     root: ElementRef<'a>,
-    url: &'a Url,
+    page: &'a Facts,
 }
 
 impl<'a> Document<'a> {
@@ -196,15 +231,53 @@ impl<'a> Document<'a> {
         self.html
     }
 
-    /// The page's URL, the base of relative links.
+    /// The page's URL (after redirects, the last hop), the base of relative links.
     pub fn url(&self) -> &'a Url {
-        self.url
+        &self.page.url
+    }
+
+    /// The HTTP status the page was answered with.
+    pub fn status(&self) -> StatusCode {
+        self.page.status
+    }
+
+    /// When the page's answer arrived.
+    pub fn fetched_at(&self) -> SystemTime {
+        self.page.fetched_at
+    }
+
+    /// The request that led to the page: its meta, depth and
+    /// [`first_url`](Request::first_url) (the URL asked for before redirects).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use spider_core::testing::PageFixture;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), spider_core::Error> {
+    /// let page = PageFixture::new("https://books.example/book_9.html", "<h1>Atlas</h1>")
+    ///     .redirected_from("https://books.example/latest")
+    ///     .meta("category", "maps")
+    ///     .build()?;
+    /// let (asked, answered, category) = page
+    ///     .html(|doc| {
+    ///         let request = doc.request();
+    ///         (request.first_url().path().to_owned(), doc.url().path().to_owned(), request.meta()["category"].clone())
+    ///     })
+    ///     .await?;
+    /// assert_eq!((asked.as_str(), answered.as_str()), ("/latest", "/book_9.html"));
+    /// assert_eq!(category, "maps");
+    /// # Ok(()) }
+    /// ```
+    pub fn request(&self) -> &'a Request {
+        &self.page.request
     }
 
     /// The same page seen from `element`: selectors match only inside it. Use it to
     /// extract one item per repeated block of a page.
     pub fn within(&self, element: ElementRef<'a>) -> Document<'a> {
-        Document { html: self.html, root: element, url: self.url }
+        Document { html: self.html, root: element, page: self.page }
     }
 
     /// The elements matching `selector` inside this document (or part).
@@ -232,7 +305,7 @@ impl<'a> Document<'a> {
     pub fn links(&self, selector: &Selector) -> Vec<Url> {
         self.select(selector)
             .filter_map(|element| element.value().attr("href"))
-            .filter_map(|href| self.url.join(href.trim()).ok())
+            .filter_map(|href| self.url().join(href.trim()).ok())
             .collect()
     }
 }

@@ -44,6 +44,8 @@ pub struct Request {
     /// Whether the answer is a sitemap to read, not a page to parse (see
     /// [`Request::sitemap`]).
     pub(crate) sitemap: bool,
+    /// On a redirect hop, the URL of the chain's first request; `None` on any other.
+    pub(crate) first_url: Option<Url>,
     /// Set by a durable frontier's `next`, until the request is finished or deferred.
     pub(crate) ticket: Option<Ticket>,
 }
@@ -63,6 +65,7 @@ impl Request {
             last_backoff: Duration::ZERO,
             redirects: 0,
             sitemap: false,
+            first_url: None,
             ticket: None,
         }
     }
@@ -138,6 +141,21 @@ impl Request {
         &self.url
     }
 
+    /// The URL the crawl asked for before any redirect: on a redirect hop, the first
+    /// request's URL; on any other request, [`url`](Self::url). A page keeps the URL it
+    /// was linked as, so an item can name the page the way the site links it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let request = spider_core::Request::get("https://books.example/latest")?;
+    /// assert_eq!(request.first_url(), request.url());
+    /// # Ok::<(), spider_core::Error>(())
+    /// ```
+    pub fn first_url(&self) -> &Url {
+        self.first_url.as_ref().unwrap_or(&self.url)
+    }
+
     /// The HTTP method.
     pub fn method(&self) -> &Method {
         &self.method
@@ -211,8 +229,8 @@ impl Request {
         self
     }
 
-    /// The next hop of a redirect: same depth, priority, meta, session and kind (a
-    /// sitemap stays a sitemap); a 303, or a
+    /// The next hop of a redirect: same depth, priority, meta, session, first URL and
+    /// kind (a sitemap stays a sitemap); a 303, or a
     /// 301/302 answer to a POST, turns into a GET as browsers do; credentials are dropped
     /// when the hop leaves the origin.
     pub(crate) fn redirected(&self, to: Url, status: u16) -> Self {
@@ -240,6 +258,7 @@ impl Request {
             last_backoff: Duration::ZERO,
             redirects: self.redirects + 1,
             sitemap: self.sitemap,
+            first_url: Some(self.first_url().clone()),
             ticket: None,
         }
     }
@@ -257,5 +276,15 @@ mod tests {
         assert!(same.headers().contains_key(AUTHORIZATION));
         let other = request.redirected(Url::parse("https://b.example/home").unwrap(), 302);
         assert!(!other.headers().contains_key(AUTHORIZATION));
+    }
+
+    #[test]
+    fn every_hop_of_a_redirect_chain_knows_the_first_url() {
+        let first = Request::get("https://a.example/latest").unwrap();
+        let second = first.redirected(Url::parse("https://a.example/moved").unwrap(), 301);
+        let third = second.redirected(Url::parse("https://b.example/book").unwrap(), 302);
+        assert_eq!(first.first_url(), first.url());
+        assert_eq!((second.first_url(), third.first_url()), (first.url(), first.url()));
+        assert_eq!(third.url().as_str(), "https://b.example/book");
     }
 }

@@ -1,13 +1,19 @@
 //! What a stored request carries beyond its URL, method, priority, depth and attempts:
-//! headers, meta, session, the last backoff, the redirects so far and whether it is a
-//! sitemap. The state file
-//! keeps it in a row's `extra` column, the fleet in Redis beside those fields; both as
-//! this one JSON object, absent for the common request that has none of it.
+//! headers, meta, session, the last backoff, the redirects so far, whether it is a
+//! sitemap and, on a redirect hop, the chain's first URL. The state file keeps it in a
+//! row's `extra` column, the fleet in Redis beside those fields; both as this one JSON
+//! object, absent for the common request that has none of it.
+//!
+//! Every key is optional, so an object written before a key existed reads back with its
+//! default (`sitemap` and `first_url` came later: a hop stored without `first_url` reads
+//! as its own first URL), and unknown keys are ignored; the state file's schema version
+//! stays the same.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use url::Url;
 
 use crate::request::Request;
 use crate::stored_headers::StoredHeaders;
@@ -27,6 +33,8 @@ pub(crate) struct Extra {
     redirects: u64,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     sitemap: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    first_url: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -43,20 +51,26 @@ impl Extra {
             backoff_ms: u64::try_from(request.last_backoff.as_millis()).unwrap_or(u64::MAX),
             redirects: u64::from(request.redirects),
             sitemap: request.sitemap,
+            first_url: request.first_url.as_ref().map(Url::to_string),
         };
         let empty = extra.headers.is_empty()
             && extra.meta.is_empty()
             && extra.session.is_none()
             && extra.backoff_ms == 0
             && extra.redirects == 0
-            && !extra.sitemap;
+            && !extra.sitemap
+            && extra.first_url.is_none();
         (!empty).then_some(extra)
     }
 
-    /// Give `request` these extras again; the name of a header that does not read back,
-    /// if one does not.
+    /// Give `request` these extras again; what does not read back (a header's name, the
+    /// first URL), if something does not.
     pub(crate) fn apply(self, request: &mut Request) -> Result<(), String> {
         request.headers = self.headers.into_map().map_err(|name| format!("header {name:?}"))?;
+        request.first_url = match self.first_url {
+            Some(url) => Some(Url::parse(&url).map_err(|e| format!("first URL {url:?}: {e}"))?),
+            None => None,
+        };
         request.meta = self.meta;
         request.session = self.session.map(Into::into);
         request.last_backoff = Duration::from_millis(self.backoff_ms);

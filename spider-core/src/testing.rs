@@ -1,6 +1,12 @@
 //! Helpers for testing a spider without a server.
 
-use crate::error::Result;
+use std::time::SystemTime;
+
+use reqwest::StatusCode;
+use serde_json::Value;
+use url::Url;
+
+use crate::error::{Error, Result};
 use crate::page::Page;
 use crate::request::Request;
 use crate::spider::{Cx, Spider};
@@ -24,4 +30,107 @@ pub async fn parse_page<S: Spider>(spider: &S, page: Page) -> Result<(Vec<S::Ite
     let mut cx = Cx::for_request(page.request());
     spider.parse(page, &mut cx).await?;
     Ok((cx.items, cx.follows))
+}
+
+/// A saved page with the facts a crawl would give it: its status, its request's meta and
+/// depth, the URL it was redirected from, the time it was fetched. For testing what an
+/// item's `#[page(...)]` fields read, or a `parse` that looks at them;
+/// [`Page::fixture`] is the plain case (status 200, depth 0, no meta, no redirect, now).
+///
+/// Setters never fail; [`build`](Self::build) reports a URL that does not parse.
+///
+/// # Examples
+///
+/// ```
+/// use spider_core::reqwest::StatusCode;
+/// use spider_core::testing::PageFixture;
+///
+/// let page = PageFixture::new("https://books.example/book_9.html", "<h1>Atlas</h1>")
+///     .status(StatusCode::NON_AUTHORITATIVE_INFORMATION)
+///     .meta("category", "maps")
+///     .depth(2)
+///     .redirected_from("https://books.example/latest")
+///     .build()?;
+/// assert_eq!((page.status().as_u16(), page.request().depth()), (203, 2));
+/// assert_eq!(page.request().first_url().as_str(), "https://books.example/latest");
+/// # Ok::<(), spider_core::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct PageFixture {
+    url: String,
+    html: String,
+    status: StatusCode,
+    meta: Vec<(String, Value)>,
+    depth: u32,
+    redirected_from: Option<String>,
+    fetched_at: Option<SystemTime>,
+}
+
+impl PageFixture {
+    /// The page at `url` with this HTML.
+    pub fn new(url: &str, html: impl Into<String>) -> Self {
+        PageFixture {
+            url: url.to_owned(),
+            html: html.into(),
+            status: StatusCode::OK,
+            meta: Vec::new(),
+            depth: 0,
+            redirected_from: None,
+            fetched_at: None,
+        }
+    }
+
+    /// The status it was answered with (default 200).
+    pub fn status(mut self, status: StatusCode) -> Self {
+        self.status = status;
+        self
+    }
+
+    /// A value in its request's meta (default: none), as
+    /// [`Request::with_meta`] attaches it.
+    pub fn meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.meta.push((key.into(), value.into()));
+        self
+    }
+
+    /// Links followed from a start URL to reach it (default 0).
+    pub fn depth(mut self, depth: u32) -> Self {
+        self.depth = depth;
+        self
+    }
+
+    /// The page is the last hop of a redirect chain that started at `url` (default: no
+    /// redirect), which becomes its request's [`first_url`](Request::first_url).
+    pub fn redirected_from(mut self, url: &str) -> Self {
+        self.redirected_from = Some(url.to_owned());
+        self
+    }
+
+    /// When its answer arrived (default: when it is built).
+    pub fn fetched_at(mut self, at: SystemTime) -> Self {
+        self.fetched_at = Some(at);
+        self
+    }
+
+    /// The page.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidUrl`] when the URL or the one it was redirected from does not
+    /// parse; [`Error::Config`] when the page's parse pool cannot start.
+    pub fn build(self) -> Result<Page, Error> {
+        let mut request = Request::get(&self.url)?;
+        for (key, value) in self.meta {
+            request = request.with_meta(key, value);
+        }
+        request.depth = self.depth;
+        if let Some(from) = &self.redirected_from {
+            let from = Url::parse(from).map_err(|source| Error::InvalidUrl { url: from.clone(), source })?;
+            request.first_url = Some(from);
+            request.redirects = 1;
+        }
+        let fetched_at = self.fetched_at.unwrap_or_else(SystemTime::now);
+        Page::saved(request, self.status, fetched_at, self.html)
+    }
 }

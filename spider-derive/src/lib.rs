@@ -160,7 +160,8 @@ pub fn derive_spider(input: TokenStream) -> TokenStream {
     spider::derive(&input).into()
 }
 
-/// Derive item extraction from `#[css(...)]` on each field.
+/// Derive item extraction: each field reads the page's HTML with `#[css(...)]`, its
+/// JSON-LD with `#[json_ld(...)]`, or the page's own facts with `#[page(...)]`.
 ///
 /// ```
 /// use spiderling::prelude::*;
@@ -187,7 +188,7 @@ pub fn derive_spider(input: TokenStream) -> TokenStream {
 /// # Ok(()) }
 /// ```
 ///
-/// | option | meaning |
+/// | `#[css(...)]` option | meaning |
 /// | --- | --- |
 /// | `"selector"` | first argument, checked at compile time, compiled once per process |
 /// | `attr = "name"` | read an attribute instead of the text; `href`, `src`, `action`, `poster`, `cite`, `data` are resolved against the page URL |
@@ -197,8 +198,84 @@ pub fn derive_spider(input: TokenStream) -> TokenStream {
 ///
 /// The field's type decides how many matches it takes: `T` exactly one (required),
 /// `Option<T>` one if any, `Vec<T>` all. A page has the item when one of its required
-/// fields matches; a page with the item in part is an error naming the field and selector.
-#[proc_macro_derive(Item, attributes(css))]
+/// `css` or `json_ld` fields is found (any of them, if none is required); a page with the
+/// item in part is an error naming the field and where it reads.
+///
+/// # Structured data and page facts
+///
+/// Shops publish their product data as JSON-LD (`<script type="application/ld+json">`),
+/// often more exactly than their HTML shows it; and an item often needs to say where and
+/// when it was found. Both go beside CSS fields:
+///
+/// ```
+/// use spiderling::prelude::*;
+/// use spiderling::testing::PageFixture;
+///
+/// #[derive(Item, Serialize)]
+/// struct Product {
+///     #[css("h1")]                                      title: String,
+///     #[json_ld("offers.price", type = "Product")]      price: f64,          // JSON-LD, FromStr
+///     #[json_ld("sku", type = "Product")]               sku: Option<String>,
+///     #[json_ld("image")]                               images: Vec<Url>,    // every element
+///     #[page(url)]                                      url: Url,            // before redirects
+///     #[page(final_url)]                                final_url: String,
+///     #[page(status)]                                   status: u16,
+///     #[page(fetched_at)]                               fetched_at: String,  // RFC 3339, UTC
+///     #[page(depth)]                                    depth: u32,
+///     #[page(meta = "category", default)]               category: String,    // from Request::with_meta
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::result::Result<(), spiderling::Error> {
+/// let html = r#"<h1>Atlas</h1><script type="application/ld+json">
+///     {"@context": "https://schema.org", "@type": "Product", "sku": "A-17",
+///      "image": ["https://shop.example/a.jpg", "https://shop.example/b.jpg"],
+///      "offers": {"@type": "Offer", "price": "12.50"}}
+/// </script>"#;
+/// let page = PageFixture::new("https://shop.example/p/17", html)
+///     .redirected_from("https://shop.example/latest")
+///     .meta("category", "maps")
+///     .build()?;
+/// let product = page.extract::<Product>().await?.expect("the page has a product");
+/// assert_eq!((product.price, product.sku.as_deref()), (12.5, Some("A-17")));
+/// assert_eq!(product.url.as_str(), "https://shop.example/latest");
+/// assert_eq!((product.final_url.as_str(), product.status), ("https://shop.example/p/17", 200));
+/// assert_eq!((product.depth, product.category.as_str()), (0, "maps"));
+/// # Ok(()) }
+/// ```
+///
+/// `#[json_ld("dotted.path", ...)]` reads the page's JSON-LD blocks, parsed once per
+/// extraction and only for an item that has such fields. The objects searched are each
+/// block's object, the objects of a block that is an array, and those of any `@graph`, in
+/// page order; the first one where the path reaches a value (not `null`) gives it. Along
+/// the path an array stands for its first element; a `Vec<T>` field takes every element of
+/// a final array. A string gives its text, a number or boolean its JSON text, an object or
+/// array its JSON text; then `FromStr` or `parse` as for CSS fields, and `Option` and
+/// `default` the same way (a URL stays as the page wrote it: into `Url` only when it is
+/// absolute). A block that is not valid JSON is skipped; if no valid block
+/// has the path, the field is an error naming it, its path and the parser's complaint.
+/// On a part of a page (`Document::within`), only the blocks inside that part are read.
+///
+/// | `#[json_ld(...)]` option | meaning |
+/// | --- | --- |
+/// | `"path"` | first argument: keys separated by dots, such as `"offers.price"` |
+/// | `type = "Product"` | only objects whose `@type` is or lists it (`schema:Product` and `https://schema.org/Product` too): a shop's `BreadcrumbList` or `Organization` is passed over |
+/// | `parse = function`, `default` | as for `#[css]` |
+///
+/// `#[page(...)]` reads one of the page's own facts, as text converted like the others
+/// (`FromStr` into `String`, `Url`, `u16`, `u32`..., or `parse = function`). Page fields
+/// never decide whether a page has the item; an item made of page fields only, every page
+/// has.
+///
+/// | `#[page(...)]` | the text | type |
+/// | --- | --- | --- |
+/// | `url` | the URL the crawl asked for, before redirects | `T` |
+/// | `final_url` | the URL of the answer, after redirects | `T` |
+/// | `status` | the HTTP status, such as `200` | `T` |
+/// | `fetched_at` | when the answer arrived, RFC 3339 in UTC, such as `2025-01-01T09:30:00.250Z` | `T` |
+/// | `depth` | links followed from a start URL | `T` |
+/// | `meta = "key"` | the request's meta value: a JSON string its text, another value its JSON | `T` (an error when missing), `Option<T>` or `T` with `default` |
+#[proc_macro_derive(Item, attributes(css, json_ld, page))]
 pub fn derive_item(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     item::derive(&input).into()

@@ -21,8 +21,9 @@ use crate::catalogue::book;
 ///   (fragment, percent-encoded, dot segment, empty query, an absolute URL with an
 ///   upper-case scheme and the host the request named), each next page twice with its
 ///   query in two orders, and each listing has a mirror link to the other loopback name.
-/// - `/catalogue/book_I.html` has `h1.title`, `p.price` and `p.availability`, links back
-///   to the first listing and to a related book.
+/// - `/catalogue/book_I.html` has `h1.title`, `p.price` and `p.availability`, the same
+///   facts in a JSON-LD `Product` ([`Book::json_ld`](crate::Book::json_ld)), and links
+///   back to the first listing and to a related book.
 /// - `/catalogue/latest` redirects (301) to the last book.
 /// - `/sitemap.xml` is a sitemap index (`application/xml`) of two sitemaps:
 ///   `/sitemap-books.xml.gz`, served as `application/gzip` without a `Content-Encoding`
@@ -226,7 +227,8 @@ impl DemoSite {
         page(
             &b.title,
             &format!(
-                r#"<article class="product_page">
+                r#"{}
+<article class="product_page">
 <h1 class="title">{}</h1>
 <p class="price">{}</p>
 <p class="availability">{}</p>
@@ -234,7 +236,10 @@ impl DemoSite {
 <p><a href="page-1.html?order=asc&amp;sort=title">Back to the catalogue</a>
 <a href="book_{related}.html">You may also like</a>
 <a href="/private/edit/{i}">Edit</a></p>"#,
-                b.title, b.price, b.availability
+                b.json_ld(),
+                b.title,
+                b.price,
+                b.availability
             ),
         )
     }

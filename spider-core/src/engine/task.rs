@@ -4,6 +4,8 @@
 
 mod sitemap;
 
+use std::time::SystemTime;
+
 use reqwest::header::LOCATION;
 use tokio::time::Instant;
 
@@ -111,7 +113,8 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
 
     let (url, method, attempts) = (request.url().clone(), request.method().clone(), request.attempts + 1);
     let mut cx = Cx::for_request(&request);
-    let page = Page::new(url.clone(), status, fetched.headers, fetched.body, request, shared.pool.clone());
+    let (headers, body, pool) = (fetched.headers, fetched.body, shared.pool.clone());
+    let page = Page::new(url.clone(), status, headers, body, request, SystemTime::now(), pool);
     let parsed = shared.spider.parse(page, &mut cx).await;
     // Items emitted before an error are kept: nothing scraped is lost.
     let items = match &shared.encoder {

@@ -1,7 +1,7 @@
 //! A request as a row of the `requests` table, and back.
 //!
 //! The columns hold what every request has; the rest (headers, meta, session, the last
-//! backoff, redirects so far) goes in one JSON `extra` ([`Extra`]), NULL for the common
+//! backoff, redirects so far, a redirect hop's first URL) goes in one JSON `extra` ([`Extra`]), NULL for the common
 //! request that has none of it.
 
 use reqwest::Method;
@@ -95,6 +95,7 @@ mod tests {
         request.last_backoff = Duration::from_millis(1500);
         request.redirects = 1;
         request.sitemap = true;
+        request.first_url = Some(Url::parse("https://books.example/latest").unwrap());
         let back = row(&request, 1).request().unwrap();
         assert_eq!(back.method(), Method::POST);
         assert_eq!((back.priority(), back.depth(), back.attempts), (-3, 3, 2));
@@ -103,6 +104,15 @@ mod tests {
         assert_eq!(back.headers(), request.headers());
         assert_eq!((back.last_backoff, back.redirects), (Duration::from_millis(1500), 1));
         assert!(back.is_sitemap());
+        assert_eq!(back.first_url().as_str(), "https://books.example/latest");
+    }
+
+    #[test]
+    fn a_redirect_hop_stored_before_first_urls_were_kept_is_its_own_first_url() {
+        let request = Request::get("https://books.example/b").unwrap();
+        let old = Row { extra: Some(r#"{"redirects":1}"#.into()), ..row(&request, 4) };
+        let back = old.request().unwrap();
+        assert_eq!((back.redirects, back.first_url()), (1, back.url()));
     }
 
     #[test]

@@ -1,11 +1,12 @@
-//! The model of an item: one checked `#[css(...)]` per field.
+//! The model of an item: one checked field attribute per field, `#[css(...)]`,
+//! `#[json_ld(...)]` or `#[page(...)]`.
 
-use syn::parse::{Parse, ParseStream};
-use syn::{Data, Fields, GenericArgument, Ident, LitStr, PathArguments, Token, Type};
+use syn::{Attribute, Data, Fields, GenericArgument, Ident, LitStr, PathArguments, Type};
 
+use super::args::{Args, Opt, OptValue};
 use crate::errors::Errors;
 
-/// How many matches a field takes, decided by its type.
+/// How many values a field takes, decided by its type.
 pub(crate) enum Cardinality {
     /// `T`: exactly one, required unless `default`.
     One,
@@ -15,17 +16,47 @@ pub(crate) enum Cardinality {
     All,
 }
 
-/// What a field reads from a matching element.
+/// What a `#[css]` field reads from a matching element.
 pub(crate) enum Source {
     Text,
     Html,
     Attr(LitStr),
 }
 
+/// One of the page's own facts, as `#[page(...)]` names it.
+pub(crate) enum PageFact {
+    Url,
+    FinalUrl,
+    Status,
+    FetchedAt,
+    Depth,
+    Meta(LitStr),
+}
+
+impl PageFact {
+    /// The name as written, for messages and errors.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            PageFact::Url => "url",
+            PageFact::FinalUrl => "final_url",
+            PageFact::Status => "status",
+            PageFact::FetchedAt => "fetched_at",
+            PageFact::Depth => "depth",
+            PageFact::Meta(_) => "meta",
+        }
+    }
+}
+
+/// Where a field reads its value.
+pub(crate) enum Reads {
+    Css { selector: LitStr, source: Source },
+    JsonLd { path: LitStr, of_type: Option<LitStr> },
+    Page(PageFact),
+}
+
 pub(crate) struct Field {
     pub(crate) ident: Ident,
-    pub(crate) selector: LitStr,
-    pub(crate) source: Source,
+    pub(crate) reads: Reads,
     pub(crate) parse: Option<syn::Path>,
     pub(crate) default: bool,
     pub(crate) cardinality: Cardinality,
@@ -33,44 +64,11 @@ pub(crate) struct Field {
     pub(crate) inner: Type,
 }
 
-const OPTIONS: &[&str] = &["attr", "html", "parse", "default"];
-
-/// `#[css("selector", option, ...)]` as written, before checks that need the field.
-struct Css {
-    selector: LitStr,
-    options: Vec<(Ident, Option<OptionValue>)>,
-}
-
-enum OptionValue {
-    Str(LitStr),
-    Path(syn::Path),
-}
-
-impl Parse for Css {
-    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let selector: LitStr = input.parse()?;
-        let mut options = Vec::new();
-        while !input.is_empty() {
-            input.parse::<Token![,]>()?;
-            if input.is_empty() {
-                break;
-            }
-            let name: Ident = input.parse()?;
-            let value = if input.peek(Token![=]) {
-                input.parse::<Token![=]>()?;
-                if input.peek(LitStr) {
-                    Some(OptionValue::Str(input.parse()?))
-                } else {
-                    Some(OptionValue::Path(input.parse()?))
-                }
-            } else {
-                None
-            };
-            options.push((name, value));
-        }
-        Ok(Css { selector, options })
-    }
-}
+const ATTRIBUTES: &[&str] = &["css", "json_ld", "page"];
+const CSS_OPTIONS: &[&str] = &["attr", "html", "parse", "default"];
+const JSON_LD_OPTIONS: &[&str] = &["type", "parse", "default"];
+const PAGE_OPTIONS: &[&str] = &["parse", "default"];
+const PAGE_FIELDS: &[&str] = &["url", "final_url", "status", "fetched_at", "depth", "meta"];
 
 pub(crate) fn read(input: &syn::DeriveInput, errors: &mut Errors) -> Vec<Field> {
     let named = match &input.data {
@@ -88,92 +86,272 @@ pub(crate) fn read(input: &syn::DeriveInput, errors: &mut Errors) -> Vec<Field> 
         return Vec::new();
     }
     let Some(named) = named else {
-        errors.at(&input.ident, "#[derive(Item)] needs a struct with named fields, one #[css(\"...\")] each");
+        errors.at(&input.ident, "#[derive(Item)] needs a struct with named fields, each with #[css(\"...\")], #[json_ld(\"...\")] or #[page(...)]");
         return Vec::new();
     };
     let mut fields = Vec::new();
     for field in &named.named {
         let Some(ident) = field.ident.clone() else { continue };
-        let css: Vec<_> = field.attrs.iter().filter(|a| a.path().is_ident("css")).collect();
-        let Some(attr) = css.first() else {
-            errors.at(&ident, format!("field `{ident}` has no selector; add #[css(\"...\")] above it"));
+        let attrs: Vec<&Attribute> =
+            field.attrs.iter().filter(|a| ATTRIBUTES.iter().any(|name| a.path().is_ident(name))).collect();
+        let Some(attr) = attrs.first() else {
+            errors.at(
+                &ident,
+                format!(
+                    "field `{ident}` reads nothing; add #[css(\"...\")], #[json_ld(\"...\")] or #[page(...)] above it"
+                ),
+            );
             continue;
         };
-        if let Some(extra) = css.get(1) {
-            errors.at(extra, "one #[css(...)] per field");
+        for extra in &attrs[1..] {
+            errors.at(
+                extra,
+                "a field reads from one place; keep one of #[css(...)], #[json_ld(...)], #[page(...)]",
+            );
         }
-        let css = match attr.parse_args::<Css>() {
-            Ok(css) => css,
+        let args = match attr.parse_args::<Args>() {
+            Ok(args) => args,
             Err(error) => {
                 errors.push(error);
                 continue;
             }
         };
-        if let Some(field) = check(&ident, &field.ty, css, errors) {
+        if let Some(field) = check(&ident, &field.ty, attr, args, errors) {
             fields.push(field);
         }
     }
     fields
 }
 
-fn check(ident: &Ident, ty: &Type, css: Css, errors: &mut Errors) -> Option<Field> {
+/// The options every attribute takes.
+#[derive(Default)]
+struct Common {
+    parse: Option<syn::Path>,
+    default: Option<Ident>,
+}
+
+fn check(ident: &Ident, ty: &Type, attr: &Attribute, args: Args, errors: &mut Errors) -> Option<Field> {
     let before = errors.count();
-    if let Err(message) = crate::check_selector(&css.selector.value()) {
-        errors.at(&css.selector, message);
-    }
-    let mut source = Source::Text;
-    let mut parse = None;
-    let mut default = false;
-    let mut seen: Vec<String> = Vec::new();
-    for (name, value) in css.options {
-        let option = name.to_string();
-        if seen.contains(&option) {
-            errors.at(&name, format!("`{option}` is given twice"));
-            continue;
-        }
-        seen.push(option.clone());
-        match (option.as_str(), value) {
-            ("attr", Some(OptionValue::Str(attribute))) => source = Source::Attr(attribute),
-            ("attr", _) => errors.at(&name, "write `attr = \"href\"`: the attribute's name as a string"),
-            ("html", None) => source = Source::Html,
-            ("html", Some(_)) => errors.at(&name, "`html` takes no value; write `html`"),
-            ("parse", Some(OptionValue::Path(path))) => parse = Some(path),
-            ("parse", _) => {
-                errors.at(&name, "write `parse = my_function` (no quotes): a fn(&str) -> Result<T, E>")
-            }
-            ("default", None) => default = true,
-            ("default", Some(_)) => errors.at(&name, "`default` takes no value; write `default`"),
-            (other, _) => {
-                let hint = spider_settings::closest(other, OPTIONS).map_or_else(
-                    || format!("; the options are {}", OPTIONS.join(", ")),
-                    |o| format!("; did you mean `{o}`?"),
-                );
-                errors.at(&name, format!("unknown option `{other}`{hint}"));
-            }
-        }
-    }
-    if seen.iter().any(|o| o == "attr") && seen.iter().any(|o| o == "html") {
-        errors.at(ident, "`attr` and `html` both say what to read; keep one");
-    }
+    let mut common = Common::default();
+    let reads = if attr.path().is_ident("css") {
+        css(attr, args, &mut common, errors)
+    } else if attr.path().is_ident("json_ld") {
+        json_ld(attr, args, &mut common, errors)
+    } else {
+        page(attr, args, &mut common, errors)
+    };
     let (cardinality, inner) = wrapper(ty);
     if !matches!(cardinality, Cardinality::One) && !matches!(wrapper(&inner).0, Cardinality::One) {
         errors.at(ty, "a field is `T` (one), `Option<T>` (maybe) or `Vec<T>` (all); a Vec is already empty when nothing matches");
     }
-    if default && !matches!(cardinality, Cardinality::One) {
-        errors.at(
-            ident,
-            "`default` is for a required field: an Option is None and a Vec empty when nothing matches",
-        );
+    if let Some(default) = &common.default {
+        if !matches!(cardinality, Cardinality::One) {
+            errors.at(
+                default,
+                "`default` is for a required field: an Option is None and a Vec empty when nothing matches",
+            );
+        }
     }
+    if let Some(Reads::Page(fact)) = &reads {
+        check_page_field(fact, ty, &cardinality, common.default.as_ref(), errors);
+    }
+    let reads = reads?;
     (errors.count() == before).then(|| Field {
         ident: ident.clone(),
-        selector: css.selector,
-        source,
-        parse,
-        default,
+        reads,
+        parse: common.parse,
+        default: common.default.is_some(),
         cardinality,
         inner,
     })
+}
+
+/// `#[css("selector", attr = "name" | html, parse = f, default)]`.
+fn css(attr: &Attribute, args: Args, common: &mut Common, errors: &mut Errors) -> Option<Reads> {
+    let mut source = Source::Text;
+    let mut what: Vec<Ident> = Vec::new();
+    options(args.options, "css", CSS_OPTIONS, common, errors, |Opt { name, value }, errors| {
+        match (name.to_string().as_str(), value) {
+            ("attr", Some(OptValue::Str(attribute))) => source = Source::Attr(attribute),
+            ("attr", _) => errors.at(&name, "write `attr = \"href\"`: the attribute's name as a string"),
+            ("html", None) => source = Source::Html,
+            _ => errors.at(&name, "`html` takes no value; write `html`"),
+        }
+        what.push(name);
+    });
+    if let [_, second, ..] = what.as_slice() {
+        errors.at(second, "`attr` and `html` both say what to read; keep one");
+    }
+    let Some(selector) = args.lead else {
+        errors.at(attr, "write the selector first: #[css(\"h1.title\")]");
+        return None;
+    };
+    if let Err(message) = crate::check_selector(&selector.value()) {
+        errors.at(&selector, message);
+    }
+    Some(Reads::Css { selector, source })
+}
+
+/// `#[json_ld("dotted.path", type = "Type", parse = f, default)]`.
+fn json_ld(attr: &Attribute, args: Args, common: &mut Common, errors: &mut Errors) -> Option<Reads> {
+    let mut of_type = None;
+    options(args.options, "json_ld", JSON_LD_OPTIONS, common, errors, |Opt { name, value }, errors| {
+        match value {
+            Some(OptValue::Str(wanted)) if wanted.value().trim().is_empty() => {
+                errors.at(
+                    &wanted,
+                    "the type is empty; write the schema.org type, such as `type = \"Product\"`",
+                );
+            }
+            Some(OptValue::Str(wanted)) => of_type = Some(wanted),
+            _ => errors
+                .at(&name, "write `type = \"Product\"`: the `@type` of the objects to read, as a string"),
+        }
+    });
+    let Some(path) = args.lead else {
+        errors.at(attr, "write the JSON-LD path first: #[json_ld(\"offers.price\")]");
+        return None;
+    };
+    let text = path.value();
+    if text.is_empty() {
+        errors.at(
+            &path,
+            "the JSON-LD path is empty; write the keys from the object down, such as \"offers.price\"",
+        );
+    } else if text.split('.').any(str::is_empty) {
+        errors.at(&path, format!("the JSON-LD path `{text}` has an empty key; separate keys with single dots, such as \"offers.price\""));
+    }
+    Some(Reads::JsonLd { path, of_type })
+}
+
+/// `#[page(name, parse = f, default)]` or `#[page(meta = "key", ...)]`.
+fn page(attr: &Attribute, args: Args, common: &mut Common, errors: &mut Errors) -> Option<Reads> {
+    if let Some(lead) = &args.lead {
+        errors.at(lead, format!("write the page field as a name, not a string: #[page({})]", lead.value()));
+        return None;
+    }
+    let mut args = args.options.into_iter();
+    let Some(Opt { name, value }) = args.next() else {
+        errors.at(
+            attr,
+            "write which page field to read, such as #[page(url)]: url, final_url, status, fetched_at, depth, or meta = \"key\"",
+        );
+        return None;
+    };
+    let fact = match (name.to_string().as_str(), value) {
+        ("meta", Some(OptValue::Str(key))) if key.value().is_empty() => {
+            errors.at(
+                &key,
+                "the meta key is empty; write the key the request's meta has, such as `meta = \"category\"`",
+            );
+            None
+        }
+        ("meta", Some(OptValue::Str(key))) => Some(PageFact::Meta(key)),
+        ("meta", _) => {
+            errors.at(&name, "write `meta = \"key\"`: the key of the request's meta to read, as a string");
+            None
+        }
+        (fact, Some(_)) if PAGE_FIELDS.contains(&fact) => {
+            errors.at(&name, format!("`{fact}` takes no value; write #[page({fact})]"));
+            None
+        }
+        ("url", None) => Some(PageFact::Url),
+        ("final_url", None) => Some(PageFact::FinalUrl),
+        ("status", None) => Some(PageFact::Status),
+        ("fetched_at", None) => Some(PageFact::FetchedAt),
+        ("depth", None) => Some(PageFact::Depth),
+        (other, _) => {
+            let hint = spider_settings::closest(other, PAGE_FIELDS).map_or_else(
+                || format!("; the page fields are {}", PAGE_FIELDS.join(", ")),
+                |f| format!("; did you mean `{f}`?"),
+            );
+            errors.at(&name, format!("unknown page field `{other}`{hint}"));
+            None
+        }
+    };
+    let (more_facts, rest): (Vec<Opt>, Vec<Opt>) =
+        args.partition(|opt| PAGE_FIELDS.contains(&opt.name.to_string().as_str()));
+    for extra in more_facts {
+        errors.at(&extra.name, format!("a field reads one page field; this one reads `{name}` already"));
+    }
+    options(rest, "page", PAGE_OPTIONS, common, errors, |_, _| {});
+    fact.map(Reads::Page)
+}
+
+/// A page field's type: one value, and `Option` or `default` only for a meta key, the one
+/// fact a page may lack.
+fn check_page_field(
+    fact: &PageFact,
+    ty: &Type,
+    cardinality: &Cardinality,
+    default: Option<&Ident>,
+    errors: &mut Errors,
+) {
+    let name = fact.name();
+    match (fact, cardinality) {
+        (_, Cardinality::All) => errors
+            .at(ty, "a page field has one value: write `T` (or `Option<T>` for a meta key) instead of a Vec"),
+        (PageFact::Meta(_), _) => {}
+        (_, Cardinality::Maybe) => {
+            errors.at(ty, format!("a page's `{name}` is always there: write `T` instead of `Option<T>`"))
+        }
+        (_, Cardinality::One) => {
+            if let Some(default) = default {
+                errors.at(
+                    default,
+                    format!("a page's `{name}` is always there, so `default` would never apply; remove it"),
+                );
+            }
+        }
+    }
+}
+
+/// Read `parse` and `default`, and hand the other names `allowed` lists to `specific`;
+/// report a name given twice, and an unknown one with the closest known.
+fn options(
+    opts: Vec<Opt>,
+    attribute: &str,
+    allowed: &[&str],
+    common: &mut Common,
+    errors: &mut Errors,
+    mut specific: impl FnMut(Opt, &mut Errors),
+) {
+    let mut seen: Vec<String> = Vec::new();
+    for opt in opts {
+        let option = opt.name.to_string();
+        if seen.contains(&option) {
+            errors.at(&opt.name, format!("`{option}` is given twice"));
+            continue;
+        }
+        seen.push(option.clone());
+        match (option.as_str(), opt.value) {
+            ("parse", Some(OptValue::Path(path))) => common.parse = Some(path),
+            ("parse", _) => {
+                errors.at(&opt.name, "write `parse = my_function` (no quotes): a fn(&str) -> Result<T, E>")
+            }
+            ("default", None) => common.default = Some(opt.name),
+            ("default", Some(_)) => errors.at(&opt.name, "`default` takes no value; write `default`"),
+            (known, value) if allowed.contains(&known) => specific(Opt { name: opt.name, value }, errors),
+            (other, _) => errors.at(&opt.name, unknown_option(other, attribute, allowed)),
+        }
+    }
+}
+
+fn unknown_option(other: &str, attribute: &str, allowed: &[&str]) -> String {
+    let elsewhere = [("css", CSS_OPTIONS), ("json_ld", JSON_LD_OPTIONS)]
+        .into_iter()
+        .find(|(name, options)| *name != attribute && options.contains(&other));
+    if let Some((owner, _)) = elsewhere {
+        return format!(
+            "`{other}` is an option of #[{owner}(...)]; #[{attribute}(...)] takes {}",
+            allowed.join(", ")
+        );
+    }
+    let hint = spider_settings::closest(other, allowed).map_or_else(
+        || format!("; the options are {}", allowed.join(", ")),
+        |o| format!("; did you mean `{o}`?"),
+    );
+    format!("unknown option `{other}`{hint}")
 }
 
 fn wrapper(ty: &Type) -> (Cardinality, Type) {

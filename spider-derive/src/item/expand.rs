@@ -1,11 +1,12 @@
-//! Code generation for `#[derive(Item)]`: a selector per field compiled once per
-//! process, raw values read first, then converted, so "this page has no such item" and
-//! "this page has it only in part" can be told apart.
+//! Code generation for `#[derive(Item)]`: a selector per CSS field compiled once per
+//! process, the page's JSON-LD parsed once if a field reads it, raw values read first,
+//! then converted, so "this page has no such item" and "this page has it only in part"
+//! can be told apart.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::attr::{Cardinality, Field, Source};
+use super::attr::{Cardinality, Field, PageFact, Reads, Source};
 
 pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream {
     let ident = &input.ident;
@@ -13,71 +14,85 @@ pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream 
     let p = quote!(::spiderling::__private);
     let mut reads = Vec::new();
     let mut converts = Vec::new();
-    let mut present = Vec::new();
+    let mut required = Vec::new();
     let mut any = Vec::new();
     for (i, field) in fields.iter().enumerate() {
         let name = &field.ident;
         let raw = format_ident!("__raw_{}", i);
-        let css = &field.selector;
-        let source = match &field.source {
-            Source::Text => quote!(#p::Source::Text),
-            Source::Html => quote!(#p::Source::Html),
-            Source::Attr(attribute) => quote!(#p::Source::Attr(#attribute)),
-        };
         let label = name.to_string();
+        let all = matches!(field.cardinality, Cardinality::All);
+        let (read, from) = read(field, &p);
+        reads.push(quote!(let #raw = #read;));
         let inner = &field.inner;
-        let convert = |value: TokenStream| match &field.parse {
-            Some(parse) => quote!(#p::with(#value, #label, #css, #parse)),
-            None => quote!(#p::from_str::<#inner>(#value, #label, #css)),
+        let converted = match &field.parse {
+            Some(parse) => quote!(#p::with(text, #label, #from, #parse)),
+            None => quote!(#p::from_str::<#inner>(text, #label, #from)),
         };
-        let read = match field.cardinality {
-            Cardinality::All => quote!(#p::all),
-            _ => quote!(#p::first),
-        };
-        reads.push(quote! {
-            let #raw = {
-                static SELECTOR: #p::LazyLock<#p::Selector> = #p::LazyLock::new(|| #p::selector(#css));
-                #read(doc, &SELECTOR, #source)
-            };
-        });
-        let converted = convert(quote!(text));
+        // A JSON-LD read may have failed (an invalid block, and no valid one has the path).
+        let unwrap = matches!(field.reads, Reads::JsonLd { .. }).then(|| quote!(let #raw = #raw?;));
         converts.push(match field.cardinality {
             Cardinality::All => quote! {
+                #unwrap
                 let #name = #raw
                     .into_iter()
                     .map(|text| #converted)
                     .collect::<::core::result::Result<::std::vec::Vec<_>, _>>()?;
             },
             Cardinality::Maybe => quote! {
+                #unwrap
                 let #name = match #raw {
                     ::core::option::Option::Some(text) => ::core::option::Option::Some(#converted?),
                     ::core::option::Option::None => ::core::option::Option::None,
                 };
             },
             Cardinality::One if field.default => quote! {
+                #unwrap
                 let #name = match #raw {
                     ::core::option::Option::Some(text) => #converted?,
                     ::core::option::Option::None => ::core::default::Default::default(),
                 };
             },
             Cardinality::One => quote! {
+                #unwrap
                 let #name = match #raw {
                     ::core::option::Option::Some(text) => #converted?,
-                    ::core::option::Option::None => return ::core::result::Result::Err(#p::missing(#label, #css)),
+                    ::core::option::Option::None => return ::core::result::Result::Err(#p::missing(#label, #from)),
                 };
             },
         });
-        let matched = match field.cardinality {
-            Cardinality::All => quote!(!#raw.is_empty()),
-            _ => quote!(#raw.is_some()),
+        // Whether the page has the field: CSS and JSON-LD fields only (page fields every
+        // page has); a JSON-LD read that failed counts, so its error is not lost.
+        let found = match (&field.reads, all) {
+            (Reads::Css { .. }, true) => quote!(!#raw.is_empty()),
+            (Reads::Css { .. }, false) => quote!(#raw.is_some()),
+            (Reads::JsonLd { .. }, true) => {
+                quote!(!::core::matches!(&#raw, ::core::result::Result::Ok(values) if values.is_empty()))
+            }
+            (Reads::JsonLd { .. }, false) => quote!(!::core::matches!(
+                #raw,
+                ::core::result::Result::Ok(::core::option::Option::None)
+            )),
+            (Reads::Page(_), _) => continue,
         };
         if matches!(field.cardinality, Cardinality::One) && !field.default {
-            present.push(matched.clone());
+            required.push(found.clone());
         }
-        any.push(matched);
+        any.push(found);
     }
-    // The page has the item when a required field matches (any field, if none is required).
-    let present = if present.is_empty() { any } else { present };
+    // The page has the item when a required field is found (any field, if none is
+    // required); an item of page fields only, every page has.
+    let present = if required.is_empty() { any } else { required };
+    let check = (!present.is_empty()).then(|| {
+        quote! {
+            if !(false #(|| #present)*) {
+                return ::core::result::Result::Ok(::core::option::Option::None);
+            }
+        }
+    });
+    let json_ld = fields
+        .iter()
+        .any(|field| matches!(field.reads, Reads::JsonLd { .. }))
+        .then(|| quote!(let __json_ld = #p::JsonLd::read(doc);));
     let names = fields.iter().map(|f| &f.ident);
     quote! {
         const _: () = {
@@ -85,15 +100,63 @@ pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream 
                 fn extract(
                     doc: &#p::Document<'_>,
                 ) -> ::core::result::Result<::core::option::Option<Self>, #p::ExtractError> {
+                    #json_ld
                     #(#reads)*
-                    if !(false #(|| #present)*) {
-                        return ::core::result::Result::Ok(::core::option::Option::None);
-                    }
+                    #check
                     #(#converts)*
                     ::core::result::Result::Ok(::core::option::Option::Some(Self { #(#names),* }))
                 }
             }
         };
+    }
+}
+
+/// The expression reading `field`'s raw value (`Option<String>` or `Vec<String>`, in a
+/// `Result` for JSON-LD), and the `FieldSource` its errors name.
+fn read(field: &Field, p: &TokenStream) -> (TokenStream, TokenStream) {
+    let label = field.ident.to_string();
+    let all = matches!(field.cardinality, Cardinality::All);
+    match &field.reads {
+        Reads::Css { selector, source } => {
+            let source = match source {
+                Source::Text => quote!(#p::Source::Text),
+                Source::Html => quote!(#p::Source::Html),
+                Source::Attr(attribute) => quote!(#p::Source::Attr(#attribute)),
+            };
+            let first_or_all = if all { quote!(#p::all) } else { quote!(#p::first) };
+            let read = quote! {{
+                static SELECTOR: #p::LazyLock<#p::Selector> = #p::LazyLock::new(|| #p::selector(#selector));
+                #first_or_all(doc, &SELECTOR, #source)
+            }};
+            (read, quote!(#p::FieldSource::Css(#selector)))
+        }
+        Reads::JsonLd { path, of_type } => {
+            let of_type = match of_type {
+                Some(of_type) => quote!(::core::option::Option::Some(#of_type)),
+                None => quote!(::core::option::Option::None),
+            };
+            let first_or_all = if all { quote!(#p::json_ld_all) } else { quote!(#p::json_ld_first) };
+            let read = quote!(#first_or_all(&__json_ld, #label, #path, #of_type));
+            (read, quote!(#p::FieldSource::JsonLd { path: #path, of_type: #of_type }))
+        }
+        Reads::Page(fact) => {
+            let variant = match fact {
+                PageFact::Url => quote!(Url),
+                PageFact::FinalUrl => quote!(FinalUrl),
+                PageFact::Status => quote!(Status),
+                PageFact::FetchedAt => quote!(FetchedAt),
+                PageFact::Depth => quote!(Depth),
+                PageFact::Meta(key) => quote!(Meta(#key)),
+            };
+            let from = match fact {
+                PageFact::Meta(key) => quote!(#p::FieldSource::Meta(#key)),
+                other => {
+                    let name = other.name();
+                    quote!(#p::FieldSource::Page(#name))
+                }
+            };
+            (quote!(#p::page_field(doc, #p::PageField::#variant)), from)
+        }
     }
 }
 

@@ -1,5 +1,7 @@
-//! `#[derive(Item)]`: read each field's `#[css(...)]` into a checked model, then expand.
+//! `#[derive(Item)]`: read each field's `#[css(...)]`, `#[json_ld(...)]` or `#[page(...)]`
+//! (`args.rs` their shared syntax) into a checked model (`attr.rs`), then expand.
 
+mod args;
 mod attr;
 mod expand;
 

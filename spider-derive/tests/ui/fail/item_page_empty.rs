@@ -1,0 +1,9 @@
+use spiderling::prelude::*;
+
+#[derive(Item)]
+struct Book {
+    #[page()]
+    url: String,
+}
+
+fn main() {}
