@@ -1,5 +1,6 @@
 //! Crawl the bundled demo bookshop, offline, and write every book once — with no crawl
-//! code at all: the spider is its attribute, the item its selectors.
+//! code at all: the spider is its attribute and two link rules (listings are followed,
+//! books scraped), the item its page's URL, CSS selectors and the page's JSON-LD.
 //!
 //! ```text
 //! cargo run --release --example books                         # writes books.jsonl
@@ -30,18 +31,25 @@ use spiderling::prelude::*;
     allowed_domains = ["127.0.0.1"],
     concurrency = 16,
     per_host = 16,
-    follow = "a[href]",
-    item = Book,
+    // Listings lead to books: follow their links, scrape nothing.
+    rule(allow = r"/catalogue/page-\d+\.html", follow),
+    // Books: the title links of a listing, each page scraped into a `Book`, and fetched
+    // before further listings so items flow from the first second.
+    rule(css = "h3 > a", allow = r"/catalogue/book_\d+\.html$", parse = Book, priority = 10),
     output = "books.jsonl",
 )]
 struct Books;
 
 #[derive(Item, Serialize)]
 struct Book {
+    #[page(url)]
+    url: String,
     #[css("h1.title")]
     title: String,
-    #[css("p.price")]
-    price: String,
+    #[json_ld("offers.price", type = "Product")]
+    price: f64,
+    #[json_ld("sku", type = "Product")]
+    sku: String,
     #[css("p.availability")]
     availability: Option<String>,
 }
