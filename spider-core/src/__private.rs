@@ -184,27 +184,4 @@ pub fn missing(field: &'static str, from: FieldSource) -> ExtractError {
     ExtractError { field, from, kind: ExtractErrorKind::Missing }
 }
 
-/// The `parse` of a spider declared with `item = T` and/or `follow = "..."`: one parse of
-/// the page on the pool for both; the item is emitted when the page has one, the links
-/// are followed, but for those to files that are not pages (archives, media, documents,
-/// programs, stylesheets, scripts: see `non_page.rs`).
-///
-/// # Errors
-///
-/// An [`ExtractError`] (the page had the item in part) or a parse-pool failure.
-pub async fn parse_by_rules<T: Item>(
-    page: crate::Page,
-    cx: &mut crate::Cx<T>,
-    follow: Option<&'static LazyLock<Selector>>,
-) -> crate::Result {
-    let (item, mut links) =
-        page.html(move |doc| (T::extract(doc), follow.map(|css| doc.links(css)).unwrap_or_default())).await?;
-    links.retain(|url| !crate::non_page::is_non_page(url));
-    cx.follow_all(links);
-    if let Some(item) = item? {
-        cx.emit(item);
-    }
-    Ok(())
-}
-
 pub use crate::link_rules::{parse_by_link_rules, LinkRule, LinkRules, DEFAULT_LINKS};

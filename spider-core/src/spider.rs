@@ -22,8 +22,9 @@ pub trait SpiderConfig {
 /// A spider: what to do with each page.
 ///
 /// `parse` runs on the async runtime; put CPU work (HTML parsing, selectors) inside
-/// [`Page::html`], which runs on the parse pool. With `#[derive(Spider)]` and the `item`
-/// or `follow` keys, the derive writes this impl too, and no parse code is needed.
+/// [`Page::html`], which runs on the parse pool. With `#[derive(Spider)]` and `rule(...)`s
+/// (or the `item` and `follow` keys), the derive writes this impl too, and no parse code
+/// is needed.
 ///
 /// # Examples
 ///

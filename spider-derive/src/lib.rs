@@ -20,7 +20,7 @@ fn check_selector(css: &str) -> Result<(), String> {
     })
 }
 
-/// Derive a spider's settings, and with `item` / `follow` its whole crawl, from
+/// Derive a spider's settings, and with `rule(...)`s (or `item` / `follow`) its whole crawl, from
 /// `#[spider(...)]`.
 ///
 /// ```
@@ -94,7 +94,7 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// | `progress` | `true` / `false`: live status line (terminal) or log line every 5 s | `true` |
 /// | `block_markers` | list of text that marks a page as a block, even with 200 | none |
 /// | `follow` | CSS selector, checked: links to follow; those to files that are not pages (archives, images, audio, video, office documents and PDFs, programs, stylesheets, scripts) are skipped | none |
-/// | `item` | a `#[derive(Item)]` type: emitted when a page has one | none |
+/// | `item` | a `#[derive(Item)]` type: emitted when a page has one (with `follow`, the short form of one rule: `rule(css = "...", follow, parse = Item)`) | none |
 /// | `rule(...)` | a link rule, repeatable, instead of `follow` and `item`: see below | none |
 ///
 /// Every key but `profile`, `follow`, `item` and `rule` can be changed at run time without

@@ -82,6 +82,8 @@ fn millis(duration: std::time::Duration) -> u64 {
 }
 
 /// With `rule(...)`s, `item` or `follow`, the whole `Spider` impl: parse by the rules.
+/// `follow = "css"` and `item = T` are the short form of one rule: every page parsed into
+/// `T` and the links `css` finds followed.
 fn rules(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
     if !settings.rules.is_empty() {
         return link_rules(input, &settings.rules);
@@ -91,34 +93,22 @@ fn rules(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
     if item.is_none() && follow.is_none() {
         return TokenStream::new();
     }
-    let ident = &input.ident;
-    let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
-    let item = match item {
-        Some(Value::Type(path)) => quote!(#path),
-        _ => quote!(::spiderling::__private::Nothing),
+    let rule = Rule {
+        css: match follow {
+            Some(Value::Text(css)) => Some(css.clone()),
+            _ => None,
+        },
+        allow: Vec::new(),
+        deny: Vec::new(),
+        follow: follow.is_some(),
+        parse: match item {
+            Some(Value::Type(path)) => Some(path.clone()),
+            _ => None,
+        },
+        priority: 0,
+        files: false,
     };
-    let follow = match follow {
-        Some(Value::Text(css)) => quote! {{
-            static FOLLOW: ::spiderling::__private::LazyLock<::spiderling::__private::Selector> =
-                ::spiderling::__private::LazyLock::new(|| ::spiderling::__private::selector(#css));
-            ::core::option::Option::Some(&FOLLOW)
-        }},
-        _ => quote!(::core::option::Option::None),
-    };
-    quote! {
-        #[::spiderling::async_trait]
-        impl #impl_generics ::spiderling::Spider for #ident #type_generics #where_clause {
-            type Item = #item;
-
-            async fn parse(
-                &self,
-                page: ::spiderling::Page,
-                cx: &mut ::spiderling::Cx<Self::Item>,
-            ) -> ::spiderling::Result {
-                ::spiderling::__private::parse_by_rules::<#item>(page, cx, #follow).await
-            }
-        }
-    }
+    link_rules(input, &[rule])
 }
 
 /// The `Spider` impl of a spider with `rule(...)`s: the rules as constant data, compiled
