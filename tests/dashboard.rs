@@ -49,21 +49,36 @@ impl Chromium {
         );
     }
 
-    /// The DOM of `url` once its scripts ran for three seconds of the page's time, from a
-    /// browser with a profile of its own, killed if it takes more than a minute.
+    /// The DOM of `url` once its scripts ran for three seconds of the page's time.
     fn dump_dom(&self, url: &str) -> String {
+        self.run(&["--dump-dom", url])
+    }
+
+    /// With `SPIDERLING_SCREENSHOTS=DIR` (`docs/screenshots.sh`), a picture of `url` as a
+    /// laptop shows it, saved as DIR/`name`.
+    fn screenshot(&self, url: &str, name: &str) {
+        let Some(dir) = std::env::var_os("SPIDERLING_SCREENSHOTS") else { return };
+        let path = std::path::Path::new(&dir).join(name);
+        self.run(&[&format!("--screenshot={}", path.display()), "--window-size=1280,1000", url]);
+        assert!(path.exists(), "{} written", path.display());
+    }
+
+    /// The browser on `args`, with a profile of its own, killed if it takes more than a
+    /// minute; what it printed.
+    fn run(&self, args: &[&str]) -> String {
         let profile = tempfile::tempdir().unwrap();
         let child = Command::new(&self.program)
-            .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+            .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars"])
             .arg(format!("--user-data-dir={}", profile.path().display()))
-            .args(["--virtual-time-budget=3000", "--dump-dom", url])
+            .arg("--virtual-time-budget=3000")
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("{} did not start: {e}", self.program));
-        let (status, dom) = wait_bounded(child, Duration::from_secs(60));
-        assert!(status.is_some_and(|s| s.success()), "{} --dump-dom {url} failed or timed out", self.program);
-        dom
+        let (status, out) = wait_bounded(child, Duration::from_secs(60));
+        assert!(status.is_some_and(|s| s.success()), "{} {args:?} failed or timed out", self.program);
+        out
     }
 }
 
@@ -193,9 +208,12 @@ async fn the_live_dashboard_shows_the_adaptive_crawl_of_the_hostile_site() {
     }
 
     let url = format!("http://{addr}/");
-    let dom = tokio::task::spawn_blocking(move || chromium.dump_dom(&url)).await.unwrap();
+    let (dom, chromium) =
+        tokio::task::spawn_blocking(move || (chromium.dump_dom(&url), chromium)).await.unwrap();
     let after = timeline().await.expect("the dashboard still answers");
     assert!(!crawl.is_finished(), "the page was read while the crawl ran");
+    let url = format!("http://{addr}/");
+    tokio::task::spawn_blocking(move || chromium.screenshot(&url, "dashboard.png")).await.unwrap();
     let metrics = client.get(format!("http://{addr}/metrics")).send().await.unwrap().text().await.unwrap();
     assert!(metrics.contains("spiderling_block_rate"), "the metrics share the address: {metrics}");
     let page = Rendered(Html::parse_document(&dom));
@@ -245,7 +263,12 @@ async fn the_report_opens_from_a_file_and_shows_the_summarys_totals() {
     assert!(output.exists());
 
     let url = format!("file://{}", report.display());
-    let dom = tokio::task::spawn_blocking(move || chromium.dump_dom(&url)).await.unwrap();
+    let dom = tokio::task::spawn_blocking(move || {
+        chromium.screenshot(&url, "report.png");
+        chromium.dump_dom(&url)
+    })
+    .await
+    .unwrap();
     let page = Rendered(Html::parse_document(&dom));
     assert_eq!(page.count("pages-total"), summary.pages);
     assert_eq!(page.count("items-total"), summary.items);
