@@ -2,10 +2,10 @@
 //! or, for a crate of many spiders, [`Spiders`].
 //!
 //! ```text
-//! my-spider [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--fresh] [--cache FILE] [--log-level LEVEL]
+//! my-spider [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--dashboard ADDR] [--report FILE] [--fresh] [--cache FILE] [--log-level LEVEL]
 //! my-spider probe [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! my-spiders list
-//! my-spiders crawl NAME [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--fresh] [--cache FILE] [--log-level LEVEL]
+//! my-spiders crawl NAME [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--dashboard ADDR] [--report FILE] [--fresh] [--cache FILE] [--log-level LEVEL]
 //! my-spiders probe NAME [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! ```
 //!
@@ -140,6 +140,14 @@ struct Flags {
     /// text format here while it runs, such as --metrics 127.0.0.1:9898.
     #[arg(long, value_name = "ADDR")]
     metrics: Option<String>,
+    /// Serve a live dashboard of the crawl here, such as --dashboard 127.0.0.1:9898 (the
+    /// same address as --metrics serves both). No authentication: keep it on loopback.
+    #[arg(long, value_name = "ADDR")]
+    dashboard: Option<String>,
+    /// Write a self-contained HTML report of the crawl here when it ends, however it
+    /// ends, such as --report crawl.html.
+    #[arg(long, value_name = "FILE")]
+    report: Option<std::path::PathBuf>,
     /// With a state file (--set state=FILE), discard what it holds and start the crawl
     /// over, instead of going on where it stopped.
     #[arg(long)]
@@ -230,6 +238,8 @@ struct Entry {
                   -o, --output FILE    write items here (.jsonl, .csv or .json)\n  \
                   --set KEY=VALUE      change a setting, such as --set rps=5\n  \
                   --metrics ADDR       serve Prometheus metrics, such as 127.0.0.1:9898\n  \
+                  --dashboard ADDR     serve a live dashboard, such as 127.0.0.1:9898\n  \
+                  --report FILE        write an HTML report when the crawl ends\n  \
                   --fresh              with --set state=FILE, start over instead of going on\n  \
                   --cache FILE         keep answers and answer later runs from them\n  \
                   --log-level LEVEL    error, warn, info, debug, trace\n\n\
@@ -330,10 +340,18 @@ fn probe_default<S: Spider + Default>(command: ProbeCommand) -> ExitCode {
 
 /// Crawl with `spider`, its settings layered under the environment and `flags`.
 fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
-    let Flags { output, set, metrics, fresh, cache, start_urls, log_level } = flags;
+    let Flags { output, set, metrics, dashboard, report, fresh, cache, start_urls, log_level } = flags;
     let with_flags = |config: Config| {
         let config = match metrics {
             Some(addr) => config.metrics(addr),
+            None => config,
+        };
+        let config = match dashboard {
+            Some(addr) => config.dashboard(addr),
+            None => config,
+        };
+        let config = match report {
+            Some(path) => config.report(path),
             None => config,
         };
         let config = match cache {

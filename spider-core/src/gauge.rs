@@ -6,7 +6,7 @@
 //! among those received in the last [`WINDOW`]: a gauge that moves while the crawl runs,
 //! not a total discovered at the end.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -79,11 +79,11 @@ impl Latencies {
         self.recent.push_back(latency);
     }
 
-    /// The 50th, 90th and 99th percentiles, in milliseconds.
-    pub(crate) fn percentiles(&self) -> [f64; 3] {
+    /// The 50th, 90th, 95th and 99th percentiles, in milliseconds.
+    pub(crate) fn percentiles(&self) -> [f64; 4] {
         let mut sorted: Vec<Duration> = self.recent.iter().copied().collect();
         sorted.sort_unstable();
-        [0.50, 0.90, 0.99].map(|q| {
+        [0.50, 0.90, 0.95, 0.99].map(|q| {
             let at = ((sorted.len() as f64 * q).ceil() as usize).saturating_sub(1);
             sorted.get(at).map_or(0.0, |d| d.as_secs_f64() * 1e3)
         })
@@ -150,6 +150,8 @@ pub struct Live {
     pub latency_p50_ms: f64,
     /// 90th percentile.
     pub latency_p90_ms: f64,
+    /// 95th percentile.
+    pub latency_p95_ms: f64,
     /// 99th percentile.
     pub latency_p99_ms: f64,
     /// Requests in flight.
@@ -162,6 +164,12 @@ pub struct Live {
     pub proxy_bytes: u64,
     /// Their price at `proxy_price_per_gb`.
     pub proxy_spend: f64,
+    /// The `proxy_budget`, if any.
+    pub proxy_budget: Option<f64>,
+    /// Answers so far by HTTP status.
+    pub statuses: BTreeMap<u16, u64>,
+    /// Requests given up so far, by reason.
+    pub failures_by_reason: BTreeMap<String, u64>,
     /// The 50 hosts with the most answers in the window, busiest first.
     pub hosts: Vec<HostLive>,
 }
@@ -193,7 +201,7 @@ mod tests {
         for ms in 1..=100 {
             latencies.record(Duration::from_millis(ms));
         }
-        assert_eq!(latencies.percentiles(), [50.0, 90.0, 99.0]);
-        assert_eq!(Latencies::default().percentiles(), [0.0; 3]);
+        assert_eq!(latencies.percentiles(), [50.0, 90.0, 95.0, 99.0]);
+        assert_eq!(Latencies::default().percentiles(), [0.0; 4]);
     }
 }

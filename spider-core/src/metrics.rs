@@ -1,68 +1,49 @@
 //! The gauges for a real dashboard: `metrics = "127.0.0.1:9898"` serves the latest
-//! [`Live`] snapshot in the Prometheus text format at any path while the crawl runs.
+//! [`Live`] snapshot in the Prometheus text format while the crawl runs, at any path, or at
+//! `/metrics` when the built-in dashboard shares the address (`serve.rs` answers).
 //!
 //! The figures are read at scrape time from the snapshot the engine publishes each second,
 //! and encoded by `prometheus-client`, so the format is the reference one.
 
-use std::convert::Infallible;
-use std::net::SocketAddr;
-
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::CONTENT_TYPE;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
+use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::Response;
-use hyper_util::rt::TokioIo;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
-use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
-use crate::error::Error;
 use crate::gauge::Live;
 
 /// The content type of the Prometheus text format.
 const TEXT_FORMAT: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// Bind `addr` now (a port in use is a configuration error before any request), then
-/// answer scrapes until the returned task is aborted.
-pub(crate) async fn serve(addr: &str, live: watch::Receiver<Live>) -> Result<JoinHandle<()>, Error> {
-    let addr: SocketAddr = addr.parse().map_err(|e| {
-        Error::Config(format!("metrics = {addr:?} is not an address such as 127.0.0.1:9898 ({e})"))
-    })?;
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|e| Error::Config(format!("metrics: cannot listen on {addr}: {e}")))?;
-    tracing::info!(%addr, "serving metrics in the Prometheus text format");
-    let mut registry = Registry::default();
-    registry.register_collector(Box::new(Snapshot(live)));
-    let registry = std::sync::Arc::new(registry);
-    Ok(tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let registry = registry.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |_request| {
-                    let mut text = String::new();
-                    let status = match prometheus_client::encoding::text::encode(&mut text, &registry) {
-                        Ok(()) => hyper::StatusCode::OK,
-                        Err(_) => hyper::StatusCode::INTERNAL_SERVER_ERROR,
-                    };
-                    let mut response = Response::new(Full::new(Bytes::from(text)));
-                    *response.status_mut() = status;
-                    response
-                        .headers_mut()
-                        .insert(CONTENT_TYPE, hyper::header::HeaderValue::from_static(TEXT_FORMAT));
-                    std::future::ready(Ok::<_, Infallible>(response))
-                });
-                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
-            });
-        }
-    }))
+/// The Prometheus registry of a crawl, read from the latest snapshot at each scrape.
+#[derive(Debug)]
+pub(crate) struct Metrics(Registry);
+
+impl Metrics {
+    pub(crate) fn new(live: watch::Receiver<Live>) -> Self {
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(Snapshot(live)));
+        Metrics(registry)
+    }
+
+    /// One scrape's answer.
+    pub(crate) fn scrape(&self) -> Response<Full<Bytes>> {
+        let mut text = String::new();
+        let status = match prometheus_client::encoding::text::encode(&mut text, &self.0) {
+            Ok(()) => hyper::StatusCode::OK,
+            Err(_) => hyper::StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        let mut response = Response::new(Full::new(Bytes::from(text)));
+        *response.status_mut() = status;
+        response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(TEXT_FORMAT));
+        response
+    }
 }
 
 /// Encodes the latest snapshot on each scrape.

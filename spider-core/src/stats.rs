@@ -88,13 +88,22 @@ impl Stats {
         *failures.entry(reason).or_default() += 1;
     }
 
-    /// This run's counters so far.
-    pub(crate) fn counts(&self, html_parses: u64) -> Counts {
-        let statuses = (0u16..)
+    /// Answers so far by status.
+    pub(crate) fn statuses(&self) -> BTreeMap<u16, u64> {
+        (0u16..)
             .zip(self.statuses.iter())
             .filter_map(|(code, n)| Some((code, n.load(Relaxed))).filter(|(_, n)| *n > 0))
-            .collect();
-        let failures_by_reason = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+            .collect()
+    }
+
+    /// Requests given up so far, by reason.
+    pub(crate) fn failures_by_reason(&self) -> BTreeMap<String, u64> {
+        let failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        failures.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
+    }
+
+    /// This run's counters so far.
+    pub(crate) fn counts(&self, html_parses: u64) -> Counts {
         Counts {
             elapsed_secs: self.started.elapsed().as_secs_f64(),
             requests: self.requests.load(Relaxed),
@@ -113,8 +122,8 @@ impl Stats {
             bytes: self.bytes.load(Relaxed),
             from_cache: self.from_cache.load(Relaxed),
             revalidated: self.revalidated.load(Relaxed),
-            statuses,
-            failures_by_reason: failures_by_reason.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect(),
+            statuses: self.statuses(),
+            failures_by_reason: self.failures_by_reason(),
         }
     }
 }

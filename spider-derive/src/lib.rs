@@ -91,6 +91,8 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// | `adaptive` | `true` / `false`: each host's slots and rate found from its block rate | `false` |
 /// | `block_target` | fraction: the block rate adaptive mode keeps under | 0.02 |
 /// | `metrics` | address to serve Prometheus metrics on, such as `"127.0.0.1:9898"` | none |
+/// | `dashboard` | address to serve a live dashboard on, such as `"127.0.0.1:9898"` (the same as `metrics` serves both); no authentication, keep it on loopback | none |
+/// | `report` | file name: a self-contained HTML report written when the crawl ends | none |
 /// | `progress` | `true` / `false`: live status line (terminal) or log line every 5 s | `true` |
 /// | `block_markers` | list of text that marks a page as a block, even with 200 | none |
 /// | `follow` | CSS selector, checked: links to follow; those to files that are not pages (archives, images, audio, video, office documents and PDFs, programs, stylesheets, scripts) are skipped | none |

@@ -145,6 +145,16 @@ pub const KEYS: &[Key] = &[
         "the block rate adaptive mode keeps under, a fraction such as 0.02 (default 0.02)",
     ),
     key("metrics", Kind::Text, "serve the gauges in the Prometheus text format at this address, such as 127.0.0.1:9898 (default: none)"),
+    key(
+        "dashboard",
+        Kind::Text,
+        "serve a live dashboard of the crawl at this address, such as 127.0.0.1:9898; no authentication, so keep it on loopback (default: none)",
+    ),
+    key(
+        "report",
+        Kind::Text,
+        "write a self-contained HTML report of the crawl to this file when it ends (default: none)",
+    ),
     key("progress", Kind::Bool, "a live status line on a terminal, else a log line every 5 s (default true)"),
     key(
         "block_markers",

@@ -29,6 +29,8 @@ struct Book {
     obey_robots = false,
     parse_threads = 2,
     output = "books.csv",
+    dashboard = "127.0.0.1:9898",
+    report = "books.html",
     proxy = "direct > env:SPIDERLING_UI_PROXY",
     geo = "US",
     geo_rules = ["*.de=de", "shop.example.fr=fr"],
@@ -64,6 +66,7 @@ pub(crate) fn main() {
     assert!(settings.contains("proxy = direct > env:SPIDERLING_UI_PROXY · geo = us"), "{settings}");
     assert!(settings.contains("geo_rules = *.de=de, shop.example.fr=fr · sticky = true"), "{settings}");
     assert!(settings.contains("proxy_price_per_gb = 8.5 · proxy_budget = 20"), "{settings}");
+    assert!(settings.contains("dashboard = 127.0.0.1:9898 · report = books.html"), "{settings}");
     assert!(settings.contains("output = books.csv · state = books.state · state_sync = true"), "{settings}");
     assert!(
         settings.contains("cache = .spiderling/cache · cache_ttl = 86400s · revalidate = true"),

@@ -69,6 +69,8 @@ impl Config {
             adaptive: false,
             block_target: 0.02,
             metrics: None,
+            dashboard: None,
+            report: None,
             progress: true,
             invalid: Vec::new(),
         }

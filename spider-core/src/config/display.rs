@@ -68,6 +68,14 @@ impl std::fmt::Display for Config {
             let budget = self.proxy_budget.map_or("none".to_owned(), |b| format!("{b}"));
             writeln!(f, "  proxy_price_per_gb = {} · proxy_budget = {budget}", self.proxy_price_per_gb)?;
         }
+        let watch: Vec<String> = [("metrics", &self.metrics), ("dashboard", &self.dashboard)]
+            .into_iter()
+            .filter_map(|(key, addr)| addr.as_ref().map(|addr| format!("{key} = {addr}")))
+            .chain(self.report.as_ref().map(|report| format!("report = {}", report.display())))
+            .collect();
+        if !watch.is_empty() {
+            writeln!(f, "  {}", watch.join(" · "))?;
+        }
         write!(f, "  output = {}", path(&self.output))?;
         if let Some(state) = &self.state {
             write!(f, " · state = {}{}", state.display(), if self.fresh { " (fresh)" } else { "" })?;

@@ -108,6 +108,8 @@ pub struct Config {
     pub(crate) adaptive: bool,
     pub(crate) block_target: f64,
     pub(crate) metrics: Option<String>,
+    pub(crate) dashboard: Option<String>,
+    pub(crate) report: Option<PathBuf>,
     pub(crate) progress: bool,
     /// Mistakes found by setters that cannot fail, reported by `validate`.
     invalid: Vec<String>,

@@ -1,5 +1,6 @@
 //! Setters for what a crawl leaves behind and how it runs: the parse pool, the items,
-//! stats and failures files, shutdown on signals, the metrics endpoint and the progress line.
+//! stats and failures files, shutdown on signals, the metrics endpoint, the dashboard, the
+//! report and the progress line.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -69,6 +70,48 @@ impl Config {
     #[must_use]
     pub fn metrics(mut self, addr: impl Into<String>) -> Self {
         self.metrics = Some(addr.into());
+        self
+    }
+
+    /// Serve a live dashboard of the crawl at this address while it runs (default: none):
+    /// a page at `/` with charts of the last ten minutes (pages and items per second, block
+    /// rate against `block_target`, each busy host's adaptive limits and cuts, latency,
+    /// queue, retries and failures, proxy spend) and the busiest hosts, updated each
+    /// second from `/api/timeline`. The page needs no network beyond this address. The
+    /// same address as [`metrics`](Self::metrics) serves both, the metrics at `/metrics`.
+    ///
+    /// There is no authentication: anyone who can reach the address sees the crawl's
+    /// targets, settings and rates. Keep it on a loopback address (an SSH tunnel reaches
+    /// it from elsewhere); another address is served, with a warning in the log.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("shop").dashboard("127.0.0.1:9898").metrics("127.0.0.1:9898");
+    /// assert!(config.validate().is_ok());
+    /// assert!(config.to_string().contains("dashboard = 127.0.0.1:9898"));
+    /// ```
+    #[must_use]
+    pub fn dashboard(mut self, addr: impl Into<String>) -> Self {
+        self.dashboard = Some(addr.into());
+        self
+    }
+
+    /// Write a report of the crawl to this HTML file when it ends, however it ends
+    /// (complete, Ctrl-C, proxy budget, `max_pages`): the dashboard's charts over the whole
+    /// crawl, the summary's totals, the failures by reason with a few examples each, and
+    /// the settings (credentials left out). One file, its data inside, that any browser
+    /// opens without a network (default: none).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_core::Config::new("shop").report("crawl.html");
+    /// assert!(config.to_string().contains("report = crawl.html"));
+    /// ```
+    #[must_use]
+    pub fn report(mut self, path: impl Into<PathBuf>) -> Self {
+        self.report = Some(path.into());
         self
     }
 

@@ -109,6 +109,8 @@ impl Config {
             "block_markers" => Config { block_markers: list(), ..self },
             "adaptive" => self.adaptive(keys::parse_bool(value).map_err(problem)?),
             "metrics" => self.metrics(value),
+            "dashboard" => self.dashboard(value),
+            "report" => self.report(value),
             "progress" => self.progress(keys::parse_bool(value).map_err(problem)?),
             "block_target" => self.block_target(keys::parse_decimal(value).map_err(problem)?),
             other => return Err(Error::Config(format!("setting `{other}` cannot be changed at run time"))),

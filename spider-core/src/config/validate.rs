@@ -166,11 +166,14 @@ impl Config {
         if self.block_markers.iter().any(String::is_empty) {
             problems.push("an empty block marker matches every page; remove it".to_owned());
         }
-        if let Some(addr) = &self.metrics {
-            if addr.parse::<std::net::SocketAddr>().is_err() {
+        for (key, addr) in [("metrics", &self.metrics), ("dashboard", &self.dashboard)] {
+            if let Some(addr) = addr.as_ref().filter(|a| a.parse::<std::net::SocketAddr>().is_err()) {
                 problems
-                    .push(format!("metrics = {addr:?} is not an address; write one such as 127.0.0.1:9898"));
+                    .push(format!("{key} = {addr:?} is not an address; write one such as 127.0.0.1:9898"));
             }
+        }
+        if self.report.as_ref().is_some_and(|path| path.as_os_str().is_empty()) {
+            problems.push("report = \"\" names no file; write one such as crawl.html".to_owned());
         }
         if !(self.block_target > 0.0 && self.block_target < 1.0) {
             problems.push(format!(

@@ -36,6 +36,7 @@ use crate::spider::Spider;
 use crate::stats::{CrawlStatus, Stats};
 use crate::throttle::adaptive::{self, Controller, Target};
 use crate::throttle::{DelayRange, HostSlots, RateGate, SlotState};
+use crate::timeline::Recorder;
 
 /// The longest a finished request waits for its checkpoint (see `checkpoint_due`).
 const GROUP_COMMIT: Duration = Duration::from_millis(2);
@@ -49,6 +50,13 @@ pub(super) struct Inputs {
     pub(super) stop_rx: mpsc::UnboundedReceiver<()>,
     /// The start list's requests as they are read (`--start-urls`).
     pub(super) start_list: Option<mpsc::Receiver<Request>>,
+}
+
+/// Where the gauges go each second: the [`Live`] channel, and the timeline when a
+/// dashboard or a report keeps one.
+pub(super) struct Watchers {
+    pub(super) live: watch::Sender<Live>,
+    pub(super) timeline: Option<Recorder>,
 }
 
 /// How the dispatcher ended.
@@ -142,8 +150,10 @@ pub(super) struct Dispatcher<S: Spider> {
     /// All answers over the last [`WINDOW`], and the latest latencies.
     window: Window,
     latencies: Latencies,
-    /// The gauges' channel, and when they are next published (and the controllers step).
+    /// The gauges' channel and timeline, and when they are next published (and the
+    /// controllers step).
     live: watch::Sender<Live>,
+    timeline: Option<Recorder>,
     next_tick: Instant,
     fatal: Option<Error>,
 }
@@ -155,10 +165,11 @@ impl<S: Spider> Dispatcher<S> {
         shared: Arc<Shared<S>>,
         files: Files,
         inputs: Inputs,
-        live: watch::Sender<Live>,
+        watchers: Watchers,
         limits: Limits,
     ) -> Self {
         let Inputs { stop_rx, start_list } = inputs;
+        let Watchers { live, timeline } = watchers;
         let (done_tx, done_rx) = mpsc::unbounded_channel();
         // A fleet's frontier holds the rate for every worker: requests arrive admitted.
         let shares_limits = frontier.shares_limits();
@@ -209,6 +220,7 @@ impl<S: Spider> Dispatcher<S> {
             window: Window::new(WINDOW),
             latencies: Latencies::default(),
             live,
+            timeline,
             next_tick: Instant::now() + adaptive::STEP,
             fatal: None,
         };
@@ -803,6 +815,14 @@ impl<S: Spider> Dispatcher<S> {
     fn give_up(&mut self, url: &Url, method: &Method, attempts: u32, failure: &Failure) {
         tracing::warn!(%url, reason = failure.reason, status = ?failure.status, error = ?failure.error, attempts, "giving up");
         self.shared.stats.failure(failure.reason);
+        if let Some(timeline) = &self.timeline {
+            let message = match (&failure.error, failure.status) {
+                (Some(error), _) => error.clone(),
+                (None, Some(status)) => format!("status {status}"),
+                (None, None) => failure.reason.to_owned(),
+            };
+            timeline.lock().failure(failure.reason, url.as_str(), message);
+        }
         if let Some(file) = self.files.failures.as_mut() {
             if let Err(error) = file.record(url.as_str(), method.as_str(), attempts, failure) {
                 self.fail(error);

@@ -30,13 +30,14 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use url::Url;
 
-use dispatch::{Dispatcher, Inputs, Limits};
+use dispatch::{Dispatcher, Inputs, Limits, Watchers};
 use start_list::ListReader;
 
 use crate::block::BlockRules;
 use crate::cache::{CacheWrite, Cached, HttpCache};
 use crate::classify::Trouble;
 use crate::config::Config;
+use crate::dashboard::{write_report, Board};
 use crate::error::Error;
 use crate::export::{Committed, Encoded, Encoder, Sink};
 use crate::failures::{Failure, FailuresFile};
@@ -50,6 +51,7 @@ use crate::robots::RobotsRules;
 use crate::spider::Spider;
 use crate::state;
 use crate::stats::{Counts, CrawlStatus, Ending, Stats, Summary};
+use crate::timeline::Recorder;
 
 /// Runs a spider to the end.
 ///
@@ -162,10 +164,10 @@ impl<S: Spider> Crawler<S> {
         let cache = HttpCache::open(&config)?;
         // Bound before the output file is opened: a port in use must not cost the items of
         // the last run.
-        let metrics = match &config.metrics {
-            Some(addr) => Some(Background(crate::metrics::serve(addr, live.subscribe()).await?)),
-            None => None,
-        };
+        let timeline = (config.dashboard.is_some() || config.report.is_some()).then(Recorder::default);
+        let board = timeline.clone().map(|timeline| Board::new(&config, timeline));
+        let servers: Vec<Background> =
+            crate::serve::start(&config, &live, board.clone()).await?.into_iter().map(Background).collect();
         let (sink, failures) = open_files(&config, earlier.as_ref())?;
         if sink.is_none() {
             tracing::warn!("no output file: items are counted, not written");
@@ -192,13 +194,14 @@ impl<S: Spider> Crawler<S> {
         let limits = Limits::new(&config, earlier.as_ref().map(|e| &e.counts));
         let (requests, reader) = list.unzip();
         let inputs = Inputs { stop_rx, start_list: requests };
-        let dispatcher = Dispatcher::new(&config, frontier, shared.clone(), files, inputs, live, limits);
+        let watchers = Watchers { live, timeline };
+        let dispatcher = Dispatcher::new(&config, frontier, shared.clone(), files, inputs, watchers, limits);
         let end = dispatcher.run().await;
         let bad_start_lines = reader.as_ref().map_or(0, ListReader::bad_lines);
         if let Some(membership) = membership {
             membership.leave(config.grace).await;
         }
-        drop((signals, metrics));
+        drop((signals, servers));
         if let Some(progress) = progress {
             // The dispatcher's end closed the snapshots: the line clears itself.
             let _ = progress.await;
@@ -215,6 +218,13 @@ impl<S: Spider> Crawler<S> {
             bad_start_lines,
         };
         let summary = Summary::new(&config.name, counts, ending);
+        if let (Some(path), Some(board)) = (&config.report, &board) {
+            // The items are already safe: a report that cannot be written is only logged.
+            match write_report(path, board, &summary) {
+                Ok(()) => tracing::info!(path = %path.display(), "report written"),
+                Err(error) => tracing::error!(%error, "the report was not written"),
+            }
+        }
         if let Some(path) = config.stats_path() {
             write_stats(&path, &summary)?;
         }

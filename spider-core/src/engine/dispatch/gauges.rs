@@ -1,5 +1,6 @@
-//! What the dispatcher learns from answers: the gauges it publishes each second, and the
-//! adaptive controllers it steps.
+//! What the dispatcher learns from answers: the gauges it publishes each second (and
+//! records in the timeline, when one is kept), and the adaptive controllers it steps (their
+//! cuts marked in the timeline).
 
 use std::cmp::Reverse;
 
@@ -13,6 +14,7 @@ use crate::gauge::{HostLive, Live};
 use crate::spider::Spider;
 use crate::stats::Stats;
 use crate::throttle::adaptive::{self, Change, Controller};
+use crate::timeline::{Event, EventKind};
 
 impl<S: Spider> Dispatcher<S> {
     /// What an answer tells the gauges, and the controller of its host.
@@ -55,6 +57,18 @@ impl<S: Spider> Dispatcher<S> {
         host.slots.set_limit(limit, now);
         host.slots.set_rate(Some(rps));
         let key = &host.key;
+        if let Some(timeline) = &self.timeline {
+            let (kind, block_rate) = match change {
+                Change::Cut { block_rate } => (Some(EventKind::Cut), Some(block_rate)),
+                Change::Tripped { .. } => (Some(EventKind::Tripped), Some(host.window.block_rate())),
+                Change::Raised | Change::Closed => (None, None),
+            };
+            if let Some(kind) = kind {
+                let t = self.shared.stats.elapsed().as_secs_f64();
+                let host = key.to_string();
+                timeline.lock().event(Event { t, host, kind, limit, rate: rps, block_rate });
+            }
+        }
         match change {
             Change::Raised => {
                 tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, "raised")
@@ -80,7 +94,7 @@ impl<S: Spider> Dispatcher<S> {
         const HOSTS_SHOWN: usize = 50;
         self.window.expire(now);
         let stats = &self.shared.stats;
-        let [p50, p90, p99] = self.latencies.percentiles();
+        let [p50, p90, p95, p99] = self.latencies.percentiles();
         let mut hosts: Vec<&mut Host> = self.hosts.iter_mut().collect();
         for host in &mut hosts {
             host.window.expire(now);
@@ -122,14 +136,21 @@ impl<S: Spider> Dispatcher<S> {
             block_rate,
             latency_p50_ms: p50,
             latency_p90_ms: p90,
+            latency_p95_ms: p95,
             latency_p99_ms: p99,
             in_flight: self.in_flight,
             queued: self.frontier.len(),
             concurrency_limit: self.concurrency,
             proxy_bytes: proxy.as_ref().map_or(0, |p| p.bytes),
             proxy_spend: proxy.as_ref().map_or(0.0, |p| p.spend),
+            proxy_budget: proxy.as_ref().and_then(|p| p.budget),
+            statuses: stats.statuses(),
+            failures_by_reason: stats.failures_by_reason(),
             hosts,
         };
+        if let Some(timeline) = &self.timeline {
+            timeline.lock().record(&live);
+        }
         self.live.send_replace(live);
     }
 }

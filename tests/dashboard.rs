@@ -1,0 +1,312 @@
+//! The live dashboard and the crawl report, as a real browser renders them: headless
+//! Chromium loads the page, runs its script, and the tests read the DOM it leaves.
+//! Chromium must be installed (Debian: `apt-get install -y chromium`); these tests fail,
+//! not skip, when it cannot be started.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use spider_sandbox::{HostileSite, IdentityLimit, Sandbox};
+use spiderling::scraper::{Html, Selector};
+use spiderling::{CrawlStatus, Crawler};
+use support::{config_for, BookSpider};
+
+/// A headless Chromium that can be started.
+struct Chromium {
+    program: String,
+}
+
+impl Chromium {
+    /// `$CHROMIUM`, else the first of the usual names that starts; the test fails with how
+    /// to install one when none does.
+    fn find() -> Chromium {
+        let named = std::env::var("CHROMIUM").ok();
+        let candidates =
+            named.into_iter().chain(["chromium", "chromium-browser", "google-chrome"].map(String::from));
+        for program in candidates {
+            let started = Command::new(&program)
+                .args(["--headless=new", "--no-sandbox", "--version"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn();
+            if let Ok(child) = started {
+                if let Some(status) = wait_bounded(child, Duration::from_secs(30)).0 {
+                    if status.success() {
+                        return Chromium { program };
+                    }
+                }
+            }
+        }
+        panic!(
+            "no Chromium could be started (tried $CHROMIUM, chromium, chromium-browser, google-chrome); \
+             the dashboard tests need one: on Debian or Ubuntu `apt-get install -y chromium`, \
+             elsewhere install Chromium or Chrome and set CHROMIUM to its path"
+        );
+    }
+
+    /// The DOM of `url` once its scripts ran for three seconds of the page's time.
+    fn dump_dom(&self, url: &str) -> String {
+        self.run(&["--dump-dom", url])
+    }
+
+    /// With `SPIDERLING_SCREENSHOTS=DIR` (`docs/screenshots.sh`), a picture of `url` as a
+    /// laptop shows it, saved as DIR/`name`.
+    fn screenshot(&self, url: &str, name: &str) {
+        let Some(dir) = std::env::var_os("SPIDERLING_SCREENSHOTS") else { return };
+        let path = std::path::Path::new(&dir).join(name);
+        self.run(&[&format!("--screenshot={}", path.display()), "--window-size=1280,1000", url]);
+        assert!(path.exists(), "{} written", path.display());
+    }
+
+    /// The browser on `args`, with a profile of its own, killed if it takes more than a
+    /// minute; what it printed.
+    fn run(&self, args: &[&str]) -> String {
+        let profile = tempfile::tempdir().unwrap();
+        let child = Command::new(&self.program)
+            .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars"])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("--virtual-time-budget=3000")
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{} did not start: {e}", self.program));
+        let (status, out) = wait_bounded(child, Duration::from_secs(60));
+        assert!(status.is_some_and(|s| s.success()), "{} {args:?} failed or timed out", self.program);
+        out
+    }
+}
+
+/// Wait for `child` up to `limit`, reading its output; killed at the limit.
+fn wait_bounded(
+    mut child: std::process::Child,
+    limit: Duration,
+) -> (Option<std::process::ExitStatus>, String) {
+    let reader = child.stdout.take().map(|mut out| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = out.read_to_string(&mut text);
+            text
+        })
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    (status, reader.map(|r| r.join().unwrap_or_default()).unwrap_or_default())
+}
+
+/// What the tests read from a rendered page.
+struct Rendered(Html);
+
+impl Rendered {
+    fn value(&self, id: &str) -> f64 {
+        let selector = Selector::parse(&format!("#{id}")).unwrap();
+        let element = self.0.select(&selector).next().unwrap_or_else(|| panic!("no #{id}"));
+        element.value().attr("data-value").unwrap().parse().unwrap()
+    }
+
+    fn count(&self, id: &str) -> u64 {
+        let value = self.value(id);
+        assert_eq!(value.fract(), 0.0, "#{id} is a count: {value}");
+        value as u64
+    }
+
+    /// Each chart's series name and the points it drew.
+    fn charts(&self) -> Vec<(String, usize)> {
+        let selector = Selector::parse("svg.chart").unwrap();
+        self.0
+            .select(&selector)
+            .map(|svg| {
+                let name = svg.value().attr("data-series").unwrap().to_owned();
+                (name, svg.value().attr("data-points").unwrap().parse().unwrap())
+            })
+            .collect()
+    }
+
+    fn text(&self, css: &str) -> String {
+        let selector = Selector::parse(css).unwrap();
+        self.0.select(&selector).flat_map(|e| e.text()).collect()
+    }
+}
+
+const CHARTS: [&str; 9] = [
+    "pages_per_sec",
+    "items_per_sec",
+    "block_rate",
+    "host_limits",
+    "host_rates",
+    "latency",
+    "queue",
+    "retries_failures",
+    "proxy_spend",
+];
+
+/// 40 requests a second per client IP, answered 429 beyond that (as in `tests/blocks.rs`).
+fn limited(pages: usize) -> HostileSite {
+    let limit = IdentityLimit {
+        requests: 40,
+        per: Duration::from_secs(1),
+        ban_after: 10,
+        ban_for: Duration::from_secs(60),
+    };
+    HostileSite { pages, limit: Some(limit), silent_limit: true, ..HostileSite::empty() }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_live_dashboard_shows_the_adaptive_crawl_of_the_hostile_site() {
+    let chromium = Chromium::find();
+    let site = Sandbox::hostile(limited(1200)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, _) = config_for(&site, dir.path(), "items.jsonl");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let config = config
+        .concurrency(50)
+        .per_host(50)
+        .backoff(Duration::from_millis(100), Duration::from_secs(2))
+        .adaptive(true)
+        .dashboard(&addr)
+        .metrics(&addr);
+    let crawl = tokio::spawn(Crawler::new(BookSpider::new(config)).run());
+    let client = spiderling::reqwest::Client::new();
+    let api = format!("http://{addr}/api/timeline");
+    let timeline = || async {
+        let answer = client.get(&api).send().await.ok()?;
+        serde_json::from_str::<serde_json::Value>(&answer.text().await.ok()?).ok()
+    };
+
+    // Until the adaptive controller has met the site's limit: a block, seconds recorded.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "no block within a minute");
+        assert!(!crawl.is_finished(), "the crawl ended before the dashboard saw a block");
+        if let Some(now) = timeline().await {
+            if now["totals"]["blocked"].as_u64() > Some(0)
+                && now["series"].as_array().map_or(0, Vec::len) >= 3
+            {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+
+    let url = format!("http://{addr}/");
+    let (dom, chromium) =
+        tokio::task::spawn_blocking(move || (chromium.dump_dom(&url), chromium)).await.unwrap();
+    let after = timeline().await.expect("the dashboard still answers");
+    assert!(!crawl.is_finished(), "the page was read while the crawl ran");
+    let url = format!("http://{addr}/");
+    tokio::task::spawn_blocking(move || chromium.screenshot(&url, "dashboard.png")).await.unwrap();
+    let metrics = client.get(format!("http://{addr}/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("spiderling_block_rate"), "the metrics share the address: {metrics}");
+    let page = Rendered(Html::parse_document(&dom));
+
+    let charts = page.charts();
+    let names: Vec<&str> = charts.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, CHARTS, "every chart drawn");
+    assert!(charts.iter().all(|(_, points)| *points > 1), "every chart holds points: {charts:?}");
+    let peak = page.value("block-rate-peak");
+    assert!(peak > 0.0 && peak <= 1.0, "the block rate rose above zero: {peak}");
+    // The second the page showed is still in the last ten minutes: its pages are the ones
+    // the dashboard recorded for that second, exactly.
+    let as_of = page.value("as-of");
+    let shown = after["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|point| (point["t"].as_f64().unwrap() - as_of).abs() < 1e-6)
+        .unwrap_or_else(|| panic!("second {as_of} is in the timeline"));
+    let pages = page.count("pages-total");
+    assert!(pages > 0);
+    assert_eq!(pages, shown["pages"].as_u64().unwrap(), "the page's count is the crawl's at {as_of} s");
+    assert_eq!(page.count("items-total"), shown["items"].as_u64().unwrap());
+    let hosts = page.text("#hosts tbody");
+    let origin = site.url().trim_end_matches('/').to_owned();
+    assert!(hosts.contains(&origin), "{origin} in {hosts}");
+
+    let summary = crawl.await.unwrap().unwrap();
+    assert_eq!(summary.status, CrawlStatus::Complete);
+    assert!(summary.pages >= pages, "{} pages in all, {pages} when the page was read", summary.pages);
+    let seen = site.observed();
+    assert_eq!(seen.answered(403), 0, "never banned, dashboard or not");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_report_opens_from_a_file_and_shows_the_summarys_totals() {
+    let chromium = Chromium::find();
+    let walls = HostileSite { pages: 40, captcha: 6, gone: 3, ..HostileSite::empty() };
+    let site = Sandbox::hostile(walls).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, output) = config_for(&site, dir.path(), "items.jsonl");
+    let report = dir.path().join("crawl.html");
+    // Slow enough for a few seconds of timeline; walls given up at once.
+    let config = config.block_marker("g-recaptcha").retries(0).rps(20).report(&report);
+    let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
+    assert_eq!(summary.status, CrawlStatus::CompleteWithFailures);
+    assert!(output.exists());
+
+    let url = format!("file://{}", report.display());
+    let dom = tokio::task::spawn_blocking(move || {
+        chromium.screenshot(&url, "report.png");
+        chromium.dump_dom(&url)
+    })
+    .await
+    .unwrap();
+    let page = Rendered(Html::parse_document(&dom));
+    assert_eq!(page.count("pages-total"), summary.pages);
+    assert_eq!(page.count("items-total"), summary.items);
+    assert_eq!(page.count("failures-total"), summary.failures);
+    assert_eq!(page.count("requests-total"), summary.requests);
+    assert!(summary.failures >= 9, "six walls and three gone pages: {summary:?}");
+    let charts = page.charts();
+    assert!(charts.iter().all(|(_, points)| *points >= 2), "the whole crawl's timeline: {charts:?}");
+    assert!(page.value("block-rate-peak") > 0.0, "the walls were blocks");
+    let failures = page.text("#failures tbody");
+    for reason in summary.failures_by_reason.keys() {
+        assert!(failures.contains(reason.as_str()), "{reason} in {failures}");
+    }
+    assert!(failures.contains("/captcha/"), "an example URL of the walls: {failures}");
+    assert!(page.text("#summary").contains(&summary.to_string()), "the summary as printed");
+    assert!(page.text("#settings").contains("report = "), "the settings used");
+    assert!(page.text("#state").contains("complete with failures"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_stopped_by_a_limit_writes_its_report_and_one_that_cannot_be_written_loses_nothing() {
+    let site = Sandbox::hostile(HostileSite { pages: 30, ..HostileSite::empty() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, output) = config_for(&site, dir.path(), "items.jsonl");
+    let report = dir.path().join("limited.html");
+    let summary =
+        Crawler::new(BookSpider::new(config.clone().max_pages(5).report(&report))).run().await.unwrap();
+    assert_eq!(summary.status, CrawlStatus::LimitReached);
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains(r#""status":"limit_reached""#), "the report says how the crawl ended");
+    assert!(html.contains(&format!(r#""pages":{},"items":{}"#, summary.pages, summary.items)));
+
+    let site = Sandbox::hostile(HostileSite { pages: 30, ..HostileSite::empty() }).unwrap();
+    let (config, _) = config_for(&site, dir.path(), "items.jsonl");
+    let nowhere = dir.path().join("no-such-dir").join("crawl.html");
+    let summary = Crawler::new(BookSpider::new(config.report(&nowhere))).run().await.unwrap();
+    assert_eq!(summary.status, CrawlStatus::Complete);
+    assert_eq!(support::read_jsonl(&output).len() as u64, summary.items);
+    assert_eq!(summary.items, 30);
+    assert!(!nowhere.exists());
+}
