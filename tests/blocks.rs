@@ -4,7 +4,7 @@ mod support;
 
 use std::time::Duration;
 
-use spider_sandbox::{HostileSite, IdentityLimit, Sandbox};
+use spider_sandbox::{HostileSite, Sandbox};
 use spiderling::{Config, CrawlStatus, Crawler};
 use support::{config_for, read_jsonl, BookSpider};
 
@@ -35,18 +35,6 @@ async fn a_captcha_served_with_200_is_a_block_retried_and_never_an_item() {
     }
 }
 
-/// 40 requests a second per client IP, answered 429 without a Retry-After beyond that; a
-/// client that keeps going through ten 429s in a second is banned for a minute.
-fn limited(pages: usize) -> HostileSite {
-    let limit = IdentityLimit {
-        requests: 40,
-        per: Duration::from_secs(1),
-        ban_after: 10,
-        ban_for: Duration::from_secs(60),
-    };
-    HostileSite { pages, limit: Some(limit), silent_limit: true, ..HostileSite::empty() }
-}
-
 /// The aggressive settings both runs share: 50 slots, no pause.
 fn aggressive(config: Config) -> Config {
     config.concurrency(50).per_host(50).backoff(Duration::from_millis(100), Duration::from_secs(2))
@@ -54,7 +42,7 @@ fn aggressive(config: Config) -> Config {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_slots_without_a_pause_get_banned() {
-    let site = Sandbox::hostile(limited(300)).unwrap();
+    let site = Sandbox::hostile(support::per_ip_limited_site(300)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (config, _) = config_for(&site, dir.path(), "items.jsonl");
     let summary = Crawler::new(BookSpider::new(aggressive(config).retries(1))).run().await.unwrap();
@@ -67,7 +55,7 @@ async fn fifty_slots_without_a_pause_get_banned() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn adaptive_mode_finds_the_limit_and_finishes_without_a_ban() {
     let pages = 800;
-    let site = Sandbox::hostile(limited(pages)).unwrap();
+    let site = Sandbox::hostile(support::per_ip_limited_site(pages)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (config, output) = config_for(&site, dir.path(), "items.jsonl");
     let crawler = Crawler::new(BookSpider::new(aggressive(config).adaptive(true)));

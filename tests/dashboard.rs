@@ -11,7 +11,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use spider_sandbox::{HostileSite, IdentityLimit, Sandbox};
+use spider_sandbox::{HostileSite, Sandbox};
 use spiderling::scraper::{Html, Selector};
 use spiderling::{CrawlStatus, Crawler};
 use support::{config_for, BookSpider};
@@ -155,17 +155,6 @@ const CHARTS: [&str; 9] = [
     "proxy_spend",
 ];
 
-/// 40 requests a second per client IP, answered 429 beyond that (as in `tests/blocks.rs`).
-fn limited(pages: usize) -> HostileSite {
-    let limit = IdentityLimit {
-        requests: 40,
-        per: Duration::from_secs(1),
-        ban_after: 10,
-        ban_for: Duration::from_secs(60),
-    };
-    HostileSite { pages, limit: Some(limit), silent_limit: true, ..HostileSite::empty() }
-}
-
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
@@ -173,7 +162,7 @@ fn free_port() -> u16 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_live_dashboard_shows_the_adaptive_crawl_of_the_hostile_site() {
     let chromium = Chromium::find();
-    let site = Sandbox::hostile(limited(1200)).unwrap();
+    let site = Sandbox::hostile(support::per_ip_limited_site(1200)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (config, _) = config_for(&site, dir.path(), "items.jsonl");
     let addr = format!("127.0.0.1:{}", free_port());

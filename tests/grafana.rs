@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use spider_sandbox::{HostileSite, IdentityLimit, Sandbox};
+use spider_sandbox::Sandbox;
 use spiderling::{CrawlStatus, Crawler};
 use support::{config_for, BookSpider};
 
@@ -289,22 +289,10 @@ struct Served {
     labels: BTreeSet<String>,
 }
 
-/// 40 requests a second per client IP, as in `tests/blocks.rs`: adaptive mode climbs past it
-/// and backs off, so every per-host gauge, the allowed rate included, is served for seconds.
-fn limited(pages: usize) -> HostileSite {
-    let limit = IdentityLimit {
-        requests: 40,
-        per: Duration::from_secs(1),
-        ban_after: 10,
-        ban_for: Duration::from_secs(60),
-    };
-    HostileSite { pages, limit: Some(limit), silent_limit: true, ..HostileSite::empty() }
-}
-
 /// Crawl the hostile site in adaptive mode with `metrics` on a free port, scrape it every
 /// 300 ms while it runs, and gather what any scrape served.
 async fn scrape_an_adaptive_crawl() -> BTreeMap<String, Served> {
-    let site = Sandbox::hostile(limited(200)).unwrap();
+    let site = Sandbox::hostile(support::per_ip_limited_site(200)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let (config, _) = config_for(&site, dir.path(), "items.jsonl");

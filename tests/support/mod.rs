@@ -187,3 +187,21 @@ pub fn run_child_crawl(var: &str, concurrency: usize) {
     let code = spiderling::cli::run(BookSpider::new(config), args);
     std::process::exit(if code == std::process::ExitCode::SUCCESS { 0 } else { 1 });
 }
+
+/// The hostile site limiting each client IP to 40 requests a second, answered 429 without
+/// a Retry-After beyond that; a client that keeps going through ten 429s in a second is
+/// banned for a minute. Adaptive mode climbs past the limit and backs off.
+pub fn per_ip_limited_site(pages: usize) -> spider_sandbox::HostileSite {
+    let limit = spider_sandbox::IdentityLimit {
+        requests: 40,
+        per: Duration::from_secs(1),
+        ban_after: 10,
+        ban_for: Duration::from_secs(60),
+    };
+    spider_sandbox::HostileSite {
+        pages,
+        limit: Some(limit),
+        silent_limit: true,
+        ..spider_sandbox::HostileSite::empty()
+    }
+}
