@@ -91,18 +91,18 @@ async fn flaky_pages_recover_and_lasting_failures_are_filed_with_their_reason() 
     assert_eq!(filed.len(), 5, "{reasons:?}");
     for (url, reason, attempts) in &reasons {
         let expected = if url.contains("/slow/") {
-            ("timeout", 3)
+            ("timed out", 3)
         } else if url.contains("/gone/") {
             ("http 404", 1)
         } else if url.contains("/reset/") {
-            ("connection", 3)
+            ("connection closed", 3)
         } else {
             panic!("unexpected failure {url}")
         };
         assert_eq!((*reason, *attempts), expected, "{url}");
     }
     assert!(filed.iter().all(|f| f["failed_at"].as_str().is_some_and(|t| t.ends_with("GMT"))));
-    assert_eq!(summary.failures_by_reason.get("timeout"), Some(&2));
+    assert_eq!(summary.failures_by_reason.get("timed out"), Some(&2));
     let seen = site.observed();
     assert_eq!(seen.times_of("/gone/1").len(), 1, "a 404 is not retried");
     assert_eq!(seen.times_of("/slow/1").len(), 3, "a timeout is retried twice");

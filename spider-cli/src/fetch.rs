@@ -153,6 +153,9 @@ pub(crate) fn run(args: Args) -> ExitCode {
         }
         for (reason, n) in &summary.failures_by_reason {
             eprintln!("  failed: {reason} ×{n} (after {} retries)", summary.retries);
+            if let Some(message) = summary.failure_examples.get(reason) {
+                eprintln!("    {message}");
+            }
         }
         return ExitCode::FAILURE;
     };

@@ -98,3 +98,17 @@ fn robots_says_what_is_allowed() {
     assert!(text.contains(&format!("allowed    {}catalogue/page-1.html", site.url())), "{text}");
     assert_eq!(site.observed().hits.len(), 1, "only robots.txt");
 }
+
+#[test]
+fn fetch_of_a_closed_port_says_the_connection_was_refused_and_the_whole_error() {
+    // Nothing listens on a port just released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let output = spiderling(&["fetch", &url, "--css", "h1"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(text.contains("failed: robots.txt unavailable: connection refused ×1"), "{text}");
+    let robots = format!("request to http://127.0.0.1:{port}/robots.txt failed: ");
+    let line = text.lines().find(|line| line.contains(&robots)).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("Connection refused"), "the root of the chain, on the same line: {text}");
+}

@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 use url::Url;
 
+use crate::cause::Cause;
+
 /// Any error a spider's `parse` may return; `?` converts into it.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -53,8 +55,11 @@ pub enum Error {
         /// The URL requested.
         url: Url,
     },
-    /// Connecting, sending or reading failed.
-    #[error("request to {url} failed: {source}")]
+    /// Connecting, sending or reading failed. The message holds the transport's whole
+    /// chain of causes in one line (down to, say, `Connection refused (os error 111)`), so
+    /// a log line or the failures file says why without a walk through
+    /// [`source`](std::error::Error::source).
+    #[error("request to {url} failed: {}", crate::cause::chain(.source))]
     Http {
         /// The URL requested.
         url: Url,
@@ -184,6 +189,16 @@ impl Error {
     /// Whether the failure was in the transport: connect, reset, timeout.
     pub fn is_transport(&self) -> bool {
         matches!(self, Error::Timeout { .. } | Error::Http { .. })
+    }
+
+    /// The root cause of a transport error, which failures are counted by; `Other` for
+    /// anything that is not one.
+    pub(crate) fn cause(&self) -> Cause {
+        match self {
+            Error::Timeout { .. } => Cause::TimedOut,
+            Error::Http { source, .. } => Cause::of(source),
+            _ => Cause::Other,
+        }
     }
 
     /// Whether the connection to the host, or to its gateway, could not be made; a gateway

@@ -103,7 +103,8 @@ impl Fetcher {
             if source.is_timeout() && !source.is_connect() {
                 Error::Timeout { url: url.clone() }
             } else {
-                Error::Http { url: url.clone(), source }
+                // The error's message names the URL already.
+                Error::Http { url: url.clone(), source: source.without_url() }
             }
         };
         let mut response = client

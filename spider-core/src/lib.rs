@@ -25,6 +25,7 @@
 pub mod __private;
 mod block;
 mod cache;
+mod cause;
 mod classify;
 mod config;
 mod dashboard;

@@ -44,15 +44,27 @@ pub struct Request {
     /// Whether the answer is a sitemap to read, not a page to parse (see
     /// [`Request::sitemap`]).
     pub(crate) sitemap: bool,
-    /// On a redirect hop, the URL of the chain's first request; `None` on any other.
-    pub(crate) first_url: Option<Url>,
+    /// On a redirect hop, the URLs of the chain before it, the first request's first;
+    /// empty on any other. A hop back to one of them is a loop.
+    pub(crate) chain: Vec<Url>,
     /// Set by a durable frontier's `next`, until the request is finished or deferred.
     pub(crate) ticket: Option<Ticket>,
 }
 
 impl Request {
-    /// A GET request for `url`.
-    pub fn new(url: Url) -> Self {
+    /// A GET request for `url`, without its fragment: the fragment is never sent, so the
+    /// URL a request reports (in logs, the failures file, a page's URL) is the one asked
+    /// of the server.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let url = url::Url::parse("https://books.example/changelog.html#v2")?;
+    /// assert_eq!(spider_core::Request::new(url).url().as_str(), "https://books.example/changelog.html");
+    /// # Ok::<(), url::ParseError>(())
+    /// ```
+    pub fn new(mut url: Url) -> Self {
+        url.set_fragment(None);
         Request {
             url,
             method: Method::GET,
@@ -65,7 +77,7 @@ impl Request {
             last_backoff: Duration::ZERO,
             redirects: 0,
             sitemap: false,
-            first_url: None,
+            chain: Vec::new(),
             ticket: None,
         }
     }
@@ -136,7 +148,7 @@ impl Request {
         self
     }
 
-    /// The URL as requested.
+    /// The URL as requested (without a fragment).
     pub fn url(&self) -> &Url {
         &self.url
     }
@@ -153,7 +165,23 @@ impl Request {
     /// # Ok::<(), spider_core::Error>(())
     /// ```
     pub fn first_url(&self) -> &Url {
-        self.first_url.as_ref().unwrap_or(&self.url)
+        self.chain.first().unwrap_or(&self.url)
+    }
+
+    /// Whether `to` is a URL this request's redirect chain already passed, itself
+    /// included: a redirect there would go round for ever.
+    pub(crate) fn passed(&self, to: &Url) -> bool {
+        let seen = crate::frontier::fingerprint(&self.method, to);
+        self.chain
+            .iter()
+            .chain([&self.url])
+            .any(|url| crate::frontier::fingerprint(&self.method, url) == seen)
+    }
+
+    /// The chain so far and `to`, as `a → b → a`.
+    pub(crate) fn chain_to(&self, to: &Url) -> String {
+        let hops: Vec<&str> = self.chain.iter().chain([&self.url, to]).map(Url::as_str).collect();
+        hops.join(" → ")
     }
 
     /// The HTTP method.
@@ -229,11 +257,13 @@ impl Request {
         self
     }
 
-    /// The next hop of a redirect: same depth, priority, meta, session, first URL and
-    /// kind (a sitemap stays a sitemap); a 303, or a
+    /// The next hop of a redirect (its fragment dropped, as in [`Request::new`]): same
+    /// depth, priority, meta, session and kind (a sitemap stays a sitemap), the chain one
+    /// hop longer; a 303, or a
     /// 301/302 answer to a POST, turns into a GET as browsers do; credentials are dropped
     /// when the hop leaves the origin.
-    pub(crate) fn redirected(&self, to: Url, status: u16) -> Self {
+    pub(crate) fn redirected(&self, mut to: Url, status: u16) -> Self {
+        to.set_fragment(None);
         let method = if status == 303 || (matches!(status, 301 | 302) && self.method == Method::POST) {
             Method::GET
         } else {
@@ -258,7 +288,7 @@ impl Request {
             last_backoff: Duration::ZERO,
             redirects: self.redirects + 1,
             sitemap: self.sitemap,
-            first_url: Some(self.first_url().clone()),
+            chain: self.chain.iter().chain([&self.url]).cloned().collect(),
             ticket: None,
         }
     }
@@ -286,5 +316,16 @@ mod tests {
         assert_eq!(first.first_url(), first.url());
         assert_eq!((second.first_url(), third.first_url()), (first.url(), first.url()));
         assert_eq!(third.url().as_str(), "https://b.example/book");
+    }
+
+    #[test]
+    fn a_hop_back_to_a_url_the_chain_passed_is_seen() {
+        let first = Request::get("https://a.example/a").unwrap();
+        let second = first.redirected(Url::parse("https://a.example/b#top").unwrap(), 302);
+        assert_eq!(second.url().as_str(), "https://a.example/b");
+        let back = Url::parse("https://a.example/a").unwrap();
+        assert!(second.passed(&back) && second.passed(second.url()));
+        assert!(!second.passed(&Url::parse("https://a.example/c").unwrap()));
+        assert_eq!(second.chain_to(&back), "https://a.example/a → https://a.example/b → https://a.example/a");
     }
 }

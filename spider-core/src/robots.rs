@@ -23,6 +23,17 @@ pub(crate) enum RobotsRules {
     Rules(Box<Robot>),
 }
 
+/// Why robots.txt could not be fetched: a transport error with its root cause first (see
+/// [`Cause::robots_message`](crate::cause::Cause::robots_message)), so the host's requests
+/// are given up grouped by it.
+pub(crate) fn unreachable(error: &crate::Error) -> String {
+    if error.is_transport() {
+        error.cause().robots_message(error)
+    } else {
+        error.to_string()
+    }
+}
+
 impl RobotsRules {
     /// Read a robots.txt answer for `token`, the product token of our user agent.
     pub(crate) fn from_answer(status: u16, body: &[u8], token: &str) -> Self {
@@ -123,7 +134,7 @@ impl Robots {
             Ok(answer) => {
                 RobotsRules::from_answer(answer.status.as_u16(), &answer.body, config.robots_token())
             }
-            Err(error) => RobotsRules::Unavailable(error.to_string()),
+            Err(error) => RobotsRules::Unavailable(unreachable(&error)),
         };
         Ok(Robots { rules, url: robots_url })
     }

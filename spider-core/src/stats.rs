@@ -32,7 +32,14 @@ pub(crate) struct Stats {
     pub(crate) from_cache: AtomicU64,
     pub(crate) revalidated: AtomicU64,
     statuses: Box<[AtomicU64]>,
-    failures: Mutex<BTreeMap<&'static str, u64>>,
+    failures: Mutex<Failures>,
+}
+
+/// Requests given up, by reason, and the first message of each reason.
+#[derive(Debug, Default)]
+struct Failures {
+    counts: BTreeMap<&'static str, u64>,
+    examples: BTreeMap<&'static str, String>,
 }
 
 impl Stats {
@@ -55,7 +62,7 @@ impl Stats {
             from_cache: AtomicU64::new(0),
             revalidated: AtomicU64::new(0),
             statuses: (0..600).map(|_| AtomicU64::new(0)).collect(),
-            failures: Mutex::new(BTreeMap::new()),
+            failures: Mutex::new(Failures::default()),
         }
     }
 
@@ -73,7 +80,7 @@ impl Stats {
 
     /// Requests given up so far.
     pub(crate) fn failure_count(&self) -> u64 {
-        self.failures.lock().unwrap_or_else(|e| e.into_inner()).values().sum()
+        self.failures.lock().unwrap_or_else(|e| e.into_inner()).counts.values().sum()
     }
 
     pub(crate) fn status(&self, status: u16) {
@@ -82,10 +89,12 @@ impl Stats {
         }
     }
 
-    /// A request given up for good, by reason.
-    pub(crate) fn failure(&self, reason: &'static str) {
+    /// A request given up for good, by reason; the first `message` of a reason is kept
+    /// as its example.
+    pub(crate) fn failure(&self, reason: &'static str, message: &str) {
         let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        *failures.entry(reason).or_default() += 1;
+        *failures.counts.entry(reason).or_default() += 1;
+        failures.examples.entry(reason).or_insert_with(|| message.to_owned());
     }
 
     /// Answers so far by status.
@@ -99,7 +108,13 @@ impl Stats {
     /// Requests given up so far, by reason.
     pub(crate) fn failures_by_reason(&self) -> BTreeMap<String, u64> {
         let failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        failures.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
+        failures.counts.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
+    }
+
+    /// The first message of each reason this run gave a request up for.
+    pub(crate) fn failure_examples(&self) -> BTreeMap<String, String> {
+        let failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        failures.examples.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
     }
 
     /// This run's counters so far.
@@ -200,6 +215,8 @@ pub(crate) struct Ending {
     pub(crate) proxy: Option<ProxySpend>,
     /// Lines of the start list that were not URLs.
     pub(crate) bad_start_lines: u64,
+    /// This run's first message of each failure reason.
+    pub(crate) failure_examples: BTreeMap<String, String>,
 }
 
 impl Summary {
@@ -243,6 +260,7 @@ impl Summary {
             revalidated: counts.revalidated,
             statuses: counts.statuses,
             failures_by_reason: counts.failures_by_reason,
+            failure_examples: ending.failure_examples,
             proxy: ending.proxy,
             bad_start_lines: ending.bad_start_lines,
         }
@@ -356,8 +374,16 @@ pub struct Summary {
     pub revalidated: u64,
     /// Responses by HTTP status.
     pub statuses: BTreeMap<u16, u64>,
-    /// Failures by reason.
+    /// Failures by reason: a status class (`http 404`), the root cause of a transport
+    /// error (`connection refused`, `timed out`, `DNS lookup failed`, ...), the same
+    /// behind a host's robots.txt (`robots.txt unavailable: connection refused`), or what
+    /// else ended the request (`redirect loop`, `body too large`, `parse`, ...).
     pub failures_by_reason: BTreeMap<String, u64>,
+    /// The first message this run met for each failure reason, in full (a transport
+    /// error with its whole chain of causes), so that a short run such as `spiderling
+    /// fetch` can say why without the failures file. Only this run's: a state file's
+    /// earlier runs are in their failures file.
+    pub failure_examples: BTreeMap<String, String>,
     /// Traffic and spend per gateway, when proxies are configured.
     pub proxy: Option<ProxySpend>,
     /// Lines of the start list (`--start-urls`) skipped as not URLs; each was logged with

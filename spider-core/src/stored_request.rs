@@ -1,12 +1,15 @@
 //! What a stored request carries beyond its URL, method, priority, depth and attempts:
 //! headers, meta, session, the last backoff, the redirects so far, whether it is a
-//! sitemap and, on a redirect hop, the chain's first URL. The state file keeps it in a
+//! sitemap and, on a redirect hop, the chain before it (its first URL, and the hops
+//! between that and this one, `via`, so a loop is told after a resume or on another
+//! worker). The state file keeps it in a
 //! row's `extra` column, the fleet in Redis beside those fields; both as this one JSON
 //! object, absent for the common request that has none of it.
 //!
 //! Every key is optional, so an object written before a key existed reads back with its
-//! default (`sitemap` and `first_url` came later: a hop stored without `first_url` reads
-//! as its own first URL), and unknown keys are ignored; the state file's schema version
+//! default (`sitemap`, `first_url` and `via` came later: a hop stored without
+//! `first_url` reads as its own first URL, one without `via` as a chain of its first URL
+//! alone), and unknown keys are ignored; the state file's schema version
 //! stays the same.
 
 use std::time::Duration;
@@ -35,6 +38,8 @@ pub(crate) struct Extra {
     sitemap: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     first_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    via: Vec<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -51,7 +56,8 @@ impl Extra {
             backoff_ms: u64::try_from(request.last_backoff.as_millis()).unwrap_or(u64::MAX),
             redirects: u64::from(request.redirects),
             sitemap: request.sitemap,
-            first_url: request.first_url.as_ref().map(Url::to_string),
+            first_url: request.chain.first().map(Url::to_string),
+            via: request.chain.iter().skip(1).map(Url::to_string).collect(),
         };
         let empty = extra.headers.is_empty()
             && extra.meta.is_empty()
@@ -67,10 +73,8 @@ impl Extra {
     /// first URL), if something does not.
     pub(crate) fn apply(self, request: &mut Request) -> Result<(), String> {
         request.headers = self.headers.into_map().map_err(|name| format!("header {name:?}"))?;
-        request.first_url = match self.first_url {
-            Some(url) => Some(Url::parse(&url).map_err(|e| format!("first URL {url:?}: {e}"))?),
-            None => None,
-        };
+        let read = |url: String| Url::parse(&url).map_err(|e| format!("redirect chain URL {url:?}: {e}"));
+        request.chain = self.first_url.into_iter().chain(self.via).map(read).collect::<Result<_, _>>()?;
         request.meta = self.meta;
         request.session = self.session.map(Into::into);
         request.last_backoff = Duration::from_millis(self.backoff_ms);

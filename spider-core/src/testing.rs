@@ -127,7 +127,7 @@ impl PageFixture {
         request.depth = self.depth;
         if let Some(from) = &self.redirected_from {
             let from = Url::parse(from).map_err(|source| Error::InvalidUrl { url: from.clone(), source })?;
-            request.first_url = Some(from);
+            request.chain = vec![from];
             request.redirects = 1;
         }
         let fetched_at = self.fetched_at.unwrap_or_else(SystemTime::now);

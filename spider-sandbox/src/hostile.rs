@@ -40,7 +40,9 @@ pub struct IdentityLimit {
 /// - `/reset/I`: the connection is closed without an answer, every time.
 /// - with `traps`: `/latin1` (an ISO-8859-1 page, its title `Café Müller`), `/huge`
 ///   (`huge_bytes` of HTML), `/bomb` (gzip that inflates to `bomb_bytes`), `/chain/0`
-///   (a redirect chain that never ends), `/cycle` (a redirect to itself).
+///   (a redirect chain that never ends), `/cycle` (a redirect to itself), `/loop/a` and
+///   `/loop/b` (redirects to each other; the home page links `/loop/a#start`, a
+///   fragment a crawler must not send or report).
 ///
 /// With `limit`, every request but robots.txt goes through the [`IdentityLimit`].
 #[derive(Debug, Clone)]
@@ -254,6 +256,8 @@ impl Hostile {
                 body: self.bomb.get_or_init(|| gzip_of_zeros(self.site.bomb_bytes)).clone(),
             },
             "/cycle" => Reply::status(302, vec![("location", "/cycle".to_owned())]),
+            "/loop/a" => Reply::status(302, vec![("location", "/loop/b".to_owned())]),
+            "/loop/b" => Reply::status(301, vec![("location", "/loop/a".to_owned())]),
             _ => Reply::status(404, vec![]),
         }
     }
@@ -310,7 +314,7 @@ impl Hostile {
             }
         }
         if site.traps {
-            for trap in ["/latin1", "/huge", "/bomb", "/chain/0", "/cycle"] {
+            for trap in ["/latin1", "/huge", "/bomb", "/chain/0", "/cycle", "/loop/a#start"] {
                 let _ = writeln!(links, r#"<li><a href="{trap}">{trap}</a></li>"#);
             }
         }

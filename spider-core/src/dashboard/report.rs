@@ -30,8 +30,15 @@ mod tests {
     use crate::timeline::Recorder;
 
     fn summary(counts: Counts) -> Summary {
-        let ending =
-            Ending { stopped: None, unfinished: 0, runs: 1, state: None, proxy: None, bad_start_lines: 0 };
+        let ending = Ending {
+            stopped: None,
+            unfinished: 0,
+            runs: 1,
+            state: None,
+            proxy: None,
+            bad_start_lines: 0,
+            failure_examples: Default::default(),
+        };
         Summary::new("shop", counts, ending)
     }
 

@@ -22,6 +22,7 @@ use url::Url;
 use super::task::{crawl_page, fetch_robots};
 use super::{Done, Files, HostId, Job, Notes, Outcome, Report, Shared};
 use crate::cache::HttpCache;
+use crate::cause::Cause;
 use crate::classify::Trouble;
 use crate::config::Config;
 use crate::error::Error;
@@ -578,7 +579,8 @@ impl<S: Spider> Dispatcher<S> {
                 self.finish(ticket);
             }
             for (request, reason) in unreachable.drain(..) {
-                let failure = Failure { reason: "robots.txt unavailable", status: None, error: Some(reason) };
+                let failure =
+                    Failure { reason: Cause::robots_reason(&reason), status: None, error: Some(reason) };
                 self.give_up(request.url(), request.method(), request.attempts + 1, &failure);
                 self.finish(request.ticket);
             }
@@ -813,14 +815,14 @@ impl<S: Spider> Dispatcher<S> {
 
     /// Count a request given up, write it to the failures file and the state file.
     fn give_up(&mut self, url: &Url, method: &Method, attempts: u32, failure: &Failure) {
-        tracing::warn!(%url, reason = failure.reason, status = ?failure.status, error = ?failure.error, attempts, "giving up");
-        self.shared.stats.failure(failure.reason);
+        tracing::warn!(%url, reason = failure.reason, status = ?failure.status, error = failure.error.as_deref().unwrap_or_default(), attempts, "giving up");
+        let message = match (&failure.error, failure.status) {
+            (Some(error), _) => error.clone(),
+            (None, Some(status)) => format!("status {status}"),
+            (None, None) => failure.reason.to_owned(),
+        };
+        self.shared.stats.failure(failure.reason, &message);
         if let Some(timeline) = &self.timeline {
-            let message = match (&failure.error, failure.status) {
-                (Some(error), _) => error.clone(),
-                (None, Some(status)) => format!("status {status}"),
-                (None, None) => failure.reason.to_owned(),
-            };
             timeline.lock().failure(failure.reason, url.as_str(), message);
         }
         if let Some(file) = self.files.failures.as_mut() {

@@ -156,6 +156,7 @@ impl<S: Spider> Crawler<S> {
                 state: config.state.clone(),
                 proxy: None,
                 bad_start_lines: 0,
+                failure_examples: Default::default(),
             };
             return Ok(Summary::new(&config.name, earlier.counts.clone(), ending));
         }
@@ -216,6 +217,7 @@ impl<S: Spider> Crawler<S> {
             state: config.state.clone(),
             proxy: shared.router.spend(),
             bad_start_lines,
+            failure_examples: shared.stats.failure_examples(),
         };
         let summary = Summary::new(&config.name, counts, ending);
         if let (Some(path), Some(board)) = (&config.report, &board) {

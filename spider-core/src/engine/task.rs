@@ -32,7 +32,7 @@ pub(super) async fn fetch_robots<S: Spider>(shared: &Shared<S>, job: Job, notes:
     let request = &job.request;
     let fetched = match answer(shared, request, job.cached, true, notes).await {
         Fetch::Answer { fetched, .. } => fetched,
-        Fetch::Failed(error) => return Outcome::RobotsUnavailable(error.to_string()),
+        Fetch::Failed(error) => return Outcome::RobotsUnavailable(crate::robots::unreachable(&error)),
         Fetch::Fatal(error) => return Outcome::Fatal(error),
     };
     let status = fetched.status;
@@ -66,8 +66,7 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         Fetch::Answer { fetched, blocked, new_identity, cached } => (fetched, blocked, new_identity, cached),
         Fetch::Fatal(error) => return Outcome::Fatal(error),
         Fetch::Failed(error) if error.is_transport() => {
-            let reason = if error.is_timeout() { "timeout" } else { "connection" };
-            let failure = Failure::error(reason, &error);
+            let failure = Failure::error(error.cause().phrase(), &error);
             return Outcome::Trouble { request, trouble: Trouble::TryAgain, retry_after: None, failure };
         }
         Fetch::Failed(error) => {
@@ -263,9 +262,8 @@ fn redirect<S: Spider>(shared: &Shared<S>, request: &Request, fetched: &Fetched)
     let Some(target) = target else {
         return Outcome::failed(request, Failure::status("bad redirect", fetched.status.as_u16()));
     };
-    if fingerprint(request.method(), &target) == fingerprint(request.method(), request.url()) {
-        let error = format!("{} redirects to itself", request.url());
-        return Outcome::failed(request, Failure::error("redirect loop", &error));
+    if request.passed(&target) {
+        return Outcome::failed(request, Failure::error("redirect loop", &request.chain_to(&target)));
     }
     if request.redirects >= shared.max_redirects {
         let error = Error::TooManyRedirects { url: request.url().clone(), limit: shared.max_redirects };

@@ -272,14 +272,17 @@ mod tests {
         request.attempts = 2;
         request.last_backoff = Duration::from_millis(700);
         request.sitemap = true;
-        request.first_url = Some(Url::parse("https://shop.example/latest").unwrap());
+        request.chain = vec![
+            Url::parse("https://shop.example/latest").unwrap(),
+            Url::parse("https://shop.example/moved").unwrap(),
+        ];
         let back = decode(42, &encode(&request)).unwrap();
         assert_eq!(back.url(), request.url());
         assert_eq!((back.priority(), back.attempts, back.ticket), (4, 2, Some(Ticket(42))));
         assert_eq!((back.meta(), back.session()), (request.meta(), Some("s1")));
         assert_eq!(back.last_backoff, Duration::from_millis(700));
         assert!(back.is_sitemap(), "a sitemap is read as one by whichever worker leases it");
-        assert_eq!(back.first_url().as_str(), "https://shop.example/latest");
+        assert_eq!(back.chain, request.chain, "a loop is told across workers");
         assert!(decode(1, "{\"u\":\"not a url\",\"m\":\"GET\"}").is_err_and(|e| e.contains("request 1")));
     }
 

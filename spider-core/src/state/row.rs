@@ -95,7 +95,10 @@ mod tests {
         request.last_backoff = Duration::from_millis(1500);
         request.redirects = 1;
         request.sitemap = true;
-        request.first_url = Some(Url::parse("https://books.example/latest").unwrap());
+        request.chain = vec![
+            Url::parse("https://books.example/latest").unwrap(),
+            Url::parse("https://books.example/moved").unwrap(),
+        ];
         let back = row(&request, 1).request().unwrap();
         assert_eq!(back.method(), Method::POST);
         assert_eq!((back.priority(), back.depth(), back.attempts), (-3, 3, 2));
@@ -104,7 +107,7 @@ mod tests {
         assert_eq!(back.headers(), request.headers());
         assert_eq!((back.last_backoff, back.redirects), (Duration::from_millis(1500), 1));
         assert!(back.is_sitemap());
-        assert_eq!(back.first_url().as_str(), "https://books.example/latest");
+        assert_eq!(back.chain, request.chain, "a loop is told across runs");
     }
 
     #[test]
