@@ -25,8 +25,10 @@
 pub mod __private;
 mod block;
 mod cache;
+mod charset;
 mod classify;
 mod config;
+mod content_type;
 mod dashboard;
 mod engine;
 mod error;
