@@ -134,6 +134,8 @@ pub struct Live {
     pub requests: u64,
     /// Pages parsed so far.
     pub pages: u64,
+    /// Answers the link rules skipped as not HTML so far (see `Summary::skipped_not_html`).
+    pub skipped_not_html: u64,
     /// Items written so far.
     pub items: u64,
     /// Retries so far.

@@ -164,7 +164,9 @@ fn regex(pattern: &str) -> Regex {
 
 /// The `parse` of a spider derived with `rule(...)`s: what the page does is decided by
 /// the rule that reached it (see the module's docs); the item and the links come from one
-/// parse of the page on the pool.
+/// parse of the page on the pool. An answer that is not HTML ([`Page::is_html`]: a script,
+/// a download, JSON) is not parsed at all, and counts in the summary as skipped by
+/// content type rather than as a page.
 ///
 /// # Errors
 ///
@@ -175,6 +177,10 @@ pub async fn parse_by_link_rules<T: Item>(
     cx: &mut Cx<T>,
     rules: &'static LinkRules,
 ) -> crate::Result {
+    if !page.is_html() {
+        cx.not_html = true;
+        return Ok(());
+    }
     let duty = rules.duty(page.request());
     let (item, links) = page
         .html(move |doc| {

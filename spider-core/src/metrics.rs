@@ -56,6 +56,11 @@ impl Collector for Snapshot {
         let counters = [
             ("spiderling_requests", "Requests sent, retries and robots.txt included", live.requests),
             ("spiderling_pages", "Pages parsed", live.pages),
+            (
+                "spiderling_skipped_not_html",
+                "Answers the link rules skipped by content type, not HTML",
+                live.skipped_not_html,
+            ),
             ("spiderling_items", "Items written", live.items),
             ("spiderling_retries", "Attempts retried", live.retries),
             ("spiderling_failures", "Requests given up", live.failures),

@@ -5,13 +5,15 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use bytes::Bytes;
-use encoding_rs::{Encoding, UTF_8};
-use reqwest::header::{HeaderMap, CONTENT_TYPE};
+use encoding_rs::Encoding;
+use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use reqwest::StatusCode;
 use scraper::element_ref::Select;
 use scraper::{ElementRef, Html, Selector};
 use url::Url;
 
+use crate::charset;
+use crate::content_type::{self, ContentType};
 use crate::error::Error;
 use crate::item::{ExtractError, Item};
 use crate::parse::ParsePool;
@@ -74,21 +76,24 @@ impl Page {
     /// # Ok(()) }
     /// ```
     pub fn fixture(url: &str, html: impl Into<String>) -> Result<Page, Error> {
+        let html: String = html.into();
         crate::testing::PageFixture::new(url, html).build()
     }
 
-    /// A saved page answering `request` with `status`, fetched at `fetched_at`: what
-    /// [`PageFixture`](crate::testing::PageFixture) builds.
+    /// A saved page answering `request` with `status` and a `content_type` body, fetched
+    /// at `fetched_at`: what [`PageFixture`](crate::testing::PageFixture) builds.
     pub(crate) fn saved(
         request: Request,
         status: StatusCode,
         fetched_at: SystemTime,
-        html: String,
+        content_type: &str,
+        body: Vec<u8>,
     ) -> Result<Page, Error> {
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, reqwest::header::HeaderValue::from_static("text/html; charset=utf-8"));
+        let value = HeaderValue::from_str(content_type)
+            .map_err(|e| Error::Config(format!("the fixture's content type {content_type:?}: {e}")))?;
+        let headers = HeaderMap::from_iter([(CONTENT_TYPE, value)]);
         let url = request.url().clone();
-        Ok(Page::new(url, status, headers, Bytes::from(html), request, fetched_at, ParsePool::new(1)?))
+        Ok(Page::new(url, status, headers, Bytes::from(body), request, fetched_at, ParsePool::new(1)?))
     }
 
     /// The URL of the response (after redirects, the last hop); the URL the crawl asked
@@ -118,25 +123,56 @@ impl Page {
         &self.body
     }
 
-    /// The body as text, decoded with the charset the Content-Type names (UTF-8 when it
-    /// names none); bytes invalid in that charset are replaced, never an error.
+    /// The body as text, decoded as a browser would decode it: by its byte order mark,
+    /// else the charset its Content-Type names, else (for HTML) the `<meta charset>` or
+    /// `<meta http-equiv="Content-Type">` in its first 1024 bytes, else as UTF-8. Bytes
+    /// invalid in that encoding are replaced, never an error. [`html`](Self::html)
+    /// parses the same text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn main() -> Result<(), spider_core::Error> {
+    /// // "Привет" in windows-1251, declared only by the page itself.
+    /// let mut body = b"<meta charset=\"windows-1251\"><h1>".to_vec();
+    /// body.extend([0xCF, 0xF0, 0xE8, 0xE2, 0xE5, 0xF2]);
+    /// let page = spider_core::testing::PageFixture::new("https://news.example/", body)
+    ///     .content_type("text/html")
+    ///     .build()?;
+    /// assert!(page.text().ends_with("<h1>Привет"));
+    /// # Ok(()) }
+    /// ```
     pub fn text(&self) -> Cow<'_, str> {
         self.encoding().decode(&self.body).0
     }
 
-    /// The body's encoding, from the Content-Type's `charset`.
+    /// Whether the answer is HTML: its Content-Type is `text/html` or
+    /// `application/xhtml+xml`, or it has none and its body starts like HTML (a doctype,
+    /// `<html>`, `<p>`, … after whitespace). The link rules of a derived spider parse only
+    /// HTML answers; a hand-written `parse` can ask the same before parsing a download
+    /// that a link led to.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn main() -> Result<(), spider_core::Error> {
+    /// use spider_core::testing::PageFixture;
+    ///
+    /// let script = PageFixture::new("https://docs.example/setup.py", "print('<h1>')")
+    ///     .content_type("text/x-python")
+    ///     .build()?;
+    /// assert!(!script.is_html());
+    /// assert!(PageFixture::new("https://docs.example/", "<p>Docs</p>").build()?.is_html());
+    /// # Ok(()) }
+    /// ```
+    pub fn is_html(&self) -> bool {
+        content_type::is_html(&self.headers, &self.body)
+    }
+
+    /// The body's encoding (see [`text`](Self::text)).
     fn encoding(&self) -> &'static Encoding {
-        self.headers
-            .get(CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| {
-                value.split(';').find_map(|part| {
-                    let (key, label) = part.split_once('=')?;
-                    key.trim().eq_ignore_ascii_case("charset").then(|| label.trim().trim_matches('"'))
-                })
-            })
-            .and_then(|label| Encoding::for_label(label.as_bytes()))
-            .unwrap_or(UTF_8)
+        let charset = ContentType::of(&self.headers).and_then(|known| known.charset());
+        charset::sniff(&self.body, charset, self.is_html())
     }
 
     /// The request that led here (its meta, depth, session and first URL).

@@ -134,6 +134,9 @@ pub struct Cx<I> {
     session: Option<Arc<str>>,
     pub(crate) items: Vec<I>,
     pub(crate) follows: Vec<Request>,
+    /// The answer was not HTML, so the link rules left it unparsed: counted apart from
+    /// the pages.
+    pub(crate) not_html: bool,
 }
 
 impl<I> Cx<I> {
@@ -143,6 +146,7 @@ impl<I> Cx<I> {
             session: request.session_key().cloned(),
             items: Vec::new(),
             follows: Vec::new(),
+            not_html: false,
         }
     }
 

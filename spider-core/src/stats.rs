@@ -19,6 +19,7 @@ pub(crate) struct Stats {
     pub(crate) requests: AtomicU64,
     pub(crate) pages: AtomicU64,
     pub(crate) sitemaps: AtomicU64,
+    pub(crate) skipped_not_html: AtomicU64,
     pub(crate) items: AtomicU64,
     pub(crate) retries: AtomicU64,
     pub(crate) throttled: AtomicU64,
@@ -49,6 +50,7 @@ impl Stats {
             requests: AtomicU64::new(0),
             pages: AtomicU64::new(0),
             sitemaps: AtomicU64::new(0),
+            skipped_not_html: AtomicU64::new(0),
             items: AtomicU64::new(0),
             retries: AtomicU64::new(0),
             throttled: AtomicU64::new(0),
@@ -124,6 +126,7 @@ impl Stats {
             requests: self.requests.load(Relaxed),
             pages: self.pages.load(Relaxed),
             sitemaps: self.sitemaps.load(Relaxed),
+            skipped_not_html: self.skipped_not_html.load(Relaxed),
             items: self.items.load(Relaxed),
             html_parses,
             retries: self.retries.load(Relaxed),
@@ -151,6 +154,7 @@ pub(crate) struct Counts {
     pub(crate) requests: u64,
     pub(crate) pages: u64,
     pub(crate) sitemaps: u64,
+    pub(crate) skipped_not_html: u64,
     pub(crate) items: u64,
     pub(crate) html_parses: u64,
     pub(crate) retries: u64,
@@ -176,6 +180,7 @@ impl Counts {
             (&mut self.requests, other.requests),
             (&mut self.pages, other.pages),
             (&mut self.sitemaps, other.sitemaps),
+            (&mut self.skipped_not_html, other.skipped_not_html),
             (&mut self.items, other.items),
             (&mut self.html_parses, other.html_parses),
             (&mut self.retries, other.retries),
@@ -243,6 +248,7 @@ impl Summary {
             requests: counts.requests,
             pages: counts.pages,
             sitemaps: counts.sitemaps,
+            skipped_not_html: counts.skipped_not_html,
             items: counts.items,
             html_parses: counts.html_parses,
             retries: counts.retries,
@@ -335,11 +341,15 @@ pub struct Summary {
     pub pages_per_sec: f64,
     /// Requests sent, robots.txt, redirects and retries included.
     pub requests: u64,
-    /// Pages with a 2xx status handed to `parse`.
+    /// Pages with a 2xx status handed to `parse`, less those skipped as not HTML.
     pub pages: u64,
     /// Sitemaps (and sitemap indexes) with a 2xx status read, in part or whole; they are
     /// not pages.
     pub sitemaps: u64,
+    /// Answers with a 2xx status that a derived spider's link rules skipped by their
+    /// content type: not HTML (a script, an archive, JSON; see `Page::is_html`), so
+    /// neither parsed for an item nor searched for links. They are not pages.
+    pub skipped_not_html: u64,
     /// Items written.
     pub items: u64,
     /// HTML documents parsed on the parse pool; one per page when a spider does all its
@@ -460,6 +470,13 @@ impl fmt::Display for Summary {
         }
         if self.sitemaps > 0 {
             writeln!(f, "  sitemaps read: {}", thousands(self.sitemaps))?;
+        }
+        if self.skipped_not_html > 0 {
+            writeln!(
+                f,
+                "  skipped by content type: {} answers not HTML, not parsed",
+                thousands(self.skipped_not_html)
+            )?;
         }
         if self.from_cache > 0 {
             writeln!(

@@ -59,7 +59,8 @@ pub async fn parse_page<S: Spider>(spider: &S, page: Page) -> Result<(Vec<S::Ite
 #[must_use]
 pub struct PageFixture {
     url: String,
-    html: String,
+    body: Vec<u8>,
+    content_type: String,
     status: StatusCode,
     meta: Vec<(String, Value)>,
     depth: u32,
@@ -68,17 +69,27 @@ pub struct PageFixture {
 }
 
 impl PageFixture {
-    /// The page at `url` with this HTML.
-    pub fn new(url: &str, html: impl Into<String>) -> Self {
+    /// The page at `url` with this body: HTML text, or bytes in any encoding (see
+    /// [`content_type`](Self::content_type)).
+    pub fn new(url: &str, body: impl Into<Vec<u8>>) -> Self {
         PageFixture {
             url: url.to_owned(),
-            html: html.into(),
+            body: body.into(),
+            content_type: "text/html; charset=utf-8".to_owned(),
             status: StatusCode::OK,
             meta: Vec::new(),
             depth: 0,
             redirected_from: None,
             fetched_at: None,
         }
+    }
+
+    /// Its `Content-Type` header (default `text/html; charset=utf-8`). Give one without a
+    /// charset (`text/html`) to test a page that declares its encoding in a `<meta>`, or
+    /// another type to test an answer that is not HTML (see [`Page::is_html`]).
+    pub fn content_type(mut self, value: &str) -> Self {
+        self.content_type = value.to_owned();
+        self
     }
 
     /// The status it was answered with (default 200).
@@ -118,7 +129,8 @@ impl PageFixture {
     /// # Errors
     ///
     /// [`Error::InvalidUrl`] when the URL or the one it was redirected from does not
-    /// parse; [`Error::Config`] when the page's parse pool cannot start.
+    /// parse or the content type is not a valid header value; [`Error::Config`] when the
+    /// page's parse pool cannot start.
     pub fn build(self) -> Result<Page, Error> {
         let mut request = Request::get(&self.url)?;
         for (key, value) in self.meta {
@@ -131,6 +143,6 @@ impl PageFixture {
             request.redirects = 1;
         }
         let fetched_at = self.fetched_at.unwrap_or_else(SystemTime::now);
-        Page::saved(request, self.status, fetched_at, self.html)
+        Page::saved(request, self.status, fetched_at, &self.content_type, self.body)
     }
 }

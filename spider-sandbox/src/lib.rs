@@ -10,7 +10,9 @@
 //! conditional requests with `304 Not Modified`, so a cache's revalidation can be tested.
 //! The hostile site ([`HostileSite`]) rate-limits, bans, fails, stalls, resets
 //! connections and serves bad bodies. Either can be served over HTTPS with a
-//! self-signed certificate ([`Sandbox::demo_tls`]).
+//! self-signed certificate ([`Sandbox::demo_tls`]). A [`FixedSite`] serves the bytes a
+//! test gives each path, with the `Content-Type` it gives (or none): pages in legacy
+//! encodings, downloads, answers that are not HTML.
 //!
 //! A [`MockGateway`] is a rotating proxy in front of them: authenticated by username
 //! and password, a new exit identity (a loopback source address) per client connection
@@ -23,6 +25,7 @@
 mod catalogue;
 mod conditional;
 mod demo;
+mod fixed;
 mod gateway;
 mod hostile;
 mod record;
@@ -32,6 +35,7 @@ mod tls;
 
 pub use catalogue::{catalogue, Book};
 pub use demo::DemoSite;
+pub use fixed::FixedSite;
 pub use gateway::{GatewayConfig, GatewayLog, MockGateway, Proxied};
 pub use hostile::{HostileSite, IdentityLimit};
 pub use record::{Hit, Observed};

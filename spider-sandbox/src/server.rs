@@ -19,6 +19,7 @@ use tokio_rustls::TlsAcceptor;
 
 use crate::conditional::{self, Precondition, Validators};
 use crate::demo::{Answer, DemoSite, Origin};
+use crate::fixed::FixedSite;
 use crate::hostile::{Hostile, HostileSite, Reply};
 use crate::record::{Observed, Recorder};
 use crate::tls::Tls;
@@ -93,6 +94,7 @@ impl Site {
 enum Kind {
     Demo(DemoSite),
     Hostile(Box<Hostile>),
+    Fixed(FixedSite),
 }
 
 /// The hostile site's way to reset a connection: the service fails, hyper drops it.
@@ -195,6 +197,15 @@ impl Sandbox {
     /// thread cannot start.
     pub fn hostile_tls_on(site: HostileSite, port: u16) -> std::io::Result<Sandbox> {
         Sandbox::start(Kind::Hostile(Box::new(Hostile::new(site))), port, Some(Tls::self_signed()?))
+    }
+
+    /// Serve a site of fixed answers on `127.0.0.1` at a free port.
+    ///
+    /// # Errors
+    ///
+    /// When no port can be bound or the server thread cannot start.
+    pub fn fixed(site: FixedSite) -> std::io::Result<Sandbox> {
+        Sandbox::start(Kind::Fixed(site), 0, None)
     }
 
     fn start(kind: Kind, port: u16, tls: Option<Tls>) -> std::io::Result<Sandbox> {
@@ -327,6 +338,7 @@ async fn answer(
             }
             // The identity is the peer alone: a header could be forged, the address cannot.
             Kind::Hostile(hostile) => answer_hostile(hostile, &path, peer.ip()).await?,
+            Kind::Fixed(fixed) => answer_fixed(fixed, &path),
         }
     } else {
         respond(StatusCode::OK, "text/html", "<p>Another site entirely.</p>".to_owned())
@@ -400,6 +412,19 @@ async fn answer_hostile(
             Ok(response)
         }
     }
+}
+
+fn answer_fixed(site: &FixedSite, path: &str) -> Response<Full<Bytes>> {
+    let Some(fixed) = site.get(path) else {
+        return respond(StatusCode::NOT_FOUND, "text/plain", "not found".to_owned());
+    };
+    let mut response = empty(StatusCode::OK);
+    *response.body_mut() = Full::new(fixed.body.clone());
+    // A type that is no header value (the test's mistake) is sent as no type.
+    if let Some(value) = fixed.content_type.as_deref().and_then(|t| HeaderValue::from_str(t).ok()) {
+        response.headers_mut().insert(CONTENT_TYPE, value);
+    }
+    response
 }
 
 fn respond(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {

@@ -664,9 +664,11 @@ impl<S: Spider> Dispatcher<S> {
         }
         let host = &mut self.hosts[id];
         match done.outcome {
-            Outcome::Parsed { items, follows, failed } => {
+            Outcome::Parsed { items, follows, failed, not_html } => {
                 self.write_items(&items);
-                Stats::add(&self.shared.stats.pages, 1);
+                let counter =
+                    if not_html { &self.shared.stats.skipped_not_html } else { &self.shared.stats.pages };
+                Stats::add(counter, 1);
                 for request in follows {
                     self.enqueue(request, now);
                 }

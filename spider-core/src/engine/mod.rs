@@ -382,11 +382,12 @@ struct Notes {
 enum Outcome {
     /// The page was parsed: its items, encoded; its follow-ups; and the failure if `parse`
     /// returned an error after finding some (its items are still written and its links
-    /// still followed).
+    /// still followed). `not_html`: the link rules skipped it as not HTML.
     Parsed {
         items: Encoded,
         follows: Vec<Request>,
         failed: Option<(Url, Method, u32, Failure)>,
+        not_html: bool,
     },
     Redirect(Request),
     /// A sitemap was read: what it lists, as requests; and the failure if it could not be

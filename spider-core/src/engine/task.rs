@@ -128,9 +128,9 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         let reason = if source.is::<ExtractError>() { "item" } else { "parse" };
         let error = Error::Spider { url: url.clone(), source };
         let failed = Some((url, method, attempts, Failure::error(reason, &error)));
-        return Outcome::Parsed { items, follows: cx.follows, failed };
+        return Outcome::Parsed { items, follows: cx.follows, failed, not_html: cx.not_html };
     }
-    Outcome::Parsed { items, follows: cx.follows, failed: None }
+    Outcome::Parsed { items, follows: cx.follows, failed: None, not_html: cx.not_html }
 }
 
 /// The answer to `request`: the cached one when the job brought it (after the server

@@ -462,6 +462,7 @@ impl Journal for FleetFrontier {
         for (name, now, before) in [
             ("requests", counts.requests, self.reported.requests),
             ("pages", counts.pages, self.reported.pages),
+            ("skipped_not_html", counts.skipped_not_html, self.reported.skipped_not_html),
             ("items", counts.items, self.reported.items),
             ("retries", counts.retries, self.reported.retries),
             ("blocked", counts.blocked, self.reported.blocked),

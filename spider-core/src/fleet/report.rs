@@ -107,8 +107,10 @@ pub enum FleetStatus {
 pub struct FleetTotals {
     /// Requests sent, robots.txt, redirects and retries included.
     pub requests: u64,
-    /// Pages with a 2xx status handed to `parse`.
+    /// Pages with a 2xx status handed to `parse`, less those skipped as not HTML.
     pub pages: u64,
+    /// Answers the link rules skipped by content type, not HTML (`Summary::skipped_not_html`).
+    pub skipped_not_html: u64,
     /// Items written.
     pub items: u64,
     /// Requests sent again after a failure.
@@ -322,6 +324,7 @@ async fn read_crawl(
     let totals = FleetTotals {
         requests: stat("requests"),
         pages: stat("pages"),
+        skipped_not_html: stat("skipped_not_html"),
         items: stat("items"),
         retries: stat("retries"),
         blocked: stat("blocked"),
@@ -508,6 +511,10 @@ impl fmt::Display for FleetCrawl {
                 thousands(t.duplicates)
             ),
         )?;
+        if t.skipped_not_html > 0 {
+            let skipped = format!("{} answers not HTML, not parsed", thousands(t.skipped_not_html));
+            field(f, "skipped", &skipped)?;
+        }
         let live = self.workers.iter().filter(|w| w.state == WorkerState::Live).count();
         // The last line without its line end, as `Display` of one value goes.
         write!(

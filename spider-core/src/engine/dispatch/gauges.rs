@@ -128,6 +128,7 @@ impl<S: Spider> Dispatcher<S> {
             elapsed_secs: stats.elapsed().as_secs_f64(),
             requests: Stats::get(&stats.requests),
             pages: Stats::get(&stats.pages),
+            skipped_not_html: Stats::get(&stats.skipped_not_html),
             items: Stats::get(&stats.items),
             retries: Stats::get(&stats.retries),
             failures: stats.failure_count(),
