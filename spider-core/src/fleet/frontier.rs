@@ -147,9 +147,10 @@ pub(crate) struct FleetFrontier {
     queues: HashMap<HostKey, VecDeque<Request>>,
     buffered: usize,
     waiting: BinaryHeap<Reverse<Waiting>>,
-    /// Requests handed to the dispatcher and not finished: their priority, to give them
-    /// back if the crawl stops first.
-    handed: HashMap<i64, i32>,
+    /// Requests handed to the dispatcher and not finished, with their host: given back
+    /// if the crawl stops first, and named with the request's end, so that Redis need not
+    /// read the request to free its host's slot.
+    handed: HashMap<i64, HostKey>,
     /// When each handed-out request's slot is free again, once it finished.
     rest_until: HashMap<i64, Instant>,
     answers: HashMap<HostKey, RobotsMemo>,
@@ -244,9 +245,12 @@ impl Frontier for FleetFrontier {
         let Some(host) = host_key(request.url()) else {
             return Ok(Enqueued::OutOfScope);
         };
-        let change =
-            (format!("{:032x}", print.0), host.to_string(), wire::priority(&request), wire::encode(&request));
-        self.send(|round| round.enqueue.push(change));
+        let change = (format!("{:032x}", print.0), host.to_string(), wire::priority(&request));
+        let stored = wire::encode(&request);
+        self.send(|round| {
+            round.enqueue.push(change);
+            round.requests.push(stored);
+        });
         Ok(Enqueued::Shared)
     }
 
@@ -265,16 +269,16 @@ impl Frontier for FleetFrontier {
         if let Some(request) = &request {
             self.buffered -= 1;
             if let Some(Ticket(id)) = request.ticket {
-                self.handed.insert(id, wire::priority(request));
+                self.handed.insert(id, HostKey::from(host));
             }
         }
         Ok(request)
     }
 
     fn finish(&mut self, Ticket(id): Ticket) -> Result<(), Error> {
-        self.handed.remove(&id);
+        let Some(host) = self.handed.remove(&id) else { return Ok(()) };
         let rest = self.rest_ms(id);
-        self.send(|round| round.finish.push((id, rest)));
+        self.send(|round| round.finish.push((id, rest, host.to_string())));
         self.ask_for_more();
         Ok(())
     }

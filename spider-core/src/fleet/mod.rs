@@ -20,6 +20,7 @@
 //! `spiderling fleet`, without writing anything.
 
 mod address;
+mod clock;
 mod frontier;
 mod report;
 mod syncer;
@@ -34,6 +35,7 @@ pub(crate) use address::Address;
 pub(crate) use frontier::FleetFrontier;
 pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetTotals, FleetWorker, WorkerState};
 
+use self::clock::RedisClock;
 use self::frontier::Link;
 use self::syncer::Syncer;
 use self::wire::Round;
@@ -128,8 +130,16 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
     let link = Arc::new(Link::new(round));
     let frontier = FleetFrontier::new(config, link.clone());
     tracing::info!(redis = %address, crawl, %worker, "joined the fleet");
-    let syncer =
-        Syncer { link, client, connection, address: address.clone(), prefix, worker, lease: config.lease };
+    let syncer = Syncer {
+        link,
+        client,
+        connection,
+        address: address.clone(),
+        prefix,
+        worker,
+        lease: config.lease,
+        clock: RedisClock::default(),
+    };
     Ok((frontier, Membership { syncer: tokio::spawn(syncer.run()), address }))
 }
 
