@@ -24,6 +24,7 @@ use crate::frontier::{
 use crate::request::Request;
 use crate::robots::RobotsRules;
 use crate::stats::Counts;
+use crate::throttle::adaptive::Proposal;
 
 /// How often the dispatcher looks again when the fleet has work it cannot lease yet (other
 /// workers' leases, retries due later): a request arriving wakes it sooner.
@@ -80,6 +81,10 @@ pub(super) struct Exchange {
     pub(super) counts: Counts,
     /// The fleet's answers in the gauges' window, as of the last heartbeat.
     pub(super) gauge: Option<FleetAnswers>,
+    /// Every worker's bytes through the proxy gateways, as of the last heartbeat.
+    pub(super) fleet_proxy_bytes: Option<u64>,
+    /// Adaptive mode's limits of the gauge's hosts for the fleet, as of the last heartbeat.
+    pub(super) fleet_limits: HashMap<String, (usize, f64)>,
     /// The hosts this worker answered lately: their fleet block rates are asked for.
     pub(super) gauge_hosts: Vec<String>,
     /// The dispatcher has ended: give back, send the last round, stop.
@@ -161,6 +166,12 @@ pub(crate) struct FleetFrontier {
     robots_token: String,
     /// The counters already added to the fleet's totals.
     reported: Counts,
+    /// This worker's proxy bytes already added to the fleet's.
+    reported_proxy_bytes: u64,
+    /// The fleet's adaptive limits per host as last taken by the dispatcher: only a change
+    /// of them is news (a reply written before this worker's own change reached Redis
+    /// still carries the old ones).
+    seen_limits: HashMap<String, (usize, f64)>,
     /// Changes since the last checkpoint. A request's end reaches Redis only after the
     /// output holding its items is flushed, so a worker killed in between leaves the
     /// request leased (fetched again elsewhere), never finished with its items lost.
@@ -191,6 +202,8 @@ impl FleetFrontier {
             capacity: config.concurrency + lookahead,
             robots_token: config.robots_token().to_owned(),
             reported: Counts::default(),
+            reported_proxy_bytes: 0,
+            seen_limits: HashMap::new(),
             unsent: Round::default(),
             cut_off: false,
             failed: false,
@@ -455,6 +468,30 @@ impl Journal for FleetFrontier {
         self.link.lock().gauge.clone()
     }
 
+    fn fleet_proxy_bytes(&self, own: u64) -> Option<u64> {
+        // The fleet's count as last heard, and what this worker spent since it reported.
+        let fleet = self.link.lock().fleet_proxy_bytes?;
+        Some(fleet.saturating_add(own.saturating_sub(self.reported_proxy_bytes)).max(own))
+    }
+
+    fn adapt_host(&mut self, host: &str, limit: usize, rps: f64, proposal: Proposal) {
+        // Not held for a checkpoint: limits follow no file, and may change when no
+        // request finishes (a host's first limits).
+        self.link.lock().outbox.adapt.push((host.to_owned(), limit, rps, proposal as u8));
+        self.link.to_syncer.notify_one();
+    }
+
+    fn fleet_host_limits(&mut self) -> Vec<(HostKey, usize, f64)> {
+        let exchange = self.link.lock();
+        let mut changed = Vec::new();
+        for (host, &limits) in &exchange.fleet_limits {
+            if self.seen_limits.insert(host.clone(), limits) != Some(limits) {
+                changed.push((HostKey::from(host.as_str()), limits.0, limits.1));
+            }
+        }
+        changed
+    }
+
     fn hold_host(&mut self, host: &str, until: Instant) {
         let change = (host.to_owned(), millis(until.saturating_duration_since(Instant::now())));
         self.send(|round| round.pause.push(change));
@@ -477,6 +514,10 @@ impl Journal for FleetFrontier {
             }
         }
         self.reported = counts.clone();
+        if checkpoint.proxy_bytes > self.reported_proxy_bytes {
+            added.push(("proxy_bytes", checkpoint.proxy_bytes - self.reported_proxy_bytes));
+            self.reported_proxy_bytes = checkpoint.proxy_bytes;
+        }
         let ending = checkpoint.ended.is_some();
         for (name, n) in added {
             *self.unsent.stats.entry(name).or_default() += n;

@@ -125,6 +125,7 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
         horizon_ms: u64::try_from(syncer::HORIZON.as_millis()).unwrap_or(u64::MAX),
         obey_robots: config.obey_robots,
         window_s: crate::gauge::WINDOW.as_secs().max(1),
+        adapt_hold_ms: u64::try_from(crate::throttle::adaptive::HOLD.as_millis()).unwrap_or(u64::MAX),
         ..Round::default()
     };
     let link = Arc::new(Link::new(round));

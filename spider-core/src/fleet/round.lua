@@ -28,7 +28,10 @@
 --   P:held:HOST hash   worker -> the host's requests it holds (its share is the host's
 --                      slots over the workers alive)
 --   P:alive     zset   worker -> its last round
---   P:limit:HOST hash  limit (slots, when not per_host), tat (no start before: a 429's hold)
+--   P:limit:HOST hash  limit (slots, when not per_host), tat (no start before: a 429's hold);
+--                      with adaptive mode, the fleet's alimit (slots) and arps (requests a
+--                      second) for the host, ahold (no raise before: a cut's hold), atat
+--                      (the host's next start under arps)
 --   P:tat       string the crawl's next start under rpm/rps
 --   P:deferred  zset   id -> when its retry is due
 --   P:robots:HOST string robots.txt's answer; P:claim:HOST who is fetching it
@@ -253,6 +256,25 @@ for _, h in ipairs(r.pause) do
   redis.call('HSET', key('limit', h[1]), 'tat', math.max(tat, now + us(h[2])))
 end
 
+for _, a in ipairs(r.adapt) do
+  -- [host, slots, rps, proposal]: adaptive mode's limits of a host, for every worker. A
+  -- cut is taken at once and held; a raise after the hold; a host's first limits only
+  -- when the fleet has none.
+  local k = key('limit', a[1])
+  local now_limits = redis.call('HMGET', k, 'alimit', 'arps', 'ahold')
+  local slots, rps = tonumber(now_limits[1]), tonumber(now_limits[2])
+  if a[4] == 2 then
+    redis.call('HSET', k, 'alimit', math.min(slots or a[2], a[2]), 'arps', math.min(rps or a[3], a[3]),
+      'ahold', now + us(r.adapt_hold_ms))
+  elseif a[4] == 1 then
+    if now >= (tonumber(now_limits[3]) or 0) then
+      redis.call('HSET', k, 'alimit', math.max(slots or 0, a[2]), 'arps', math.max(rps or 0, a[3]))
+    end
+  elseif not slots then
+    redis.call('HSET', k, 'alimit', a[2], 'arps', a[3])
+  end
+end
+
 -- Answers per second, crawl-wide and per host, for the gauges' window.
 local second = math.floor(now / 1000000)
 for _, a in ipairs(r.answers) do
@@ -353,9 +375,12 @@ if want > 0 then
       end
     end
     if open then
-      local l = redis.call('HMGET', key('limit', host), 'limit', 'tat')
-      local limit = tonumber(l[1]) or r.per_host
+      local l = redis.call('HMGET', key('limit', host), 'limit', 'tat', 'alimit', 'arps', 'atat')
+      local limit = math.min(tonumber(l[1]) or r.per_host, tonumber(l[3]) or r.per_host)
       local htat = tonumber(l[2]) or 0
+      -- Adaptive mode's rate for the host, for the whole fleet.
+      local aspacing = l[4] and math.ceil(1000000 / tonumber(l[4]))
+      local atat = tonumber(l[5]) or 0
       redis.call('ZREMRANGEBYSCORE', key('slots', host), '-inf', now)
       local busy = redis.call('ZCARD', key('slots', host))
       local share = math.ceil(limit / alive)
@@ -367,7 +392,7 @@ if want > 0 then
           later = tonumber(redis.call('ZRANGE', key('slots', host), 0, 0, 'WITHSCORES')[2])
           break
         end
-        local start = math.max(now, htat, gtat)
+        local start = math.max(now, htat, gtat, atat)
         if start > now + horizon then
           later = start - horizon
           break
@@ -379,6 +404,9 @@ if want > 0 then
         local id = popped[1]
         if gspacing > 0 then
           gtat = start + gspacing
+        end
+        if aspacing then
+          atat = start + aspacing
         end
         table.insert(ids, id)
         busy = busy + 1
@@ -401,6 +429,9 @@ if want > 0 then
         each('ZADD', key('slots', host), scored)
         each('SADD', key('mine', worker), ids)
         redis.call('HINCRBY', key('held', host), worker, #ids)
+        if aspacing then
+          redis.call('HSET', key('limit', host), 'atat', atat)
+        end
       end
       if redis.call('EXISTS', key('q', host)) == 0 then
         redis.call('ZREM', key('ready'), host)
@@ -420,7 +451,19 @@ end
 local gauge = nil
 if r.beat then
   redis.call('HSET', key('workers'), worker, r.beat)
-  gauge = { answered = 0, blocked = 0, hosts = {} }
+  gauge = {
+    answered = 0,
+    blocked = 0,
+    hosts = {},
+    proxy_bytes = tonumber(redis.call('HGET', key('stats'), 'proxy_bytes') or '0'),
+    limits = {},
+  }
+  for _, host in ipairs(r.gauge_hosts) do
+    local l = redis.call('HMGET', key('limit', host), 'alimit', 'arps')
+    if l[1] then
+      gauge.limits[host] = { tonumber(l[1]), tonumber(l[2]) }
+    end
+  end
   local fields = { 'a', 'b' }
   for _, host in ipairs(r.gauge_hosts) do
     table.insert(fields, host .. ' a')

@@ -159,6 +159,7 @@ impl Syncer {
         round.horizon_ms = settings.horizon_ms;
         round.obey_robots = settings.obey_robots;
         round.window_s = settings.window_s;
+        round.adapt_hold_ms = settings.adapt_hold_ms;
         round.renew = renew;
         round.ending = closing;
         round.want = if closing { 0 } else { exchange.want };
@@ -227,6 +228,8 @@ impl Syncer {
             }
         }
         if let Some(gauge) = reply.gauge {
+            exchange.fleet_proxy_bytes = Some(gauge.proxy_bytes);
+            exchange.fleet_limits = gauge.limits;
             exchange.gauge =
                 Some(FleetAnswers { answered: gauge.answered, blocked: gauge.blocked, hosts: gauge.hosts });
         }

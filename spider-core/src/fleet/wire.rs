@@ -125,8 +125,13 @@ pub(super) struct Round {
     pub(super) requests: Vec<String>,
     /// `[host, answer, slots (1 under a Crawl-delay, else 0)]`.
     pub(super) robots: Vec<(String, String, usize)>,
-    /// `[host, ms]`: hold the host back (a 429).
+    /// `[host, ms]`: hold the host back (a 429, adaptive mode's breaker).
     pub(super) pause: Vec<(String, u64)>,
+    /// `[host, slots, requests a second, proposal]`: adaptive mode's limits of the host for
+    /// the fleet (`Proposal` as a number: 0 first, 1 raise, 2 cut).
+    pub(super) adapt: Vec<(String, usize, f64, u8)>,
+    /// How long the fleet holds a host's cut limits before a raise, in ms.
+    pub(super) adapt_hold_ms: u64,
     /// `[host, answered, blocked]`: answers since they were last sent, for the fleet's
     /// gauge.
     pub(super) answers: Vec<(String, u64, u64)>,
@@ -153,6 +158,7 @@ impl Round {
             && self.enqueue.is_empty()
             && self.robots.is_empty()
             && self.pause.is_empty()
+            && self.adapt.is_empty()
             && self.failures.is_empty())
     }
 
@@ -173,6 +179,7 @@ impl Round {
             requests: std::mem::take(&mut self.requests),
             robots: std::mem::take(&mut self.robots),
             pause: std::mem::take(&mut self.pause),
+            adapt: std::mem::take(&mut self.adapt),
             answers,
             failures: std::mem::take(&mut self.failures),
             stats,
@@ -189,6 +196,7 @@ impl Round {
         self.requests.append(&mut later.requests);
         self.robots.append(&mut later.robots);
         self.pause.append(&mut later.pause);
+        self.adapt.append(&mut later.adapt);
         for (host, answered, blocked) in later.answers {
             match self.answers.iter_mut().find(|(known, _, _)| *known == host) {
                 Some((_, a, b)) => {
@@ -260,11 +268,25 @@ impl Reply {
 pub(super) struct Gauge {
     pub(super) answered: u64,
     pub(super) blocked: u64,
+    /// Every worker's bytes through the proxy gateways, as reported so far.
+    #[serde(default)]
+    pub(super) proxy_bytes: u64,
+    /// Adaptive mode's limits of the hosts asked about, for the fleet: `{host: [slots,
+    /// requests a second]}`.
+    #[serde(default, deserialize_with = "limits")]
+    pub(super) limits: HashMap<String, (usize, f64)>,
     #[serde(default, deserialize_with = "counts")]
     pub(super) hosts: HashMap<String, (u64, u64)>,
 }
 
 fn counts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<HashMap<String, (u64, u64)>, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::Array(list) if list.is_empty() => Ok(HashMap::new()),
+        value => serde_json::from_value(value).map_err(D::Error::custom),
+    }
+}
+
+fn limits<'de, D: Deserializer<'de>>(deserializer: D) -> Result<HashMap<String, (usize, f64)>, D::Error> {
     match Value::deserialize(deserializer)? {
         Value::Array(list) if list.is_empty() => Ok(HashMap::new()),
         value => serde_json::from_value(value).map_err(D::Error::custom),
