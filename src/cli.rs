@@ -412,7 +412,11 @@ fn prepare(
 ) -> Result<(Config, tokio::runtime::Runtime), ExitCode> {
     let filter = tracing_subscriber::EnvFilter::try_new(log_level)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(spider_core::log_in_colour())
+        .with_writer(|| spider_core::LogWriter)
+        .try_init();
     // Variables that are not Unicode cannot be ours; skip them instead of panicking.
     let env = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
     let config = settings(config, env, set, output).map(with_flags).map_err(|error| {

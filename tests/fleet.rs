@@ -1,7 +1,8 @@
 //! Many workers, one crawl: worker processes sharing a real Redis (`frontier =
 //! "redis://…"`) crawl the demo site with every page fetched once and every item written
 //! once across their outputs, lose nothing when one is killed or Redis restarts, and hold
-//! one rpm and one per-host limit between them, as the site counts what it receives.
+//! one rpm, one per-host limit and one proxy budget between them, as the site and the
+//! gateway count what they receive.
 
 #![allow(clippy::unwrap_used)] // the helpers below are test code too
 
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use spider_sandbox::{DemoSite, RedisServer, Sandbox};
+use spider_sandbox::{DemoSite, GatewayConfig, MockGateway, RedisServer, Sandbox};
 use spiderling::Config;
 use support::{expected_books, read_jsonl, BookSpider};
 
@@ -209,6 +210,86 @@ fn three_workers_hold_one_rpm_between_them() {
     let most = observed.max_in_window(Duration::from_secs(60));
     assert!(most <= RPM, "{most} requests in a minute, over the fleet's rpm = {RPM}");
     assert!(most * 10 >= RPM * 9, "only {most} requests in the busiest minute: the rpm is not used");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_workers_blocks_slow_every_worker_of_the_fleet_for_that_host() {
+    let site = Sandbox::demo(DemoSite {
+        books: 100,
+        per_page: 20,
+        latency: Duration::from_millis(10),
+        ..DemoSite::default()
+    })
+    .unwrap();
+    let redis = RedisServer::start().unwrap();
+    let worker = |name: &str| {
+        Config::new("books")
+            .start_url(site.url())
+            .allowed_domain("127.0.0.1")
+            .frontier(redis.url())
+            .concurrency(CONCURRENCY)
+            .adaptive(true)
+            .retries(1)
+            .handle_signals(false)
+            .progress(false)
+            .stats(temp_dir(name).join("stats.json"))
+    };
+    // Adaptive mode on both. One worker takes a book out of stock (one in seven) for a
+    // block; the other sees none, so on its own its controller would only ever raise.
+    let strict = spiderling::Crawler::with_config(
+        BookSpider::new(worker("adapt-strict")),
+        worker("adapt-strict").block_marker("Out of stock"),
+    );
+    let calm = spiderling::Crawler::with_config(BookSpider::new(worker("adapt-calm")), worker("adapt-calm"));
+    let mut live = calm.live();
+    let watch = tokio::spawn(async move {
+        let mut rates = Vec::new();
+        while live.changed().await.is_ok() {
+            let rate = live.borrow().hosts.first().and_then(|host| host.rate_per_sec);
+            if let Some(rate) = rate {
+                if rates.last() != Some(&rate) {
+                    rates.push(rate);
+                }
+            }
+        }
+        rates
+    });
+    let both = async { tokio::join!(strict.run(), calm.run()) };
+    let (strict, calm) = tokio::time::timeout(Duration::from_secs(150), both).await.unwrap();
+    let (strict, calm) = (strict.unwrap(), calm.unwrap());
+    assert!(strict.blocked > 0, "the strict worker blocks pages");
+    assert_eq!(calm.blocked, 0, "the calm worker blocks none itself");
+    let rates = watch.await.unwrap();
+    let cut = rates.windows(2).any(|pair| pair[1] < pair[0]);
+    assert!(cut, "the calm worker's rate for the host was cut by the other's blocks: {rates:?}");
+}
+
+#[test]
+fn the_proxy_budget_is_the_fleets_and_stops_every_worker() {
+    // 50 requests a second for the fleet: a worker hears the fleet's spend about once a
+    // second, so the budget is passed by about a second of traffic at most.
+    const BUDGET_BYTES: u64 = 150_000;
+    let (site, _) = site(0);
+    let gateway = MockGateway::start(GatewayConfig::default()).unwrap();
+    let redis = RedisServer::start().unwrap();
+    let dir = temp_dir("budget");
+    // At 1,000,000 per GB, a byte costs 0.001.
+    let budget = format!("proxy_budget={}", BUDGET_BYTES as f64 / 1000.0);
+    let proxy = format!("proxy={}", gateway.url_with_credentials());
+    let extra = ["--set", &proxy, "--set", "proxy_price_per_gb=1000000", "--set", &budget, "--set", "rps=50"];
+    let workers = start_workers(&site, &redis, &dir, 3, &extra);
+    for (child, _) in workers {
+        let output = finish(child, Duration::from_secs(120));
+        let printed = String::from_utf8_lossy(&output.stdout);
+        assert!(printed.contains("proxy budget reached"), "every worker stops at the budget: {printed}");
+    }
+    let through = gateway.observed();
+    let wire = through.bytes_from_clients + through.bytes_to_clients;
+    println!("{wire} bytes through the gateway for a budget of {BUDGET_BYTES}");
+    // Each worker on a budget of its own would have spent three times it.
+    assert!(wire >= BUDGET_BYTES * 9 / 10, "the budget was spent: {wire} bytes");
+    assert!(wire < BUDGET_BYTES * 2, "{wire} bytes through the gateway for a fleet budget of {BUDGET_BYTES}");
+    assert!(site.observed().pages().count() < 1000, "the crawl stopped before the site's end");
 }
 
 #[test]

@@ -79,6 +79,7 @@ pub use item::{ExtractError, ExtractErrorKind, FieldSource, Item};
 pub use page::{Document, Page};
 pub use parse::ParsePool;
 pub use probe::{probe, ProbePlan, ProbeReport, ProbeStep};
+pub use progress::{log_in_colour, LogWriter};
 pub use proxy::{GatewayTraffic, ProxySpend, Route, DEFAULT_USER_TEMPLATE};
 pub use request::Request;
 pub use robots::Robots;

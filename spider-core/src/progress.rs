@@ -1,8 +1,9 @@
 //! Live progress: a status line under the logs when stderr is a terminal, a compact log
 //! line every few seconds when it is not (CI, files), both from the engine's [`Live`]
-//! snapshots.
+//! snapshots. [`LogWriter`] keeps log lines above the status line.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -14,6 +15,51 @@ use crate::gauge::Live;
 /// How often the log line is written when stderr is not a terminal.
 const LOG_EVERY: Duration = Duration::from_secs(5);
 
+/// The status line on screen, if any. Logging is global to the process, so the line it
+/// must step around is too.
+static STATUS_LINE: Mutex<Option<ProgressBar>> = Mutex::new(None);
+
+/// Standard error for log lines: while a crawl shows its status line, each line is
+/// written above it (the status line is cleared, the log line written, the status line
+/// drawn again), so a warning never splits the status line or leaves a stale copy of it.
+///
+/// A line must reach it in one `write_all`, as `tracing-subscriber`'s formatter does:
+/// `tracing_subscriber::fmt().with_writer(|| LogWriter)` is what `spiderling::cli` runs.
+///
+/// ```
+/// use std::io::Write;
+///
+/// spider_core::LogWriter.write_all(b"a line above the status line, if one is shown\n")?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LogWriter;
+
+impl Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        let shown = STATUS_LINE.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        match shown {
+            Some(bar) => bar.suspend(|| std::io::stderr().write_all(buf)),
+            None => std::io::stderr().write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+/// Whether log lines may carry colour: on a terminal only, and not when `NO_COLOR` is
+/// set to anything but the empty string (no-color.org).
+pub fn log_in_colour() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
+}
+
 /// Show the progress of the crawl until the returned task is aborted or the snapshots end.
 pub(crate) fn show(mut live: watch::Receiver<Live>) -> JoinHandle<()> {
     let terminal = std::io::stderr().is_terminal();
@@ -24,6 +70,7 @@ pub(crate) fn show(mut live: watch::Receiver<Live>) -> JoinHandle<()> {
                 ProgressStyle::with_template("{spinner} {elapsed} {msg}")
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
+            *STATUS_LINE.lock().unwrap_or_else(PoisonError::into_inner) = Some(bar.clone());
             bar
         });
         let mut last_log = tokio::time::Instant::now();
@@ -39,6 +86,7 @@ pub(crate) fn show(mut live: watch::Receiver<Live>) -> JoinHandle<()> {
             }
         }
         if let Some(bar) = bar {
+            STATUS_LINE.lock().unwrap_or_else(PoisonError::into_inner).take();
             bar.finish_and_clear();
         }
     })

@@ -35,7 +35,7 @@ use crate::retry::Backoff;
 use crate::robots::{self, RobotsRules};
 use crate::spider::Spider;
 use crate::stats::{CrawlStatus, Stats};
-use crate::throttle::adaptive::{self, Controller, Target};
+use crate::throttle::adaptive::{self, Controller, Proposal, Target};
 use crate::throttle::{DelayRange, HostSlots, RateGate, SlotState};
 use crate::timeline::Recorder;
 
@@ -411,7 +411,8 @@ impl<S: Spider> Dispatcher<S> {
             }
         };
         let counts = self.shared.stats.counts(self.shared.pool.html_parses());
-        let checkpoint = Checkpoint { output, failures, counts: &counts, ended };
+        let proxy_bytes = self.shared.router.proxy_bytes();
+        let checkpoint = Checkpoint { output, failures, counts: &counts, proxy_bytes, ended };
         if let Err(error) = self.frontier.checkpoint(&checkpoint) {
             self.fail(error);
         }
@@ -473,7 +474,7 @@ impl<S: Spider> Dispatcher<S> {
             && self.slots_taken() < self.concurrency
             && self.limits.admit(&self.shared.stats, self.in_flight)
         {
-            if self.shared.router.budget_reached() {
+            if self.shared.router.budget_reached(|own| self.frontier.fleet_proxy_bytes(own)) {
                 tracing::warn!(
                     in_flight = self.in_flight,
                     "proxy budget reached: admitting nothing more, finishing requests in flight"
@@ -902,6 +903,7 @@ impl<S: Spider> Dispatcher<S> {
             let host = &mut self.hosts[id];
             host.slots.set_limit(controller.limit(), now);
             host.slots.set_rate(Some(controller.rps()));
+            self.frontier.adapt_host(&key, controller.limit(), controller.rps(), Proposal::First);
             host.controller = Some(controller);
         }
         self.host_ids.insert(key, id);

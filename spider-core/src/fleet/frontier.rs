@@ -24,6 +24,7 @@ use crate::frontier::{
 use crate::request::Request;
 use crate::robots::RobotsRules;
 use crate::stats::Counts;
+use crate::throttle::adaptive::Proposal;
 
 /// How often the dispatcher looks again when the fleet has work it cannot lease yet (other
 /// workers' leases, retries due later): a request arriving wakes it sooner.
@@ -80,6 +81,10 @@ pub(super) struct Exchange {
     pub(super) counts: Counts,
     /// The fleet's answers in the gauges' window, as of the last heartbeat.
     pub(super) gauge: Option<FleetAnswers>,
+    /// Every worker's bytes through the proxy gateways, as of the last heartbeat.
+    pub(super) fleet_proxy_bytes: Option<u64>,
+    /// Adaptive mode's limits of the gauge's hosts for the fleet, as of the last heartbeat.
+    pub(super) fleet_limits: HashMap<String, (usize, f64)>,
     /// The hosts this worker answered lately: their fleet block rates are asked for.
     pub(super) gauge_hosts: Vec<String>,
     /// The dispatcher has ended: give back, send the last round, stop.
@@ -147,9 +152,10 @@ pub(crate) struct FleetFrontier {
     queues: HashMap<HostKey, VecDeque<Request>>,
     buffered: usize,
     waiting: BinaryHeap<Reverse<Waiting>>,
-    /// Requests handed to the dispatcher and not finished: their priority, to give them
-    /// back if the crawl stops first.
-    handed: HashMap<i64, i32>,
+    /// Requests handed to the dispatcher and not finished, with their host: given back
+    /// if the crawl stops first, and named with the request's end, so that Redis need not
+    /// read the request to free its host's slot.
+    handed: HashMap<i64, HostKey>,
     /// When each handed-out request's slot is free again, once it finished.
     rest_until: HashMap<i64, Instant>,
     answers: HashMap<HostKey, RobotsMemo>,
@@ -160,6 +166,12 @@ pub(crate) struct FleetFrontier {
     robots_token: String,
     /// The counters already added to the fleet's totals.
     reported: Counts,
+    /// This worker's proxy bytes already added to the fleet's.
+    reported_proxy_bytes: u64,
+    /// The fleet's adaptive limits per host as last taken by the dispatcher: only a change
+    /// of them is news (a reply written before this worker's own change reached Redis
+    /// still carries the old ones).
+    seen_limits: HashMap<String, (usize, f64)>,
     /// Changes since the last checkpoint. A request's end reaches Redis only after the
     /// output holding its items is flushed, so a worker killed in between leaves the
     /// request leased (fetched again elsewhere), never finished with its items lost.
@@ -190,6 +202,8 @@ impl FleetFrontier {
             capacity: config.concurrency + lookahead,
             robots_token: config.robots_token().to_owned(),
             reported: Counts::default(),
+            reported_proxy_bytes: 0,
+            seen_limits: HashMap::new(),
             unsent: Round::default(),
             cut_off: false,
             failed: false,
@@ -244,9 +258,12 @@ impl Frontier for FleetFrontier {
         let Some(host) = host_key(request.url()) else {
             return Ok(Enqueued::OutOfScope);
         };
-        let change =
-            (format!("{:032x}", print.0), host.to_string(), wire::priority(&request), wire::encode(&request));
-        self.send(|round| round.enqueue.push(change));
+        let change = (format!("{:032x}", print.0), host.to_string(), wire::priority(&request));
+        let stored = wire::encode(&request);
+        self.send(|round| {
+            round.enqueue.push(change);
+            round.requests.push(stored);
+        });
         Ok(Enqueued::Shared)
     }
 
@@ -265,16 +282,16 @@ impl Frontier for FleetFrontier {
         if let Some(request) = &request {
             self.buffered -= 1;
             if let Some(Ticket(id)) = request.ticket {
-                self.handed.insert(id, wire::priority(request));
+                self.handed.insert(id, HostKey::from(host));
             }
         }
         Ok(request)
     }
 
     fn finish(&mut self, Ticket(id): Ticket) -> Result<(), Error> {
-        self.handed.remove(&id);
+        let Some(host) = self.handed.remove(&id) else { return Ok(()) };
         let rest = self.rest_ms(id);
-        self.send(|round| round.finish.push((id, rest)));
+        self.send(|round| round.finish.push((id, rest, host.to_string())));
         self.ask_for_more();
         Ok(())
     }
@@ -451,6 +468,30 @@ impl Journal for FleetFrontier {
         self.link.lock().gauge.clone()
     }
 
+    fn fleet_proxy_bytes(&self, own: u64) -> Option<u64> {
+        // The fleet's count as last heard, and what this worker spent since it reported.
+        let fleet = self.link.lock().fleet_proxy_bytes?;
+        Some(fleet.saturating_add(own.saturating_sub(self.reported_proxy_bytes)).max(own))
+    }
+
+    fn adapt_host(&mut self, host: &str, limit: usize, rps: f64, proposal: Proposal) {
+        // Not held for a checkpoint: limits follow no file, and may change when no
+        // request finishes (a host's first limits).
+        self.link.lock().outbox.adapt.push((host.to_owned(), limit, rps, proposal as u8));
+        self.link.to_syncer.notify_one();
+    }
+
+    fn fleet_host_limits(&mut self) -> Vec<(HostKey, usize, f64)> {
+        let exchange = self.link.lock();
+        let mut changed = Vec::new();
+        for (host, &limits) in &exchange.fleet_limits {
+            if self.seen_limits.insert(host.clone(), limits) != Some(limits) {
+                changed.push((HostKey::from(host.as_str()), limits.0, limits.1));
+            }
+        }
+        changed
+    }
+
     fn hold_host(&mut self, host: &str, until: Instant) {
         let change = (host.to_owned(), millis(until.saturating_duration_since(Instant::now())));
         self.send(|round| round.pause.push(change));
@@ -474,6 +515,10 @@ impl Journal for FleetFrontier {
             }
         }
         self.reported = counts.clone();
+        if checkpoint.proxy_bytes > self.reported_proxy_bytes {
+            added.push(("proxy_bytes", checkpoint.proxy_bytes - self.reported_proxy_bytes));
+            self.reported_proxy_bytes = checkpoint.proxy_bytes;
+        }
         let ending = checkpoint.ended.is_some();
         for (name, n) in added {
             *self.unsent.stats.entry(name).or_default() += n;

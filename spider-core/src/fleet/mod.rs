@@ -20,6 +20,7 @@
 //! `spiderling fleet`, without writing anything.
 
 mod address;
+mod clock;
 mod frontier;
 mod report;
 mod syncer;
@@ -34,6 +35,7 @@ pub(crate) use address::Address;
 pub(crate) use frontier::FleetFrontier;
 pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetTotals, FleetWorker, WorkerState};
 
+use self::clock::RedisClock;
 use self::frontier::Link;
 use self::syncer::Syncer;
 use self::wire::Round;
@@ -123,13 +125,22 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
         horizon_ms: u64::try_from(syncer::HORIZON.as_millis()).unwrap_or(u64::MAX),
         obey_robots: config.obey_robots,
         window_s: crate::gauge::WINDOW.as_secs().max(1),
+        adapt_hold_ms: u64::try_from(crate::throttle::adaptive::HOLD.as_millis()).unwrap_or(u64::MAX),
         ..Round::default()
     };
     let link = Arc::new(Link::new(round));
     let frontier = FleetFrontier::new(config, link.clone());
     tracing::info!(redis = %address, crawl, %worker, "joined the fleet");
-    let syncer =
-        Syncer { link, client, connection, address: address.clone(), prefix, worker, lease: config.lease };
+    let syncer = Syncer {
+        link,
+        client,
+        connection,
+        address: address.clone(),
+        prefix,
+        worker,
+        lease: config.lease,
+        clock: RedisClock::default(),
+    };
     Ok((frontier, Membership { syncer: tokio::spawn(syncer.run()), address }))
 }
 

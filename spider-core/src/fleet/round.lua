@@ -5,7 +5,10 @@
 -- read and moved in the same step as the leases they allow.
 --
 -- ARGV[1] the crawl's key prefix, ARGV[2] the worker's id, ARGV[3] the round as JSON (see
--- `wire.rs`, `Round`). The worker sends durations in milliseconds and gets offsets back
+-- `wire.rs`, `Round`), then the requests it enqueues, one argument each: a request is
+-- JSON that this script stores and hands out without reading, so it travels outside the
+-- round's JSON, neither escaped by the worker nor decoded here. The reply is JSON too,
+-- then a line for each request leased. The worker sends durations in milliseconds and gets offsets back
 -- in milliseconds, so no two clocks are compared. Inside, times are Redis's own clock in
 -- whole microseconds: a score with a fraction costs Redis several times more to format
 -- and parse than a whole number, and a round writes dozens of them.
@@ -18,15 +21,17 @@
 --   P:q:HOST    zset   the host's queue: id by priority, then id (first in, first out)
 --   P:ready     zset   hosts with something queued, by the earliest they may start one
 --   P:queued    string requests queued, all hosts
---   P:leases    zset   id -> when its lease runs out
---   P:owner     hash   id -> the worker holding it
+--   P:leases    zset   "ID WORKER" -> when the lease of ID by WORKER runs out
 --   P:mine:W    set    the ids worker W holds
 --   P:slots:HOST zset  the host's busy slots: id -> until when (its lease's end while in
 --                      flight, its politeness pause's end once finished)
 --   P:held:HOST hash   worker -> the host's requests it holds (its share is the host's
 --                      slots over the workers alive)
 --   P:alive     zset   worker -> its last round
---   P:limit:HOST hash  limit (slots, when not per_host), tat (no start before: a 429's hold)
+--   P:limit:HOST hash  limit (slots, when not per_host), tat (no start before: a 429's hold);
+--                      with adaptive mode, the fleet's alimit (slots) and arps (requests a
+--                      second) for the host, ahold (no raise before: a cut's hold), atat
+--                      (the host's next start under arps)
 --   P:tat       string the crawl's next start under rpm/rps
 --   P:deferred  zset   id -> when its retry is due
 --   P:robots:HOST string robots.txt's answer; P:claim:HOST who is fetching it
@@ -83,8 +88,14 @@ local function where(id)
   if not v then
     return nil, nil, nil
   end
-  local priority, host, request = string.match(v, '^(%-?%d+) ([^\n]*)\n(.*)$')
-  return host, tonumber(priority), request
+  local space = string.find(v, ' ', 1, true)
+  local line = string.find(v, '\n', space, true)
+  return string.sub(v, space + 1, line - 1), tonumber(string.sub(v, 1, space - 1)), string.sub(v, line + 1)
+end
+
+-- The member of P:leases for id held by this worker.
+local function leased_by_me(id)
+  return id .. ' ' .. worker
 end
 
 -- One call of a command over many members: `cmd key a b c ...`, a thousand at a time
@@ -123,13 +134,17 @@ end
 
 -- End worker's lease of id; its host slot stays busy until free_at. The host, priority
 -- and request, or nil when the lease is not this worker's (it ran out and went to
--- another).
-local function end_lease(id, free_at)
-  if redis.call('HGET', key('owner'), id) ~= worker then
+-- another). A finished request's host comes with it (`known_host`): its record is not
+-- read, only deleted.
+local function end_lease(id, free_at, known_host)
+  if redis.call('SISMEMBER', key('mine', worker), id) == 0 then
     return nil
   end
   table.insert(ended, id)
-  local host, priority, request = where(id)
+  local host, priority, request = known_host, nil, nil
+  if not host then
+    host, priority, request = where(id)
+  end
   if not host then
     return nil
   end
@@ -149,8 +164,11 @@ local function end_lease(id, free_at)
 end
 
 local function settle()
-  each('ZREM', key('leases'), ended)
-  each('HDEL', key('owner'), ended)
+  local members = {}
+  for i, id in ipairs(ended) do
+    members[i] = leased_by_me(id)
+  end
+  each('ZREM', key('leases'), members)
   each('SREM', key('mine', worker), ended)
   ended = {}
   for host, f in pairs(freed) do
@@ -167,8 +185,8 @@ local reaped = 0
 
 local finished = {}
 for _, f in ipairs(r.finish) do
-  -- [id, pause ms]
-  if end_lease(f[1], now + us(f[2])) then
+  -- [id, pause ms, host]
+  if end_lease(f[1], now + us(f[2]), f[3]) then
     table.insert(finished, f[1])
   end
 end
@@ -204,11 +222,11 @@ end
 
 settle()
 
-for _, e in ipairs(r.enqueue) do
-  -- [fingerprint, host, priority, request]
+for i, e in ipairs(r.enqueue) do
+  -- [fingerprint, host, priority]; the request is the argument after the round's.
   if redis.call('SADD', key('seen'), e[1]) == 1 then
     local id = redis.call('INCR', key('seq'))
-    redis.call('HSET', key('req'), id, record(e[3], e[2], e[4]))
+    redis.call('HSET', key('req'), id, record(e[3], e[2], ARGV[3 + i]))
     queue(e[2], id, score(e[3], id))
   else
     duplicates = duplicates + 1
@@ -238,6 +256,25 @@ for _, h in ipairs(r.pause) do
   redis.call('HSET', key('limit', h[1]), 'tat', math.max(tat, now + us(h[2])))
 end
 
+for _, a in ipairs(r.adapt) do
+  -- [host, slots, rps, proposal]: adaptive mode's limits of a host, for every worker. A
+  -- cut is taken at once and held; a raise after the hold; a host's first limits only
+  -- when the fleet has none.
+  local k = key('limit', a[1])
+  local now_limits = redis.call('HMGET', k, 'alimit', 'arps', 'ahold')
+  local slots, rps = tonumber(now_limits[1]), tonumber(now_limits[2])
+  if a[4] == 2 then
+    redis.call('HSET', k, 'alimit', math.min(slots or a[2], a[2]), 'arps', math.min(rps or a[3], a[3]),
+      'ahold', now + us(r.adapt_hold_ms))
+  elseif a[4] == 1 then
+    if now >= (tonumber(now_limits[3]) or 0) then
+      redis.call('HSET', k, 'alimit', math.max(slots or 0, a[2]), 'arps', math.max(rps or 0, a[3]))
+    end
+  elseif not slots then
+    redis.call('HSET', k, 'alimit', a[2], 'arps', a[3])
+  end
+end
+
 -- Answers per second, crawl-wide and per host, for the gauges' window.
 local second = math.floor(now / 1000000)
 for _, a in ipairs(r.answers) do
@@ -260,7 +297,7 @@ end
 
 if r.renew then
   for _, id in ipairs(redis.call('SMEMBERS', key('mine', worker))) do
-    redis.call('ZADD', key('leases'), 'XX', now + lease, id)
+    redis.call('ZADD', key('leases'), 'XX', now + lease, leased_by_me(id))
     local host = where(id)
     if host then
       redis.call('ZADD', key('slots', host), 'XX', 'GT', now + lease, id)
@@ -269,18 +306,13 @@ if r.renew then
 end
 
 -- Leases of workers not heard from: their requests go back to the front of their queues.
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', key('leases'), '-inf', now, 'LIMIT', 0, 256)) do
-  local owner = redis.call('HGET', key('owner'), id)
-  redis.call('ZREM', key('leases'), id)
-  redis.call('HDEL', key('owner'), id)
+for _, member in ipairs(redis.call('ZRANGEBYSCORE', key('leases'), '-inf', now, 'LIMIT', 0, 256)) do
+  local id, owner = string.match(member, '^(%d+) (.*)$')
+  redis.call('ZREM', key('leases'), member)
   local host, priority = where(id)
-  if owner then
-    redis.call('SREM', key('mine', owner), id)
-    if host then
-      redis.call('HINCRBY', key('held', host), owner, -1)
-    end
-  end
+  redis.call('SREM', key('mine', owner), id)
   if host then
+    redis.call('HINCRBY', key('held', host), owner, -1)
     redis.call('ZREM', key('slots', host), id)
     queue(host, id, score(priority, 0))
     reaped = reaped + 1
@@ -300,6 +332,7 @@ publish()
 
 -- New leases, from the hosts that may start a request now, within the limits.
 local leased = {}
+local requests = {}
 local claims = {}
 local answers = {}
 local want = r.want
@@ -342,9 +375,12 @@ if want > 0 then
       end
     end
     if open then
-      local l = redis.call('HMGET', key('limit', host), 'limit', 'tat')
-      local limit = tonumber(l[1]) or r.per_host
+      local l = redis.call('HMGET', key('limit', host), 'limit', 'tat', 'alimit', 'arps', 'atat')
+      local limit = math.min(tonumber(l[1]) or r.per_host, tonumber(l[3]) or r.per_host)
       local htat = tonumber(l[2]) or 0
+      -- Adaptive mode's rate for the host, for the whole fleet.
+      local aspacing = l[4] and math.ceil(1000000 / tonumber(l[4]))
+      local atat = tonumber(l[5]) or 0
       redis.call('ZREMRANGEBYSCORE', key('slots', host), '-inf', now)
       local busy = redis.call('ZCARD', key('slots', host))
       local share = math.ceil(limit / alive)
@@ -356,7 +392,7 @@ if want > 0 then
           later = tonumber(redis.call('ZRANGE', key('slots', host), 0, 0, 'WITHSCORES')[2])
           break
         end
-        local start = math.max(now, htat, gtat)
+        local start = math.max(now, htat, gtat, atat)
         if start > now + horizon then
           later = start - horizon
           break
@@ -369,11 +405,15 @@ if want > 0 then
         if gspacing > 0 then
           gtat = start + gspacing
         end
+        if aspacing then
+          atat = start + aspacing
+        end
         table.insert(ids, id)
         busy = busy + 1
         held = held + 1
         local _, _, request = where(id)
-        table.insert(leased, { host, (start - now) / 1000, tonumber(id), request })
+        table.insert(leased, { host, (start - now) / 1000, tonumber(id) })
+        table.insert(requests, request)
         want = want - 1
       end
       if #ids > 0 then
@@ -382,14 +422,16 @@ if want > 0 then
         for _, id in ipairs(ids) do
           table.insert(scored, now + lease)
           table.insert(scored, id)
-          table.insert(owned, id)
-          table.insert(owned, worker)
+          table.insert(owned, now + lease)
+          table.insert(owned, leased_by_me(id))
         end
-        each('ZADD', key('leases'), scored)
+        each('ZADD', key('leases'), owned)
         each('ZADD', key('slots', host), scored)
-        each('HSET', key('owner'), owned)
         each('SADD', key('mine', worker), ids)
         redis.call('HINCRBY', key('held', host), worker, #ids)
+        if aspacing then
+          redis.call('HSET', key('limit', host), 'atat', atat)
+        end
       end
       if redis.call('EXISTS', key('q', host)) == 0 then
         redis.call('ZREM', key('ready'), host)
@@ -409,7 +451,19 @@ end
 local gauge = nil
 if r.beat then
   redis.call('HSET', key('workers'), worker, r.beat)
-  gauge = { answered = 0, blocked = 0, hosts = {} }
+  gauge = {
+    answered = 0,
+    blocked = 0,
+    hosts = {},
+    proxy_bytes = tonumber(redis.call('HGET', key('stats'), 'proxy_bytes') or '0'),
+    limits = {},
+  }
+  for _, host in ipairs(r.gauge_hosts) do
+    local l = redis.call('HMGET', key('limit', host), 'alimit', 'arps')
+    if l[1] then
+      gauge.limits[host] = { tonumber(l[1]), tonumber(l[2]) }
+    end
+  end
   local fields = { 'a', 'b' }
   for _, host in ipairs(r.gauge_hosts) do
     table.insert(fields, host .. ' a')
@@ -446,7 +500,7 @@ if queued == 0 and deferred == 0 and leases == 0 and r.ending then
   redis.call('SET', key('done'), math.floor(now / 1000))
 end
 
-local reply = cjson.encode({
+local head = cjson.encode({
   leased = leased,
   claims = claims,
   answers = answers,
@@ -457,7 +511,10 @@ local reply = cjson.encode({
   wake_ms = wake or -1,
   reaped = reaped,
   gauge = gauge,
+  clock = { tonumber(clock[1]), tonumber(clock[2]) },
 })
+table.insert(requests, 1, head)
+local reply = table.concat(requests, '\n')
 redis.call('HSET', key('round', worker), 'number', r.number, 'reply', reply)
 redis.call('PEXPIRE', key('round', worker), 2 * lease)
 return reply

@@ -12,6 +12,7 @@ use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, Client, Script};
 use tokio::time::Instant;
 
+use super::clock::RedisClock;
 use super::frontier::{Link, View};
 use super::wire::{self, Reply, Round};
 use super::{Address, ROUND};
@@ -47,6 +48,8 @@ enum Next {
 /// A round on its way, kept until Redis answers it.
 struct Sent {
     json: String,
+    /// The requests it enqueues, each an argument after the JSON.
+    requests: Vec<String>,
     closing: bool,
     renew: bool,
     beat: bool,
@@ -61,6 +64,7 @@ pub(super) struct Syncer {
     pub(super) prefix: String,
     pub(super) worker: String,
     pub(super) lease: Duration,
+    pub(super) clock: RedisClock,
 }
 
 pub(super) async fn connect(client: &Client) -> redis::RedisResult<MultiplexedConnection> {
@@ -95,14 +99,16 @@ impl Syncer {
                     let (mut round, closing) = self.next_round(renew, beat);
                     round.number = number;
                     let json = serde_json::to_string(&round).unwrap_or_default();
-                    Sent { json, closing, renew, beat }
+                    Sent { json, requests: round.requests, closing, renew, beat }
                 }
             };
             let mut call = script.prepare_invoke();
             call.arg(&self.prefix).arg(&self.worker).arg(&sent.json);
+            for request in &sent.requests {
+                call.arg(request);
+            }
             let reply = match call.invoke_async::<String>(&mut self.connection).await {
-                Ok(text) => serde_json::from_str::<Reply>(&text)
-                    .map_err(|e| format!("a reply that does not read: {e}")),
+                Ok(text) => Reply::read(&text),
                 Err(error) => Err(error.to_string()),
             };
             match reply {
@@ -153,6 +159,7 @@ impl Syncer {
         round.horizon_ms = settings.horizon_ms;
         round.obey_robots = settings.obey_robots;
         round.window_s = settings.window_s;
+        round.adapt_hold_ms = settings.adapt_hold_ms;
         round.renew = renew;
         round.ending = closing;
         round.want = if closing { 0 } else { exchange.want };
@@ -183,14 +190,22 @@ impl Syncer {
 
     /// Take in a reply: leases, robots.txt answers and claims to the dispatcher; the
     /// fleet's view. Returns when the next round is due.
-    fn absorb(&self, reply: Reply) -> Next {
+    fn absorb(&mut self, reply: Reply) -> Next {
         let received = Instant::now();
+        let (seconds, micros) = reply.clock;
+        let written = seconds.saturating_mul(1_000_000).saturating_add(micros);
+        self.clock.observe(written, received);
+        // Redis's offsets from the moment it wrote the reply, as instants here.
+        let start_of = |start_ms: f64| {
+            let start_us = written.saturating_add((start_ms * 1000.0) as i64);
+            self.clock.local(start_us).unwrap_or(received + millis(start_ms))
+        };
         let leased_any = !reply.leased.is_empty();
         let mut arrived = Vec::with_capacity(reply.leased.len());
-        for (host, start_ms, id, json) in reply.leased {
-            match wire::decode(id, &json) {
+        for ((host, start_ms, id), json) in reply.leased.into_iter().zip(&reply.requests) {
+            match wire::decode(id, json) {
                 Ok(request) => {
-                    let start = received + millis(start_ms);
+                    let start = start_of(start_ms);
                     arrived.push((HostKey::from(host), start, request));
                 }
                 Err(problem) => tracing::error!(%problem, "a request in Redis does not read back; skipped"),
@@ -203,10 +218,8 @@ impl Syncer {
         let taken = arrived.len() + reply.claims.len();
         exchange.want = exchange.want.saturating_sub(taken);
         exchange.arrived.extend(arrived);
-        let claims = reply
-            .claims
-            .into_iter()
-            .map(|(host, start_ms)| (HostKey::from(host), received + millis(start_ms)));
+        let claims =
+            reply.claims.into_iter().map(|(host, start_ms)| (HostKey::from(host), start_of(start_ms)));
         exchange.claims.extend(claims);
         for (host, json) in reply.answers {
             match wire::decode_robots(&json) {
@@ -215,6 +228,8 @@ impl Syncer {
             }
         }
         if let Some(gauge) = reply.gauge {
+            exchange.fleet_proxy_bytes = Some(gauge.proxy_bytes);
+            exchange.fleet_limits = gauge.limits;
             exchange.gauge =
                 Some(FleetAnswers { answered: gauge.answered, blocked: gauge.blocked, hosts: gauge.hosts });
         }

@@ -110,18 +110,28 @@ pub(super) struct Round {
     pub(super) renew: bool,
     /// The worker is stopping: if nothing is left anywhere, the crawl is done.
     pub(super) ending: bool,
-    /// `[id, pause ms]`: fetched, given up or dropped; its slot rests for the pause.
-    pub(super) finish: Vec<(i64, u64)>,
+    /// `[id, pause ms, host]`: fetched, given up or dropped; its host's slot rests for
+    /// the pause.
+    pub(super) finish: Vec<(i64, u64, String)>,
     /// `[id, due in ms, request, pause ms]`: a retry.
     pub(super) defer: Vec<(i64, u64, String, u64)>,
     /// `[id]`: leased and never sent, back to its queue.
     pub(super) give_back: Vec<(i64,)>,
-    /// `[fingerprint, host, priority, request]`.
-    pub(super) enqueue: Vec<(String, String, i32, String)>,
+    /// `[fingerprint, host, priority]`; the requests themselves are in `requests`.
+    pub(super) enqueue: Vec<(String, String, i32)>,
+    /// The request of each of `enqueue`, as `encode` wrote it: sent as arguments of their
+    /// own after the round's JSON, so that neither side escapes nor reads them there.
+    #[serde(skip)]
+    pub(super) requests: Vec<String>,
     /// `[host, answer, slots (1 under a Crawl-delay, else 0)]`.
     pub(super) robots: Vec<(String, String, usize)>,
-    /// `[host, ms]`: hold the host back (a 429).
+    /// `[host, ms]`: hold the host back (a 429, adaptive mode's breaker).
     pub(super) pause: Vec<(String, u64)>,
+    /// `[host, slots, requests a second, proposal]`: adaptive mode's limits of the host for
+    /// the fleet (`Proposal` as a number: 0 first, 1 raise, 2 cut).
+    pub(super) adapt: Vec<(String, usize, f64, u8)>,
+    /// How long the fleet holds a host's cut limits before a raise, in ms.
+    pub(super) adapt_hold_ms: u64,
     /// `[host, answered, blocked]`: answers since they were last sent, for the fleet's
     /// gauge.
     pub(super) answers: Vec<(String, u64, u64)>,
@@ -148,6 +158,7 @@ impl Round {
             && self.enqueue.is_empty()
             && self.robots.is_empty()
             && self.pause.is_empty()
+            && self.adapt.is_empty()
             && self.failures.is_empty())
     }
 
@@ -165,8 +176,10 @@ impl Round {
             defer: std::mem::take(&mut self.defer),
             give_back: std::mem::take(&mut self.give_back),
             enqueue: std::mem::take(&mut self.enqueue),
+            requests: std::mem::take(&mut self.requests),
             robots: std::mem::take(&mut self.robots),
             pause: std::mem::take(&mut self.pause),
+            adapt: std::mem::take(&mut self.adapt),
             answers,
             failures: std::mem::take(&mut self.failures),
             stats,
@@ -180,8 +193,10 @@ impl Round {
         self.defer.append(&mut later.defer);
         self.give_back.append(&mut later.give_back);
         self.enqueue.append(&mut later.enqueue);
+        self.requests.append(&mut later.requests);
         self.robots.append(&mut later.robots);
         self.pause.append(&mut later.pause);
+        self.adapt.append(&mut later.adapt);
         for (host, answered, blocked) in later.answers {
             match self.answers.iter_mut().find(|(known, _, _)| *known == host) {
                 Some((_, a, b)) => {
@@ -198,12 +213,15 @@ impl Round {
     }
 }
 
-/// What `round.lua` answers.
+/// What `round.lua` answers: JSON, then a line for each request leased.
 #[derive(Debug, Deserialize)]
 pub(super) struct Reply {
-    /// `[host, start in ms, id, request]`.
+    /// `[host, start in ms, id]`.
     #[serde(deserialize_with = "list")]
-    pub(super) leased: Vec<(String, f64, i64, String)>,
+    pub(super) leased: Vec<(String, f64, i64)>,
+    /// The request of each of `leased`, as `encode` wrote it.
+    #[serde(skip)]
+    pub(super) requests: Vec<String>,
     /// `[host, start in ms]`: hosts whose robots.txt this worker fetches for the fleet.
     #[serde(deserialize_with = "list")]
     pub(super) claims: Vec<(String, f64)>,
@@ -222,6 +240,27 @@ pub(super) struct Reply {
     pub(super) gauge: Option<Gauge>,
     /// Requests of workers not heard from, queued again.
     pub(super) reaped: u64,
+    /// When Redis wrote it, by its clock: `[seconds, microseconds]`.
+    pub(super) clock: (i64, i64),
+}
+
+impl Reply {
+    /// Read the script's answer; a message when it does not read.
+    pub(super) fn read(text: &str) -> Result<Reply, String> {
+        let mut lines = text.split('\n');
+        let head = lines.next().unwrap_or_default();
+        let mut reply: Reply =
+            serde_json::from_str(head).map_err(|e| format!("a reply that does not read: {e}"))?;
+        reply.requests = lines.map(str::to_owned).collect();
+        if reply.requests.len() != reply.leased.len() {
+            return Err(format!(
+                "a reply that does not read: {} requests leased, {} sent",
+                reply.leased.len(),
+                reply.requests.len()
+            ));
+        }
+        Ok(reply)
+    }
 }
 
 /// The fleet's answers in the gauges' window.
@@ -229,11 +268,25 @@ pub(super) struct Reply {
 pub(super) struct Gauge {
     pub(super) answered: u64,
     pub(super) blocked: u64,
+    /// Every worker's bytes through the proxy gateways, as reported so far.
+    #[serde(default)]
+    pub(super) proxy_bytes: u64,
+    /// Adaptive mode's limits of the hosts asked about, for the fleet: `{host: [slots,
+    /// requests a second]}`.
+    #[serde(default, deserialize_with = "limits")]
+    pub(super) limits: HashMap<String, (usize, f64)>,
     #[serde(default, deserialize_with = "counts")]
     pub(super) hosts: HashMap<String, (u64, u64)>,
 }
 
 fn counts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<HashMap<String, (u64, u64)>, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::Array(list) if list.is_empty() => Ok(HashMap::new()),
+        value => serde_json::from_value(value).map_err(D::Error::custom),
+    }
+}
+
+fn limits<'de, D: Deserializer<'de>>(deserializer: D) -> Result<HashMap<String, (usize, f64)>, D::Error> {
     match Value::deserialize(deserializer)? {
         Value::Array(list) if list.is_empty() => Ok(HashMap::new()),
         value => serde_json::from_value(value).map_err(D::Error::custom),
@@ -268,6 +321,7 @@ mod tests {
             .unwrap()
             .with_priority(4)
             .with_meta("category", "tea")
+            .with_meta("note", "two\nlines")
             .with_session("s1");
         request.attempts = 2;
         request.last_backoff = Duration::from_millis(700);
@@ -276,7 +330,9 @@ mod tests {
             Url::parse("https://shop.example/latest").unwrap(),
             Url::parse("https://shop.example/moved").unwrap(),
         ];
-        let back = decode(42, &encode(&request)).unwrap();
+        let encoded = encode(&request);
+        assert!(!encoded.contains('\n'), "a request is one line of the script's reply");
+        let back = decode(42, &encoded).unwrap();
         assert_eq!(back.url(), request.url());
         assert_eq!((back.priority(), back.attempts, back.ticket), (4, 2, Some(Ticket(42))));
         assert_eq!((back.meta(), back.session()), (request.meta(), Some("s1")));
@@ -288,17 +344,17 @@ mod tests {
 
     #[test]
     fn empty_lists_from_lua_read_as_empty() {
-        let reply: Reply = serde_json::from_str(
-            r#"{"leased":{},"claims":{},"answers":{},"queued":3,"deferred":0,"leases":1,"mine":0,"wake_ms":-1,"reaped":0}"#,
+        let reply = Reply::read(
+            r#"{"leased":{},"claims":{},"answers":{},"queued":3,"deferred":0,"leases":1,"mine":0,"wake_ms":-1,"reaped":0,"clock":[1,2]}"#,
         )
         .unwrap();
         assert!(reply.leased.is_empty() && reply.claims.is_empty() && reply.answers.is_empty());
-        let reply: Reply = serde_json::from_str(
-            r#"{"leased":[["http://a:80",12.5,7,"{}"]],"claims":[["http://b:80",0]],"answers":{"http://a:80":"x"},"queued":0,"deferred":0,"leases":1,"mine":1,"wake_ms":0,"reaped":0}"#,
-        )
-        .unwrap();
-        assert_eq!(reply.leased[0].2, 7);
+        let head = r#"{"leased":[["http://a:80",12.5,7],["http://a:80",13,8]],"claims":[["http://b:80",0]],"answers":{"http://a:80":"x"},"queued":0,"deferred":0,"leases":1,"mine":1,"wake_ms":0,"reaped":0,"clock":[1,2]}"#;
+        let reply = Reply::read(&format!("{head}\n{{\"u\":\"a\"}}\n{{}}")).unwrap();
+        assert_eq!(reply.leased[1].2, 8);
+        assert_eq!(reply.requests, ["{\"u\":\"a\"}", "{}"]);
         assert_eq!(reply.claims, [("http://b:80".to_owned(), 0.0)]);
+        assert!(Reply::read(head).is_err_and(|e| e.contains("2 requests leased, 0 sent")));
     }
 
     #[test]

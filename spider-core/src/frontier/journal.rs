@@ -10,11 +10,12 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use url::Url;
 
-use super::{Frontier, Ticket};
+use super::{Frontier, HostKey, Ticket};
 use crate::error::Error;
 use crate::export::Committed;
 use crate::failures::Failure;
 use crate::stats::{Counts, CrawlStatus};
+use crate::throttle::adaptive::Proposal;
 
 /// The engine's side of a frontier: the queues, and what the state file keeps with them.
 /// The in-memory frontier remembers nothing beyond its run, so every method has a default
@@ -47,12 +48,26 @@ pub(crate) trait Journal: Frontier {
     /// The host answered 429: hold it back until `until`, for a fleet's every worker.
     fn hold_host(&mut self, _host: &str, _until: Instant) {}
 
+    /// Adaptive mode set `host`'s slots and rate: for a fleet, they are every worker's.
+    fn adapt_host(&mut self, _host: &str, _limit: usize, _rps: f64, _proposal: Proposal) {}
+
+    /// Hosts whose fleet-wide adaptive limits (slots, rate) changed since the last call.
+    fn fleet_host_limits(&mut self) -> Vec<(HostKey, usize, f64)> {
+        Vec::new()
+    }
+
     /// An answer of `host`, blocked or not, for a fleet's block-rate gauge.
     fn answered(&mut self, _host: &str, _blocked: bool) {}
 
     /// The fleet's answers over the last [`WINDOW`](crate::gauge::WINDOW), when the
     /// frontier is a fleet's: what the gauges show instead of this worker's own.
     fn fleet_answers(&self) -> Option<FleetAnswers> {
+        None
+    }
+
+    /// The fleet's bytes through the proxy gateways, given this worker's own (`own`), when
+    /// the frontier is a fleet's: `proxy_budget` is the fleet's, not each worker's.
+    fn fleet_proxy_bytes(&self, _own: u64) -> Option<u64> {
         None
     }
 
@@ -120,6 +135,8 @@ pub(crate) struct Checkpoint<'a> {
     pub(crate) failures: Option<u64>,
     /// This run's counts so far.
     pub(crate) counts: &'a Counts,
+    /// Bytes through the proxy gateways so far in this run.
+    pub(crate) proxy_bytes: u64,
     /// How the run ended, at its last checkpoint.
     pub(crate) ended: Option<RunEnd>,
 }

@@ -288,9 +288,15 @@ impl Router {
         self.gateways.get(gateway).map(ToString::to_string)
     }
 
-    /// Whether the proxy spend has reached `proxy_budget`.
-    pub(crate) fn budget_reached(&self) -> bool {
-        self.spend.budget_reached()
+    /// Whether the proxy spend has reached `proxy_budget`: this crawl's bytes, or what
+    /// `fleet` makes of them (a fleet's worker counts every worker's).
+    pub(crate) fn budget_reached(&self, fleet: impl FnOnce(u64) -> Option<u64>) -> bool {
+        self.spend.budget_reached(fleet)
+    }
+
+    /// Bytes through the gateways so far, both ways.
+    pub(crate) fn proxy_bytes(&self) -> u64 {
+        self.spend.bytes()
     }
 
     /// The proxy traffic and spend, when gateways are configured.

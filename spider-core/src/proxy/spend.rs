@@ -77,17 +77,24 @@ impl Spend {
         }
     }
 
-    fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.per_gateway.iter().map(|t| t.sent.load(Relaxed) + t.received.load(Relaxed)).sum()
     }
 
     fn spend(&self) -> f64 {
-        self.bytes() as f64 / 1e9 * self.price_per_gb
+        self.cost(self.bytes())
     }
 
-    /// Whether the spend has reached the budget.
-    pub(crate) fn budget_reached(&self) -> bool {
-        self.budget.is_some_and(|budget| self.spend() >= budget)
+    fn cost(&self, bytes: u64) -> f64 {
+        bytes as f64 / 1e9 * self.price_per_gb
+    }
+
+    /// Whether the spend has reached the budget: of this crawl's bytes, or of the bytes
+    /// `fleet` answers for them.
+    pub(crate) fn budget_reached(&self, fleet: impl FnOnce(u64) -> Option<u64>) -> bool {
+        let Some(budget) = self.budget else { return false };
+        let own = self.bytes();
+        self.cost(fleet(own).unwrap_or(own)) >= budget
     }
 
     pub(crate) fn summary(&self, names: impl Iterator<Item = String>) -> ProxySpend {
@@ -113,9 +120,10 @@ mod tests {
     fn spend_is_bytes_at_the_price_and_the_budget_stops_at_it() {
         let spend = Spend::new(2, 10.0, Some(0.001));
         spend.record(0, 40_000, 40_000);
-        assert!(!spend.budget_reached());
+        assert!(!spend.budget_reached(|_| None));
+        assert!(spend.budget_reached(|own| Some(own + 20_000)), "a fleet's bytes count");
         spend.record(1, 0, 20_000);
-        assert!(spend.budget_reached());
+        assert!(spend.budget_reached(|_| None));
         let summary = spend.summary(["a".to_owned(), "b".to_owned()].into_iter());
         assert_eq!(summary.bytes, 100_000);
         assert!((summary.spend - 0.001).abs() < 1e-12);

@@ -21,7 +21,7 @@ use crate::gauge::Window;
 /// How often the controller considers raising a host.
 pub(crate) const STEP: Duration = Duration::from_secs(1);
 /// No raise for this long after a cut.
-const HOLD: Duration = Duration::from_secs(5);
+pub(crate) const HOLD: Duration = Duration::from_secs(5);
 /// The cut: both limits times this.
 const CUT: f64 = 0.8;
 const START_RPS: f64 = 4.0;
@@ -58,6 +58,21 @@ pub(crate) enum Change {
     },
     /// The probe after a trip was answered: traffic resumes, slowly.
     Closed,
+    /// The limits a fleet's other workers set, taken; `lower` when they cut.
+    Adopted {
+        lower: bool,
+    },
+}
+
+/// How a controller's new limits for a host change a fleet's, which every worker shares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Proposal {
+    /// A host's first limits: kept only when the fleet has none yet.
+    First = 0,
+    /// Higher limits: taken when the fleet is past the hold of its last cut.
+    Raise = 1,
+    /// Lower limits: taken at once, and the fleet holds them.
+    Cut = 2,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -209,6 +224,25 @@ impl Controller {
         self.blocked = 0;
     }
 
+    /// Take the limits a fleet's other workers set for the host: its slots and rate are
+    /// the fleet's, not this worker's. Lower ones are a cut (and its hold), higher ones a
+    /// raise; `None` when they are this controller's already.
+    pub(crate) fn adopt(&mut self, limit: usize, rps: f64, now: Instant) -> Option<Change> {
+        let limit = limit.max(1);
+        if limit == self.limit && (rps - self.rps).abs() < 1e-9 {
+            return None;
+        }
+        let lower = rps < self.rps - 1e-9 || limit < self.limit;
+        self.limit = limit;
+        self.rps = rps.max(MIN_RPS);
+        self.new_epoch(now);
+        if lower {
+            self.slow_start = false;
+            self.hold_until = now + HOLD;
+        }
+        Some(Change::Adopted { lower })
+    }
+
     /// Whether the breaker holds the host.
     pub(crate) fn tripped(&self) -> bool {
         matches!(self.breaker, Breaker::Open { .. })
@@ -254,6 +288,21 @@ mod tests {
             changes.extend(self.c.tick(&TARGET, Instant::now(), rps, true));
             changes
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_fleets_cut_is_taken_with_its_hold_and_a_raise_without() {
+        let now = Instant::now();
+        let mut c = Controller::new(&TARGET, now);
+        assert_eq!(c.adopt(c.limit(), c.rps(), now), None, "its own limits are no news");
+        assert_eq!(c.adopt(1, 2.0, now), Some(Change::Adopted { lower: true }));
+        assert_eq!((c.limit(), c.rps()), (1, 2.0));
+        // Held like a cut of its own: no raise before HOLD, however calm and busy.
+        let later = now + HOLD / 2;
+        c.answered = 10;
+        assert_eq!(c.tick(&TARGET, later, 100.0, true), None);
+        assert_eq!(c.adopt(3, 5.0, later), Some(Change::Adopted { lower: false }));
+        assert_eq!((c.limit(), c.rps()), (3, 5.0));
     }
 
     #[tokio::test(start_paused = true)]

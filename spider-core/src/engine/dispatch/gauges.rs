@@ -13,7 +13,7 @@ use crate::frontier::FleetAnswers;
 use crate::gauge::{HostLive, Live};
 use crate::spider::Spider;
 use crate::stats::Stats;
-use crate::throttle::adaptive::{self, Change, Controller};
+use crate::throttle::adaptive::{self, Change, Controller, Proposal};
 use crate::timeline::{Event, EventKind};
 
 impl<S: Spider> Dispatcher<S> {
@@ -32,13 +32,31 @@ impl<S: Spider> Dispatcher<S> {
         }
     }
 
-    /// Once a second: the controllers step, the gauges are published.
+    /// Once a second: the controllers take the limits a fleet's other workers set, step,
+    /// and the gauges are published.
     pub(super) fn tick(&mut self, now: Instant) {
         self.next_tick = now + adaptive::STEP;
         if let Some(target) = self.adaptive {
+            for (key, limit, rps) in self.frontier.fleet_host_limits() {
+                let Some(&id) = self.host_ids.get(&key) else { continue };
+                let change = self.hosts[id].controller.as_mut().and_then(|c| c.adopt(limit, rps, now));
+                if let Some(change) = change {
+                    self.apply(id, change, now);
+                }
+            }
+            let fleet = self.frontier.fleet_answers();
             for id in 0..self.hosts.len() {
                 let host = &mut self.hosts[id];
-                let used_rps = std::mem::take(&mut host.good_this_step) as f64 / adaptive::STEP.as_secs_f64();
+                // A fleet's worker uses its share of the host's rate: the fleet's use is its
+                // own times the fleet's answers over its own in the window.
+                let share = fleet
+                    .as_ref()
+                    .and_then(|fleet| fleet.hosts.get(&*host.key))
+                    .map_or(1.0, |&(answered, _)| {
+                        (answered as f64 / host.window.answered().max(1) as f64).max(1.0)
+                    });
+                let used_rps =
+                    std::mem::take(&mut host.good_this_step) as f64 / adaptive::STEP.as_secs_f64() * share;
                 let saturated = std::mem::take(&mut host.saturated);
                 let change = host.controller.as_mut().and_then(|c| c.tick(&target, now, used_rps, saturated));
                 if let Some(change) = change {
@@ -57,11 +75,24 @@ impl<S: Spider> Dispatcher<S> {
         host.slots.set_limit(limit, now);
         host.slots.set_rate(Some(rps));
         let key = &host.key;
+        // A fleet's workers share the host's limits: this worker's change is theirs.
+        let proposal = match change {
+            Change::Cut { .. } | Change::Tripped { .. } => Some(Proposal::Cut),
+            Change::Raised | Change::Closed => Some(Proposal::Raise),
+            Change::Adopted { .. } => None,
+        };
+        if let Some(proposal) = proposal {
+            self.frontier.adapt_host(key, limit, rps, proposal);
+        }
+        if let Change::Tripped { until } = change {
+            self.frontier.hold_host(key, until);
+        }
         if let Some(timeline) = &self.timeline {
             let (kind, block_rate) = match change {
                 Change::Cut { block_rate } => (Some(EventKind::Cut), Some(block_rate)),
                 Change::Tripped { .. } => (Some(EventKind::Tripped), Some(host.window.block_rate())),
-                Change::Raised | Change::Closed => (None, None),
+                Change::Adopted { lower: true } => (Some(EventKind::Cut), None),
+                Change::Raised | Change::Closed | Change::Adopted { lower: false } => (None, None),
             };
             if let Some(kind) = kind {
                 let t = self.shared.stats.elapsed().as_secs_f64();
@@ -83,6 +114,10 @@ impl<S: Spider> Dispatcher<S> {
             }
             Change::Closed => {
                 tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, "probe answered: circuit breaker closed")
+            }
+            Change::Adopted { lower } => {
+                let by = if lower { "cut" } else { "raised" };
+                tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, "{by} by another worker of the fleet")
             }
         }
         self.mark_ready(id);
