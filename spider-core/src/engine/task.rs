@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::export::Encoded;
 use crate::failures::Failure;
 use crate::fetch::Fetched;
-use crate::frontier::{fingerprint, RobotsMemo};
+use crate::frontier::RobotsMemo;
 use crate::item::ExtractError;
 use crate::page::Page;
 use crate::proxy::Verdict;
@@ -168,7 +168,7 @@ async fn answer<S: Spider>(
                 status.is_success() || status.is_redirection()
             };
             if shared.caching && keep && !blocked {
-                let fingerprint = fingerprint(request.method(), request.url());
+                let fingerprint = request.fingerprint();
                 let entry = Entry::new(fingerprint, request, status, &fetched.headers, &fetched.body);
                 notes.cache = entry.map(CacheWrite::Store);
             }
