@@ -41,6 +41,7 @@ mod form;
 mod frontier;
 mod gauge;
 mod item;
+mod json_field;
 mod json_ld;
 mod link_rules;
 mod metrics;
