@@ -221,7 +221,16 @@ impl Sandbox {
     ///
     /// When no port can be bound or the server thread cannot start.
     pub fn members(site: MembersSite) -> std::io::Result<Sandbox> {
-        Sandbox::start(Kind::Members(Members::new(site)), 0, None)
+        Sandbox::members_on(site, 0)
+    }
+
+    /// As [`members`](Self::members), on a given port (0 picks a free one).
+    ///
+    /// # Errors
+    ///
+    /// When the port cannot be bound or the server thread cannot start.
+    pub fn members_on(site: MembersSite, port: u16) -> std::io::Result<Sandbox> {
+        Sandbox::start(Kind::Members(Members::new(site)), port, None)
     }
 
     fn start(kind: Kind, port: u16, tls: Option<Tls>) -> std::io::Result<Sandbox> {
