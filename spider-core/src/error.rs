@@ -93,11 +93,11 @@ pub enum Error {
         /// The page.
         url: Url,
         /// Where the parser stopped, counted from 1.
-        line: usize,
+        line: u32,
         /// The column on that line, counted from 1.
-        column: usize,
+        column: u32,
         /// The parser's complaint, without its position.
-        message: String,
+        message: Box<str>,
     },
     /// A form that cannot be filled in (see [`Page::form`](crate::Page::form)): no element
     /// matches the selector, the element is no `<form>`, or it sends its fields in a way
@@ -107,9 +107,9 @@ pub enum Error {
         /// The page.
         url: Url,
         /// The selector the form was looked up with.
-        selector: String,
+        selector: Box<str>,
         /// What is wrong.
-        message: String,
+        message: Box<str>,
     },
     /// The spider's [`start`](crate::Spider::start) hook failed (a login refused, say);
     /// the crawl does not begin.

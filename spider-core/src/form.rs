@@ -53,8 +53,11 @@ pub struct Form {
 impl Form {
     /// The form `selector` (written `css`) matches in `doc`.
     pub(crate) fn read(doc: &Document<'_>, selector: &Selector, css: &str) -> Result<Form, Error> {
-        let refuse =
-            |message: String| Error::Form { url: doc.url().clone(), selector: css.to_owned(), message };
+        let refuse = |message: String| Error::Form {
+            url: doc.url().clone(),
+            selector: css.into(),
+            message: message.into(),
+        };
         let Some(form) = doc.select(selector).next() else {
             return Err(refuse("no element of the page matches it".to_owned()));
         };

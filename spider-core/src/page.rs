@@ -258,7 +258,7 @@ impl Page {
     /// assert_eq!((answer.products[0].name.as_str(), answer.products[0].price, answer.next), ("Tea", 4.5, None));
     ///
     /// let broken = PageFixture::new("https://shop.example/api/products", "{\"products\": [,]}").build()?;
-    /// let error = broken.json::<Products>().await.unwrap_err();
+    /// let Err(error) = broken.json::<Products>().await else { panic!("not JSON") };
     /// assert_eq!(
     ///     error.to_string(),
     ///     "the answer from https://shop.example/api/products is not the JSON asked for (line 1, column 15): expected value"
@@ -462,6 +462,7 @@ impl<'a> Document<'a> {
 fn json_error(url: &Url, error: &serde_json::Error) -> Error {
     let (line, column) = (error.line(), error.column());
     let text = error.to_string();
-    let message = text.strip_suffix(&format!(" at line {line} column {column}")).unwrap_or(&text).to_owned();
+    let message = text.strip_suffix(&format!(" at line {line} column {column}")).unwrap_or(&text).into();
+    let (line, column) = (u32::try_from(line).unwrap_or(u32::MAX), u32::try_from(column).unwrap_or(u32::MAX));
     Error::Json { url: url.clone(), line, column, message }
 }
