@@ -1,6 +1,6 @@
 //! Requests with bodies, forms and JSON answers, against the sandbox's members' shop, as
-//! the server saw them: POST bodies as received and deduplicated by their body (in memory
-//! and through a state file); a login form submitted with its hidden CSRF token, from
+//! the server saw them: POST bodies as received and deduplicated by their body (in memory,
+//! through a state file and in a fleet's Redis); a login form submitted with its hidden CSRF token, from
 //! `parse` and from the `start` hook; a JSON answer that does not parse failing its page
 //! alone; `#[json]` item fields read from the API.
 
@@ -10,7 +10,7 @@ mod support;
 
 use std::collections::BTreeSet;
 
-use spider_sandbox::{catalogue, MembersSite, Sandbox};
+use spider_sandbox::{catalogue, MembersSite, RedisServer, Sandbox};
 use spiderling::prelude::*;
 use support::read_json_lines;
 
@@ -24,19 +24,28 @@ fn config(name: &str, site: &Sandbox, path: &str) -> Config {
         .allowed_domain("127.0.0.1")
 }
 
+/// Where a crawl keeps its frontier.
+#[derive(Debug, Clone)]
+enum Home {
+    Memory,
+    State(std::path::PathBuf),
+    Fleet(String),
+}
+
 /// Searches the shop's API from its home page: the same JSON search twice, another one,
 /// and the first as a form.
 struct Searches {
     base: String,
-    state: Option<std::path::PathBuf>,
+    home: Home,
 }
 
 impl SpiderConfig for Searches {
     fn config(&self) -> Config {
         let config = Config::new("searches").start_url(self.base.clone()).allowed_domain("127.0.0.1");
-        match &self.state {
-            Some(path) => config.state(path),
-            None => config,
+        match &self.home {
+            Home::Memory => config,
+            Home::State(path) => config.state(path),
+            Home::Fleet(redis) => config.frontier(redis.clone()),
         }
     }
 }
@@ -58,23 +67,24 @@ impl Spider for Searches {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn posts_to_one_url_are_fetched_once_per_body_in_memory_and_through_a_state_file() {
+async fn posts_to_one_url_are_fetched_once_per_body_in_memory_through_a_state_file_and_in_a_fleet() {
     let dir = tempfile::tempdir().unwrap();
-    for state in [None, Some(dir.path().join("searches.state"))] {
+    let redis = RedisServer::start().unwrap();
+    for home in [Home::Memory, Home::State(dir.path().join("searches.state")), Home::Fleet(redis.url())] {
         let site = shop();
-        let summary = Crawler::new(Searches { base: site.url(), state: state.clone() }).run().await.unwrap();
+        let summary = Crawler::new(Searches { base: site.url(), home: home.clone() }).run().await.unwrap();
         let observed = site.observed();
         let mut bodies = observed.bodies_of("/api/search");
         bodies.sort();
-        assert_eq!(bodies, ["q=tea", r#"{"q":"coffee"}"#, r#"{"q":"tea"}"#], "with state {state:?}");
+        assert_eq!(bodies, ["q=tea", r#"{"q":"coffee"}"#, r#"{"q":"tea"}"#], "{home:?}");
         let posts: Vec<&str> = observed
             .hits
             .iter()
             .filter(|h| h.resource() == "/api/search")
             .map(|h| h.method.as_str())
             .collect();
-        assert_eq!(posts, ["POST"; 3]);
-        assert_eq!((summary.duplicates, summary.failures), (1, 0), "{summary}");
+        assert_eq!(posts, ["POST"; 3], "{home:?}");
+        assert_eq!((summary.duplicates, summary.failures), (1, 0), "{home:?}: {summary}");
     }
 }
 
