@@ -110,7 +110,7 @@ impl Fetcher {
         let mut outgoing =
             client.request(request.method().clone(), url.clone()).headers(request.headers().clone());
         if let Some(body) = &request.body {
-            outgoing = outgoing.body(body.clone());
+            outgoing = outgoing.body(body.0.clone());
         }
         let mut response = outgoing.send().await.map_err(transport)?;
         // A sitemap is capped by the protocol's 50 MB, not the page cap. Of a larger one the

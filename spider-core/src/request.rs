@@ -24,6 +24,17 @@ pub const MAX_REQUEST_BODY: usize = 1 << 20;
 /// The Content-Type of a form's fields.
 const FORM_URLENCODED: &str = "application/x-www-form-urlencoded";
 
+/// A request's body. Its `Debug` shows only its size: a login's body holds a password,
+/// and a request printed in a log must not give it away.
+#[derive(Clone)]
+pub(crate) struct Body(pub(crate) Bytes);
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes", self.0.len())
+    }
+}
+
 /// One request: a URL plus everything that travels with it through the frontier.
 ///
 /// Follow-up requests made with [`Cx::follow`](crate::Cx::follow) inherit their parent's
@@ -48,7 +59,7 @@ pub struct Request {
     pub(crate) method: Method,
     pub(crate) headers: HeaderMap,
     /// Sent as it is; part of the fingerprint (see [`Request::fingerprint`]).
-    pub(crate) body: Option<Bytes>,
+    pub(crate) body: Option<Body>,
     pub(crate) meta: Map<String, Value>,
     pub(crate) depth: u32,
     pub(crate) priority: i32,
@@ -216,7 +227,7 @@ impl Request {
         let value = HeaderValue::from_str(content_type)
             .map_err(|e| Error::Config(format!("the content type {content_type:?} for {}: {e}", self.url)))?;
         self.headers.insert(CONTENT_TYPE, value);
-        self.body = Some(body);
+        self.body = Some(Body(body));
         Ok(self)
     }
 
@@ -304,7 +315,7 @@ impl Request {
 
     /// The body sent with this request, if any.
     pub fn body(&self) -> Option<&[u8]> {
-        self.body.as_deref()
+        self.body.as_ref().map(|body| &body.0[..])
     }
 
     /// What the frontier dedupes this request on: its method, its canonical URL and, when
@@ -323,7 +334,7 @@ impl Request {
     /// # Ok::<(), spider_core::Error>(())
     /// ```
     pub fn fingerprint(&self) -> Fingerprint {
-        crate::frontier::fingerprint_with_body(&self.method, &self.url, self.body.as_deref())
+        crate::frontier::fingerprint_with_body(&self.method, &self.url, self.body())
     }
 
     /// Values attached with [`with_meta`](Self::with_meta).
@@ -465,6 +476,13 @@ mod tests {
         let error =
             Request::get("https://a.example/upload").unwrap().with_body("text/plain", big).unwrap_err();
         assert!(error.to_string().contains("over the cap of 1048576 bytes"), "{error}");
+    }
+
+    #[test]
+    fn a_request_printed_for_a_log_shows_the_size_of_its_body_not_the_password_in_it() {
+        let login = Request::post_form("https://a.example/login", [("password", "s3cret")]).unwrap();
+        let printed = format!("{login:?}");
+        assert!(printed.contains("body: Some(15 bytes)") && !printed.contains("s3cret"), "{printed}");
     }
 
     #[test]

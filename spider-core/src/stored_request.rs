@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use url::Url;
 
-use crate::request::Request;
+use crate::request::{Body, Request};
 use crate::stored_headers::StoredHeaders;
 
 /// A request's extras as stored.
@@ -56,7 +56,7 @@ impl Extra {
     pub(crate) fn of(request: &Request) -> Option<Extra> {
         let extra = Extra {
             headers: StoredHeaders::of(&request.headers),
-            body: request.body.as_ref().map(|body| BASE64.encode(body)),
+            body: request.body().map(|body| BASE64.encode(body)),
             meta: request.meta.clone(),
             session: request.session.as_deref().map(str::to_owned),
             backoff_ms: u64::try_from(request.last_backoff.as_millis()).unwrap_or(u64::MAX),
@@ -81,7 +81,7 @@ impl Extra {
     pub(crate) fn apply(self, request: &mut Request) -> Result<(), String> {
         request.headers = self.headers.into_map().map_err(|name| format!("header {name:?}"))?;
         request.body = match self.body {
-            Some(text) => Some(BASE64.decode(text).map_err(|e| format!("body: {e}"))?.into()),
+            Some(text) => Some(Body(BASE64.decode(text).map_err(|e| format!("body: {e}"))?.into())),
             None => None,
         };
         let read = |url: String| Url::parse(&url).map_err(|e| format!("redirect chain URL {url:?}: {e}"));
