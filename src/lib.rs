@@ -86,12 +86,12 @@ pub use spider_derive::{Item, Spider};
 
 /// What a spider needs, in one import.
 pub mod prelude {
-    pub use serde::Serialize;
+    pub use serde::{Deserialize, Serialize};
     pub use spider_core::scraper::Selector;
     pub use spider_core::url::Url;
     pub use spider_core::{
-        async_trait, Config, CrawlStatus, Crawler, Cx, Document, Error, Item, Page, Request, Result, Spider,
-        SpiderConfig,
+        async_trait, Config, CrawlStatus, Crawler, Cx, Document, Error, Form, Item, Page, Request, Result,
+        Spider, SpiderConfig, Start,
     };
     pub use spider_derive::{Item, Spider};
 }

@@ -63,3 +63,19 @@ fn the_adaptive_example_climbs_backs_off_and_is_never_banned() {
     assert!(allowed.windows(2).any(|w| w[1] > w[0]), "climbs: {allowed:?}");
     assert!(allowed.windows(2).any(|w| w[1] < w[0]), "backs off: {allowed:?}");
 }
+
+#[test]
+fn the_login_example_logs_in_then_crawls_the_members_area_and_the_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("members.jsonl");
+    let run = Command::new(support::example("login")).arg("-o").arg(&output).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+
+    let found = support::read_json_lines(&output);
+    let pages: BTreeSet<&str> = found.iter().filter_map(|f| f["page"].as_str()).collect();
+    assert_eq!(pages, BTreeSet::from(["Members' page 1", "Members' page 2", "Members' page 3"]));
+    let products: BTreeSet<u64> = found.iter().filter_map(|f| f["id"].as_u64()).collect();
+    assert_eq!(products, (1..=30).collect(), "every product of the API's three pages");
+    let printed = String::from_utf8_lossy(&run.stdout);
+    assert!(printed.contains("login: 37 pages, 33 items"), "{printed}");
+}

@@ -8,6 +8,7 @@ use scraper::ElementRef;
 use url::Url;
 
 pub use crate::item::{ExtractError, ExtractErrorKind, FieldSource, Item};
+pub use crate::json_field::{json_all, json_first, JsonBody};
 pub use crate::json_ld::JsonLd;
 pub use crate::page::Document;
 pub use scraper::Selector;

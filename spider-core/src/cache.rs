@@ -196,7 +196,7 @@ impl HttpCache {
     /// The answer kept for `request`, unless it is older than `cache_ttl`; with
     /// `revalidate`, marked to be confirmed by the server first.
     pub(crate) fn lookup(&self, request: &Request) -> Result<Option<Cached>, Error> {
-        let fingerprint = crate::frontier::fingerprint(request.method(), request.url());
+        let fingerprint = request.fingerprint();
         let fresh_since = self
             .ttl
             .map_or(i64::MIN, |ttl| unix_ms(SystemTime::now().checked_sub(ttl).unwrap_or(UNIX_EPOCH)));

@@ -75,6 +75,50 @@ pub enum Error {
         /// The cap in force.
         limit: usize,
     },
+    /// A request body larger than [`MAX_REQUEST_BODY`](crate::MAX_REQUEST_BODY): the
+    /// request is refused where it is made, before it reaches the frontier.
+    #[error("the body for {url} is {size} bytes, over the cap of {limit} bytes for a request body")]
+    RequestBodyTooLarge {
+        /// The URL the request was for.
+        url: Url,
+        /// The body's size.
+        size: usize,
+        /// The cap.
+        limit: usize,
+    },
+    /// An answer read with [`Page::json`](crate::Page::json) that is not JSON, or not
+    /// of the type asked for.
+    #[error("the answer from {url} is not the JSON asked for (line {line}, column {column}): {message}")]
+    Json {
+        /// The page.
+        url: Url,
+        /// Where the parser stopped, counted from 1.
+        line: u32,
+        /// The column on that line, counted from 1.
+        column: u32,
+        /// The parser's complaint, without its position.
+        message: Box<str>,
+    },
+    /// A form that cannot be filled in (see [`Page::form`](crate::Page::form)): no element
+    /// matches the selector, the element is no `<form>`, or it sends its fields in a way
+    /// Spiderling does not (a file upload).
+    #[error("form {selector:?} on {url}: {message}")]
+    Form {
+        /// The page.
+        url: Url,
+        /// The selector the form was looked up with.
+        selector: Box<str>,
+        /// What is wrong.
+        message: Box<str>,
+    },
+    /// The spider's [`start`](crate::Spider::start) hook failed (a login refused, say);
+    /// the crawl does not begin.
+    #[error("the spider's start hook failed: {source}")]
+    Start {
+        /// The hook's error.
+        #[source]
+        source: BoxError,
+    },
     /// A chain of redirects longer than `max_redirects`.
     #[error("too many redirects from {url} (limit {limit})")]
     TooManyRedirects {
@@ -244,6 +288,9 @@ impl Error {
             Error::Timeout { url }
             | Error::Http { url, .. }
             | Error::BodyTooLarge { url, .. }
+            | Error::RequestBodyTooLarge { url, .. }
+            | Error::Json { url, .. }
+            | Error::Form { url, .. }
             | Error::TooManyRedirects { url, .. }
             | Error::ParsePanicked { url }
             | Error::Extract { url, .. }

@@ -107,12 +107,12 @@ impl Fetcher {
                 Error::Http { url: url.clone(), source: source.without_url() }
             }
         };
-        let mut response = client
-            .request(request.method().clone(), url.clone())
-            .headers(request.headers().clone())
-            .send()
-            .await
-            .map_err(transport)?;
+        let mut outgoing =
+            client.request(request.method().clone(), url.clone()).headers(request.headers().clone());
+        if let Some(body) = &request.body {
+            outgoing = outgoing.body(body.0.clone());
+        }
+        let mut response = outgoing.send().await.map_err(transport)?;
         // A sitemap is capped by the protocol's 50 MB, not the page cap. Of a larger one the
         // reader takes what the 50 MB hold: one byte more is read, to tell it was larger.
         let sitemap = request.is_sitemap();
@@ -138,8 +138,11 @@ impl Fetcher {
             body.extend_from_slice(&chunk);
         }
         let headers = response.headers().clone();
-        let sent =
-            REQUEST_OVERHEAD + request.method().as_str().len() + url.as_str().len() + size(request.headers());
+        let sent = REQUEST_OVERHEAD
+            + request.method().as_str().len()
+            + url.as_str().len()
+            + size(request.headers())
+            + request.body().map_or(0, <[u8]>::len);
         let received = RESPONSE_OVERHEAD + size(&headers) + body.len();
         Ok(Fetched {
             status: response.status(),

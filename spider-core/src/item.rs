@@ -2,7 +2,7 @@
 //!
 //! The derive writes an [`Item`] impl whose selectors are parsed once per process; the
 //! helpers in [`__private`](crate::__private) read raw values from the parsed document
-//! (CSS matches, the page's JSON-LD, the page's own facts), and the impl turns them into
+//! (CSS matches, the page's JSON-LD, a JSON page's values, the page's own facts), and the impl turns them into
 //! typed fields.
 
 use std::fmt;
@@ -61,6 +61,8 @@ pub enum FieldSource {
         /// Such as `Product`.
         of_type: Option<&'static str>,
     },
+    /// `#[json("...")]`: a JSON pointer into a page that is JSON, such as an API's answer.
+    Json(&'static str),
     /// `#[page(...)]`: one of the page's own facts (`url`, `status`...), by name.
     Page(&'static str),
     /// `#[page(meta = "...")]`: a key of the request's meta.
@@ -75,6 +77,7 @@ impl fmt::Display for FieldSource {
             FieldSource::JsonLd { path, of_type: Some(of_type) } => {
                 write!(f, "JSON-LD `{path}` of a `{of_type}`")
             }
+            FieldSource::Json(pointer) => write!(f, "JSON `{pointer}`"),
             FieldSource::Page(name) => write!(f, "page `{name}`"),
             FieldSource::Meta(key) => write!(f, "meta `{key}`"),
         }
@@ -101,6 +104,11 @@ pub enum ExtractErrorKind {
         /// The JSON parser's complaint, with the block's number on the page.
         message: String,
     },
+    /// A `#[json("...")]` field: the page's body is not valid JSON.
+    InvalidJson {
+        /// The JSON parser's complaint, with its line and column.
+        message: String,
+    },
 }
 
 impl fmt::Display for ExtractError {
@@ -116,6 +124,9 @@ impl fmt::Display for ExtractError {
             (ExtractErrorKind::Missing, _) => write!(f, "field `{field}`: the page has no {from}"),
             (ExtractErrorKind::Parse { text, message }, _) => {
                 write!(f, "field `{field}` ({from}): cannot parse {text:?}: {message}")
+            }
+            (ExtractErrorKind::InvalidJson { message }, _) => {
+                write!(f, "field `{field}` ({from}): the page is not JSON: {message}")
             }
             (ExtractErrorKind::InvalidJsonLd { message }, _) => write!(
                 f,

@@ -15,6 +15,7 @@ use url::Url;
 use crate::charset;
 use crate::content_type::{self, ContentType};
 use crate::error::Error;
+use crate::form::Form;
 use crate::item::{ExtractError, Item};
 use crate::parse::ParsePool;
 use crate::request::Request;
@@ -28,7 +29,6 @@ use crate::request::Request;
 pub struct Page {
     facts: Arc<Facts>,
     headers: HeaderMap,
-    body: Bytes,
     pool: ParsePool,
 }
 
@@ -39,6 +39,8 @@ struct Facts {
     status: StatusCode,
     fetched_at: SystemTime,
     request: Request,
+    /// Decompressed; `#[json]` fields read it from a [`Document`].
+    body: Bytes,
 }
 
 impl Page {
@@ -53,7 +55,7 @@ impl Page {
         fetched_at: SystemTime,
         pool: ParsePool,
     ) -> Self {
-        Page { facts: Arc::new(Facts { url, status, fetched_at, request }), headers, body, pool }
+        Page { facts: Arc::new(Facts { url, status, fetched_at, request, body }), headers, pool }
     }
 
     /// A page made from saved HTML, for testing a spider's `parse` or an item's selectors
@@ -120,7 +122,7 @@ impl Page {
 
     /// The body, decompressed.
     pub fn body(&self) -> &[u8] {
-        &self.body
+        &self.facts.body
     }
 
     /// The body as text, decoded as a browser would decode it: by its byte order mark,
@@ -143,7 +145,7 @@ impl Page {
     /// # Ok(()) }
     /// ```
     pub fn text(&self) -> Cow<'_, str> {
-        self.encoding().decode(&self.body).0
+        self.encoding().decode(&self.facts.body).0
     }
 
     /// Whether the answer is HTML: its Content-Type is `text/html` or
@@ -166,13 +168,13 @@ impl Page {
     /// # Ok(()) }
     /// ```
     pub fn is_html(&self) -> bool {
-        content_type::is_html(&self.headers, &self.body)
+        content_type::is_html(&self.headers, &self.facts.body)
     }
 
     /// The body's encoding (see [`text`](Self::text)).
     fn encoding(&self) -> &'static Encoding {
         let charset = ContentType::of(&self.headers).and_then(|known| known.charset());
-        charset::sniff(&self.body, charset, self.is_html())
+        charset::sniff(&self.facts.body, charset, self.is_html())
     }
 
     /// The request that led here (its meta, depth, session and first URL).
@@ -206,18 +208,112 @@ impl Page {
         R: Send + 'static,
         F: FnOnce(&Document<'_>) -> R + Send + 'static,
     {
-        let body = self.body.clone();
         let facts = Arc::clone(&self.facts);
         let encoding = self.encoding();
         let pool = self.pool.clone();
         self.pool
             .run(move || {
                 pool.parsed_html();
-                let html = Html::parse_document(&encoding.decode(&body).0);
+                let html = Html::parse_document(&encoding.decode(&facts.body).0);
                 work(&Document { html: &html, root: html.root_element(), page: &facts })
             })
             .await
             .map_err(|_| Error::ParsePanicked { url: self.url().clone() })
+    }
+
+    /// Read the answer as JSON into `T`, on the parse pool (a large API answer is as
+    /// much CPU work as a page of HTML). `T` is any `Deserialize` type: a struct of the
+    /// fields you need, or [`serde_json::Value`] for all of it. A UTF-8 byte order mark
+    /// is skipped; JSON is UTF-8 (RFC 8259), so no other encoding is guessed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Json`] naming the page's URL, the line and column and what is wrong when
+    /// the body is not JSON or not a `T`; returned from `parse` with `?`, it fails this
+    /// page alone, counted and filed in the failures file, and the crawl goes on.
+    /// [`Error::ParsePanicked`] as for [`html`](Self::html).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), spider_core::Error> {
+    /// use spider_core::testing::PageFixture;
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Products {
+    ///     products: Vec<Product>,
+    ///     next: Option<String>,
+    /// }
+    /// #[derive(serde::Deserialize)]
+    /// struct Product {
+    ///     name: String,
+    ///     price: f64,
+    /// }
+    ///
+    /// let page = PageFixture::new("https://shop.example/api/products", r#"{"products": [{"name": "Tea", "price": 4.5}], "next": null}"#)
+    ///     .content_type("application/json")
+    ///     .build()?;
+    /// let answer: Products = page.json().await?;
+    /// assert_eq!((answer.products[0].name.as_str(), answer.products[0].price, answer.next), ("Tea", 4.5, None));
+    ///
+    /// let broken = PageFixture::new("https://shop.example/api/products", "{\"products\": [,]}").build()?;
+    /// let Err(error) = broken.json::<Products>().await else { panic!("not JSON") };
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "the answer from https://shop.example/api/products is not the JSON asked for (line 1, column 15): expected value"
+    /// );
+    /// # Ok(()) }
+    /// ```
+    pub async fn json<T>(&self) -> Result<T, Error>
+    where
+        T: serde::de::DeserializeOwned + Send + 'static,
+    {
+        let facts = Arc::clone(&self.facts);
+        self.pool
+            .run(move || {
+                let body = facts.body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&facts.body);
+                serde_json::from_slice::<T>(body).map_err(|error| json_error(&facts.url, &error))
+            })
+            .await
+            .map_err(|_| Error::ParsePanicked { url: self.url().clone() })?
+    }
+
+    /// The form `css` selects, read on the parse pool, to be filled in and sent: its
+    /// action resolved against the page's URL, its method, and the fields a browser would
+    /// send as the page stands (hidden ones such as a CSRF token included). See [`Form`]
+    /// for what is read, and [`Document::form`] to read it in the same parse as other
+    /// things of the page.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Selector`] when `css` does not parse; [`Error::Form`] when it matches
+    /// nothing or no `<form>`, or the form uploads files (`multipart/form-data`) or sends
+    /// `text/plain`; [`Error::ParsePanicked`] as for [`html`](Self::html).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), spider_core::Error> {
+    /// let page = spider_core::Page::fixture(
+    ///     "https://shop.example/account/login",
+    ///     r#"<form id="login" action="/session" method="post">
+    ///          <input type="hidden" name="csrf" value="k7Qz">
+    ///          <input name="user"> <input name="password" type="password">
+    ///          <button>Log in</button>
+    ///        </form>"#,
+    /// )?;
+    /// let login = page.form("form#login").await?.set("user", "ann").set("password", "s3cret").into_request()?;
+    /// assert_eq!(login.url().as_str(), "https://shop.example/session");
+    /// assert_eq!(login.body(), Some(&b"csrf=k7Qz&user=ann&password=s3cret"[..]));
+    /// # Ok(()) }
+    /// ```
+    pub async fn form(&self, css: &str) -> Result<Form, Error> {
+        let selector = Selector::parse(css)
+            .map_err(|e| Error::Selector { selector: css.to_owned(), message: e.to_string() })?;
+        let css = css.to_owned();
+        self.html(move |doc| Form::read(doc, &selector, &css)).await?
     }
 
     /// Extract an item on the parse pool: `Ok(None)` when the page has none of its fields.
@@ -310,6 +406,22 @@ impl<'a> Document<'a> {
         &self.page.request
     }
 
+    /// The page's body as fetched (decompressed, not decoded): what the `#[json("...")]`
+    /// fields of a derived item read.
+    pub fn body(&self) -> &'a [u8] {
+        &self.page.body
+    }
+
+    /// The form `selector` matches, to fill in and send (see [`Page::form`]); `css` is
+    /// the selector's text, for the error.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Page::form`].
+    pub fn form(&self, selector: &Selector, css: &str) -> Result<Form, Error> {
+        Form::read(self, selector, css)
+    }
+
     /// The same page seen from `element`: selectors match only inside it. Use it to
     /// extract one item per repeated block of a page.
     pub fn within(&self, element: ElementRef<'a>) -> Document<'a> {
@@ -344,4 +456,13 @@ impl<'a> Document<'a> {
             .filter_map(|href| self.url().join(href.trim()).ok())
             .collect()
     }
+}
+
+/// A JSON parse error as [`Error::Json`]: its position apart from its message.
+fn json_error(url: &Url, error: &serde_json::Error) -> Error {
+    let (line, column) = (error.line(), error.column());
+    let text = error.to_string();
+    let message = text.strip_suffix(&format!(" at line {line} column {column}")).unwrap_or(&text).into();
+    let (line, column) = (u32::try_from(line).unwrap_or(u32::MAX), u32::try_from(column).unwrap_or(u32::MAX));
+    Error::Json { url: url.clone(), line, column, message }
 }

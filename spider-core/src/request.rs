@@ -3,13 +3,37 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION};
+use bytes::Bytes;
+use reqwest::header::{
+    HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, COOKIE,
+    PROXY_AUTHORIZATION,
+};
 use reqwest::Method;
+use serde::Serialize;
 use serde_json::{Map, Value};
 use url::Url;
 
 use crate::error::Error;
-use crate::frontier::Ticket;
+use crate::frontier::{Fingerprint, Ticket};
+
+/// The largest request body a [`Request`] takes: 1 MiB. A form or a JSON query is a few
+/// kilobytes; a body this size is a mistake, and it would be stored with the request in
+/// a state file or a fleet's Redis until it is sent.
+pub const MAX_REQUEST_BODY: usize = 1 << 20;
+
+/// The Content-Type of a form's fields.
+const FORM_URLENCODED: &str = "application/x-www-form-urlencoded";
+
+/// A request's body. Its `Debug` shows only its size: a login's body holds a password,
+/// and a request printed in a log must not give it away.
+#[derive(Clone)]
+pub(crate) struct Body(pub(crate) Bytes);
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes", self.0.len())
+    }
+}
 
 /// One request: a URL plus everything that travels with it through the frontier.
 ///
@@ -34,6 +58,8 @@ pub struct Request {
     pub(crate) url: Url,
     pub(crate) method: Method,
     pub(crate) headers: HeaderMap,
+    /// Sent as it is; part of the fingerprint (see [`Request::fingerprint`]).
+    pub(crate) body: Option<Body>,
     pub(crate) meta: Map<String, Value>,
     pub(crate) depth: u32,
     pub(crate) priority: i32,
@@ -69,6 +95,7 @@ impl Request {
             url,
             method: Method::GET,
             headers: HeaderMap::new(),
+            body: None,
             meta: Map::new(),
             depth: 0,
             priority: 0,
@@ -110,6 +137,98 @@ impl Request {
     /// [`Error::InvalidUrl`] when `url` is not an absolute URL.
     pub fn get(url: &str) -> Result<Self, Error> {
         Url::parse(url).map(Request::new).map_err(|source| Error::InvalidUrl { url: url.to_owned(), source })
+    }
+
+    /// A POST of an HTML form's fields, `application/x-www-form-urlencoded` as a browser
+    /// sends them, in the order given. To fill in a form the page carries (its hidden
+    /// fields kept), use [`Page::form`](crate::Page::form) instead.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidUrl`] when `url` is not an absolute URL;
+    /// [`Error::RequestBodyTooLarge`] when the fields pass [`MAX_REQUEST_BODY`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let search = spider_core::Request::post_form("https://books.example/search", [("q", "rust & go")])?;
+    /// assert_eq!(search.method(), reqwest::Method::POST);
+    /// assert_eq!(search.body(), Some(&b"q=rust+%26+go"[..]));
+    /// # Ok::<(), spider_core::Error>(())
+    /// ```
+    pub fn post_form<K, V>(url: &str, fields: impl IntoIterator<Item = (K, V)>) -> Result<Self, Error>
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let body = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(fields).finish();
+        Request::get(url)?.with_method(Method::POST).with_body(FORM_URLENCODED, body)
+    }
+
+    /// A POST of `value` as JSON (`Content-Type: application/json`), as an API's search
+    /// or GraphQL endpoint takes it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidUrl`] when `url` is not an absolute URL; [`Error::Config`] when
+    /// `value` cannot be written as JSON (a map with keys that are not strings);
+    /// [`Error::RequestBodyTooLarge`] when the JSON passes [`MAX_REQUEST_BODY`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let query = serde_json::json!({ "category": "poetry", "page": 2 });
+    /// let request = spider_core::Request::post_json("https://books.example/api/search", &query)?;
+    /// assert_eq!(request.headers()["content-type"], "application/json");
+    /// assert_eq!(request.body(), Some(&br#"{"category":"poetry","page":2}"#[..]));
+    /// # Ok::<(), spider_core::Error>(())
+    /// ```
+    pub fn post_json(url: &str, value: &impl Serialize) -> Result<Self, Error> {
+        let request = Request::get(url)?.with_method(Method::POST);
+        let body = serde_json::to_vec(value)
+            .map_err(|e| Error::Config(format!("the JSON body for {}: {e}", request.url)))?;
+        request.with_body("application/json", body)
+    }
+
+    /// Send `body` with this request, labelled `content_type` (which replaces any
+    /// `Content-Type` given before). Set the method too: a body is for POST, PUT, PATCH
+    /// and the like. The body is part of the request's [`fingerprint`](Self::fingerprint),
+    /// so two requests that differ only in their bodies are both fetched, and two with the
+    /// same body once.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestBodyTooLarge`] when `body` passes [`MAX_REQUEST_BODY`];
+    /// [`Error::Config`] when `content_type` is no header value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use spider_core::Request;
+    ///
+    /// let put = |body: &'static str| {
+    ///     Request::get("https://books.example/api/basket/7")?
+    ///         .with_method(reqwest::Method::PUT)
+    ///         .with_body("text/plain", body)
+    /// };
+    /// assert_ne!(put("one")?.fingerprint(), put("two")?.fingerprint());
+    /// assert_eq!(put("one")?.fingerprint(), put("one")?.fingerprint());
+    /// # Ok::<(), spider_core::Error>(())
+    /// ```
+    pub fn with_body(mut self, content_type: &str, body: impl Into<Bytes>) -> Result<Self, Error> {
+        let body = body.into();
+        if body.len() > MAX_REQUEST_BODY {
+            return Err(Error::RequestBodyTooLarge {
+                url: self.url,
+                size: body.len(),
+                limit: MAX_REQUEST_BODY,
+            });
+        }
+        let value = HeaderValue::from_str(content_type)
+            .map_err(|e| Error::Config(format!("the content type {content_type:?} for {}: {e}", self.url)))?;
+        self.headers.insert(CONTENT_TYPE, value);
+        self.body = Some(Body(body));
+        Ok(self)
     }
 
     /// Use another HTTP method (default GET).
@@ -194,6 +313,30 @@ impl Request {
         &self.headers
     }
 
+    /// The body sent with this request, if any.
+    pub fn body(&self) -> Option<&[u8]> {
+        self.body.as_ref().map(|body| &body.0[..])
+    }
+
+    /// What the frontier dedupes this request on: its method, its canonical URL and, when
+    /// it has one, its body. A request without a body has the fingerprint
+    /// [`fingerprint`](crate::fingerprint) gives its method and URL, so the seen-sets of
+    /// state files and fleets written before bodies existed still hold.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use spider_core::Request;
+    ///
+    /// let login = |user: &str| Request::post_form("https://shop.example/login", [("user", user)]);
+    /// assert_ne!(login("ann")?.fingerprint(), login("bob")?.fingerprint());
+    /// assert_eq!(login("ann")?.fingerprint(), login("ann")?.fingerprint());
+    /// # Ok::<(), spider_core::Error>(())
+    /// ```
+    pub fn fingerprint(&self) -> Fingerprint {
+        crate::frontier::fingerprint_with_body(&self.method, &self.url, self.body())
+    }
+
     /// Values attached with [`with_meta`](Self::with_meta).
     pub fn meta(&self) -> &Map<String, Value> {
         &self.meta
@@ -260,7 +403,8 @@ impl Request {
     /// The next hop of a redirect (its fragment dropped, as in [`Request::new`]): same
     /// depth, priority, meta, session and kind (a sitemap stays a sitemap), the chain one
     /// hop longer; a 303, or a
-    /// 301/302 answer to a POST, turns into a GET as browsers do; credentials are dropped
+    /// 301/302 answer to a POST, turns into a GET without the body as browsers do (a 307
+    /// or 308 sends the body again); credentials are dropped
     /// when the hop leaves the origin.
     pub(crate) fn redirected(&self, mut to: Url, status: u16) -> Self {
         to.set_fragment(None);
@@ -270,6 +414,12 @@ impl Request {
             self.method.clone()
         };
         let mut headers = self.headers.clone();
+        // A hop that turns into a GET leaves the body, and what describes it, behind.
+        let body = if method == self.method { self.body.clone() } else { None };
+        if body.is_none() {
+            headers.remove(CONTENT_TYPE);
+            headers.remove(CONTENT_LENGTH);
+        }
         if to.origin() != self.url.origin() {
             // Credentials meant for one site never travel to another.
             for secret in [AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION] {
@@ -280,6 +430,7 @@ impl Request {
             url: to,
             method,
             headers,
+            body,
             meta: self.meta.clone(),
             depth: self.depth,
             priority: self.priority,
@@ -306,6 +457,32 @@ mod tests {
         assert!(same.headers().contains_key(AUTHORIZATION));
         let other = request.redirected(Url::parse("https://b.example/home").unwrap(), 302);
         assert!(!other.headers().contains_key(AUTHORIZATION));
+    }
+
+    #[test]
+    fn a_post_redirected_with_303_becomes_a_get_without_its_body_and_307_sends_it_again() {
+        let login = Request::post_form("https://a.example/login", [("user", "ann")]).unwrap();
+        let after = login.redirected(Url::parse("https://a.example/home").unwrap(), 303);
+        assert_eq!((after.method(), after.body()), (&Method::GET, None));
+        assert!(!after.headers().contains_key(CONTENT_TYPE));
+        let again = login.redirected(Url::parse("https://a.example/login2").unwrap(), 307);
+        assert_eq!((again.method(), again.body()), (&Method::POST, login.body()));
+        assert_eq!(again.headers()[CONTENT_TYPE], "application/x-www-form-urlencoded");
+    }
+
+    #[test]
+    fn a_body_over_the_cap_is_refused_where_it_is_made() {
+        let big = vec![b'x'; MAX_REQUEST_BODY + 1];
+        let error =
+            Request::get("https://a.example/upload").unwrap().with_body("text/plain", big).unwrap_err();
+        assert!(error.to_string().contains("over the cap of 1048576 bytes"), "{error}");
+    }
+
+    #[test]
+    fn a_request_printed_for_a_log_shows_the_size_of_its_body_not_the_password_in_it() {
+        let login = Request::post_form("https://a.example/login", [("password", "s3cret")]).unwrap();
+        let printed = format!("{login:?}");
+        assert!(printed.contains("body: Some(15 bytes)") && !printed.contains("s3cret"), "{printed}");
     }
 
     #[test]

@@ -8,10 +8,12 @@ use url::Url;
 
 use crate::block::Answer;
 use crate::config::Config;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::form::Form;
 use crate::page::Page;
 use crate::proxy::Route;
 use crate::request::Request;
+use crate::start::Start;
 
 /// A spider's settings. `#[derive(Spider)]` writes this from `#[spider(...)]`.
 pub trait SpiderConfig {
@@ -71,6 +73,51 @@ pub trait Spider: SpiderConfig + Send + Sync + 'static {
     /// Handle one page: emit items, follow links. An error counts the page as failed
     /// and the crawl goes on.
     async fn parse(&self, page: Page, cx: &mut Cx<Self::Item>) -> Result;
+
+    /// Runs once before the crawl, to log in or to find where to start: it can send
+    /// requests through the crawl's client with [`Start::fetch`] (a login form read from
+    /// the login page, filled in and posted) and queue the requests the crawl starts
+    /// from with [`Start::queue`], beside the `start_urls`. An error stops the crawl
+    /// before it begins. The default does nothing.
+    ///
+    /// The hook's requests go out at once, outside the crawl's admission (no robots.txt,
+    /// no rate, no pause): keep them to the few a login needs. Cookies: Spiderling has
+    /// no cookie jar yet, so a session the site keeps in a cookie does not reach the
+    /// crawl by itself; the answers' cookies are the ones the crawl's identities will
+    /// start with once it has one. Until then, carry the session the way the site allows:
+    /// a token in the URL the login answers with, or a header set on the queued requests.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # use spider_core::{async_trait, Config, Cx, Page, Request, Result, Spider, SpiderConfig, Start};
+    /// # struct Members;
+    /// # impl SpiderConfig for Members { fn config(&self) -> Config { Config::new("members") } }
+    /// #[async_trait]
+    /// impl Spider for Members {
+    ///     type Item = ();
+    ///
+    ///     async fn start(&self, start: &mut Start<'_>) -> Result {
+    ///         let login_page = start.fetch(Request::get("https://shop.example/login")?).await?;
+    ///         let login = login_page.form("form#login").await?.set("user", "ann").set("password", "s3cret");
+    ///         let welcome = start.fetch(login.into_request()?).await?;
+    ///         if welcome.status() != 200 {
+    ///             return Err(format!("login refused: {}", welcome.status()).into());
+    ///         }
+    ///         // The members' area the login redirected to, as the crawl's start.
+    ///         start.queue(Request::new(welcome.url().clone()));
+    ///         Ok(())
+    ///     }
+    ///
+    ///     async fn parse(&self, page: Page, cx: &mut Cx<()>) -> Result {
+    ///         Ok(())
+    ///     }
+    /// }
+    /// ```
+    async fn start(&self, start: &mut Start<'_>) -> Result {
+        let _ = start;
+        Ok(())
+    }
 
     /// How `request` leaves this machine, for what the settings (`proxy`, `geo`,
     /// `geo_rules`) cannot say; robots.txt requests ask too. The default follows the
@@ -172,5 +219,30 @@ impl<I> Cx<I> {
     /// inherits the page's session unless it has its own.
     pub fn request(&mut self, request: Request) {
         self.follows.push(request.child_of(self.depth, self.session.as_ref()));
+    }
+
+    /// Submit a form read from the page with [`Page::form`] (its hidden fields kept, the
+    /// fields given with [`Form::set`] set): queued as a follow-up like
+    /// [`request`](Self::request), and deduplicated with its body, so one search sent
+    /// twice is fetched once and two searches are both fetched. Scrapy's
+    /// `FormRequest.from_response`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Form::into_request`]: the fields pass the request body cap.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(page: spider_core::Page, cx: &mut spider_core::Cx<()>) -> spider_core::Result {
+    /// // Search the catalogue for each term, from its search form.
+    /// for term in ["tea", "coffee"] {
+    ///     cx.submit(page.form("form.search").await?.set("q", term))?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn submit(&mut self, form: Form) -> Result<(), Error> {
+        self.request(form.into_request()?);
+        Ok(())
     }
 }

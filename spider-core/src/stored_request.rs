@@ -1,5 +1,5 @@
 //! What a stored request carries beyond its URL, method, priority, depth and attempts:
-//! headers, meta, session, the last backoff, the redirects so far, whether it is a
+//! headers, its body (base64, as a body need not be text), meta, session, the last backoff, the redirects so far, whether it is a
 //! sitemap and, on a redirect hop, the chain before it (its first URL, and the hops
 //! between that and this one, `via`, so a loop is told after a resume or on another
 //! worker). The state file keeps it in a
@@ -7,18 +7,21 @@
 //! object, absent for the common request that has none of it.
 //!
 //! Every key is optional, so an object written before a key existed reads back with its
-//! default (`sitemap`, `first_url` and `via` came later: a hop stored without
+//! default (`sitemap`, `first_url`, `via` and `body` came later: a request stored before
+//! bodies existed has none; a hop stored without
 //! `first_url` reads as its own first URL, one without `via` as a chain of its first URL
 //! alone), and unknown keys are ignored; the state file's schema version
 //! stays the same.
 
 use std::time::Duration;
 
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use url::Url;
 
-use crate::request::Request;
+use crate::request::{Body, Request};
 use crate::stored_headers::StoredHeaders;
 
 /// A request's extras as stored.
@@ -26,6 +29,8 @@ use crate::stored_headers::StoredHeaders;
 pub(crate) struct Extra {
     #[serde(default, skip_serializing_if = "StoredHeaders::is_empty")]
     headers: StoredHeaders,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    body: Option<String>,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     meta: Map<String, Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -51,6 +56,7 @@ impl Extra {
     pub(crate) fn of(request: &Request) -> Option<Extra> {
         let extra = Extra {
             headers: StoredHeaders::of(&request.headers),
+            body: request.body().map(|body| BASE64.encode(body)),
             meta: request.meta.clone(),
             session: request.session.as_deref().map(str::to_owned),
             backoff_ms: u64::try_from(request.last_backoff.as_millis()).unwrap_or(u64::MAX),
@@ -60,6 +66,7 @@ impl Extra {
             via: request.chain.iter().skip(1).map(Url::to_string).collect(),
         };
         let empty = extra.headers.is_empty()
+            && extra.body.is_none()
             && extra.meta.is_empty()
             && extra.session.is_none()
             && extra.backoff_ms == 0
@@ -70,9 +77,13 @@ impl Extra {
     }
 
     /// Give `request` these extras again; what does not read back (a header's name, the
-    /// first URL), if something does not.
+    /// body, the first URL), if something does not.
     pub(crate) fn apply(self, request: &mut Request) -> Result<(), String> {
         request.headers = self.headers.into_map().map_err(|name| format!("header {name:?}"))?;
+        request.body = match self.body {
+            Some(text) => Some(Body(BASE64.decode(text).map_err(|e| format!("body: {e}"))?.into())),
+            None => None,
+        };
         let read = |url: String| Url::parse(&url).map_err(|e| format!("redirect chain URL {url:?}: {e}"));
         request.chain = self.first_url.into_iter().chain(self.via).map(read).collect::<Result<_, _>>()?;
         request.meta = self.meta;

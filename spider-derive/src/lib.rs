@@ -264,6 +264,38 @@ pub fn derive_spider(input: TokenStream) -> TokenStream {
 /// | `type = "Product"` | only objects whose `@type` is or lists it (`schema:Product` and `https://schema.org/Product` too): a shop's `BreadcrumbList` or `Organization` is passed over |
 /// | `parse = function`, `default` | as for `#[css]` |
 ///
+/// # JSON answers
+///
+/// An API answers with JSON, not HTML. `#[json("/pointer")]` reads a value of the page's
+/// body, parsed as JSON once per extraction, at a JSON pointer (RFC 6901: keys and array
+/// indexes after `/`, a `/` in a key written `~1`, a `~` written `~0`; `""` the whole
+/// answer), checked at compile time. Values convert as for `#[json_ld]`: a string its
+/// text, a number or boolean its JSON text, `null` no value; a `Vec<T>` field takes each
+/// element of an array. A page that is not JSON makes each such field an error naming it
+/// and the parser's line and column. Take such items in a hand-written `parse` with
+/// `page.extract()`: the link rules of a derived spider parse only HTML answers.
+///
+/// ```
+/// use spiderling::prelude::*;
+/// use spiderling::testing::PageFixture;
+///
+/// #[derive(Item, Serialize)]
+/// struct Offer {
+///     #[json("/name")]              name: String,
+///     #[json("/offers/0/price")]    price: f64,
+///     #[json("/tags")]              tags: Vec<String>,
+///     #[json("/stock", default)]    stock: u32,
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::result::Result<(), spiderling::Error> {
+/// let body = r#"{"name": "Atlas", "offers": [{"price": 12.5}], "tags": ["maps", "travel"]}"#;
+/// let page = PageFixture::new("https://shop.example/api/products/17", body).content_type("application/json").build()?;
+/// let offer = page.extract::<Offer>().await?.expect("the answer has an offer");
+/// assert_eq!((offer.name.as_str(), offer.price, offer.tags.len(), offer.stock), ("Atlas", 12.5, 2, 0));
+/// # Ok(()) }
+/// ```
+///
 /// `#[page(...)]` reads one of the page's own facts, as text converted like the others
 /// (`FromStr` into `String`, `Url`, `u16`, `u32`..., or `parse = function`). Page fields
 /// never decide whether a page has the item; an item made of page fields only, every page
@@ -277,7 +309,7 @@ pub fn derive_spider(input: TokenStream) -> TokenStream {
 /// | `fetched_at` | when the answer arrived, RFC 3339 in UTC, such as `2025-01-01T09:30:00.250Z` | `T` |
 /// | `depth` | links followed from a start URL | `T` |
 /// | `meta = "key"` | the request's meta value: a JSON string its text, another value its JSON | `T` (an error when missing), `Option<T>` or `T` with `default` |
-#[proc_macro_derive(Item, attributes(css, json_ld, page))]
+#[proc_macro_derive(Item, attributes(css, json_ld, json, page))]
 pub fn derive_item(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     item::derive(&input).into()

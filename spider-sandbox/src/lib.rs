@@ -14,6 +14,10 @@
 //! test gives each path, with the `Content-Type` it gives (or none): pages in legacy
 //! encodings, downloads, answers that are not HTML.
 //!
+//! The [`MembersSite`] is a shop behind a login form with a hidden CSRF token, with a
+//! members-only area and a paged JSON API; every site records each request's method and
+//! body ([`Hit::body`]).
+//!
 //! A [`MockGateway`] is a rotating proxy in front of them: authenticated by username
 //! and password, a new exit identity (a loopback source address) per client connection
 //! or one per sticky session, and never a connection off the machine. Sites see the
@@ -28,6 +32,7 @@ mod demo;
 mod fixed;
 mod gateway;
 mod hostile;
+mod members;
 mod record;
 mod redis;
 mod server;
@@ -38,6 +43,7 @@ pub use demo::DemoSite;
 pub use fixed::FixedSite;
 pub use gateway::{GatewayConfig, GatewayLog, MockGateway, Proxied};
 pub use hostile::{HostileSite, IdentityLimit};
+pub use members::MembersSite;
 pub use record::{Hit, Observed};
 pub use redis::RedisServer;
 pub use server::Sandbox;

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use percent_encoding::percent_decode_str;
 
 /// One request as the server saw it.
@@ -27,6 +28,10 @@ pub struct Hit {
     /// Whether the request was conditional: it carried `If-None-Match` or
     /// `If-Modified-Since`, as a cache revalidating a page does.
     pub conditional: bool,
+    /// The method, such as `GET` or `POST`.
+    pub method: String,
+    /// The body as received (up to 2 MiB); empty for a request without one.
+    pub body: Bytes,
 }
 
 impl Hit {
@@ -113,6 +118,16 @@ impl Observed {
         self.hits.iter().filter(|h| h.resource() == resource).map(|h| h.at).collect()
     }
 
+    /// The requests with a body (a POST, a PUT...) for `resource` (see
+    /// [`Hit::resource`]), their bodies as text, in order of arrival.
+    pub fn bodies_of(&self, resource: &str) -> Vec<String> {
+        self.hits
+            .iter()
+            .filter(|h| !h.body.is_empty() && h.resource() == resource)
+            .map(|h| String::from_utf8_lossy(&h.body).into_owned())
+            .collect()
+    }
+
     /// Requests whose decoded path starts with `prefix`.
     pub fn under(&self, prefix: &str) -> usize {
         self.hits.iter().filter(|h| h.resource().starts_with(prefix)).count()
@@ -176,7 +191,8 @@ impl Recorder {
         let at = self.started.elapsed();
         let index = {
             let mut hits = self.hits.lock().unwrap_or_else(|e| e.into_inner());
-            hits.push(Hit { at, target, host, on_site, peer, status: 0, conditional });
+            let (method, body) = (String::new(), Bytes::new());
+            hits.push(Hit { at, target, host, on_site, peer, status: 0, conditional, method, body });
             hits.len() - 1
         };
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
@@ -206,6 +222,15 @@ pub(crate) struct InFlight<'a> {
 }
 
 impl InFlight<'_> {
+    /// Note the request's method and body, once the body is read.
+    pub(crate) fn carried(&self, method: &str, body: Bytes) {
+        let mut hits = self.recorder.hits.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hit) = hits.get_mut(self.index) {
+            hit.method = method.to_owned();
+            hit.body = body;
+        }
+    }
+
     /// Note the status the request was answered with.
     pub(crate) fn answered(&self, status: u16) {
         let mut hits = self.recorder.hits.lock().unwrap_or_else(|e| e.into_inner());

@@ -6,8 +6,9 @@ use std::thread::JoinHandle;
 
 use bytes::Bytes;
 use http_body_util::Full;
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, ETAG, HOST, LAST_MODIFIED, LOCATION};
+use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, COOKIE, ETAG, HOST, LAST_MODIFIED, LOCATION};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -21,6 +22,7 @@ use crate::conditional::{self, Precondition, Validators};
 use crate::demo::{Answer, DemoSite, Origin};
 use crate::fixed::FixedSite;
 use crate::hostile::{Hostile, HostileSite, Reply};
+use crate::members::{self, Asked, Members, MembersSite};
 use crate::record::{Observed, Recorder};
 use crate::tls::Tls;
 
@@ -95,7 +97,11 @@ enum Kind {
     Demo(DemoSite),
     Hostile(Box<Hostile>),
     Fixed(FixedSite),
+    Members(Members),
 }
+
+/// The largest request body a sandbox reads and records.
+const MAX_BODY: usize = 2 << 20;
 
 /// The hostile site's way to reset a connection: the service fails, hyper drops it.
 #[derive(Debug)]
@@ -206,6 +212,25 @@ impl Sandbox {
     /// When no port can be bound or the server thread cannot start.
     pub fn fixed(site: FixedSite) -> std::io::Result<Sandbox> {
         Sandbox::start(Kind::Fixed(site), 0, None)
+    }
+
+    /// Serve the members' shop (a login form, a members' area, a JSON API) on
+    /// `127.0.0.1` at a free port.
+    ///
+    /// # Errors
+    ///
+    /// When no port can be bound or the server thread cannot start.
+    pub fn members(site: MembersSite) -> std::io::Result<Sandbox> {
+        Sandbox::members_on(site, 0)
+    }
+
+    /// As [`members`](Self::members), on a given port (0 picks a free one).
+    ///
+    /// # Errors
+    ///
+    /// When the port cannot be bound or the server thread cannot start.
+    pub fn members_on(site: MembersSite, port: u16) -> std::io::Result<Sandbox> {
+        Sandbox::start(Kind::Members(Members::new(site)), port, None)
     }
 
     fn start(kind: Kind, port: u16, tls: Option<Tls>) -> std::io::Result<Sandbox> {
@@ -330,15 +355,27 @@ async fn answer(
     let path = percent_decode_str(request.uri().path()).decode_utf8_lossy().into_owned();
     let conditional = conditional::is_conditional(headers);
     let in_flight = site.recorder.arrive(target, host.clone(), on_site, peer.ip(), conditional);
+    let (parts, body) = request.into_parts();
+    let (method, headers) = (parts.method, parts.headers);
+    // A body past the cap, or cut off, is recorded as what arrived of it: nothing.
+    let body = Limited::new(body, MAX_BODY).collect().await.map(|all| all.to_bytes()).unwrap_or_default();
+    in_flight.carried(method.as_str(), body.clone());
+    let headers = &headers;
     let response = if on_site {
         match &site.kind {
             Kind::Demo(demo) => {
                 let origin = Origin { scheme: site.scheme, host: &host, elsewhere: &site.elsewhere };
-                answer_demo(demo, &path, &origin, request.method(), headers).await
+                answer_demo(demo, &path, &origin, &method, headers).await
             }
             // The identity is the peer alone: a header could be forged, the address cannot.
             Kind::Hostile(hostile) => answer_hostile(hostile, &path, peer.ip()).await?,
             Kind::Fixed(fixed) => answer_fixed(fixed, &path),
+            Kind::Members(shop) => {
+                let cookie = headers.get(COOKIE).and_then(|c| c.to_str().ok());
+                let query = parts.uri.query().unwrap_or("");
+                let asked = Asked { method: method.as_str(), path: &path, query, cookie, body: &body };
+                answer_members(shop.answer(&asked))
+            }
         }
     } else {
         respond(StatusCode::OK, "text/html", "<p>Another site entirely.</p>".to_owned())
@@ -412,6 +449,19 @@ async fn answer_hostile(
             Ok(response)
         }
     }
+}
+
+fn answer_members(reply: members::Reply) -> Response<Full<Bytes>> {
+    let mut response = empty(StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
+    *response.body_mut() = Full::new(reply.body);
+    let fields = response.headers_mut();
+    fields.insert(CONTENT_TYPE, HeaderValue::from_static(reply.content_type));
+    for (name, value) in reply.headers {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            fields.append(name, value);
+        }
+    }
+    response
 }
 
 fn answer_fixed(site: &FixedSite, path: &str) -> Response<Full<Bytes>> {

@@ -49,6 +49,7 @@ use crate::proxy::Router;
 use crate::request::Request;
 use crate::robots::RobotsRules;
 use crate::spider::Spider;
+use crate::start::Start;
 use crate::state;
 use crate::stats::{Counts, CrawlStatus, Ending, Stats, Summary};
 use crate::timeline::Recorder;
@@ -144,6 +145,17 @@ impl<S: Spider> Crawler<S> {
             }
             (None, None) => (Box::new(MemoryFrontier::new(&config)) as Box<dyn Journal>, None, None),
         };
+        let fetcher = Fetcher::new(&config);
+        let router = Router::new(&config)?;
+        let pool = ParsePool::new(config.parse_threads)?;
+        let mut start = start;
+        {
+            // Before the start URLs are queued: the hook may log in and add its own.
+            let route = |request: &Request| spider.route(request);
+            let mut hook = Start::new(&router, &fetcher, &pool, &route, config.max_redirects);
+            spider.start(&mut hook).await.map_err(|source| Error::Start { source })?;
+            start.extend(hook.into_queued());
+        }
         seed(frontier.as_mut(), start, &stats, earlier.as_ref().is_some_and(|e| e.runs > 0))?;
         // A start list may hold new URLs: a crawl given one is never already complete.
         let done_before = |e: &&Earlier| e.complete && !frontier.has_pending() && config.start_list.is_none();
@@ -174,10 +186,10 @@ impl<S: Spider> Crawler<S> {
             tracing::warn!("no output file: items are counted, not written");
         }
         let shared = Arc::new(Shared {
-            fetcher: Fetcher::new(&config),
-            router: Router::new(&config)?,
+            fetcher,
+            router,
             block_rules: BlockRules::new(&config),
-            pool: ParsePool::new(config.parse_threads)?,
+            pool,
             encoder: config.output.as_deref().map(Encoder::for_output).transpose()?,
             caching: cache.is_some(),
             stats,

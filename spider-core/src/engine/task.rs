@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::export::Encoded;
 use crate::failures::Failure;
 use crate::fetch::Fetched;
-use crate::frontier::{fingerprint, RobotsMemo};
+use crate::frontier::RobotsMemo;
 use crate::item::ExtractError;
 use crate::page::Page;
 use crate::proxy::Verdict;
@@ -124,8 +124,13 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         None => Encoded::counted(cx.items.len()),
     };
     if let Err(source) = parsed {
-        // An item found only in part is a failed item; any other error a failed parse.
-        let reason = if source.is::<ExtractError>() { "item" } else { "parse" };
+        // An item found only in part is a failed item, an answer that is not the JSON asked
+        // for a failed JSON read; any other error a failed parse.
+        let reason = match source.downcast_ref::<Error>() {
+            _ if source.is::<ExtractError>() => "item",
+            Some(Error::Json { .. }) => "json",
+            _ => "parse",
+        };
         let error = Error::Spider { url: url.clone(), source };
         let failed = Some((url, method, attempts, Failure::error(reason, &error)));
         return Outcome::Parsed { items, follows: cx.follows, failed, not_html: cx.not_html };
@@ -168,7 +173,7 @@ async fn answer<S: Spider>(
                 status.is_success() || status.is_redirection()
             };
             if shared.caching && keep && !blocked {
-                let fingerprint = fingerprint(request.method(), request.url());
+                let fingerprint = request.fingerprint();
                 let entry = Entry::new(fingerprint, request, status, &fetched.headers, &fetched.body);
                 notes.cache = entry.map(CacheWrite::Store);
             }

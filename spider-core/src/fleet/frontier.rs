@@ -18,8 +18,8 @@ use super::wire::{self, Round};
 use crate::error::Error;
 use crate::failures::Failure;
 use crate::frontier::{
-    fingerprint, host_key, Checkpoint, Enqueued, Fingerprint, FleetAnswers, Frontier, HostKey, Journal,
-    PassThrough, RobotsMemo, Rules, Ticket,
+    host_key, Checkpoint, Enqueued, Fingerprint, FleetAnswers, Frontier, HostKey, Journal, PassThrough,
+    RobotsMemo, Rules, Ticket,
 };
 use crate::request::Request;
 use crate::robots::RobotsRules;
@@ -251,7 +251,7 @@ impl Frontier for FleetFrontier {
         if let Some(refused) = self.rules.refuse(&request) {
             return Ok(refused);
         }
-        let print = fingerprint(request.method(), request.url());
+        let print = request.fingerprint();
         if !self.sent.insert(print) {
             return Ok(Enqueued::Duplicate);
         }

@@ -343,6 +343,16 @@ mod tests {
     }
 
     #[test]
+    fn a_post_comes_back_with_its_body_and_fingerprint() {
+        let request =
+            Request::post_json("https://shop.example/api/search", &serde_json::json!({"q": "tea"})).unwrap();
+        let back = decode(7, &encode(&request)).unwrap();
+        assert_eq!((back.method(), back.body()), (request.method(), request.body()));
+        assert_eq!(back.headers()["content-type"], "application/json");
+        assert_eq!(back.fingerprint(), request.fingerprint());
+    }
+
+    #[test]
     fn empty_lists_from_lua_read_as_empty() {
         let reply = Reply::read(
             r#"{"leased":{},"claims":{},"answers":{},"queued":3,"deferred":0,"leases":1,"mine":0,"wake_ms":-1,"reaped":0,"clock":[1,2]}"#,

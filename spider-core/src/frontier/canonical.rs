@@ -69,11 +69,26 @@ pub struct Fingerprint(pub u128);
 /// let b = Url::parse("https://books.example/list?sort=asc&page=2#reviews").unwrap();
 /// assert_eq!(fingerprint(&get, &a), fingerprint(&get, &b));
 /// ```
+///
+/// A request with a body is told apart by it too: see
+/// [`Request::fingerprint`](crate::Request::fingerprint), which the frontiers use.
 pub fn fingerprint(method: &reqwest::Method, url: &Url) -> Fingerprint {
+    fingerprint_with_body(method, url, None)
+}
+
+/// The fingerprint of a request that may have a body. Without one it is the same hash
+/// as ever, so fingerprints stored before bodies existed still match.
+pub(crate) fn fingerprint_with_body(method: &reqwest::Method, url: &Url, body: Option<&[u8]>) -> Fingerprint {
     let mut hasher = Xxh3::new();
     hasher.update(method.as_str().as_bytes());
     hasher.update(b" ");
     hasher.update(canonical_url(url).as_bytes());
+    if let Some(body) = body {
+        // The length first, so no URL can end where a body begins.
+        hasher.update(b"\n");
+        hasher.update(&(body.len() as u64).to_le_bytes());
+        hasher.update(body);
+    }
     Fingerprint(hasher.digest128())
 }
 

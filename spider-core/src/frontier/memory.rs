@@ -6,7 +6,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use tokio::time::Instant;
 
-use super::canonical::{fingerprint, Fingerprint};
+use super::canonical::Fingerprint;
 use super::{host_key, Enqueued, Frontier, HostKey, Journal, Rules, Ticket};
 use crate::config::Config;
 use crate::error::Error;
@@ -77,7 +77,7 @@ impl Frontier for MemoryFrontier {
             return Ok(refused);
         }
         // Most links are duplicates: they are turned away before the host key is built.
-        if !self.seen.insert(fingerprint(request.method(), request.url())) {
+        if !self.seen.insert(request.fingerprint()) {
             return Ok(Enqueued::Duplicate);
         }
         let Some(host) = host_key(request.url()) else {

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use tokio::time::Instant;
 use url::Url;
 
+pub(crate) use canonical::fingerprint_with_body;
 pub use canonical::{canonical_url, fingerprint, Fingerprint};
 pub(crate) use journal::{Checkpoint, FleetAnswers, Journal, RobotsMemo, RunEnd};
 pub use memory::MemoryFrontier;

@@ -16,8 +16,7 @@ use super::row::{self, Row};
 use crate::error::Error;
 use crate::failures::Failure;
 use crate::frontier::{
-    fingerprint, host_key, Checkpoint, Enqueued, Frontier, HostKey, Journal, RobotsMemo, Rules, RunEnd,
-    Ticket,
+    host_key, Checkpoint, Enqueued, Frontier, HostKey, Journal, RobotsMemo, Rules, RunEnd, Ticket,
 };
 use crate::request::Request;
 use crate::stats::CrawlStatus;
@@ -212,7 +211,7 @@ impl Frontier for StateFrontier {
         let Some(host) = host_key(request.url()) else {
             return Ok(Enqueued::OutOfScope);
         };
-        let fingerprint = fingerprint(request.method(), request.url()).0.to_be_bytes();
+        let fingerprint = request.fingerprint().0.to_be_bytes();
         let new = self
             .conn
             .prepare_cached("INSERT OR IGNORE INTO seen (fingerprint) VALUES (?1)")

@@ -90,6 +90,8 @@ mod tests {
             .with_session("shopper-7")
             .with_header(AUTHORIZATION, HeaderValue::from_static("Bearer t"))
             .with_header(HeaderName::from_static("x-raw"), HeaderValue::from_bytes(b"caf\xe9").unwrap())
+            .with_body("application/octet-stream", &b"\x00caf\xe9 binary"[..])
+            .unwrap()
             .child_of(2, None);
         request.attempts = 2;
         request.last_backoff = Duration::from_millis(1500);
@@ -105,6 +107,8 @@ mod tests {
         assert_eq!(back.meta(), request.meta());
         assert_eq!(back.session(), Some("shopper-7"));
         assert_eq!(back.headers(), request.headers());
+        assert_eq!(back.body(), Some(&b"\x00caf\xe9 binary"[..]), "bytes that are not text too");
+        assert_eq!(back.fingerprint(), request.fingerprint());
         assert_eq!((back.last_backoff, back.redirects), (Duration::from_millis(1500), 1));
         assert!(back.is_sitemap());
         assert_eq!(back.chain, request.chain, "a loop is told across runs");
@@ -116,6 +120,7 @@ mod tests {
         let old = Row { extra: Some(r#"{"redirects":1}"#.into()), ..row(&request, 4) };
         let back = old.request().unwrap();
         assert_eq!((back.redirects, back.first_url()), (1, back.url()));
+        assert_eq!(back.body(), None, "a request stored before bodies existed has none");
     }
 
     #[test]

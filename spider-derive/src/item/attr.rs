@@ -1,5 +1,5 @@
 //! The model of an item: one checked field attribute per field, `#[css(...)]`,
-//! `#[json_ld(...)]` or `#[page(...)]`.
+//! `#[json_ld(...)]`, `#[json(...)]` or `#[page(...)]`.
 
 use syn::{Attribute, Data, Fields, GenericArgument, Ident, LitStr, PathArguments, Type};
 
@@ -49,8 +49,18 @@ impl PageFact {
 
 /// Where a field reads its value.
 pub(crate) enum Reads {
-    Css { selector: LitStr, source: Source },
-    JsonLd { path: LitStr, of_type: Option<LitStr> },
+    Css {
+        selector: LitStr,
+        source: Source,
+    },
+    JsonLd {
+        path: LitStr,
+        of_type: Option<LitStr>,
+    },
+    /// A JSON pointer into a page that is JSON.
+    Json {
+        pointer: LitStr,
+    },
     Page(PageFact),
 }
 
@@ -64,9 +74,10 @@ pub(crate) struct Field {
     pub(crate) inner: Type,
 }
 
-const ATTRIBUTES: &[&str] = &["css", "json_ld", "page"];
+const ATTRIBUTES: &[&str] = &["css", "json_ld", "json", "page"];
 const CSS_OPTIONS: &[&str] = &["attr", "html", "parse", "default"];
 const JSON_LD_OPTIONS: &[&str] = &["type", "parse", "default"];
+const JSON_OPTIONS: &[&str] = &["parse", "default"];
 const PAGE_OPTIONS: &[&str] = &["parse", "default"];
 const PAGE_FIELDS: &[&str] = &["url", "final_url", "status", "fetched_at", "depth", "meta"];
 
@@ -137,6 +148,8 @@ fn check(ident: &Ident, ty: &Type, attr: &Attribute, args: Args, errors: &mut Er
         css(attr, args, &mut common, errors)
     } else if attr.path().is_ident("json_ld") {
         json_ld(attr, args, &mut common, errors)
+    } else if attr.path().is_ident("json") {
+        json(attr, args, &mut common, errors)
     } else {
         page(attr, args, &mut common, errors)
     };
@@ -222,6 +235,40 @@ fn json_ld(attr: &Attribute, args: Args, common: &mut Common, errors: &mut Error
         errors.at(&path, format!("the JSON-LD path `{text}` has an empty key; separate keys with single dots, such as \"offers.price\""));
     }
     Some(Reads::JsonLd { path, of_type })
+}
+
+/// `#[json("/json/pointer", parse = f, default)]`: an RFC 6901 pointer, checked here.
+fn json(attr: &Attribute, args: Args, common: &mut Common, errors: &mut Errors) -> Option<Reads> {
+    options(args.options, "json", JSON_OPTIONS, common, errors, |_, _| {});
+    let Some(pointer) = args.lead else {
+        errors.at(attr, "write the JSON pointer first: #[json(\"/offers/0/price\")]");
+        return None;
+    };
+    if let Err(message) = check_pointer(&pointer.value()) {
+        errors.at(&pointer, message);
+    }
+    Some(Reads::Json { pointer })
+}
+
+/// A JSON pointer (RFC 6901) is empty (the whole document) or `/`-separated keys, each
+/// `~` escaped as `~0` and each `/` in a key as `~1`.
+fn check_pointer(pointer: &str) -> Result<(), String> {
+    if !pointer.is_empty() && !pointer.starts_with('/') {
+        return Err(format!(
+            "a JSON pointer starts with `/` (or is empty, for the whole answer): write \"/{}\"",
+            pointer.trim_start_matches('.').replace('.', "/")
+        ));
+    }
+    let mut rest = pointer;
+    while let Some(at) = rest.find('~') {
+        if !matches!(rest.as_bytes().get(at + 1), Some(b'0' | b'1')) {
+            return Err(format!(
+                "`~` in the JSON pointer `{pointer}` must be `~0` (a `~` in a key) or `~1` (a `/` in a key)"
+            ));
+        }
+        rest = &rest[at + 2..];
+    }
+    Ok(())
 }
 
 /// `#[page(name, parse = f, default)]` or `#[page(meta = "key", ...)]`.

@@ -1,5 +1,5 @@
 //! Code generation for `#[derive(Item)]`: a selector per CSS field compiled once per
-//! process, the page's JSON-LD parsed once if a field reads it, raw values read first,
+//! process, the page's JSON-LD (or a JSON page) parsed once if a field reads it, raw values read first,
 //! then converted, so "this page has no such item" and "this page has it only in part"
 //! can be told apart.
 
@@ -28,8 +28,10 @@ pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream 
             Some(parse) => quote!(#p::with(text, #label, #from, #parse)),
             None => quote!(#p::from_str::<#inner>(text, #label, #from)),
         };
-        // A JSON-LD read may have failed (an invalid block, and no valid one has the path).
-        let unwrap = matches!(field.reads, Reads::JsonLd { .. }).then(|| quote!(let #raw = #raw?;));
+        // A JSON-LD read may have failed (an invalid block, and no valid one has the path),
+        // and a JSON read (the page is not JSON).
+        let unwrap = matches!(field.reads, Reads::JsonLd { .. } | Reads::Json { .. })
+            .then(|| quote!(let #raw = #raw?;));
         converts.push(match field.cardinality {
             Cardinality::All => quote! {
                 #unwrap
@@ -65,10 +67,10 @@ pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream 
         let found = match (&field.reads, all) {
             (Reads::Css { .. }, true) => quote!(!#raw.is_empty()),
             (Reads::Css { .. }, false) => quote!(#raw.is_some()),
-            (Reads::JsonLd { .. }, true) => {
+            (Reads::JsonLd { .. } | Reads::Json { .. }, true) => {
                 quote!(!::core::matches!(&#raw, ::core::result::Result::Ok(values) if values.is_empty()))
             }
-            (Reads::JsonLd { .. }, false) => quote!(!::core::matches!(
+            (Reads::JsonLd { .. } | Reads::Json { .. }, false) => quote!(!::core::matches!(
                 #raw,
                 ::core::result::Result::Ok(::core::option::Option::None)
             )),
@@ -93,6 +95,10 @@ pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream 
         .iter()
         .any(|field| matches!(field.reads, Reads::JsonLd { .. }))
         .then(|| quote!(let __json_ld = #p::JsonLd::read(doc);));
+    let json = fields
+        .iter()
+        .any(|field| matches!(field.reads, Reads::Json { .. }))
+        .then(|| quote!(let __json = #p::JsonBody::read(doc);));
     let names = fields.iter().map(|f| &f.ident);
     quote! {
         const _: () = {
@@ -101,6 +107,7 @@ pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream 
                     doc: &#p::Document<'_>,
                 ) -> ::core::result::Result<::core::option::Option<Self>, #p::ExtractError> {
                     #json_ld
+                    #json
                     #(#reads)*
                     #check
                     #(#converts)*
@@ -138,6 +145,10 @@ fn read(field: &Field, p: &TokenStream) -> (TokenStream, TokenStream) {
             let first_or_all = if all { quote!(#p::json_ld_all) } else { quote!(#p::json_ld_first) };
             let read = quote!(#first_or_all(&__json_ld, #label, #path, #of_type));
             (read, quote!(#p::FieldSource::JsonLd { path: #path, of_type: #of_type }))
+        }
+        Reads::Json { pointer } => {
+            let first_or_all = if all { quote!(#p::json_all) } else { quote!(#p::json_first) };
+            (quote!(#first_or_all(&__json, #label, #pointer)), quote!(#p::FieldSource::Json(#pointer)))
         }
         Reads::Page(fact) => {
             let variant = match fact {
