@@ -14,6 +14,10 @@
 //! test gives each path, with the `Content-Type` it gives (or none): pages in legacy
 //! encodings, downloads, answers that are not HTML.
 //!
+//! The cookie shop ([`ShopSite`]) knows its visitors by a cookie set on the first page
+//! and by their address: a consent wall without the cookie, honeypot links that ban
+//! whoever follows one, and a checkout that needs the same cookie from the same address.
+//!
 //! A [`MockGateway`] is a rotating proxy in front of them: authenticated by username
 //! and password, a new exit identity (a loopback source address) per client connection
 //! or one per sticky session, and never a connection off the machine. Sites see the
@@ -31,6 +35,7 @@ mod hostile;
 mod record;
 mod redis;
 mod server;
+mod shop;
 mod tls;
 
 pub use catalogue::{catalogue, Book};
@@ -41,3 +46,4 @@ pub use hostile::{HostileSite, IdentityLimit};
 pub use record::{Hit, Observed};
 pub use redis::RedisServer;
 pub use server::Sandbox;
+pub use shop::{ShopSite, CONSENT_MARKER};

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use hyper::header::{HeaderMap, ACCEPT_LANGUAGE, COOKIE, USER_AGENT};
 use percent_encoding::percent_decode_str;
 
 /// One request as the server saw it.
@@ -27,9 +28,21 @@ pub struct Hit {
     /// Whether the request was conditional: it carried `If-None-Match` or
     /// `If-Modified-Since`, as a cache revalidating a page does.
     pub conditional: bool,
+    /// The `Cookie` header, as sent.
+    pub cookie: Option<String>,
+    /// The `User-Agent` header.
+    pub user_agent: Option<String>,
+    /// The `Accept-Language` header: whether the headers agree with the agent they claim.
+    pub accept_language: Option<String>,
 }
 
 impl Hit {
+    /// The value of the cookie `name` the request carried, if it carried one.
+    pub fn cookie(&self, name: &str) -> Option<&str> {
+        let pairs = self.cookie.as_deref()?.split(';').filter_map(|pair| pair.trim().split_once('='));
+        pairs.into_iter().find(|(n, _)| *n == name).map(|(_, value)| value)
+    }
+
     /// The resource asked for, spelled the server's way: path percent-decoded, query
     /// pairs sorted, empty pairs dropped. Two hits with one resource are a duplicate.
     pub fn resource(&self) -> String {
@@ -172,11 +185,27 @@ impl Recorder {
         on_site: bool,
         peer: IpAddr,
         conditional: bool,
+        headers: &HeaderMap,
     ) -> InFlight<'_> {
         let at = self.started.elapsed();
+        let header = |name| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let (cookie, user_agent, accept_language) =
+            (header(COOKIE), header(USER_AGENT), header(ACCEPT_LANGUAGE));
         let index = {
             let mut hits = self.hits.lock().unwrap_or_else(|e| e.into_inner());
-            hits.push(Hit { at, target, host, on_site, peer, status: 0, conditional });
+            let status = 0;
+            hits.push(Hit {
+                at,
+                target,
+                host,
+                on_site,
+                peer,
+                status,
+                conditional,
+                cookie,
+                user_agent,
+                accept_language,
+            });
             hits.len() - 1
         };
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;

@@ -7,7 +7,9 @@ use std::thread::JoinHandle;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, ETAG, HOST, LAST_MODIFIED, LOCATION};
+use hyper::header::{
+    HeaderMap, HeaderValue, CONTENT_TYPE, COOKIE, ETAG, HOST, LAST_MODIFIED, LOCATION, SET_COOKIE,
+};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -22,6 +24,7 @@ use crate::demo::{Answer, DemoSite, Origin};
 use crate::fixed::FixedSite;
 use crate::hostile::{Hostile, HostileSite, Reply};
 use crate::record::{Observed, Recorder};
+use crate::shop::{Shop, ShopSite};
 use crate::tls::Tls;
 
 /// A running sandbox; it stops when dropped.
@@ -95,6 +98,7 @@ enum Kind {
     Demo(DemoSite),
     Hostile(Box<Hostile>),
     Fixed(FixedSite),
+    Shop(Shop),
 }
 
 /// The hostile site's way to reset a connection: the service fails, hyper drops it.
@@ -206,6 +210,15 @@ impl Sandbox {
     /// When no port can be bound or the server thread cannot start.
     pub fn fixed(site: FixedSite) -> std::io::Result<Sandbox> {
         Sandbox::start(Kind::Fixed(site), 0, None)
+    }
+
+    /// Serve the cookie shop on `127.0.0.1` at a free port.
+    ///
+    /// # Errors
+    ///
+    /// When no port can be bound or the server thread cannot start.
+    pub fn shop(site: ShopSite) -> std::io::Result<Sandbox> {
+        Sandbox::start(Kind::Shop(Shop::new(site)), 0, None)
     }
 
     fn start(kind: Kind, port: u16, tls: Option<Tls>) -> std::io::Result<Sandbox> {
@@ -329,7 +342,7 @@ async fn answer(
     let on_site = site.on_site(&host);
     let path = percent_decode_str(request.uri().path()).decode_utf8_lossy().into_owned();
     let conditional = conditional::is_conditional(headers);
-    let in_flight = site.recorder.arrive(target, host.clone(), on_site, peer.ip(), conditional);
+    let in_flight = site.recorder.arrive(target, host.clone(), on_site, peer.ip(), conditional, headers);
     let response = if on_site {
         match &site.kind {
             Kind::Demo(demo) => {
@@ -339,6 +352,10 @@ async fn answer(
             // The identity is the peer alone: a header could be forged, the address cannot.
             Kind::Hostile(hostile) => answer_hostile(hostile, &path, peer.ip()).await?,
             Kind::Fixed(fixed) => answer_fixed(fixed, &path),
+            Kind::Shop(shop) => {
+                let cookie = headers.get(COOKIE).and_then(|c| c.to_str().ok());
+                answer_shop(shop.answer(&path, peer.ip(), cookie, &site.elsewhere))
+            }
         }
     } else {
         respond(StatusCode::OK, "text/html", "<p>Another site entirely.</p>".to_owned())
@@ -423,6 +440,18 @@ fn answer_fixed(site: &FixedSite, path: &str) -> Response<Full<Bytes>> {
     // A type that is no header value (the test's mistake) is sent as no type.
     if let Some(value) = fixed.content_type.as_deref().and_then(|t| HeaderValue::from_str(t).ok()) {
         response.headers_mut().insert(CONTENT_TYPE, value);
+    }
+    response
+}
+
+fn answer_shop(answer: Option<crate::shop::ShopAnswer>) -> Response<Full<Bytes>> {
+    let Some(answer) = answer else {
+        return respond(StatusCode::NOT_FOUND, "text/plain", "not found".to_owned());
+    };
+    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = respond(status, "text/html; charset=utf-8", answer.html);
+    if let Some(value) = answer.set_cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        response.headers_mut().insert(SET_COOKIE, value);
     }
     response
 }
