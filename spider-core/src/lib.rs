@@ -39,6 +39,8 @@ mod fetch;
 mod fleet;
 mod frontier;
 mod gauge;
+mod hidden;
+mod identity;
 mod item;
 mod json_ld;
 mod link_rules;

@@ -75,6 +75,14 @@ impl Config {
                 }
                 Config { headers, ..self }
             }
+            "cookies" => self.cookies(keys::parse_bool(value).map_err(problem)?),
+            // Agents hold commas ("KHTML, like Gecko"): at run time they are split at `|`.
+            "user_agents" => {
+                let agents = value.split('|').map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
+                Config { user_agents: agents.collect(), ..self }
+            }
+            "user_agents_file" => self.user_agents_file(value),
+            "follow_hidden" => self.follow_hidden(keys::parse_bool(value).map_err(problem)?),
             "obey_robots" => self.obey_robots(keys::parse_bool(value).map_err(problem)?),
             "parse_threads" => self.parse_threads(size(true)?),
             "output" => self.output(value),

@@ -44,6 +44,7 @@ use crate::failures::{Failure, FailuresFile};
 use crate::fetch::Fetcher;
 use crate::frontier::{Enqueued, Journal, MemoryFrontier, RobotsMemo, Ticket};
 use crate::gauge::Live;
+use crate::identity::SavedIdentity;
 use crate::parse::ParsePool;
 use crate::proxy::Router;
 use crate::request::Request;
@@ -128,7 +129,7 @@ impl<S: Spider> Crawler<S> {
             Some(address) => Some(crate::fleet::join(&config, address).await?),
             None => None,
         };
-        let (mut frontier, earlier, membership) = match (resumed, fleet) {
+        let (mut frontier, mut earlier, membership) = match (resumed, fleet) {
             (_, Some((frontier, membership))) => {
                 (Box::new(frontier) as Box<dyn Journal>, None, Some(membership))
             }
@@ -139,6 +140,7 @@ impl<S: Spider> Crawler<S> {
                     output: opened.output,
                     failures: opened.failures,
                     complete: opened.complete,
+                    identities: opened.identities,
                 };
                 (Box::new(opened.frontier) as Box<dyn Journal>, Some(earlier), None)
             }
@@ -183,10 +185,14 @@ impl<S: Spider> Crawler<S> {
             stats,
             robots_token: config.robots_token().to_owned(),
             max_redirects: config.max_redirects,
+            follow_hidden: config.follow_hidden,
             retry_statuses: config.retry_statuses.clone(),
             sitemap_since: config.sitemap_since.map(crate::sitemap::Since::new),
             spider,
         });
+        if let Some(earlier) = earlier.as_mut() {
+            shared.router.identities().resume(std::mem::take(&mut earlier.identities));
+        }
         let progress = config.progress.then(|| crate::progress::show(live.subscribe()));
         let (stop_tx, stop_rx) = mpsc::unbounded_channel();
         let signals = config.handle_signals.then(|| Background(tokio::spawn(forward_signals(stop_tx))));
@@ -245,6 +251,8 @@ struct Earlier {
     output: Committed,
     failures: u64,
     complete: bool,
+    /// The identities its last checkpoint saved.
+    identities: Vec<SavedIdentity>,
 }
 
 /// Queue the start URLs. On a resumed crawl they were seen in its first run, and their
@@ -328,6 +336,8 @@ struct Shared<S: Spider> {
     encoder: Option<Encoder>,
     /// Whether answers are kept in the HTTP cache: tasks prepare them for it.
     caching: bool,
+    /// Whether links a person cannot see are followed (`Config::follow_hidden`).
+    follow_hidden: bool,
     stats: Stats,
     robots_token: String,
     max_redirects: u8,

@@ -14,6 +14,7 @@ use super::{Frontier, Ticket};
 use crate::error::Error;
 use crate::export::Committed;
 use crate::failures::Failure;
+use crate::identity::SavedIdentity;
 use crate::stats::{Counts, CrawlStatus};
 
 /// The engine's side of a frontier: the queues, and what the state file keeps with them.
@@ -77,6 +78,11 @@ pub(crate) trait Journal: Frontier {
         Ok(())
     }
 
+    /// Whether checkpoints write the crawl's identities (cookie jars and agents).
+    fn keeps_identities(&self) -> bool {
+        false
+    }
+
     /// Make every change since the last checkpoint durable at once, together with the
     /// lengths of the files written so far and the run's counts.
     fn checkpoint(&mut self, _checkpoint: &Checkpoint<'_>) -> Result<(), Error> {
@@ -122,6 +128,8 @@ pub(crate) struct Checkpoint<'a> {
     pub(crate) counts: &'a Counts,
     /// How the run ended, at its last checkpoint.
     pub(crate) ended: Option<RunEnd>,
+    /// Every live identity, when any changed since the last checkpoint.
+    pub(crate) identities: Option<Vec<SavedIdentity>>,
 }
 
 /// How a run ended: with a summary, or stopped by an error.

@@ -19,6 +19,7 @@ use crate::frontier::{
     fingerprint, host_key, Checkpoint, Enqueued, Frontier, HostKey, Journal, RobotsMemo, Rules, RunEnd,
     Ticket,
 };
+use crate::identity::SavedIdentity;
 use crate::request::Request;
 use crate::stats::CrawlStatus;
 
@@ -415,6 +416,10 @@ impl Journal for StateFrontier {
         Ok(())
     }
 
+    fn keeps_identities(&self) -> bool {
+        true
+    }
+
     fn checkpoint(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), Error> {
         let store = |source| Error::Store { path: self.path.clone(), source: Box::new(source) };
         let counts = serde_json::to_string(checkpoint.counts).unwrap_or_default();
@@ -467,6 +472,9 @@ impl Journal for StateFrontier {
                 .and_then(|mut upsert| upsert.execute(params![role, path, bytes, records]))
                 .map_err(store)?;
         }
+        if let Some(identities) = &checkpoint.identities {
+            save_identities(&self.conn, identities).map_err(store)?;
+        }
         if let Some((_, status)) = ended {
             let crawl = match status {
                 "complete" | "complete_with_failures" => "complete",
@@ -496,6 +504,17 @@ impl std::fmt::Debug for StateFrontier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StateFrontier").field("path", &self.path).field("queued", &self.queued).finish()
     }
+}
+
+/// Replace the saved identities with `identities`, in the checkpoint's transaction.
+fn save_identities(conn: &rusqlite::Connection, identities: &[SavedIdentity]) -> rusqlite::Result<()> {
+    conn.execute("DELETE FROM identities", [])?;
+    let mut insert =
+        conn.prepare_cached("INSERT INTO identities (key, agent, cookies) VALUES (?1, ?2, ?3)")?;
+    for identity in identities {
+        insert.execute(params![identity.key, identity.agent, identity.cookies])?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -532,6 +551,31 @@ mod tests {
 
     fn paths(frontier: &mut StateFrontier) -> Vec<String> {
         std::iter::from_fn(|| frontier.next(HOST).unwrap()).map(|r| r.url().path().to_owned()).collect()
+    }
+
+    #[test]
+    fn identities_come_back_and_a_file_from_before_them_still_opens() {
+        let scratch = Scratch::new("identities");
+        let path = scratch.0.join("t.state");
+        let config = Config::new("t");
+        drop(crate::state::open(&path, &config, false).unwrap());
+        // A file written before the identities table existed.
+        rusqlite::Connection::open(&path).unwrap().execute("DROP TABLE identities", []).unwrap();
+        let mut opened = crate::state::open(&path, &config, false).unwrap();
+        assert!(opened.identities.is_empty());
+        let saved =
+            SavedIdentity { key: "host:http://h.example:80".into(), agent: None, cookies: "{}".into() };
+        let counts = crate::stats::Counts::default();
+        let checkpoint = Checkpoint {
+            output: None,
+            failures: None,
+            counts: &counts,
+            ended: None,
+            identities: Some(vec![saved.clone()]),
+        };
+        opened.frontier.checkpoint(&checkpoint).unwrap();
+        drop(opened);
+        assert_eq!(crate::state::open(&path, &config, false).unwrap().identities, [saved]);
     }
 
     #[test]
