@@ -413,7 +413,7 @@ impl<S: Spider> Dispatcher<S> {
         let counts = self.shared.stats.counts(self.shared.pool.html_parses());
         // Only a state file keeps the cookie jars: a fleet's workers keep their own.
         let identities =
-            if self.frontier.keeps_identities() { self.shared.router.identities().save() } else { None };
+            if self.frontier.keeps_identities() { self.shared.router.identities().changes() } else { None };
         let checkpoint = Checkpoint { output, failures, counts: &counts, ended, identities };
         if let Err(error) = self.frontier.checkpoint(&checkpoint) {
             self.fail(error);

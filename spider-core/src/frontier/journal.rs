@@ -14,7 +14,7 @@ use super::{Frontier, Ticket};
 use crate::error::Error;
 use crate::export::Committed;
 use crate::failures::Failure;
-use crate::identity::SavedIdentity;
+use crate::identity::IdentityChanges;
 use crate::stats::{Counts, CrawlStatus};
 
 /// The engine's side of a frontier: the queues, and what the state file keeps with them.
@@ -128,8 +128,8 @@ pub(crate) struct Checkpoint<'a> {
     pub(crate) counts: &'a Counts,
     /// How the run ended, at its last checkpoint.
     pub(crate) ended: Option<RunEnd>,
-    /// Every live identity, when any changed since the last checkpoint.
-    pub(crate) identities: Option<Vec<SavedIdentity>>,
+    /// The identities made, changed or retired since the last checkpoint, if any.
+    pub(crate) identities: Option<IdentityChanges>,
 }
 
 /// How a run ended: with a summary, or stopped by an error.

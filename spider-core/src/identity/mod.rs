@@ -14,8 +14,7 @@
 mod agents;
 mod jar;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use rand::rngs::SmallRng;
@@ -57,6 +56,14 @@ pub(crate) struct SavedIdentity {
     pub(crate) cookies: String,
 }
 
+/// What changed among the identities since the last [`Identities::changes`]: those to
+/// write again, and the keys of those retired since.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct IdentityChanges {
+    pub(crate) saved: Vec<SavedIdentity>,
+    pub(crate) gone: Vec<String>,
+}
+
 /// Every live identity of the crawl, by task or host.
 #[derive(Debug)]
 pub(crate) struct Identities {
@@ -64,13 +71,13 @@ pub(crate) struct Identities {
     agents: Agents,
     seed: Mutex<Jar>,
     live: Mutex<Live>,
-    /// Whether anything changed since the last [`save`](Self::save).
-    changed: AtomicBool,
 }
 
 #[derive(Debug)]
 struct Live {
     by_key: HashMap<Arc<str>, Identity>,
+    /// Keys made, changed or retired since the last [`Identities::changes`].
+    changed: HashSet<Arc<str>>,
     next_generation: u64,
     rng: SmallRng,
 }
@@ -84,10 +91,10 @@ impl Identities {
             seed: Mutex::new(Jar::default()),
             live: Mutex::new(Live {
                 by_key: HashMap::new(),
+                changed: HashSet::new(),
                 next_generation: 0,
                 rng: SmallRng::from_os_rng(),
             }),
-            changed: AtomicBool::new(false),
         };
         for (url, line) in config.seed_cookies.iter() {
             let url = Url::parse(url).map_err(|e| Error::Config(format!("seed_cookie for {url:?}: {e}")))?;
@@ -102,10 +109,12 @@ impl Identities {
     pub(crate) fn seed(&self, url: &Url, line: &str) -> Result<(), Error> {
         let problem = |problem| Error::Config(format!("cookie for {url}: {problem}"));
         lock(&self.seed).take(line, url).map_err(problem)?;
-        for identity in lock(&self.live).by_key.values_mut() {
+        let mut live = lock(&self.live);
+        let Live { by_key, changed, .. } = &mut *live;
+        for (key, identity) in by_key.iter_mut() {
             identity.jar.take(line, url).map_err(problem)?;
+            changed.insert(key.clone());
         }
-        self.changed.store(true, Ordering::Relaxed);
         Ok(())
     }
 
@@ -113,8 +122,9 @@ impl Identities {
     pub(crate) fn wear(&self, request: &Request) -> Worn {
         let key = identity_key(request);
         let mut live = lock(&self.live);
-        let Live { by_key, next_generation, rng } = &mut *live;
+        let Live { by_key, changed, next_generation, rng } = &mut *live;
         let identity = by_key.entry(key.clone()).or_insert_with(|| {
+            changed.insert(key.clone());
             *next_generation += 1;
             let agent = (self.agents.len() > 0).then(|| rng.random_range(0..self.agents.len()));
             let jar = if self.cookies { lock(&self.seed).clone() } else { Jar::default() };
@@ -136,13 +146,13 @@ impl Identities {
             return 0;
         }
         let mut live = lock(&self.live);
-        let Some(identity) = live.by_key.get_mut(&worn.key).filter(|i| i.generation == worn.generation)
-        else {
+        let Live { by_key, changed, .. } = &mut *live;
+        let Some(identity) = by_key.get_mut(&worn.key).filter(|i| i.generation == worn.generation) else {
             return 0;
         };
         let kept = identity.jar.receive(url, headers);
         if kept > 0 {
-            self.changed.store(true, Ordering::Relaxed);
+            changed.insert(worn.key.clone());
         }
         kept
     }
@@ -154,32 +164,42 @@ impl Identities {
         let current = live.by_key.get(&worn.key).is_some_and(|i| i.generation == worn.generation);
         if current {
             live.by_key.remove(&worn.key);
-            self.changed.store(true, Ordering::Relaxed);
+            live.changed.insert(worn.key.clone());
             tracing::debug!(identity = %worn.key, "blocked: the identity is retired with its cookies");
         }
         current
     }
 
-    /// Every live identity, when something changed since the last call: what a state
-    /// file's checkpoint writes.
-    pub(crate) fn save(&self) -> Option<Vec<SavedIdentity>> {
-        if !self.changed.swap(false, Ordering::Relaxed) {
+    /// The identities made, changed or retired since the last call, if any: what a state
+    /// file's checkpoint writes. Only those, so a crawl of many hosts does not write every
+    /// jar at every checkpoint.
+    pub(crate) fn changes(&self) -> Option<IdentityChanges> {
+        let mut live = lock(&self.live);
+        if live.changed.is_empty() {
             return None;
         }
-        let live = lock(&self.live);
-        let saved = live.by_key.iter().filter_map(|(key, identity)| {
-            let cookies = identity.jar.to_json().map_err(|problem| tracing::warn!("{problem}")).ok()?;
-            let agent = identity.agent.and_then(|a| self.agents.name(a)).map(str::to_owned);
-            Some(SavedIdentity { key: key.to_string(), agent, cookies })
-        });
-        Some(saved.collect())
+        let mut changes = IdentityChanges::default();
+        for key in std::mem::take(&mut live.changed) {
+            let Some(identity) = live.by_key.get(&key) else {
+                changes.gone.push(key.to_string());
+                continue;
+            };
+            match identity.jar.to_json() {
+                Ok(cookies) => {
+                    let agent = identity.agent.and_then(|a| self.agents.name(a)).map(str::to_owned);
+                    changes.saved.push(SavedIdentity { key: key.to_string(), agent, cookies });
+                }
+                Err(problem) => tracing::warn!(identity = %key, "{problem}"),
+            }
+        }
+        Some(changes)
     }
 
     /// Take up the identities a state file saved: each keeps its jar, and its agent when
     /// that agent is still among `user_agents`.
     pub(crate) fn resume(&self, saved: Vec<SavedIdentity>) {
         let mut live = lock(&self.live);
-        let Live { by_key, next_generation, rng } = &mut *live;
+        let Live { by_key, next_generation, rng, .. } = &mut *live;
         for SavedIdentity { key, agent, cookies } in saved {
             let jar = match Jar::from_json(&cookies) {
                 Ok(jar) => jar,
@@ -237,6 +257,21 @@ mod tests {
             0,
             "too late for the old one"
         );
+    }
+
+    #[test]
+    fn only_what_changed_is_saved_and_a_retired_identity_is_gone() {
+        let identities = Identities::new(&Config::new("x")).unwrap();
+        let (a, b) = (Request::get("http://a.example/").unwrap(), Request::get("http://b.example/").unwrap());
+        let worn = identities.wear(&a);
+        identities.wear(&b);
+        assert_eq!(identities.changes().unwrap().saved.len(), 2, "both made");
+        assert_eq!(identities.changes(), None, "nothing since");
+        identities.receive(&worn, a.url(), &answer("sid=1"));
+        let changes = identities.changes().unwrap();
+        assert_eq!((changes.saved.len(), changes.saved[0].key.as_str()), (1, "host:http://a.example:80"));
+        identities.retire(&worn);
+        assert_eq!(identities.changes().unwrap().gone, ["host:http://a.example:80"]);
     }
 
     #[test]

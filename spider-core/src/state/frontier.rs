@@ -19,7 +19,7 @@ use crate::frontier::{
     fingerprint, host_key, Checkpoint, Enqueued, Frontier, HostKey, Journal, RobotsMemo, Rules, RunEnd,
     Ticket,
 };
-use crate::identity::SavedIdentity;
+use crate::identity::IdentityChanges;
 use crate::request::Request;
 use crate::stats::CrawlStatus;
 
@@ -506,13 +506,19 @@ impl std::fmt::Debug for StateFrontier {
     }
 }
 
-/// Replace the saved identities with `identities`, in the checkpoint's transaction.
-fn save_identities(conn: &rusqlite::Connection, identities: &[SavedIdentity]) -> rusqlite::Result<()> {
-    conn.execute("DELETE FROM identities", [])?;
-    let mut insert =
-        conn.prepare_cached("INSERT INTO identities (key, agent, cookies) VALUES (?1, ?2, ?3)")?;
-    for identity in identities {
-        insert.execute(params![identity.key, identity.agent, identity.cookies])?;
+/// Write the identities that changed and delete the retired ones, in the checkpoint's
+/// transaction.
+fn save_identities(conn: &rusqlite::Connection, changes: &IdentityChanges) -> rusqlite::Result<()> {
+    let mut upsert = conn.prepare_cached(
+        "INSERT INTO identities (key, agent, cookies) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (key) DO UPDATE SET agent = excluded.agent, cookies = excluded.cookies",
+    )?;
+    for identity in &changes.saved {
+        upsert.execute(params![identity.key, identity.agent, identity.cookies])?;
+    }
+    let mut delete = conn.prepare_cached("DELETE FROM identities WHERE key = ?1")?;
+    for key in &changes.gone {
+        delete.execute([key])?;
     }
     Ok(())
 }
@@ -521,6 +527,7 @@ fn save_identities(conn: &rusqlite::Connection, identities: &[SavedIdentity]) ->
 mod tests {
     use super::*;
     use crate::config::Config;
+    use crate::identity::SavedIdentity;
 
     const HOST: &str = "http://h.example:80";
 
@@ -571,11 +578,18 @@ mod tests {
             failures: None,
             counts: &counts,
             ended: None,
-            identities: Some(vec![saved.clone()]),
+            identities: Some(IdentityChanges { saved: vec![saved.clone()], gone: Vec::new() }),
         };
         opened.frontier.checkpoint(&checkpoint).unwrap();
         drop(opened);
-        assert_eq!(crate::state::open(&path, &config, false).unwrap().identities, [saved]);
+        let mut opened = crate::state::open(&path, &config, false).unwrap();
+        assert_eq!(opened.identities, [saved]);
+        // Retired since: gone from the file.
+        let gone = IdentityChanges { saved: Vec::new(), gone: vec!["host:http://h.example:80".into()] };
+        let checkpoint = Checkpoint { identities: Some(gone), ..checkpoint };
+        opened.frontier.checkpoint(&checkpoint).unwrap();
+        drop(opened);
+        assert!(crate::state::open(&path, &config, false).unwrap().identities.is_empty());
     }
 
     #[test]
