@@ -121,6 +121,20 @@ async fn a_consent_wall_is_passed_on_the_identity_that_got_its_cookie() {
     assert_eq!(summary.blocked, 0, "a wall that hands out its cookie is no block");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cookie_set_by_a_redirect_goes_with_its_next_hop() {
+    let site = shop();
+    let dir = tempfile::tempdir().unwrap();
+    let summary = crawl(config(&site, dir.path(), "welcome").max_depth(0)).await;
+
+    assert_eq!((summary.items, summary.failures), (1, 0));
+    let seen = site.observed();
+    let product: Vec<&Hit> = seen.hits.iter().filter(|h| h.target == "/product/1").collect();
+    assert_eq!(product.len(), 1, "no consent wall: {product:?}");
+    assert_eq!(product[0].status, 200);
+    assert!(product[0].cookie("visitor").is_some());
+}
+
 fn gateway() -> MockGateway {
     MockGateway::start(GatewayConfig::default()).unwrap()
 }

@@ -453,6 +453,9 @@ fn answer_shop(answer: Option<crate::shop::ShopAnswer>) -> Response<Full<Bytes>>
     if let Some(value) = answer.set_cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
         response.headers_mut().insert(SET_COOKIE, value);
     }
+    if let Some(location) = answer.location {
+        response.headers_mut().insert(LOCATION, HeaderValue::from_static(location));
+    }
     response
 }
 

@@ -20,6 +20,8 @@ use std::sync::Mutex;
 ///   `hidden` attribute), `/trap/aria` (`aria-hidden="true"` off-screen). Requesting one
 ///   bans the address it came from and the `visitor` cookie it carried: from then on
 ///   both get 403 on every page.
+/// - `/welcome`: a redirect (302) to `/product/1` that gives a new visitor its cookie on the
+///   way.
 /// - `/checkout/1`, `/checkout/2`, `/checkout/3`: a session bound to one cookie and one
 ///   address. Step 1 (for a known visitor) sets a `cart` cookie tied to the address it
 ///   was set for; steps 2 and 3 answer 403 unless the `cart` cookie comes from that same
@@ -72,16 +74,23 @@ pub(crate) struct Shop {
 pub(crate) struct ShopAnswer {
     pub(crate) status: u16,
     pub(crate) set_cookie: Option<String>,
+    /// Where a redirect leads.
+    pub(crate) location: Option<&'static str>,
     pub(crate) html: String,
 }
 
 impl ShopAnswer {
     fn page(html: String) -> Self {
-        ShopAnswer { status: 200, set_cookie: None, html }
+        ShopAnswer { status: 200, set_cookie: None, location: None, html }
     }
 
     fn refused(why: &str) -> Self {
-        ShopAnswer { status: 403, set_cookie: None, html: format!("<h1>Forbidden</h1><p>{why}</p>") }
+        ShopAnswer {
+            status: 403,
+            set_cookie: None,
+            location: None,
+            html: format!("<h1>Forbidden</h1><p>{why}</p>"),
+        }
     }
 }
 
@@ -138,8 +147,14 @@ impl Shop {
                     "<title>Before you continue</title><div id=\"{CONSENT_MARKER}\">We use cookies. \
                      <a href=\"/\">Accept</a></div>"
                 );
-                Some(ShopAnswer { status: 200, set_cookie: Some(welcome(&mut memory)), html })
+                Some(ShopAnswer { status: 200, set_cookie: Some(welcome(&mut memory)), location: None, html })
             }
+            "/welcome" => Some(ShopAnswer {
+                status: 302,
+                set_cookie: (!known).then(|| welcome(&mut memory)),
+                location: Some("/product/1"),
+                html: String::new(),
+            }),
             "/checkout/1" => {
                 memory.issued += 1;
                 let token = format!("c{}", memory.issued);
@@ -148,6 +163,7 @@ impl Shop {
                 Some(ShopAnswer {
                     status: 200,
                     set_cookie: Some(format!("cart={token}; Path=/checkout")),
+                    location: None,
                     html,
                 })
             }

@@ -131,6 +131,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn user_agents_are_split_at_bars_since_they_hold_commas() {
+        let chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36";
+        let config = Config::new("x").set("user_agents", &format!("{chrome} | spiderling/1")).unwrap();
+        assert_eq!(config.user_agents, [chrome, "spiderling/1"]);
+    }
+
+    #[test]
     fn the_sitemap_keys_are_set_as_the_attribute_sets_them() {
         let config = Config::new("shop")
             .set("start_urls", "https://shop.example/")
