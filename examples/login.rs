@@ -13,9 +13,9 @@
 //! `parse` reads the members' pages with CSS and the API's answers as JSON: the listing
 //! pages into a `Deserialize` struct, each product with `#[json]` fields.
 //!
-//! Spiderling has no cookie jar yet: the shop also puts the session in the URL of the
-//! page the login leads to and in its links, and that is what carries it here. Once
-//! cookies are kept, the login's session cookie will reach the crawl by itself.
+//! The shop knows its members by the session cookie the login sets and nothing else: the
+//! cookie the `start` hook's login was given is every identity's, so the crawl's requests
+//! send it back.
 
 use std::process::ExitCode;
 use std::sync::LazyLock;

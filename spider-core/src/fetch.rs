@@ -11,6 +11,7 @@ use reqwest::{Certificate, Client, StatusCode};
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::proxy::Routed;
 use crate::request::Request;
 
 /// A response read in full, within the body cap.
@@ -95,8 +96,10 @@ impl Fetcher {
         Fetcher { max_body: config.max_body_bytes }
     }
 
-    /// Send `request` on `client` and read its body, decompressed, up to the cap.
-    pub(crate) async fn fetch(&self, client: &Client, request: &Request) -> Result<Fetched, Error> {
+    /// Send `request` on its route, as its identity (agent headers, cookies; the
+    /// request's own headers win), and read its body, decompressed, up to the cap.
+    pub(crate) async fn fetch(&self, routed: &Routed, request: &Request) -> Result<Fetched, Error> {
+        let identity = &routed.identity.headers;
         let url = request.url();
         let transport = |source: reqwest::Error| {
             // A connect timeout stays a connect error: a silent gateway gets benched.
@@ -107,8 +110,11 @@ impl Fetcher {
                 Error::Http { url: url.clone(), source: source.without_url() }
             }
         };
-        let mut outgoing =
-            client.request(request.method().clone(), url.clone()).headers(request.headers().clone());
+        let mut outgoing = routed
+            .client
+            .request(request.method().clone(), url.clone())
+            .headers(identity.clone())
+            .headers(request.headers().clone());
         if let Some(body) = &request.body {
             outgoing = outgoing.body(body.0.clone());
         }
@@ -141,6 +147,7 @@ impl Fetcher {
         let sent = REQUEST_OVERHEAD
             + request.method().as_str().len()
             + url.as_str().len()
+            + size(identity)
             + size(request.headers())
             + request.body().map_or(0, <[u8]>::len);
         let received = RESPONSE_OVERHEAD + size(&headers) + body.len();

@@ -40,6 +40,8 @@ mod fleet;
 mod form;
 mod frontier;
 mod gauge;
+mod hidden;
+mod identity;
 mod item;
 mod json_field;
 mod json_ld;

@@ -16,6 +16,7 @@ use crate::charset;
 use crate::content_type::{self, ContentType};
 use crate::error::Error;
 use crate::form::Form;
+use crate::hidden::HiddenLinks;
 use crate::item::{ExtractError, Item};
 use crate::parse::ParsePool;
 use crate::request::Request;
@@ -41,11 +42,15 @@ struct Facts {
     request: Request,
     /// Decompressed; `#[json]` fields read it from a [`Document`].
     body: Bytes,
+    /// Whether [`Document::links`] skips links a person cannot see, and how many it did.
+    hidden: HiddenLinks,
 }
 
 impl Page {
     /// A page answering `request` with `status` from `url` (the request's URL: the last
-    /// hop of a redirect chain), its answer having arrived at `fetched_at`.
+    /// hop of a redirect chain), its answer having arrived at `fetched_at`; its links are
+    /// read under `hidden`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         url: Url,
         status: StatusCode,
@@ -54,8 +59,9 @@ impl Page {
         request: Request,
         fetched_at: SystemTime,
         pool: ParsePool,
+        hidden: HiddenLinks,
     ) -> Self {
-        Page { facts: Arc::new(Facts { url, status, fetched_at, request, body }), headers, pool }
+        Page { facts: Arc::new(Facts { url, status, fetched_at, request, body, hidden }), headers, pool }
     }
 
     /// A page made from saved HTML, for testing a spider's `parse` or an item's selectors
@@ -95,7 +101,8 @@ impl Page {
             .map_err(|e| Error::Config(format!("the fixture's content type {content_type:?}: {e}")))?;
         let headers = HeaderMap::from_iter([(CONTENT_TYPE, value)]);
         let url = request.url().clone();
-        Ok(Page::new(url, status, headers, Bytes::from(body), request, fetched_at, ParsePool::new(1)?))
+        let (body, pool) = (Bytes::from(body), ParsePool::new(1)?);
+        Ok(Page::new(url, status, headers, body, request, fetched_at, pool, HiddenLinks::default()))
     }
 
     /// The URL of the response (after redirects, the last hop); the URL the crawl asked
@@ -449,9 +456,23 @@ impl<'a> Document<'a> {
     }
 
     /// The `href`s of the elements matching `selector`, resolved against the page URL;
-    /// ones that do not resolve are skipped.
+    /// ones that do not resolve are skipped, and so are links a person cannot see (a
+    /// honeypot: see [`Config::follow_hidden`](crate::Config::follow_hidden)), which the
+    /// crawl's stats count.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), spider_core::Error> {
+    /// let html = r#"<a href="/next">next</a> <div style="display:none"><a href="/trap">trap</a></div>"#;
+    /// let page = spider_core::Page::fixture("https://books.example/", html)?;
+    /// assert_eq!(page.links("a").await?.len(), 1);
+    /// # Ok(()) }
+    /// ```
     pub fn links(&self, selector: &Selector) -> Vec<Url> {
         self.select(selector)
+            .filter(|element| self.page.hidden.admits(*element))
             .filter_map(|element| element.value().attr("href"))
             .filter_map(|href| self.url().join(href.trim()).ok())
             .collect()

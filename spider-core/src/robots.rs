@@ -125,7 +125,7 @@ impl Robots {
         let router = crate::proxy::Router::new(config)?;
         let routed = router.route(&request, crate::Route::Auto)?;
         let refused = || crate::Error::ProxyAuth { gateway: router.gateway_of(&routed).unwrap_or_default() };
-        let rules = match crate::fetch::Fetcher::new(config).fetch(&routed.client, &request).await {
+        let rules = match crate::fetch::Fetcher::new(config).fetch(&routed, &request).await {
             Ok(answer) if answer.status.as_u16() == 407 && routed.proxied() => return Err(refused()),
             Err(error) if routed.proxied() && error.is_proxy_auth() => return Err(refused()),
             Ok(answer) if answer.status.as_u16() == 429 => {

@@ -81,11 +81,8 @@ pub trait Spider: SpiderConfig + Send + Sync + 'static {
     /// before it begins. The default does nothing.
     ///
     /// The hook's requests go out at once, outside the crawl's admission (no robots.txt,
-    /// no rate, no pause): keep them to the few a login needs. Cookies: Spiderling has
-    /// no cookie jar yet, so a session the site keeps in a cookie does not reach the
-    /// crawl by itself; the answers' cookies are the ones the crawl's identities will
-    /// start with once it has one. Until then, carry the session the way the site allows:
-    /// a token in the URL the login answers with, or a header set on the queued requests.
+    /// no rate, no pause): keep them to the few a login needs. The cookies its answers
+    /// set are every identity's, so the crawl starts signed in.
     ///
     /// # Examples
     ///

@@ -3,10 +3,11 @@
 
 use std::time::SystemTime;
 
-use reqwest::header::LOCATION;
+use reqwest::header::{LOCATION, SET_COOKIE};
 
 use crate::error::Error;
 use crate::fetch::Fetcher;
+use crate::hidden::HiddenLinks;
 use crate::page::Page;
 use crate::parse::ParsePool;
 use crate::proxy::{Route, Router, Verdict};
@@ -16,9 +17,9 @@ use crate::request::Request;
 ///
 /// Requests sent with [`fetch`](Self::fetch) take the route the crawl would give them
 /// (the spider's [`route`](crate::Spider::route), proxies, geo), with its headers,
-/// timeout and body cap. This is where a login's session will reach the crawl: the
-/// cookies its answers set are the ones the crawl's identities are to start with, once
-/// Spiderling keeps cookies (it has no cookie jar yet).
+/// timeout and body cap, and as the crawl's identities, with their cookies. This is where
+/// a login's session reaches the crawl: the cookies its answers set are every identity's,
+/// those made later included (unless `cookies = false`).
 ///
 /// # Examples
 ///
@@ -29,6 +30,8 @@ pub struct Start<'a> {
     pool: &'a ParsePool,
     route: &'a (dyn Fn(&Request) -> Route + Send + Sync),
     max_redirects: u8,
+    /// Whether the pages' links a person cannot see are read (`follow_hidden`).
+    follow_hidden: bool,
     queued: Vec<Request>,
 }
 
@@ -45,8 +48,9 @@ impl<'a> Start<'a> {
         pool: &'a ParsePool,
         route: &'a (dyn Fn(&Request) -> Route + Send + Sync),
         max_redirects: u8,
+        follow_hidden: bool,
     ) -> Self {
-        Start { router, fetcher, pool, route, max_redirects, queued: Vec::new() }
+        Start { router, fetcher, pool, route, max_redirects, follow_hidden, queued: Vec::new() }
     }
 
     /// Send `request` now and return its answer, whatever its status: redirects are
@@ -63,7 +67,7 @@ impl<'a> Start<'a> {
         let mut request = request;
         loop {
             let routed = self.router.route(&request, (self.route)(&request))?;
-            let fetched = match self.fetcher.fetch(&routed.client, &request).await {
+            let fetched = match self.fetcher.fetch(&routed, &request).await {
                 Ok(fetched) => fetched,
                 Err(error) => {
                     self.router.settle(&routed, Verdict::Unreachable, 0, 0);
@@ -71,6 +75,12 @@ impl<'a> Start<'a> {
                 }
             };
             self.router.settle(&routed, Verdict::Answered, fetched.sent, fetched.received);
+            // What the hook signs in with is every identity's: the crawl starts with it.
+            for line in fetched.headers.get_all(SET_COOKIE).iter().filter_map(|value| value.to_str().ok()) {
+                if let Err(error) = self.router.identities().seed(request.url(), line) {
+                    tracing::debug!(url = %request.url(), %error, "a cookie the start hook was given is not kept");
+                }
+            }
             let target = fetched
                 .status
                 .is_redirection()
@@ -97,6 +107,7 @@ impl<'a> Start<'a> {
                 request,
                 SystemTime::now(),
                 self.pool.clone(),
+                HiddenLinks { follow: self.follow_hidden, ..HiddenLinks::default() },
             );
             return Ok(page);
         }

@@ -20,6 +20,7 @@ pub(crate) struct Stats {
     pub(crate) pages: AtomicU64,
     pub(crate) sitemaps: AtomicU64,
     pub(crate) skipped_not_html: AtomicU64,
+    pub(crate) skipped_hidden: AtomicU64,
     pub(crate) items: AtomicU64,
     pub(crate) retries: AtomicU64,
     pub(crate) throttled: AtomicU64,
@@ -51,6 +52,7 @@ impl Stats {
             pages: AtomicU64::new(0),
             sitemaps: AtomicU64::new(0),
             skipped_not_html: AtomicU64::new(0),
+            skipped_hidden: AtomicU64::new(0),
             items: AtomicU64::new(0),
             retries: AtomicU64::new(0),
             throttled: AtomicU64::new(0),
@@ -127,6 +129,7 @@ impl Stats {
             pages: self.pages.load(Relaxed),
             sitemaps: self.sitemaps.load(Relaxed),
             skipped_not_html: self.skipped_not_html.load(Relaxed),
+            skipped_hidden: self.skipped_hidden.load(Relaxed),
             items: self.items.load(Relaxed),
             html_parses,
             retries: self.retries.load(Relaxed),
@@ -155,6 +158,7 @@ pub(crate) struct Counts {
     pub(crate) pages: u64,
     pub(crate) sitemaps: u64,
     pub(crate) skipped_not_html: u64,
+    pub(crate) skipped_hidden: u64,
     pub(crate) items: u64,
     pub(crate) html_parses: u64,
     pub(crate) retries: u64,
@@ -181,6 +185,7 @@ impl Counts {
             (&mut self.pages, other.pages),
             (&mut self.sitemaps, other.sitemaps),
             (&mut self.skipped_not_html, other.skipped_not_html),
+            (&mut self.skipped_hidden, other.skipped_hidden),
             (&mut self.items, other.items),
             (&mut self.html_parses, other.html_parses),
             (&mut self.retries, other.retries),
@@ -249,6 +254,7 @@ impl Summary {
             pages: counts.pages,
             sitemaps: counts.sitemaps,
             skipped_not_html: counts.skipped_not_html,
+            skipped_hidden: counts.skipped_hidden,
             items: counts.items,
             html_parses: counts.html_parses,
             retries: counts.retries,
@@ -350,6 +356,10 @@ pub struct Summary {
     /// content type: not HTML (a script, an archive, JSON; see `Page::is_html`), so
     /// neither parsed for an item nor searched for links. They are not pages.
     pub skipped_not_html: u64,
+    /// Links not followed because a person could not see them: honeypots (see
+    /// `Config::follow_hidden`). Each link found hidden counts, once per page it is on.
+    #[serde(default)]
+    pub skipped_hidden: u64,
     /// Items written.
     pub items: u64,
     /// HTML documents parsed on the parse pool; one per page when a spider does all its
@@ -477,6 +487,9 @@ impl fmt::Display for Summary {
                 "  skipped by content type: {} answers not HTML, not parsed",
                 thousands(self.skipped_not_html)
             )?;
+        }
+        if self.skipped_hidden > 0 {
+            writeln!(f, "  hidden links not followed: {}", thousands(self.skipped_hidden))?;
         }
         if self.from_cache > 0 {
             writeln!(

@@ -18,6 +18,10 @@
 //! members-only area and a paged JSON API; every site records each request's method and
 //! body ([`Hit::body`]).
 //!
+//! The cookie shop ([`ShopSite`]) knows its visitors by a cookie set on the first page
+//! and by their address: a consent wall without the cookie, honeypot links that ban
+//! whoever follows one, and a checkout that needs the same cookie from the same address.
+//!
 //! A [`MockGateway`] is a rotating proxy in front of them: authenticated by username
 //! and password, a new exit identity (a loopback source address) per client connection
 //! or one per sticky session, and never a connection off the machine. Sites see the
@@ -36,6 +40,7 @@ mod members;
 mod record;
 mod redis;
 mod server;
+mod shop;
 mod tls;
 
 pub use catalogue::{catalogue, Book};
@@ -47,3 +52,4 @@ pub use members::MembersSite;
 pub use record::{Hit, Observed};
 pub use redis::RedisServer;
 pub use server::Sandbox;
+pub use shop::{ShopSite, CONSENT_MARKER};

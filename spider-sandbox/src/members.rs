@@ -5,15 +5,15 @@
 //! | --- | --- |
 //! | `GET /` | links to the login page and the API |
 //! | `GET /login` | `form#login`, POSTing to `/login`: a hidden `csrf` token (new on each visit), `user`, `password` |
-//! | `POST /login` | a stale or missing token: 403; a wrong user or password: 401 with the form again; else 303 to `/members/?session=S` with `Set-Cookie: session=S; Path=/; HttpOnly` |
-//! | `GET /members/`, `/members/page-N` | with the session (its cookie, or `?session=` in the URL): the index links each of the pages, the session in their URLs; without it: 403 and a link to the login |
+//! | `POST /login` | a stale or missing token: 403; a wrong user or password: 401 with the form again; else 303 to `/members/` with `Set-Cookie: session=S; Path=/; HttpOnly` |
+//! | `GET /members/`, `/members/page-N` | with the session's cookie: the index links each of the pages; without it: 403 and a link to the login |
 //! | `GET /api/products?page=N` | `{"page": N, "pages": P, "products": [...], "next": URL or null}` |
 //! | `GET /api/products/ID` | one product: `{"id", "name", "offers": [{"price", "currency"}], "tags": [...]}` |
 //! | `GET /api/broken` | `application/json` that is not JSON: cut off mid-array |
 //! | `POST /api/search` | `{"ok": true}`: for bodies as the server records them ([`Hit::body`](crate::Hit::body)) |
 //!
-//! The session travels in the URL as well as in a cookie because Spiderling has no cookie
-//! jar yet: once it has one, the cookie alone will do.
+//! The session is only ever the cookie, as on most sites: a crawler that does not send
+//! back what the login set never gets past the login.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -205,7 +205,7 @@ impl Members {
         let session = self.secret("s");
         self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(session.clone());
         let mut reply = Reply::new(303, "text/plain", "");
-        reply.headers.push(("location", format!("/members/?session={session}")));
+        reply.headers.push(("location", "/members/".to_owned()));
         reply.headers.push(("set-cookie", format!("session={session}; Path=/; HttpOnly")));
         reply
     }
@@ -214,9 +214,9 @@ impl Members {
         let from_cookie = asked.cookie.and_then(|cookie| {
             cookie.split(';').find_map(|pair| pair.trim().strip_prefix("session=").map(str::to_owned))
         });
-        let session = from_cookie.or_else(|| field(asked.query.as_bytes(), "session"));
-        let known = session.filter(|s| self.sessions.lock().unwrap_or_else(|e| e.into_inner()).contains(s));
-        let Some(session) = known else {
+        let known =
+            from_cookie.filter(|s| self.sessions.lock().unwrap_or_else(|e| e.into_inner()).contains(s));
+        let Some(_) = known else {
             return Reply::html(
                 403,
                 r#"<p class="members-only">Members only: <a href="/login">log in</a>.</p>"#.to_owned(),
@@ -224,7 +224,7 @@ impl Members {
         };
         if asked.path == "/members/" {
             let links: String = (1..=self.site.member_pages)
-                .map(|n| format!(r#"<li><a class="member-page" href="/members/page-{n}?session={session}">Page {n}</a></li>"#))
+                .map(|n| format!(r#"<li><a class="member-page" href="/members/page-{n}">Page {n}</a></li>"#))
                 .collect();
             return Reply::html(200, format!("<h1>Members</h1><ul>{links}</ul>"));
         }
@@ -307,9 +307,10 @@ mod tests {
         let body = format!("csrf={token}&user=ann&password=s3+cret");
         let ok = shop.answer(&ask("POST", "/login", "", body.as_bytes()));
         assert_eq!(ok.status, 303);
-        let location = &ok.headers[0].1;
-        let (path, query) = location.split_once('?').unwrap_or_default();
-        assert_eq!(shop.answer(&ask("GET", path, query, b"")).status, 200);
+        assert_eq!(ok.headers[0], ("location", "/members/".to_owned()));
+        let cookie = ok.headers[1].1.split(';').next().unwrap_or_default().to_owned();
+        let with_session = Asked { cookie: Some(&cookie), ..ask("GET", "/members/page-2", "", b"") };
+        assert_eq!(shop.answer(&with_session).status, 200);
         assert_eq!(shop.answer(&ask("GET", "/members/page-2", "", b"")).status, 403, "no session");
         assert_eq!(shop.answer(&ask("POST", "/login", "", body.as_bytes())).status, 403, "replayed");
     }

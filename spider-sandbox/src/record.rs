@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use hyper::header::{HeaderMap, ACCEPT_LANGUAGE, COOKIE, USER_AGENT};
 use percent_encoding::percent_decode_str;
 
 /// One request as the server saw it.
@@ -32,9 +33,21 @@ pub struct Hit {
     pub method: String,
     /// The body as received (up to 2 MiB); empty for a request without one.
     pub body: Bytes,
+    /// The `Cookie` header, as sent.
+    pub cookie: Option<String>,
+    /// The `User-Agent` header.
+    pub user_agent: Option<String>,
+    /// The `Accept-Language` header: whether the headers agree with the agent they claim.
+    pub accept_language: Option<String>,
 }
 
 impl Hit {
+    /// The value of the cookie `name` the request carried, if it carried one.
+    pub fn cookie(&self, name: &str) -> Option<&str> {
+        let pairs = self.cookie.as_deref()?.split(';').filter_map(|pair| pair.trim().split_once('='));
+        pairs.into_iter().find(|(n, _)| *n == name).map(|(_, value)| value)
+    }
+
     /// The resource asked for, spelled the server's way: path percent-decoded, query
     /// pairs sorted, empty pairs dropped. Two hits with one resource are a duplicate.
     pub fn resource(&self) -> String {
@@ -187,12 +200,29 @@ impl Recorder {
         on_site: bool,
         peer: IpAddr,
         conditional: bool,
+        headers: &HeaderMap,
     ) -> InFlight<'_> {
         let at = self.started.elapsed();
+        let header = |name| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let (cookie, user_agent, accept_language) =
+            (header(COOKIE), header(USER_AGENT), header(ACCEPT_LANGUAGE));
         let index = {
             let mut hits = self.hits.lock().unwrap_or_else(|e| e.into_inner());
             let (method, body) = (String::new(), Bytes::new());
-            hits.push(Hit { at, target, host, on_site, peer, status: 0, conditional, method, body });
+            hits.push(Hit {
+                at,
+                target,
+                host,
+                on_site,
+                peer,
+                status: 0,
+                conditional,
+                method,
+                body,
+                cookie,
+                user_agent,
+                accept_language,
+            });
             hits.len() - 1
         };
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;

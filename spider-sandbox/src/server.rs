@@ -8,7 +8,9 @@ use bytes::Bytes;
 use http_body_util::Full;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, COOKIE, ETAG, HOST, LAST_MODIFIED, LOCATION};
+use hyper::header::{
+    HeaderMap, HeaderValue, CONTENT_TYPE, COOKIE, ETAG, HOST, LAST_MODIFIED, LOCATION, SET_COOKIE,
+};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -24,6 +26,7 @@ use crate::fixed::FixedSite;
 use crate::hostile::{Hostile, HostileSite, Reply};
 use crate::members::{self, Asked, Members, MembersSite};
 use crate::record::{Observed, Recorder};
+use crate::shop::{Shop, ShopSite};
 use crate::tls::Tls;
 
 /// A running sandbox; it stops when dropped.
@@ -98,6 +101,7 @@ enum Kind {
     Hostile(Box<Hostile>),
     Fixed(FixedSite),
     Members(Members),
+    Shop(Shop),
 }
 
 /// The largest request body a sandbox reads and records.
@@ -233,6 +237,15 @@ impl Sandbox {
         Sandbox::start(Kind::Members(Members::new(site)), port, None)
     }
 
+    /// Serve the cookie shop on `127.0.0.1` at a free port.
+    ///
+    /// # Errors
+    ///
+    /// When no port can be bound or the server thread cannot start.
+    pub fn shop(site: ShopSite) -> std::io::Result<Sandbox> {
+        Sandbox::start(Kind::Shop(Shop::new(site)), 0, None)
+    }
+
     fn start(kind: Kind, port: u16, tls: Option<Tls>) -> std::io::Result<Sandbox> {
         let listener = std::net::TcpListener::bind(("127.0.0.1", port))?;
         listener.set_nonblocking(true)?;
@@ -354,7 +367,7 @@ async fn answer(
     let on_site = site.on_site(&host);
     let path = percent_decode_str(request.uri().path()).decode_utf8_lossy().into_owned();
     let conditional = conditional::is_conditional(headers);
-    let in_flight = site.recorder.arrive(target, host.clone(), on_site, peer.ip(), conditional);
+    let in_flight = site.recorder.arrive(target, host.clone(), on_site, peer.ip(), conditional, headers);
     let (parts, body) = request.into_parts();
     let (method, headers) = (parts.method, parts.headers);
     // A body past the cap, or cut off, is recorded as what arrived of it: nothing.
@@ -375,6 +388,10 @@ async fn answer(
                 let query = parts.uri.query().unwrap_or("");
                 let asked = Asked { method: method.as_str(), path: &path, query, cookie, body: &body };
                 answer_members(shop.answer(&asked))
+            }
+            Kind::Shop(shop) => {
+                let cookie = headers.get(COOKIE).and_then(|c| c.to_str().ok());
+                answer_shop(shop.answer(&path, peer.ip(), cookie, &site.elsewhere))
             }
         }
     } else {
@@ -473,6 +490,21 @@ fn answer_fixed(site: &FixedSite, path: &str) -> Response<Full<Bytes>> {
     // A type that is no header value (the test's mistake) is sent as no type.
     if let Some(value) = fixed.content_type.as_deref().and_then(|t| HeaderValue::from_str(t).ok()) {
         response.headers_mut().insert(CONTENT_TYPE, value);
+    }
+    response
+}
+
+fn answer_shop(answer: Option<crate::shop::ShopAnswer>) -> Response<Full<Bytes>> {
+    let Some(answer) = answer else {
+        return respond(StatusCode::NOT_FOUND, "text/plain", "not found".to_owned());
+    };
+    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = respond(status, "text/html; charset=utf-8", answer.html);
+    if let Some(value) = answer.set_cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        response.headers_mut().insert(SET_COOKIE, value);
+    }
+    if let Some(location) = answer.location {
+        response.headers_mut().insert(LOCATION, HeaderValue::from_static(location));
     }
     response
 }

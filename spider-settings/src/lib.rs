@@ -103,6 +103,22 @@ pub const KEYS: &[Key] = &[
     key("max_items", Kind::Positive, "items to write, then the crawl stops admitting (default: no limit)"),
     key("user_agent", Kind::Text, "the User-Agent header (default spiderling/VERSION)"),
     key("headers", Kind::TextList, "headers sent with every request, as `Name: value` (default: none)"),
+    key(
+        "cookies",
+        Kind::Bool,
+        "keep the cookies sites set, one jar per identity, and send them back; a blocked identity is retired with its jar (default true)",
+    ),
+    key(
+        "user_agents",
+        Kind::TextList,
+        "user agents each identity draws one of and keeps, with the Accept headers its browser sends; `headers` win; at run time separated by `|`, since agents hold commas (default: none, `user_agent` for all)",
+    ),
+    key("user_agents_file", Kind::Text, "a file of user agents, one a line, as `user_agents` (default: none)"),
+    key(
+        "follow_hidden",
+        Kind::Bool,
+        "follow links a person cannot see (inline display:none, visibility:hidden, `hidden`, aria-hidden off-screen): honeypots (default false)",
+    ),
     key("obey_robots", Kind::Bool, "fetch and obey robots.txt (default true)"),
     key("parse_threads", Kind::Positive, "threads of the HTML parse pool (default: the number of CPUs)"),
     key("output", Kind::Text, "items file; .jsonl, .csv or .json (default: none)"),

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{Config, DEFAULT_USER_AGENT};
+use super::{Config, SeedCookies, DEFAULT_USER_AGENT};
 use crate::classify::DEFAULT_RETRY_STATUSES;
 use crate::proxy::DEFAULT_USER_TEMPLATE;
 use crate::retry::Backoff;
@@ -39,6 +39,11 @@ impl Config {
             max_items: None,
             user_agent: DEFAULT_USER_AGENT.to_owned(),
             headers: Vec::new(),
+            cookies: true,
+            seed_cookies: SeedCookies::default(),
+            user_agents: Vec::new(),
+            user_agents_file: None,
+            follow_hidden: false,
             obey_robots: true,
             max_redirects: 10,
             max_body_bytes: 8 * 1024 * 1024,

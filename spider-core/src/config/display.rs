@@ -55,6 +55,20 @@ impl std::fmt::Display for Config {
         }
         let headers: Vec<String> = self.headers.iter().map(|(name, _)| format!("{name}: …")).collect();
         writeln!(f, "  headers = {}", list(&headers))?;
+        let mut agents = match self.user_agents.len() {
+            0 => "none".to_owned(),
+            n => format!("{n} listed"),
+        };
+        if let Some(path) = &self.user_agents_file {
+            agents = format!("{agents} + {}", path.display());
+        }
+        writeln!(
+            f,
+            "  cookies = {} · seeded cookies = {} · user_agents = {agents} · follow_hidden = {}",
+            self.cookies,
+            self.seed_cookies.0.len(),
+            self.follow_hidden
+        )?;
         if let Some(RouteSpec(proxy)) = &self.proxy {
             let rules: Vec<String> = self.geo_rules.iter().map(|(p, c)| format!("{p}={c}")).collect();
             writeln!(

@@ -20,6 +20,8 @@ mod retry;
 mod fetch;
 // route tiers, exit country, sticky sessions, gateway username, proxy spend
 mod proxy;
+// who requests claim to be: cookies, user agents, seeded cookies, hidden links
+mod identity;
 // parse pool, output, stats and failures files, signals, metrics, progress
 mod output;
 // `Config::set`, a setting changed by its key at run time
@@ -78,6 +80,11 @@ pub struct Config {
     pub(crate) max_items: Option<u64>,
     pub(crate) user_agent: String,
     pub(crate) headers: Vec<(String, String)>,
+    pub(crate) cookies: bool,
+    pub(crate) seed_cookies: SeedCookies,
+    pub(crate) user_agents: Vec<String>,
+    pub(crate) user_agents_file: Option<PathBuf>,
+    pub(crate) follow_hidden: bool,
     pub(crate) obey_robots: bool,
     pub(crate) max_redirects: u8,
     pub(crate) max_body_bytes: usize,
@@ -123,6 +130,24 @@ pub(crate) struct RouteSpec(pub(crate) String);
 impl std::fmt::Debug for RouteSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:?}", spider_settings::redact_spec(&self.0))
+    }
+}
+
+/// Cookies given before the crawl, `(url, Set-Cookie line)`: their values are secrets, so
+/// Debug shows the URLs and cookie names only.
+#[derive(Clone, Default)]
+pub(crate) struct SeedCookies(pub(crate) Vec<(String, String)>);
+
+impl SeedCookies {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &(String, String)> {
+        self.0.iter()
+    }
+}
+
+impl std::fmt::Debug for SeedCookies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = |line: &str| line.split_once('=').map_or(line, |(name, _)| name).trim().to_owned();
+        f.debug_list().entries(self.0.iter().map(|(url, line)| format!("{url} {}=…", name(line)))).finish()
     }
 }
 

@@ -75,6 +75,14 @@ impl Config {
                 }
                 Config { headers, ..self }
             }
+            "cookies" => self.cookies(keys::parse_bool(value).map_err(problem)?),
+            // Agents hold commas ("KHTML, like Gecko"): at run time they are split at `|`.
+            "user_agents" => {
+                let agents = value.split('|').map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
+                Config { user_agents: agents.collect(), ..self }
+            }
+            "user_agents_file" => self.user_agents_file(value),
+            "follow_hidden" => self.follow_hidden(keys::parse_bool(value).map_err(problem)?),
             "obey_robots" => self.obey_robots(keys::parse_bool(value).map_err(problem)?),
             "parse_threads" => self.parse_threads(size(true)?),
             "output" => self.output(value),
@@ -121,6 +129,13 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn user_agents_are_split_at_bars_since_they_hold_commas() {
+        let chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36";
+        let config = Config::new("x").set("user_agents", &format!("{chrome} | spiderling/1")).unwrap();
+        assert_eq!(config.user_agents, [chrome, "spiderling/1"]);
+    }
 
     #[test]
     fn the_sitemap_keys_are_set_as_the_attribute_sets_them() {

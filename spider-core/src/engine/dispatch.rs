@@ -412,7 +412,10 @@ impl<S: Spider> Dispatcher<S> {
         };
         let counts = self.shared.stats.counts(self.shared.pool.html_parses());
         let proxy_bytes = self.shared.router.proxy_bytes();
-        let checkpoint = Checkpoint { output, failures, counts: &counts, proxy_bytes, ended };
+        // Only a state file keeps the cookie jars: a fleet's workers keep their own.
+        let identities =
+            if self.frontier.keeps_identities() { self.shared.router.identities().changes() } else { None };
+        let checkpoint = Checkpoint { output, failures, counts: &counts, proxy_bytes, ended, identities };
         if let Err(error) = self.frontier.checkpoint(&checkpoint) {
             self.fail(error);
         }

@@ -44,6 +44,7 @@ use crate::failures::{Failure, FailuresFile};
 use crate::fetch::Fetcher;
 use crate::frontier::{Enqueued, Journal, MemoryFrontier, RobotsMemo, Ticket};
 use crate::gauge::Live;
+use crate::identity::SavedIdentity;
 use crate::parse::ParsePool;
 use crate::proxy::Router;
 use crate::request::Request;
@@ -129,7 +130,7 @@ impl<S: Spider> Crawler<S> {
             Some(address) => Some(crate::fleet::join(&config, address).await?),
             None => None,
         };
-        let (mut frontier, earlier, membership) = match (resumed, fleet) {
+        let (mut frontier, mut earlier, membership) = match (resumed, fleet) {
             (_, Some((frontier, membership))) => {
                 (Box::new(frontier) as Box<dyn Journal>, None, Some(membership))
             }
@@ -140,6 +141,7 @@ impl<S: Spider> Crawler<S> {
                     output: opened.output,
                     failures: opened.failures,
                     complete: opened.complete,
+                    identities: opened.identities,
                 };
                 (Box::new(opened.frontier) as Box<dyn Journal>, Some(earlier), None)
             }
@@ -152,7 +154,8 @@ impl<S: Spider> Crawler<S> {
         {
             // Before the start URLs are queued: the hook may log in and add its own.
             let route = |request: &Request| spider.route(request);
-            let mut hook = Start::new(&router, &fetcher, &pool, &route, config.max_redirects);
+            let mut hook =
+                Start::new(&router, &fetcher, &pool, &route, config.max_redirects, config.follow_hidden);
             spider.start(&mut hook).await.map_err(|source| Error::Start { source })?;
             start.extend(hook.into_queued());
         }
@@ -195,10 +198,14 @@ impl<S: Spider> Crawler<S> {
             stats,
             robots_token: config.robots_token().to_owned(),
             max_redirects: config.max_redirects,
+            follow_hidden: config.follow_hidden,
             retry_statuses: config.retry_statuses.clone(),
             sitemap_since: config.sitemap_since.map(crate::sitemap::Since::new),
             spider,
         });
+        if let Some(earlier) = earlier.as_mut() {
+            shared.router.identities().resume(std::mem::take(&mut earlier.identities));
+        }
         let progress = config.progress.then(|| crate::progress::show(live.subscribe()));
         let (stop_tx, stop_rx) = mpsc::unbounded_channel();
         let signals = config.handle_signals.then(|| Background(tokio::spawn(forward_signals(stop_tx))));
@@ -257,6 +264,8 @@ struct Earlier {
     output: Committed,
     failures: u64,
     complete: bool,
+    /// The identities its last checkpoint saved.
+    identities: Vec<SavedIdentity>,
 }
 
 /// Queue the start URLs. On a resumed crawl they were seen in its first run, and their
@@ -340,6 +349,8 @@ struct Shared<S: Spider> {
     encoder: Option<Encoder>,
     /// Whether answers are kept in the HTTP cache: tasks prepare them for it.
     caching: bool,
+    /// Whether links a person cannot see are followed (`Config::follow_hidden`).
+    follow_hidden: bool,
     stats: Stats,
     robots_token: String,
     max_redirects: u8,

@@ -18,6 +18,7 @@ use crate::export::Encoded;
 use crate::failures::Failure;
 use crate::fetch::Fetched;
 use crate::frontier::RobotsMemo;
+use crate::hidden::HiddenLinks;
 use crate::item::ExtractError;
 use crate::page::Page;
 use crate::proxy::Verdict;
@@ -60,23 +61,24 @@ pub(super) async fn fetch_robots<S: Spider>(shared: &Shared<S>, job: Job, notes:
 /// read it, when the request is a sitemap).
 pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &mut Notes) -> Outcome {
     let request = job.request;
-    let (fetched, blocked, new_identity, cached) = match answer(shared, &request, job.cached, false, notes)
-        .await
-    {
-        Fetch::Answer { fetched, blocked, new_identity, cached } => (fetched, blocked, new_identity, cached),
-        Fetch::Fatal(error) => return Outcome::Fatal(error),
-        Fetch::Failed(error) if error.is_transport() => {
-            let failure = Failure::error(error.cause().phrase(), &error);
-            return Outcome::Trouble { request, trouble: Trouble::TryAgain, retry_after: None, failure };
-        }
-        Fetch::Failed(error) => {
-            let reason = match error {
-                Error::BodyTooLarge { .. } => "body too large",
-                _ => "fetch",
-            };
-            return Outcome::failed(&request, Failure::error(reason, &error));
-        }
-    };
+    let (fetched, blocked, consent, new_identity, cached) =
+        match answer(shared, &request, job.cached, false, notes).await {
+            Fetch::Answer { fetched, blocked, consent, new_identity, cached } => {
+                (fetched, blocked, consent, new_identity, cached)
+            }
+            Fetch::Fatal(error) => return Outcome::Fatal(error),
+            Fetch::Failed(error) if error.is_transport() => {
+                let failure = Failure::error(error.cause().phrase(), &error);
+                return Outcome::Trouble { request, trouble: Trouble::TryAgain, retry_after: None, failure };
+            }
+            Fetch::Failed(error) => {
+                let reason = match error {
+                    Error::BodyTooLarge { .. } => "body too large",
+                    _ => "fetch",
+                };
+                return Outcome::failed(&request, Failure::error(reason, &error));
+            }
+        };
     let status = fetched.status;
     shared.stats.status(status.as_u16());
     if !cached {
@@ -89,7 +91,9 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         let code = status.as_u16();
         // 403 and 429 keep their configured reactions; a challenge or a marked page is
         // always worth another identity.
-        let (reason, trouble) = if blocked && !matches!(code, 403 | 429) {
+        let (reason, trouble) = if consent {
+            ("consent wall", Trouble::TryAgain)
+        } else if blocked && !matches!(code, 403 | 429) {
             ("blocked", Trouble::SwitchIdentity)
         } else {
             (status_reason(code), classify::classify_status(status, &shared.retry_statuses))
@@ -113,8 +117,11 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
     let (url, method, attempts) = (request.url().clone(), request.method().clone(), request.attempts + 1);
     let mut cx = Cx::for_request(&request);
     let (headers, body, pool) = (fetched.headers, fetched.body, shared.pool.clone());
-    let page = Page::new(url.clone(), status, headers, body, request, SystemTime::now(), pool);
+    let hidden = HiddenLinks { follow: shared.follow_hidden, ..HiddenLinks::default() };
+    let page =
+        Page::new(url.clone(), status, headers, body, request, SystemTime::now(), pool, hidden.clone());
     let parsed = shared.spider.parse(page, &mut cx).await;
+    Stats::add(&shared.stats.skipped_hidden, hidden.skipped());
     // Items emitted before an error are kept: nothing scraped is lost.
     let items = match &shared.encoder {
         Some(encoder) => match encoder.encode(&cx.items) {
@@ -165,7 +172,7 @@ async fn answer<S: Spider>(
             notes.cache = Some(CacheWrite::Touch(cached.fingerprint()));
             from_cache(shared, request, cached)
         }
-        (Fetch::Answer { fetched, blocked, new_identity, cached }, _) => {
+        (Fetch::Answer { fetched, blocked, consent, new_identity, cached }, _) => {
             let status = fetched.status;
             let keep = if robots {
                 !(status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS)
@@ -177,7 +184,7 @@ async fn answer<S: Spider>(
                 let entry = Entry::new(fingerprint, request, status, &fetched.headers, &fetched.body);
                 notes.cache = entry.map(CacheWrite::Store);
             }
-            Fetch::Answer { fetched, blocked, new_identity, cached }
+            Fetch::Answer { fetched, blocked, consent, new_identity, cached }
         }
         (other, _) => other,
     }
@@ -190,7 +197,7 @@ fn from_cache<S: Spider>(shared: &Shared<S>, request: &Request, cached: Cached) 
     match cached.answer() {
         Ok((status, headers, body)) => {
             let fetched = Fetched { status, headers, body, sent: 0, received: 0 };
-            Fetch::Answer { fetched, blocked: false, new_identity: false, cached: true }
+            Fetch::Answer { fetched, blocked: false, consent: false, new_identity: false, cached: true }
         }
         Err(problem) => Fetch::Failed(Error::Cache { url: request.url().clone(), problem }),
     }
@@ -202,6 +209,8 @@ enum Fetch {
         fetched: Fetched,
         /// Whether the answer means this identity is blocked (see `block`).
         blocked: bool,
+        /// Whether the block was a wall that set a cookie: the same identity tries again.
+        consent: bool,
         /// Whether a retry leaves with another exit identity, so a block is met by
         /// switching rather than by slowing the host down.
         new_identity: bool,
@@ -229,24 +238,28 @@ async fn fetch_routed<S: Spider>(
     };
     let refused = || Error::ProxyAuth { gateway: shared.router.gateway_of(&routed).unwrap_or_default() };
     let sent_at = Instant::now();
-    match shared.fetcher.fetch(&routed.client, request).await {
+    match shared.fetcher.fetch(&routed, request).await {
         Ok(fetched) => {
             if routed.proxied() && fetched.status == reqwest::StatusCode::PROXY_AUTHENTICATION_REQUIRED {
                 return Fetch::Fatal(refused());
             }
+            let kept = shared.router.keep_cookies(&routed, request.url(), &fetched.headers);
             let answer = Answer { status: fetched.status, headers: &fetched.headers, body: &fetched.body };
             let blocked =
                 shared.spider.is_blocked(&answer).unwrap_or_else(|| shared.block_rules.blocked(&answer));
-            if blocked {
+            // A wall served with 200 that hands this identity a cookie is asking for it
+            // back (a consent interstitial): the identity is kept and tries again.
+            let consent = blocked && fetched.status.is_success() && kept > 0;
+            if blocked && !consent {
                 Stats::add(&shared.stats.blocked, 1);
             }
             if fetched.status == reqwest::StatusCode::TOO_MANY_REQUESTS {
                 Stats::add(&shared.stats.throttled, 1);
             }
-            *sample = Some(Sample { blocked, sent_at, latency: sent_at.elapsed() });
-            let verdict = if blocked { Verdict::Blocked } else { Verdict::Answered };
+            *sample = Some(Sample { blocked: blocked && !consent, sent_at, latency: sent_at.elapsed() });
+            let verdict = if blocked && !consent { Verdict::Blocked } else { Verdict::Answered };
             let new_identity = shared.router.settle(&routed, verdict, fetched.sent, fetched.received);
-            Fetch::Answer { fetched, blocked, new_identity, cached: false }
+            Fetch::Answer { fetched, blocked, consent, new_identity, cached: false }
         }
         Err(error) if routed.proxied() && error.is_proxy_auth() => Fetch::Fatal(refused()),
         Err(error) => {

@@ -504,6 +504,7 @@ impl Journal for FleetFrontier {
             ("requests", counts.requests, self.reported.requests),
             ("pages", counts.pages, self.reported.pages),
             ("skipped_not_html", counts.skipped_not_html, self.reported.skipped_not_html),
+            ("skipped_hidden", counts.skipped_hidden, self.reported.skipped_hidden),
             ("items", counts.items, self.reported.items),
             ("retries", counts.retries, self.reported.retries),
             ("blocked", counts.blocked, self.reported.blocked),

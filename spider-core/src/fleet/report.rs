@@ -111,6 +111,8 @@ pub struct FleetTotals {
     pub pages: u64,
     /// Answers the link rules skipped by content type, not HTML (`Summary::skipped_not_html`).
     pub skipped_not_html: u64,
+    /// Links not followed because a person could not see them (`Summary::skipped_hidden`).
+    pub skipped_hidden: u64,
     /// Items written.
     pub items: u64,
     /// Requests sent again after a failure.
@@ -325,6 +327,7 @@ async fn read_crawl(
         requests: stat("requests"),
         pages: stat("pages"),
         skipped_not_html: stat("skipped_not_html"),
+        skipped_hidden: stat("skipped_hidden"),
         items: stat("items"),
         retries: stat("retries"),
         blocked: stat("blocked"),
@@ -514,6 +517,9 @@ impl fmt::Display for FleetCrawl {
         if t.skipped_not_html > 0 {
             let skipped = format!("{} answers not HTML, not parsed", thousands(t.skipped_not_html));
             field(f, "skipped", &skipped)?;
+        }
+        if t.skipped_hidden > 0 {
+            field(f, "hidden", &format!("{} hidden links not followed", thousands(t.skipped_hidden)))?;
         }
         let live = self.workers.iter().filter(|w| w.state == WorkerState::Live).count();
         // The last line without its line end, as `Display` of one value goes.

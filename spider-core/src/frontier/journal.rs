@@ -14,6 +14,7 @@ use super::{Frontier, HostKey, Ticket};
 use crate::error::Error;
 use crate::export::Committed;
 use crate::failures::Failure;
+use crate::identity::IdentityChanges;
 use crate::stats::{Counts, CrawlStatus};
 use crate::throttle::adaptive::Proposal;
 
@@ -92,6 +93,11 @@ pub(crate) trait Journal: Frontier {
         Ok(())
     }
 
+    /// Whether checkpoints write the crawl's identities (cookie jars and agents).
+    fn keeps_identities(&self) -> bool {
+        false
+    }
+
     /// Make every change since the last checkpoint durable at once, together with the
     /// lengths of the files written so far and the run's counts.
     fn checkpoint(&mut self, _checkpoint: &Checkpoint<'_>) -> Result<(), Error> {
@@ -139,6 +145,8 @@ pub(crate) struct Checkpoint<'a> {
     pub(crate) proxy_bytes: u64,
     /// How the run ended, at its last checkpoint.
     pub(crate) ended: Option<RunEnd>,
+    /// The identities made, changed or retired since the last checkpoint, if any.
+    pub(crate) identities: Option<IdentityChanges>,
 }
 
 /// How a run ended: with a summary, or stopped by an error.

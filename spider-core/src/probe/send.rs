@@ -32,7 +32,7 @@ impl Target {
         let routed = self.router.route(request, Route::Auto)?;
         let refused = || Error::ProxyAuth { gateway: self.router.gateway_of(&routed).unwrap_or_default() };
         let sent = Instant::now();
-        let fetched = self.fetcher.fetch(&routed.client, request).await;
+        let fetched = self.fetcher.fetch(&routed, request).await;
         let latency = sent.elapsed();
         let outcome = match fetched {
             Ok(answer) if answer.status.as_u16() == 407 && routed.proxied() => return Err(refused()),

@@ -27,6 +27,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::fetch::ClientRecipe;
 use crate::frontier::{host_key, HostKey};
+use crate::identity::{Identities, Worn};
 use crate::request::Request;
 
 use gateway::Gateway;
@@ -81,6 +82,8 @@ pub enum Route {
 /// The route one request takes.
 pub(crate) struct Routed {
     pub(crate) client: Client,
+    /// Who the request goes out as: agent headers and cookies, settled with the answer.
+    pub(crate) identity: Worn,
     /// How it was chosen, when proxies are configured: reported back with its verdict.
     via: Option<Via>,
 }
@@ -136,6 +139,8 @@ pub(crate) struct Router {
     state: Option<Mutex<State>>,
     clients: Mutex<LruCache<ClientKey, Client>>,
     spend: Spend,
+    /// Every request's cookies and agent, with proxies or without.
+    identities: Identities,
 }
 
 impl Router {
@@ -168,14 +173,16 @@ impl Router {
             sticky: config.sticky,
             state,
             clients: Mutex::new(LruCache::new(kept)),
+            identities: Identities::new(config)?,
         })
     }
 
     /// The route for `request`, given the spider's `choice`.
     pub(crate) fn route(&self, request: &Request, choice: Route) -> Result<Routed, Error> {
+        let identity = self.identities.wear(request);
         let state = match (&self.state, &choice) {
             (_, Route::Direct) | (None, Route::Auto) => {
-                return Ok(Routed { client: self.direct.clone(), via: None })
+                return Ok(Routed { client: self.direct.clone(), identity, via: None })
             }
             (None, Route::Proxy { .. }) => return Err(no_gateway(request)),
             (Some(state), _) => state,
@@ -195,6 +202,7 @@ impl Router {
         let Tier::Gateways(pool) = &mut tiers[tier] else {
             return Ok(Routed {
                 client: self.direct.clone(),
+                identity,
                 via: Some(Via { host, tier, gateway: None, session: None }),
             });
         };
@@ -231,13 +239,16 @@ impl Router {
         let session_id = session.as_ref().map(|(_, s)| s.id.clone());
         let client = self.client(gateway, geo, session_id.as_deref())?;
         let session = session.map(|(task, s)| (task, s.id));
-        Ok(Routed { client, via: Some(Via { host, tier, gateway: Some(gateway), session }) })
+        Ok(Routed { client, identity, via: Some(Via { host, tier, gateway: Some(gateway), session }) })
     }
 
     /// Learn from what became of a routed request and count its traffic. Returns whether
     /// a retry leaves with another exit identity: through a gateway, or because its host
     /// has climbed off the tier it was blocked on.
     pub(crate) fn settle(&self, routed: &Routed, verdict: Verdict, sent: u64, received: u64) -> bool {
+        if verdict == Verdict::Blocked {
+            self.identities.retire(&routed.identity);
+        }
         let (Some(via), Some(state)) = (&routed.via, &self.state) else { return false };
         if let Some(gateway) = via.gateway {
             if verdict != Verdict::Unreachable {
@@ -280,6 +291,21 @@ impl Router {
             }
         }
         via.gateway.is_some()
+    }
+
+    /// Keep the cookies an answer to a routed request set in its identity; returns how many.
+    pub(crate) fn keep_cookies(
+        &self,
+        routed: &Routed,
+        url: &url::Url,
+        headers: &reqwest::header::HeaderMap,
+    ) -> usize {
+        self.identities.receive(&routed.identity, url, headers)
+    }
+
+    /// The crawl's identities, for the state file and for cookies given at run time.
+    pub(crate) fn identities(&self) -> &Identities {
+        &self.identities
     }
 
     /// The gateway a request went through, safe to print.

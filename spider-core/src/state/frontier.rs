@@ -18,6 +18,7 @@ use crate::failures::Failure;
 use crate::frontier::{
     host_key, Checkpoint, Enqueued, Frontier, HostKey, Journal, RobotsMemo, Rules, RunEnd, Ticket,
 };
+use crate::identity::IdentityChanges;
 use crate::request::Request;
 use crate::stats::CrawlStatus;
 
@@ -414,6 +415,10 @@ impl Journal for StateFrontier {
         Ok(())
     }
 
+    fn keeps_identities(&self) -> bool {
+        true
+    }
+
     fn checkpoint(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), Error> {
         let store = |source| Error::Store { path: self.path.clone(), source: Box::new(source) };
         let counts = serde_json::to_string(checkpoint.counts).unwrap_or_default();
@@ -466,6 +471,9 @@ impl Journal for StateFrontier {
                 .and_then(|mut upsert| upsert.execute(params![role, path, bytes, records]))
                 .map_err(store)?;
         }
+        if let Some(identities) = &checkpoint.identities {
+            save_identities(&self.conn, identities).map_err(store)?;
+        }
         if let Some((_, status)) = ended {
             let crawl = match status {
                 "complete" | "complete_with_failures" => "complete",
@@ -497,10 +505,28 @@ impl std::fmt::Debug for StateFrontier {
     }
 }
 
+/// Write the identities that changed and delete the retired ones, in the checkpoint's
+/// transaction.
+fn save_identities(conn: &rusqlite::Connection, changes: &IdentityChanges) -> rusqlite::Result<()> {
+    let mut upsert = conn.prepare_cached(
+        "INSERT INTO identities (key, agent, cookies) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (key) DO UPDATE SET agent = excluded.agent, cookies = excluded.cookies",
+    )?;
+    for identity in &changes.saved {
+        upsert.execute(params![identity.key, identity.agent, identity.cookies])?;
+    }
+    let mut delete = conn.prepare_cached("DELETE FROM identities WHERE key = ?1")?;
+    for key in &changes.gone {
+        delete.execute([key])?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::Config;
+    use crate::identity::SavedIdentity;
 
     const HOST: &str = "http://h.example:80";
 
@@ -531,6 +557,38 @@ mod tests {
 
     fn paths(frontier: &mut StateFrontier) -> Vec<String> {
         std::iter::from_fn(|| frontier.next(HOST).unwrap()).map(|r| r.url().path().to_owned()).collect()
+    }
+
+    #[test]
+    fn identities_come_back_and_a_file_from_before_them_still_opens() {
+        let scratch = Scratch::new("identities");
+        let path = scratch.0.join("t.state");
+        let config = Config::new("t");
+        drop(crate::state::open(&path, &config, false).unwrap());
+        // A file written before the identities table existed.
+        rusqlite::Connection::open(&path).unwrap().execute("DROP TABLE identities", []).unwrap();
+        let mut opened = crate::state::open(&path, &config, false).unwrap();
+        assert!(opened.identities.is_empty());
+        let saved =
+            SavedIdentity { key: "host:http://h.example:80".into(), agent: None, cookies: "{}".into() };
+        let counts = crate::stats::Counts::default();
+        let checkpoint = Checkpoint {
+            output: None,
+            failures: None,
+            counts: &counts,
+            ended: None,
+            identities: Some(IdentityChanges { saved: vec![saved.clone()], gone: Vec::new() }),
+        };
+        opened.frontier.checkpoint(&checkpoint).unwrap();
+        drop(opened);
+        let mut opened = crate::state::open(&path, &config, false).unwrap();
+        assert_eq!(opened.identities, [saved]);
+        // Retired since: gone from the file.
+        let gone = IdentityChanges { saved: Vec::new(), gone: vec!["host:http://h.example:80".into()] };
+        let checkpoint = Checkpoint { identities: Some(gone), ..checkpoint };
+        opened.frontier.checkpoint(&checkpoint).unwrap();
+        drop(opened);
+        assert!(crate::state::open(&path, &config, false).unwrap().identities.is_empty());
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::export::Committed;
 use crate::frontier::{HostKey, Rules};
+use crate::identity::SavedIdentity;
 use crate::stats::{thousands, Counts};
 
 /// A state file ready for a run, and what the earlier runs left.
@@ -33,6 +34,8 @@ pub(crate) struct Opened {
     pub(crate) runs: u32,
     /// Whether the last run finished the crawl.
     pub(crate) complete: bool,
+    /// The identities the last checkpoint saved: cookie jars and agents.
+    pub(crate) identities: Vec<SavedIdentity>,
 }
 
 /// Open the state file at `path` for `config`'s crawl, creating it if there is none. With
@@ -104,7 +107,8 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
     let synchronous = if config.state_sync { "FULL" } else { "NORMAL" };
     conn.execute_batch(&format!(
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; PRAGMA cache_size = -16000; \
-         PRAGMA busy_timeout = 1000; PRAGMA wal_autocheckpoint = 0; BEGIN IMMEDIATE; UPDATE requests SET state = 0 WHERE state = 1;",
+         PRAGMA busy_timeout = 1000; PRAGMA wal_autocheckpoint = 0; BEGIN IMMEDIATE; UPDATE requests SET state = 0 WHERE state = 1; \
+         {IDENTITIES}",
     ))
     .map_err(store)?;
     conn.set_prepared_statement_cache_capacity(32);
@@ -123,6 +127,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
         crate::export::check_resumable(&path, failures_committed)?;
     }
     let (earlier, runs) = read_runs(&conn).map_err(|e| refuse(format!("is damaged: {e}")))?;
+    let identities = read_identities(&conn).map_err(store)?;
     let frontier = load(conn, path, lock, config, output, failures)?;
     Ok(Opened {
         frontier,
@@ -131,7 +136,21 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
         earlier,
         runs,
         complete: fact("status") == Some("complete"),
+        identities,
     })
+}
+
+/// The identities table, added to the schema after version 1's first files: created on
+/// open when missing, so those files stay readable.
+const IDENTITIES: &str =
+    "CREATE TABLE IF NOT EXISTS identities (key TEXT PRIMARY KEY, agent TEXT, cookies TEXT NOT NULL);";
+
+fn read_identities(conn: &Connection) -> rusqlite::Result<Vec<SavedIdentity>> {
+    let mut select = conn.prepare("SELECT key, agent, cookies FROM identities")?;
+    let rows = select.query_map([], |row| {
+        Ok(SavedIdentity { key: row.get(0)?, agent: row.get(1)?, cookies: row.get(2)? })
+    })?;
+    rows.collect()
 }
 
 /// The frontier's in-memory part: host ids, counts, the earliest due time.

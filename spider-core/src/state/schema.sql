@@ -78,3 +78,13 @@ CREATE TABLE runs (
     status     TEXT,
     counts     TEXT NOT NULL
 );
+
+-- Each identity's cookie jar and user agent as the last checkpoint left them, by its
+-- logical task (`task:KEY`) or host (`host:ORIGIN`); `cookies` is the jar as JSON, cookie
+-- values included: a file that holds a signed-in session is a secret. A file written
+-- before this table existed gets it when opened.
+CREATE TABLE identities (
+    key     TEXT PRIMARY KEY,
+    agent   TEXT,
+    cookies TEXT NOT NULL
+);

@@ -52,6 +52,7 @@ fn call(key: &str, value: &Value) -> Vec<TokenStream> {
         ("block_markers", Value::TextList(markers)) => {
             markers.iter().map(|m| quote!(.block_marker(#m))).collect()
         }
+        ("user_agents", Value::TextList(agents)) => vec![quote!(.user_agents([#(#agents),*]))],
         ("geo_rules", Value::GeoRules(rules)) => {
             rules.iter().map(|(pattern, country)| quote!(.geo_rule(#pattern, #country))).collect()
         }

@@ -1,0 +1,139 @@
+//! Links a person cannot see: the classic honeypot, planted for crawlers that follow
+//! every `href` and banning whoever requests one.
+//!
+//! Only what the page itself says is read, never a stylesheet. A link is hidden when it,
+//! or an element around it:
+//! - has the `hidden` attribute;
+//! - has an inline style declaring `display: none`;
+//! - is under `visibility: hidden` — the nearest element declaring `visibility` decides,
+//!   since a child may declare `visible` again;
+//! - has `aria-hidden="true"` and an inline style that puts it off-screen:
+//!   `position: absolute` or `fixed` with a negative `left` or `top`. `aria-hidden` alone
+//!   is not enough: icons and decorative duplicates of visible links carry it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use scraper::ElementRef;
+
+/// Whether a page's hidden links are followed, and how many were skipped.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HiddenLinks {
+    pub(crate) follow: bool,
+    pub(crate) skipped: Arc<AtomicU64>,
+}
+
+impl HiddenLinks {
+    /// Whether the link `element` is to be followed; a hidden one is counted as skipped.
+    pub(crate) fn admits(&self, element: ElementRef<'_>) -> bool {
+        if self.follow || !is_hidden(element) {
+            return true;
+        }
+        self.skipped.fetch_add(1, Ordering::Relaxed);
+        false
+    }
+
+    /// Links skipped so far.
+    pub(crate) fn skipped(&self) -> u64 {
+        self.skipped.load(Ordering::Relaxed)
+    }
+}
+
+/// The rules of the module's documentation, applied to `element` and its ancestors.
+pub(crate) fn is_hidden(element: ElementRef<'_>) -> bool {
+    let mut visibility_decided = false;
+    let ancestors = element.ancestors().filter_map(ElementRef::wrap);
+    for node in std::iter::once(element).chain(ancestors) {
+        let value = node.value();
+        if value.attr("hidden").is_some() {
+            return true;
+        }
+        let style = Style::parse(value.attr("style").unwrap_or(""));
+        if style.get("display") == Some("none") {
+            return true;
+        }
+        if !visibility_decided {
+            if let Some(visibility) = style.get("visibility") {
+                if matches!(visibility, "hidden" | "collapse") {
+                    return true;
+                }
+                visibility_decided = true;
+            }
+        }
+        if value.attr("aria-hidden").is_some_and(|a| a.trim().eq_ignore_ascii_case("true"))
+            && style.off_screen()
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// An inline style's declarations, names and values lower-cased, `!important` dropped;
+/// the last declaration of a property wins, as in CSS.
+struct Style(Vec<(String, String)>);
+
+impl Style {
+    fn parse(style: &str) -> Self {
+        let declarations = style.split(';').filter_map(|declaration| {
+            let (name, value) = declaration.split_once(':')?;
+            let value = value.trim().to_ascii_lowercase();
+            let value = value.strip_suffix("!important").unwrap_or(&value).trim().to_owned();
+            Some((name.trim().to_ascii_lowercase(), value))
+        });
+        Style(declarations.collect())
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    fn off_screen(&self) -> bool {
+        let positioned = matches!(self.get("position"), Some("absolute" | "fixed"));
+        let negative = |side| {
+            self.get(side).is_some_and(|v| {
+                let number = v.trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == '%');
+                number.parse::<f64>().is_ok_and(|n| n < 0.0)
+            })
+        };
+        positioned && (negative("left") || negative("top"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use scraper::{Html, Selector};
+
+    use super::*;
+
+    fn hidden_hrefs(html: &str) -> Vec<String> {
+        let doc = Html::parse_document(html);
+        let links = Selector::parse("a").unwrap();
+        doc.select(&links)
+            .filter(|a| is_hidden(*a))
+            .filter_map(|a| a.value().attr("href"))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn each_way_of_hiding_a_link() {
+        let html = r#"
+            <a href="/seen">seen</a>
+            <div style="display:none"><a href="/display">x</a></div>
+            <p style="color: red; DISPLAY : None !important"><span><a href="/display-important">x</a></span></p>
+            <span style="visibility: hidden"><a href="/visibility">x</a></span>
+            <span style="visibility: hidden"><a style="visibility: visible" href="/visible-again">x</a></span>
+            <a hidden href="/hidden-attribute">x</a>
+            <div aria-hidden="true" style="position:absolute; left:-9999px"><a href="/off-screen">x</a></div>
+            <div aria-hidden="true"><a href="/icon">an icon beside its visible twin</a></div>
+            <div style="position:absolute; left:-9999px"><a href="/skip-link">skip to content</a></div>
+            <div style="display: block"><a href="/shown">x</a></div>
+            <div aria-hidden="true" style="position:absolute; left:0"><a href="/on-screen">x</a></div>
+        "#;
+        assert_eq!(
+            hidden_hrefs(html),
+            ["/display", "/display-important", "/visibility", "/hidden-attribute", "/off-screen"]
+        );
+    }
+}
