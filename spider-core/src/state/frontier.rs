@@ -576,6 +576,7 @@ mod tests {
             output: None,
             failures: None,
             counts: &counts,
+            proxy_bytes: 0,
             ended: None,
             identities: Some(IdentityChanges { saved: vec![saved.clone()], gone: Vec::new() }),
         };
