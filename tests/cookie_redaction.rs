@@ -4,9 +4,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::collections::BTreeSet;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use spider_sandbox::{GatewayConfig, MockGateway, Sandbox, ShopSite, CONSENT_MARKER};
@@ -14,20 +14,6 @@ use spiderling::prelude::*;
 use spiderling::{Config, Crawler};
 
 const SEEDED: &str = "seeded-secret-redact-me";
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 #[derive(Item, serde::Serialize)]
 struct Product {
@@ -41,13 +27,7 @@ struct Shopper;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cookie_values_never_show_anywhere() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .init();
+    let captured = support::capture_logs();
     let (site, gateway) =
         (Sandbox::shop(ShopSite::default()).unwrap(), MockGateway::start(GatewayConfig::default()).unwrap());
     let dir = tempfile::tempdir().unwrap();
@@ -89,7 +69,7 @@ async fn cookie_values_never_show_anywhere() {
         shown.push(format!("{error:?}"));
     }
 
-    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let logs = captured.text();
     assert!(logs.contains("cookie kept"), "the logs were captured at debug level");
     assert!(logs.contains("retired with its cookies"));
     shown.push(logs);

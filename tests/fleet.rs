@@ -89,6 +89,19 @@ fn assert_success(output: &Output) {
     );
 }
 
+/// A worker run in this process (`Crawler::with_config`), for tests that watch its gauges.
+fn in_process_worker(site: &Sandbox, redis: &RedisServer, name: &str) -> Config {
+    Config::new("books")
+        .start_url(site.url())
+        .allowed_domain("127.0.0.1")
+        .frontier(redis.url())
+        .concurrency(CONCURRENCY)
+        .retries(1)
+        .handle_signals(false)
+        .progress(false)
+        .stats(temp_dir(name).join("stats.json"))
+}
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("spiderling-fleet-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -222,18 +235,7 @@ async fn one_workers_blocks_slow_every_worker_of_the_fleet_for_that_host() {
     })
     .unwrap();
     let redis = RedisServer::start().unwrap();
-    let worker = |name: &str| {
-        Config::new("books")
-            .start_url(site.url())
-            .allowed_domain("127.0.0.1")
-            .frontier(redis.url())
-            .concurrency(CONCURRENCY)
-            .adaptive(true)
-            .retries(1)
-            .handle_signals(false)
-            .progress(false)
-            .stats(temp_dir(name).join("stats.json"))
-    };
+    let worker = |name: &str| in_process_worker(&site, &redis, name).adaptive(true);
     // Adaptive mode on both. One worker takes a book out of stock (one in seven) for a
     // block; the other sees none, so on its own its controller would only ever raise.
     let strict = spiderling::Crawler::with_config(
@@ -330,18 +332,7 @@ fn an_unreachable_or_refusing_redis_is_a_configuration_error_before_any_request(
 async fn every_worker_shows_the_fleets_block_rate() {
     let (site, _) = site(20);
     let redis = RedisServer::start().unwrap();
-    let worker = |name: &str| {
-        Config::new("books")
-            .start_url(site.url())
-            .allowed_domain("127.0.0.1")
-            .frontier(redis.url())
-            .concurrency(CONCURRENCY)
-            .per_host(2 * CONCURRENCY)
-            .retries(1)
-            .handle_signals(false)
-            .progress(false)
-            .stats(temp_dir(name).join("stats.json"))
-    };
+    let worker = |name: &str| in_process_worker(&site, &redis, name).per_host(2 * CONCURRENCY);
     // One worker takes every book page for a block ("In stock" is on each); the other
     // sees none, and shows the fleet's block rate all the same.
     let strict = spiderling::Crawler::with_config(

@@ -6,28 +6,11 @@
 
 mod support;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use spider_sandbox::{DemoSite, GatewayConfig, MockGateway, Sandbox};
 use spiderling::{Config, Crawler};
 use support::{config_for, BookSpider};
 
 const SECRET: &str = "hunter2-redact-me";
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Standard base64, to look for the Proxy-Authorization value too.
 fn base64(bytes: &[u8]) -> String {
@@ -48,13 +31,7 @@ fn base64(bytes: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn credentials_never_show_anywhere() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .init();
+    let captured = support::capture_logs();
     let account = GatewayConfig { user: "acct".to_owned(), password: SECRET.to_owned() };
     let gateway = MockGateway::start(account.clone()).unwrap();
     let site = Sandbox::demo(DemoSite { books: 5, per_page: 5, ..DemoSite::default() }).unwrap();
@@ -116,7 +93,7 @@ async fn credentials_never_show_anywhere() {
         shown.push(String::from_utf8_lossy(&run.stderr).into_owned());
     }
 
-    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let logs = captured.text();
     assert!(logs.contains("gateway unreachable"), "the logs were captured");
     shown.push(logs);
     let encoded = base64(format!("acct:{SECRET}").as_bytes());

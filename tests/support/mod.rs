@@ -205,3 +205,38 @@ pub fn per_ip_limited_site(pages: usize) -> spider_sandbox::HostileSite {
         ..spider_sandbox::HostileSite::empty()
     }
 }
+
+/// Every log line of this process from now on, at TRACE and without colour, for the tests
+/// that look for a secret in what was logged. It installs the process-wide subscriber, so
+/// a test binary that calls it holds that one test.
+pub fn capture_logs() -> CapturedLog {
+    let captured = CapturedLog::default();
+    let writer = captured.clone();
+    tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .init();
+    captured
+}
+
+/// What [`capture_logs`] has captured so far.
+#[derive(Clone, Default)]
+pub struct CapturedLog(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl CapturedLog {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl std::io::Write for CapturedLog {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
