@@ -12,12 +12,14 @@ use scraper::element_ref::Select;
 use scraper::{ElementRef, Html, Selector};
 use url::Url;
 
+use crate::__private::PageField;
 use crate::charset;
 use crate::content_type::{self, ContentType};
 use crate::error::Error;
 use crate::item::{ExtractError, Item};
 use crate::parse::ParsePool;
 use crate::request::Request;
+use crate::stream::{Found, Plan};
 
 /// A response with a 2xx status, handed to [`Spider::parse`](crate::Spider::parse).
 ///
@@ -32,13 +34,32 @@ pub struct Page {
     pool: ParsePool,
 }
 
-/// What is known of a page besides its HTML; a [`Document`] of the page sees it too.
+/// What is known of a page besides its HTML; a [`Document`] of the page sees it too,
+/// and so does a streaming pass's [`Found`](crate::stream::Found).
 #[derive(Debug)]
-struct Facts {
-    url: Url,
+pub(crate) struct Facts {
+    pub(crate) url: Url,
     status: StatusCode,
     fetched_at: SystemTime,
     request: Request,
+}
+
+impl Facts {
+    /// A `#[page(...)]` field's text: a meta string its text, another meta value its
+    /// JSON; `None` only for a meta key the request does not have.
+    pub(crate) fn field(&self, field: PageField) -> Option<String> {
+        Some(match field {
+            PageField::Url => self.request.first_url().to_string(),
+            PageField::FinalUrl => self.url.to_string(),
+            PageField::Status => self.status.as_u16().to_string(),
+            PageField::FetchedAt => crate::rfc3339::format(self.fetched_at),
+            PageField::Depth => self.request.depth().to_string(),
+            PageField::Meta(key) => match self.request.meta().get(key)? {
+                serde_json::Value::String(text) => text.clone(),
+                other => other.to_string(),
+            },
+        })
+    }
 }
 
 impl Page {
@@ -220,6 +241,39 @@ impl Page {
             .map_err(|_| Error::ParsePanicked { url: self.url().clone() })
     }
 
+    /// Read the page on the pool in one streaming pass of `plan` and run `streamed` over
+    /// what it found; a page whose markup the DOM would nest differently from its tokens
+    /// (see `stream/shape.rs`) is parsed into the DOM instead and `dom` runs over it, so
+    /// both closures must give the same answers.
+    pub(crate) async fn stream<R, S, D>(&self, plan: &'static Plan, streamed: S, dom: D) -> Result<R, Error>
+    where
+        R: Send + 'static,
+        S: FnOnce(&Found<'_>) -> R + Send + 'static,
+        D: FnOnce(&Document<'_>) -> R + Send + 'static,
+    {
+        let body = self.body.clone();
+        let facts = Arc::clone(&self.facts);
+        let encoding = self.encoding();
+        let pool = self.pool.clone();
+        self.pool
+            .run(move || {
+                pool.parsed_html();
+                let text = encoding.decode(&body).0;
+                match plan.run(&text) {
+                    Some(found) => {
+                        pool.streamed_page();
+                        streamed(&Found::new(plan, found, &facts))
+                    }
+                    None => {
+                        let html = Html::parse_document(&text);
+                        dom(&Document { html: &html, root: html.root_element(), page: &facts })
+                    }
+                }
+            })
+            .await
+            .map_err(|_| Error::ParsePanicked { url: self.url().clone() })
+    }
+
     /// Extract an item on the parse pool: `Ok(None)` when the page has none of its fields.
     ///
     /// To extract an item and the links in one parse, use [`html`](Self::html) with
@@ -308,6 +362,11 @@ impl<'a> Document<'a> {
     /// ```
     pub fn request(&self) -> &'a Request {
         &self.page.request
+    }
+
+    /// The page's facts, which `#[page(...)]` fields read.
+    pub(crate) fn facts(&self) -> &'a Facts {
+        self.page
     }
 
     /// The same page seen from `element`: selectors match only inside it. Use it to

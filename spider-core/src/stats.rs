@@ -120,7 +120,7 @@ impl Stats {
     }
 
     /// This run's counters so far.
-    pub(crate) fn counts(&self, html_parses: u64) -> Counts {
+    pub(crate) fn counts(&self, html_parses: u64, streamed_pages: u64) -> Counts {
         Counts {
             elapsed_secs: self.started.elapsed().as_secs_f64(),
             requests: self.requests.load(Relaxed),
@@ -129,6 +129,7 @@ impl Stats {
             skipped_not_html: self.skipped_not_html.load(Relaxed),
             items: self.items.load(Relaxed),
             html_parses,
+            streamed_pages,
             retries: self.retries.load(Relaxed),
             throttled: self.throttled.load(Relaxed),
             blocked: self.blocked.load(Relaxed),
@@ -157,6 +158,7 @@ pub(crate) struct Counts {
     pub(crate) skipped_not_html: u64,
     pub(crate) items: u64,
     pub(crate) html_parses: u64,
+    pub(crate) streamed_pages: u64,
     pub(crate) retries: u64,
     pub(crate) throttled: u64,
     pub(crate) blocked: u64,
@@ -183,6 +185,7 @@ impl Counts {
             (&mut self.skipped_not_html, other.skipped_not_html),
             (&mut self.items, other.items),
             (&mut self.html_parses, other.html_parses),
+            (&mut self.streamed_pages, other.streamed_pages),
             (&mut self.retries, other.retries),
             (&mut self.throttled, other.throttled),
             (&mut self.blocked, other.blocked),
@@ -251,6 +254,7 @@ impl Summary {
             skipped_not_html: counts.skipped_not_html,
             items: counts.items,
             html_parses: counts.html_parses,
+            streamed_pages: counts.streamed_pages,
             retries: counts.retries,
             throttled: counts.throttled,
             blocked: counts.blocked,
@@ -355,6 +359,10 @@ pub struct Summary {
     /// HTML documents parsed on the parse pool; one per page when a spider does all its
     /// work on a page in one `Page::html` job, as the derived rules do.
     pub html_parses: u64,
+    /// Of those, pages read by the streaming engine in one pass without a DOM: a derived
+    /// spider whose item and rules all stream reads every page so, but one whose markup
+    /// the DOM would nest otherwise (see `#[derive(Spider)]`'s `extract`).
+    pub streamed_pages: u64,
     /// Attempts that were retried.
     pub retries: u64,
     /// Answers of 429.

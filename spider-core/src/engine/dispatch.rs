@@ -410,7 +410,8 @@ impl<S: Spider> Dispatcher<S> {
                 return;
             }
         };
-        let counts = self.shared.stats.counts(self.shared.pool.html_parses());
+        let counts =
+            self.shared.stats.counts(self.shared.pool.html_parses(), self.shared.pool.streamed_pages());
         let checkpoint = Checkpoint { output, failures, counts: &counts, ended };
         if let Err(error) = self.frontier.checkpoint(&checkpoint) {
             self.fail(error);
