@@ -25,8 +25,9 @@ use crate::stream::{Found, Plan};
 ///
 /// The body is parsed as HTML only inside the parse pool: [`Page::html`] runs a closure
 /// over the parsed [`Document`] there and brings back what it returns. Do all the work on
-/// one page in one closure and the page is parsed once.
-#[derive(Debug)]
+/// one page in one closure and the page is parsed once. Cloning is cheap: the body and
+/// the facts are shared.
+#[derive(Debug, Clone)]
 pub struct Page {
     facts: Arc<Facts>,
     headers: HeaderMap,
@@ -260,11 +261,11 @@ impl Page {
                 pool.parsed_html();
                 let text = encoding.decode(&body).0;
                 match plan.run(&text) {
-                    Some(found) => {
+                    Ok(found) => {
                         pool.streamed_page();
                         streamed(&Found::new(plan, found, &facts))
                     }
-                    None => {
+                    Err(_) => {
                         let html = Html::parse_document(&text);
                         dom(&Document { html: &html, root: html.root_element(), page: &facts })
                     }

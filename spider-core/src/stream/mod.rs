@@ -48,6 +48,8 @@ pub(crate) struct Plan {
     rules: Vec<usize>,
     /// Attributes whose values some selector tests.
     tested_attributes: Vec<String>,
+    /// Whether some selector could tell a `<tbody>` the tree builder adds.
+    sees_tbody: bool,
 }
 
 #[derive(Debug)]
@@ -67,6 +69,7 @@ impl Plan {
             fields: Vec::new(),
             rules: Vec::new(),
             tested_attributes: Vec::new(),
+            sees_tbody: false,
         };
         for field in fields {
             let at = plan.selector(field.css)?;
@@ -96,6 +99,7 @@ impl Plan {
                 self.tested_attributes.push(name);
             }
         }
+        self.sees_tbody |= sees_tbody(css);
         self.selectors.push(Wanted { css, compiled, text: false, attributes: Vec::new() });
         Some(self.selectors.len() - 1)
     }
@@ -108,8 +112,11 @@ impl Plan {
     }
 }
 
-/// The attributes a selector's matching looks at: `class` for `.x`, `id` for `#x`, and
-/// every `[name...]`. Over-counting is harmless (it only makes the engine more careful).
+/// The attributes whose values a selector's matching compares: `class` for `.x`, `id`
+/// for `#x`, and each `[name op value]` (a bare `[name]` only asks whether it is there).
+/// `lol_html` compares the values as written, html5ever's tree holds them decoded, so a
+/// page where such a value has a character reference is read from the DOM.
+/// Over-counting is harmless: it only makes the engine more careful.
 fn tested_attributes(css: &str) -> Vec<String> {
     let mut names = Vec::new();
     if css.contains('.') {
@@ -119,7 +126,11 @@ fn tested_attributes(css: &str) -> Vec<String> {
         names.push("id".to_owned());
     }
     for part in css.split('[').skip(1) {
-        let name: String = part
+        let inside = part.split(']').next().unwrap_or(part);
+        if !inside.contains('=') {
+            continue;
+        }
+        let name: String = inside
             .trim_start()
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_') || !c.is_ascii())
@@ -127,6 +138,19 @@ fn tested_attributes(css: &str) -> Vec<String> {
         names.push(name.to_ascii_lowercase());
     }
     names
+}
+
+/// Whether `css` could match differently with the `<tbody>` html5ever puts between a
+/// `<table>` and a `<tr>` written right in it: when it names `tbody`, or a child
+/// combinator's right side could be a `<tr>` (its type is `tr`, or it has none).
+/// Over-counting is harmless: such a spider's pages with bare rows use the DOM.
+fn sees_tbody(css: &str) -> bool {
+    css.contains("tbody")
+        || css.split('>').skip(1).any(|right| {
+            let kind: String =
+                right.trim_start().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+            kind.is_empty() || kind.eq_ignore_ascii_case("tr")
+        })
 }
 
 /// What a page's pass found, with the page's facts: what a streamed item is read from.

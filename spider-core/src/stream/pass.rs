@@ -58,19 +58,23 @@ struct Pass {
 const GAVE_UP: &str = "the page does not stream";
 
 impl Plan {
-    /// Run the pass over `html`, the page's decoded text; `None` when the page does not
-    /// stream (see `shape.rs`) and must be read from the DOM.
-    pub(crate) fn run(&self, html: &str) -> Option<Streamed> {
+    /// Run the pass over `html`, the page's decoded text; `Err` with the reason when the
+    /// page does not stream (see `shape.rs`) and must be read from the DOM.
+    pub(crate) fn run(&self, html: &str) -> Result<Streamed, &'static str> {
         if html.contains('\0') {
-            return None;
+            return Err("a NUL character, which the tree builder drops or replaces");
         }
+        let mut shape = Shape::default();
+        shape.rows_in_tables = !self.sees_tbody;
         let pass = Rc::new(RefCell::new(Pass {
+            shape,
             matches: self.selectors.iter().map(|_| Vec::new()).collect(),
             last_matched: vec![0; self.selectors.len()],
             ..Pass::default()
         }));
+        let every: lol_html::Selector = "*".parse().map_err(|_| "lol_html does not parse `*`")?;
         let mut handlers = vec![(
-            Cow::Owned("*".parse().ok()?),
+            Cow::Owned(every),
             ElementContentHandlers::default()
                 .element(|element: &mut Element<'_, '_>| self.open(&pass, element)),
         )];
@@ -105,18 +109,21 @@ impl Plan {
         };
         let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
         let written = rewriter.write(html.as_bytes()).and_then(|()| rewriter.end());
-        let mut pass = Rc::try_unwrap(pass).ok()?.into_inner();
-        if written.is_err() {
-            return None;
-        }
+        let mut pass = Rc::try_unwrap(pass).map_err(|_| "a handler outlived the pass")?.into_inner();
         pass.shape.finish();
-        if pass.shape.gave_up.is_some()
-            || end_tags(html, b"p") != pass.shape.closed_paragraphs
-            || end_tags(html, b"br") > 0
-        {
-            return None;
+        if let Some(why) = pass.shape.gave_up {
+            return Err(why);
         }
-        Some(Streamed { matches: pass.matches })
+        if written.is_err() {
+            return Err("lol_html stopped on the page");
+        }
+        if end_tags(html, b"p") != pass.shape.closed_paragraphs {
+            return Err("a `</p>` that closes no `<p>`");
+        }
+        if end_tags(html, b"br") > 0 {
+            return Err("a `</br>`");
+        }
+        Ok(Streamed { matches: pass.matches })
     }
 
     /// The start tag of any element: track the shape, and stop as soon as it differs
@@ -134,6 +141,9 @@ impl Plan {
             .filter_map(|attribute| element.get_attribute(attribute))
             .any(|value| value.contains(['&', '\r']));
         if raw_tested {
+            state.shape.give_up_at(
+                "a character reference or carriage return in an attribute value a selector compares",
+            );
             return Err(GAVE_UP.into());
         }
         if state.shape.gave_up.is_some() {

@@ -123,6 +123,9 @@ pub(super) struct Shape {
     pub(super) gave_up: Option<&'static str>,
     /// `</p>` end tags that closed a `<p>`, to compare with the page's count.
     pub(super) closed_paragraphs: usize,
+    /// Whether a `<tr>` may sit right in its `<table>`: the tree builder puts a `<tbody>`
+    /// between them, which only matters to selectors that could see it.
+    pub(super) rows_in_tables: bool,
 }
 
 #[derive(Debug)]
@@ -214,7 +217,9 @@ impl Shape {
         }
         let table_place = match name {
             "caption" | "colgroup" | "tbody" | "thead" | "tfoot" => Some(parent == "table"),
-            "tr" => Some(matches!(parent, "tbody" | "thead" | "tfoot")),
+            "tr" => Some(
+                matches!(parent, "tbody" | "thead" | "tfoot") || (parent == "table" && self.rows_in_tables),
+            ),
             "td" | "th" => Some(parent == "tr"),
             "col" => Some(parent == "colgroup"),
             _ => None,
