@@ -19,6 +19,7 @@
 
 mod entities;
 mod pass;
+mod scan;
 mod shape;
 
 use url::Url;

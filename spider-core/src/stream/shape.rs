@@ -5,9 +5,10 @@
 //! opens inside it, adds a `<tbody>` between `<table>` and `<tr>`, moves text and tags
 //! out of tables ("foster parenting"), reopens misnested `<b>`s, drops a stray `<td>`,
 //! turns `</p>` without a `<p>` into an empty paragraph. The streaming engine does none
-//! of that. Rather than imitate the tree builder, it tracks the elements open on the
-//! token stream and gives up on a page (the caller parses it into the DOM instead) at
-//! the first token where the two could differ. Well-formed pages, the common case,
+//! of that. Rather than imitate the tree builder, `scan.rs` reads the page's tags once
+//! (a byte scan, much cheaper than a tokenizer) and this tracks the elements they open,
+//! giving up on a page (the caller parses it into the DOM instead) at the first tag where
+//! the two could differ. Well-formed pages, the common case,
 //! stream; anything else is answered by the DOM, never guessed.
 
 /// Elements the tree builder treats specially enough that a page having one is not
@@ -117,76 +118,49 @@ const IMPLIED: &[&str] = &["html", "head", "body"];
 /// The elements open on the token stream, and whether the page still streams.
 #[derive(Debug, Default)]
 pub(super) struct Shape {
-    open: Vec<Open>,
-    next_id: u64,
+    open: Vec<String>,
     /// Why the page does not stream, once known.
     pub(super) gave_up: Option<&'static str>,
-    /// `</p>` end tags that closed a `<p>`, to compare with the page's count.
-    pub(super) closed_paragraphs: usize,
     /// Whether a `<tr>` may sit right in its `<table>`: the tree builder puts a `<tbody>`
     /// between them, which only matters to selectors that could see it.
     pub(super) rows_in_tables: bool,
 }
 
-#[derive(Debug)]
-struct Open {
-    name: String,
-    id: u64,
-}
-
-/// What the tree builder does with a start tag, as far as the engine is concerned.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Start {
-    /// An element with content, open until its end tag; the id closes it.
-    Opened(u64),
-    /// A void or self-closed element.
-    Alone,
-    /// `<html>`, `<head>` or `<body>`, which the tree builder also adds where a page
-    /// leaves them out: let pass, never matched.
-    Implied,
-}
-
 impl Shape {
-    /// The depth of the open elements.
-    pub(super) fn depth(&self) -> usize {
-        self.open.len()
-    }
-
     pub(super) fn give_up_at(&mut self, why: &'static str) {
         self.gave_up.get_or_insert(why);
     }
 
-    fn is_open(&self, names: &[&str]) -> bool {
-        self.open.iter().any(|open| names.contains(&open.name.as_str()))
+    pub(super) fn is_open(&self, names: &[&str]) -> bool {
+        self.open.iter().any(|open| names.contains(&open.as_str()))
     }
 
     fn parent(&self) -> &str {
-        self.open.last().map_or("", |open| open.name.as_str())
+        self.open.last().map_or("", String::as_str)
     }
 
     /// The nearest open element among `names`.
     fn nearest(&self, names: &[&str]) -> Option<&str> {
-        self.open.iter().rev().map(|open| open.name.as_str()).find(|name| names.contains(name))
+        self.open.iter().rev().map(String::as_str).find(|name| names.contains(name))
     }
 
     /// A start tag `name` (lower case); `has_content` is false for void elements and
-    /// self-closed foreign ones.
-    pub(super) fn start(&mut self, name: &str, has_content: bool) -> Start {
+    /// self-closed foreign ones. `<html>`, `<head>` and `<body>`, which the tree builder
+    /// adds where a page leaves them out, are let pass and never open (no streaming
+    /// selector can name them).
+    pub(super) fn start(&mut self, name: &str, has_content: bool) {
         if IMPLIED.contains(&name) {
             if !self.open.is_empty() {
                 self.give_up_at("an `<html>`, `<head>` or `<body>` tag inside the page");
             }
-            return Start::Implied;
+            return;
         }
         if let Some(why) = self.misplaced(name) {
             self.give_up_at(why);
         }
-        if !has_content {
-            return Start::Alone;
+        if has_content {
+            self.open.push(name.to_owned());
         }
-        self.next_id += 1;
-        self.open.push(Open { name: name.to_owned(), id: self.next_id });
-        Start::Opened(self.next_id)
     }
 
     /// Why the tree builder would put `name` elsewhere than its place in the tokens.
@@ -233,15 +207,15 @@ impl Shape {
         (!allowed_here).then_some("a table not written as the tree builder builds it")
     }
 
-    /// The end tag of the element `id` opened.
-    pub(super) fn end(&mut self, id: u64) {
-        match self.open.pop() {
-            Some(open) if open.id == id => {
-                if open.name == "p" {
-                    self.closed_paragraphs += 1;
-                }
-            }
-            _ => self.give_up_at("an element closed implicitly or out of order"),
+    /// An end tag `name` (lower case): it must close the element last opened. One that
+    /// closes another, or nothing (a stray `</p>` is an empty paragraph in the DOM, a
+    /// `</br>` a line break), gives up.
+    pub(super) fn end(&mut self, name: &str) {
+        if IMPLIED.contains(&name) {
+            return;
+        }
+        if self.open.pop().is_none_or(|open| open != name) {
+            self.give_up_at("an element closed implicitly, out of order, or never opened");
         }
     }
 
