@@ -8,7 +8,7 @@ use scraper::ElementRef;
 use url::Url;
 
 pub use crate::item::{ExtractError, ExtractErrorKind, FieldSource, Item};
-pub use crate::json_ld::JsonLd;
+pub use crate::json_ld::{JsonLd, SCRIPTS_CSS as JSON_LD_SCRIPTS};
 pub use crate::page::Document;
 pub use crate::stream::{FieldRead, Found, Reader};
 pub use scraper::Selector;
@@ -90,6 +90,10 @@ impl Reader for Document<'_> {
 
     fn page_field(&self, field: PageField) -> Option<String> {
         self.facts().field(field)
+    }
+
+    fn json_ld(&self, _: usize) -> JsonLd {
+        JsonLd::read(self)
     }
 }
 

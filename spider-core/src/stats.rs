@@ -476,6 +476,14 @@ impl fmt::Display for Summary {
             }
             CrawlStatus::Complete | CrawlStatus::CompleteWithFailures | CrawlStatus::AlreadyComplete => {}
         }
+        if self.streamed_pages > 0 {
+            writeln!(
+                f,
+                "  streamed: {} pages read in one pass without a DOM, {} parsed into one",
+                thousands(self.streamed_pages),
+                thousands(self.html_parses.saturating_sub(self.streamed_pages))
+            )?;
+        }
         if self.sitemaps > 0 {
             writeln!(f, "  sitemaps read: {}", thousands(self.sitemaps))?;
         }

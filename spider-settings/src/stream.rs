@@ -126,7 +126,7 @@ fn unsupported(rest: &str) -> String {
         Some(b'\\') => "escapes",
         _ => "this selector's syntax",
     };
-    format!("{feature} do not stream (at `{rest}`)")
+    format!("{feature} cannot stream (at `{rest}`)")
 }
 
 #[cfg(test)]

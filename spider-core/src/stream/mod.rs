@@ -25,6 +25,7 @@ mod shape;
 use url::Url;
 
 use crate::__private::{PageField, Source};
+use crate::json_ld::JsonLd;
 use crate::page::Facts;
 
 pub(crate) use pass::Streamed;
@@ -209,6 +210,9 @@ pub trait Reader {
     fn all(&self, field: usize, selector: &scraper::Selector, source: Source) -> Vec<String>;
     /// One of the page's own facts.
     fn page_field(&self, field: PageField) -> Option<String>;
+    /// The page's JSON-LD blocks; `field` is the number the item's plan gives the
+    /// JSON-LD scripts' selector (after its `#[css]` fields), for the stream.
+    fn json_ld(&self, field: usize) -> JsonLd;
 }
 
 impl Reader for Found<'_> {
@@ -222,6 +226,11 @@ impl Reader for Found<'_> {
 
     fn page_field(&self, field: PageField) -> Option<String> {
         self.facts.field(field)
+    }
+
+    fn json_ld(&self, field: usize) -> JsonLd {
+        let at = self.plan.fields.get(field).copied().unwrap_or(usize::MAX);
+        JsonLd::from_scripts(self.streamed.matches(at).iter().map(|script| script.text.as_str()))
     }
 }
 

@@ -12,6 +12,11 @@ use super::shape::Shape;
 /// Elements whose content is text up to their own end tag.
 const RAW_TEXT: &[&str] = &["script", "style", "xmp", "iframe", "noembed", "noframes", "textarea", "title"];
 
+/// Attributes whose values selectors compare without case in HTML (`type`, `lang`...):
+/// a value with upper case is left to the DOM.
+const CASE_INSENSITIVE: &[&str] =
+    &["accept", "align", "charset", "dir", "lang", "language", "media", "method", "rel", "rev", "type"];
+
 /// Elements with no content and no end tag.
 const VOID: &[&str] = &[
     "area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "img", "input", "keygen",
@@ -158,10 +163,16 @@ fn attribute(html: &str, from: usize, tested: &[String]) -> Result<usize, &'stat
             (&html[i..end], end)
         }
     };
-    if value.contains(['&', '\r'])
-        && tested.iter().any(|name| name.eq_ignore_ascii_case(&html[from..name_end]))
-    {
-        return Err("a character reference or carriage return in an attribute value a selector compares");
+    let name = &html[from..name_end];
+    if tested.iter().any(|tested| tested.eq_ignore_ascii_case(name)) {
+        if value.contains(['&', '\r']) {
+            return Err("a character reference or carriage return in an attribute value a selector compares");
+        }
+        if CASE_INSENSITIVE.iter().any(|known| known.eq_ignore_ascii_case(name))
+            && value.bytes().any(|b| b.is_ascii_uppercase())
+        {
+            return Err("an upper-case value of an attribute HTML compares without case");
+        }
     }
     Ok(end)
 }

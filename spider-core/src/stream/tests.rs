@@ -111,9 +111,11 @@ fn pages_the_dom_would_nest_otherwise_do_not_stream() {
         "<div><br></br></div>",
         "<div><pre>\nfirst line dropped by the tree builder</pre></div>",
         "<div><script>a = '<!--'</script></div>",
+        "<div><a type=\"Next\" href=\"/n\">n</a></div>",
     ] {
         let page = Page::fixture("https://shop.example/", html).unwrap();
-        let (_, streamed) = run(both(page, leak(vec![text("div"), text("li"), text("td")]), leak(vec!["a"])));
+        let (_, streamed) =
+            run(both(page, leak(vec![text("div"), text("li"), text("td")]), leak(vec!["a", "a[type=next]"])));
         assert!(streamed.is_none(), "{html} should be read from the DOM");
     }
 }
@@ -312,4 +314,25 @@ fn a_table_without_tbody_streams_unless_a_selector_could_see_the_implied_one() {
     assert!(!streams("table > tr"), "the DOM has a tbody between them");
     assert!(!streams("tbody td"));
     assert!(!streams("table > .x"));
+}
+
+#[test]
+fn json_ld_blocks_stream_with_the_doms_answers_and_complaints() {
+    let html = "<html><head><script type=\"application/ld+json\">\n  {\"@type\": \"Product\", \"sku\": \"A-1\",\n \"offers\": {\"price\": 12.5}}\n</script>\
+        <script type=\"application/ld+json\">\n{ broken,\n}</script></head><body><h1>x</h1></body></html>";
+    let page = Page::fixture("https://shop.example/", html).unwrap();
+    let text = page.text().into_owned();
+    let reads = leak(vec![FieldRead { css: crate::json_ld::SCRIPTS_CSS, source: Source::Text }]);
+    let plan: &'static Plan = Box::leak(Box::new(Plan::new(reads, &[]).unwrap()));
+    let (dom, streamed) = run(page.html(move |doc| {
+        let ask = |json_ld: crate::json_ld::JsonLd| {
+            (json_ld.first("offers.price", Some("Product")), json_ld.first("name", None))
+        };
+        let found = Found::new(plan, plan.run(&text).unwrap(), doc.facts());
+        (ask(Reader::json_ld(doc, 0)), ask(Reader::json_ld(&found, 0)))
+    }))
+    .unwrap();
+    assert_eq!(dom.0, Ok(Some("12.5".to_owned())));
+    assert!(dom.1.as_ref().is_err_and(|complaint| complaint.contains("block 2")), "{:?}", dom.1);
+    assert_eq!(streamed, dom);
 }

@@ -94,40 +94,30 @@ pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream 
         }
     });
     let has_json_ld = fields.iter().any(|field| matches!(field.reads, Reads::JsonLd { .. }));
-    let json_ld = has_json_ld.then(|| quote!(let __json_ld = #p::JsonLd::read(doc);));
+    // The JSON-LD scripts' selector comes after the `#[css]` fields in the plan.
+    let json_ld = has_json_ld.then(|| quote!(let __json_ld = #p::Reader::json_ld(doc, #css_fields);));
     let names = fields.iter().map(|f| &f.ident);
-    // One body reads the item from either engine; JSON-LD is read from the DOM only.
-    let (reader, streamed) = match stream_plan(fields, &p) {
-        Ok(plan) if !has_json_ld => (
-            quote!(&impl #p::Reader),
-            quote! {
-                const STREAM: ::core::result::Result<&'static [#p::FieldRead], &'static str> =
-                    ::core::result::Result::Ok(&[#(#plan),*]);
+    // One body reads the item from either engine.
+    let streamed = match stream_plan(fields, has_json_ld, &p) {
+        Ok(plan) => quote! {
+            const STREAM: ::core::result::Result<&'static [#p::FieldRead], &'static str> =
+                ::core::result::Result::Ok(&[#(#plan),*]);
 
-                fn extract_streamed(
-                    found: &#p::Found<'_>,
-                ) -> ::core::result::Result<::core::option::Option<Self>, #p::ExtractError> {
-                    read(found)
-                }
-            },
-        ),
-        verdict => {
-            let why = verdict
-                .err()
-                .unwrap_or_else(|| format!("`{ident}` has a #[json_ld] field, which is read from the DOM"));
-            (
-                quote!(&#p::Document<'_>),
-                quote! {
-                    const STREAM: ::core::result::Result<&'static [#p::FieldRead], &'static str> =
-                        ::core::result::Result::Err(#why);
-                },
-            )
-        }
+            fn extract_streamed(
+                found: &#p::Found<'_>,
+            ) -> ::core::result::Result<::core::option::Option<Self>, #p::ExtractError> {
+                read(found)
+            }
+        },
+        Err(why) => quote! {
+            const STREAM: ::core::result::Result<&'static [#p::FieldRead], &'static str> =
+                ::core::result::Result::Err(#why);
+        },
     };
     quote! {
         const _: () = {
             fn read(
-                doc: #reader,
+                doc: &impl #p::Reader,
             ) -> ::core::result::Result<::core::option::Option<#ident>, #p::ExtractError> {
                 #json_ld
                 #(#reads)*
@@ -151,7 +141,7 @@ pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream 
 
 /// The item's `#[css]` fields as the streaming engine's plan lists them, or why the
 /// item does not stream (naming the field and its selector).
-fn stream_plan(fields: &[Field], p: &TokenStream) -> Result<Vec<TokenStream>, String> {
+fn stream_plan(fields: &[Field], json_ld: bool, p: &TokenStream) -> Result<Vec<TokenStream>, String> {
     let mut plan = Vec::new();
     for field in fields {
         let Reads::Css { selector, source } = &field.reads else { continue };
@@ -166,6 +156,9 @@ fn stream_plan(fields: &[Field], p: &TokenStream) -> Result<Vec<TokenStream>, St
             Source::Html => return Err(format!("field `{name}` reads `html`, which is read from the DOM")),
         };
         plan.push(quote!(#p::FieldRead { css: #selector, source: #source }));
+    }
+    if json_ld {
+        plan.push(quote!(#p::FieldRead { css: #p::JSON_LD_SCRIPTS, source: #p::Source::Text }));
     }
     Ok(plan)
 }
