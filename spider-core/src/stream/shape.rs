@@ -112,6 +112,13 @@ const BREAKS_FOREIGN: &[&str] = &[
     "font",
 ];
 
+/// The elements whose being open the rules ask about.
+const WATCHED: [&str; 8] = ["p", "svg", "math", "select", "a", "form", "button", "nobr"];
+
+fn watched(name: &str) -> Option<usize> {
+    WATCHED.iter().position(|watched| *watched == name)
+}
+
 /// Elements the parser may open without a tag, whose own tags the engine lets pass.
 const IMPLIED: &[&str] = &["html", "head", "body"];
 
@@ -119,6 +126,8 @@ const IMPLIED: &[&str] = &["html", "head", "body"];
 #[derive(Debug, Default)]
 pub(super) struct Shape {
     open: Vec<String>,
+    /// How many of each [`WATCHED`] element are open, so asking costs no walk of `open`.
+    watched: [u32; WATCHED.len()],
     /// Why the page does not stream, once known.
     pub(super) gave_up: Option<&'static str>,
     /// Whether a `<tr>` may sit right in its `<table>`: the tree builder puts a `<tbody>`
@@ -131,8 +140,9 @@ impl Shape {
         self.gave_up.get_or_insert(why);
     }
 
+    /// Whether one of `names`, each of [`WATCHED`], is open.
     pub(super) fn is_open(&self, names: &[&str]) -> bool {
-        self.open.iter().any(|open| names.contains(&open.as_str()))
+        names.iter().filter_map(|name| watched(name)).any(|at| self.watched[at] > 0)
     }
 
     fn parent(&self) -> &str {
@@ -159,6 +169,9 @@ impl Shape {
             self.give_up_at(why);
         }
         if has_content {
+            if let Some(at) = watched(name) {
+                self.watched[at] += 1;
+            }
             self.open.push(name.to_owned());
         }
     }
@@ -214,8 +227,13 @@ impl Shape {
         if IMPLIED.contains(&name) {
             return;
         }
-        if self.open.pop().is_none_or(|open| open != name) {
-            self.give_up_at("an element closed implicitly, out of order, or never opened");
+        match self.open.pop() {
+            Some(open) if open == name => {
+                if let Some(at) = watched(name) {
+                    self.watched[at] -= 1;
+                }
+            }
+            _ => self.give_up_at("an element closed implicitly, out of order, or never opened"),
         }
     }
 

@@ -336,3 +336,25 @@ fn json_ld_blocks_stream_with_the_doms_answers_and_complaints() {
     assert!(dom.1.as_ref().is_err_and(|complaint| complaint.contains("block 2")), "{:?}", dom.1);
     assert_eq!(streamed, dom);
 }
+
+#[test]
+fn pages_in_legacy_encodings_stream_with_the_doms_answers() {
+    // windows-1251 declared only by a <meta>, and Shift_JIS by the Content-Type.
+    let (cyrillic, _, _) =
+        encoding_rs::WINDOWS_1251.encode("<h1 class=\"t\">Привет &amp; мир</h1><a href=\"/книга\">книга</a>");
+    let mut russian = b"<!doctype html><html><head><meta charset=\"windows-1251\"></head><body>".to_vec();
+    russian.extend_from_slice(&cyrillic);
+    let (japanese, _, _) =
+        encoding_rs::SHIFT_JIS.encode("<h1 class=\"t\">こんにちは</h1><a href=\"/本\">本</a>");
+    for (body, content_type) in
+        [(russian, "text/html"), (japanese.into_owned(), "text/html; charset=shift_jis")]
+    {
+        let page = crate::testing::PageFixture::new("https://shop.example/", body)
+            .content_type(content_type)
+            .build()
+            .unwrap();
+        let (dom, streamed) = run(both(page, leak(vec![text("h1.t")]), leak(vec!["a[href]"])));
+        assert_eq!(streamed.as_ref(), Some(&dom));
+        assert!(!dom.0[0][0].contains('\u{FFFD}'), "{:?}", dom.0[0]);
+    }
+}
