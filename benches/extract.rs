@@ -5,7 +5,11 @@
 //!   the parse pool and back, the HTML parse, the selectors;
 //! - `parse`: the HTML parse alone, on the bench's thread;
 //! - `extract`: the selectors and conversions alone, on a document already parsed (timed
-//!   inside one parse-pool job).
+//!   inside one parse-pool job);
+//! - `spider_stream` / `spider_dom`: what a derived spider (`follow = "a[href]"`,
+//!   `item = Book`) does per page, the item and the links, with the streaming engine
+//!   it picks for these selectors and with `extract = "dom"`: the parse-bound cost of
+//!   each engine.
 //!
 //! ```text
 //! cargo bench -p spiderling --bench extract
@@ -18,7 +22,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use spiderling::prelude::*;
 use spiderling::scraper::Html;
+use spiderling::testing::parse_page;
 use spiderling::url::Url;
 use spiderling::{Item, Page};
 
@@ -26,7 +32,7 @@ const PAGE: &str = include_str!("fixtures/book.html");
 const PAGE_URL: &str = "http://127.0.0.1:8000/catalogue/book_123.html";
 
 /// One field of each kind: text, attribute, number, optional, repeated.
-#[derive(Item, Debug)]
+#[derive(Item, Serialize, Debug)]
 struct Book {
     #[css("article.product_page h1.title")]
     title: String,
@@ -39,6 +45,14 @@ struct Book {
     #[css("article.product_page li.tag")]
     tags: Vec<String>,
 }
+
+#[derive(Spider, Default)]
+#[spider(start_urls = ["http://127.0.0.1:8000/"], follow = "a[href]", item = Book)]
+struct Streamed;
+
+#[derive(Spider, Default)]
+#[spider(start_urls = ["http://127.0.0.1:8000/"], follow = "a[href]", item = Book, extract = "dom")]
+struct Dom;
 
 fn benches(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
@@ -73,6 +87,17 @@ fn benches(c: &mut Criterion) {
             });
             runtime.block_on(job).expect("the parse-pool job")
         });
+    });
+
+    let streamed = runtime.block_on(parse_page(&Streamed, page.clone())).expect("the streamed parse");
+    let dom = runtime.block_on(parse_page(&Dom, page.clone())).expect("the DOM parse");
+    assert_eq!(streamed.1.len(), dom.1.len(), "the same links");
+    assert_eq!(streamed.0.len(), 1, "the book");
+    group.bench_function("spider_stream", |b| {
+        b.iter(|| runtime.block_on(parse_page(&Streamed, page.clone())).map(|(items, _)| items.len()));
+    });
+    group.bench_function("spider_dom", |b| {
+        b.iter(|| runtime.block_on(parse_page(&Dom, page.clone())).map(|(items, _)| items.len()));
     });
 
     group.finish();

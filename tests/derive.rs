@@ -569,3 +569,73 @@ async fn a_redirected_page_keeps_the_url_the_crawl_asked_for() {
     let asked: Vec<String> = observed.pages().map(|hit| hit.resource()).collect();
     assert_eq!(asked, ["/catalogue/latest", "/catalogue/book_30.html"]);
 }
+
+/// The books example's spider as written, and the same forced to the DOM.
+mod engines {
+    use spiderling::prelude::*;
+
+    #[derive(Spider, Default)]
+    #[spider(
+        name = "streamed",
+        start_urls = ["http://placeholder.invalid/"],
+        allowed_domains = ["127.0.0.1"],
+        rule(allow = r"/catalogue/page-\d+\.html", follow),
+        rule(css = "h3 > a", allow = r"/catalogue/book_\d+\.html$", parse = Book, priority = 10),
+    )]
+    pub struct Streamed;
+
+    #[derive(Spider, Default)]
+    #[spider(
+        name = "dom",
+        start_urls = ["http://placeholder.invalid/"],
+        allowed_domains = ["127.0.0.1"],
+        extract = "dom",
+        rule(allow = r"/catalogue/page-\d+\.html", follow),
+        rule(css = "h3 > a", allow = r"/catalogue/book_\d+\.html$", parse = Book, priority = 10),
+    )]
+    pub struct Dom;
+
+    #[derive(Item, Serialize)]
+    pub struct Book {
+        #[page(url)]
+        url: String,
+        #[css("h1.title")]
+        title: String,
+        #[json_ld("offers.price", type = "Product")]
+        price: f64,
+        #[json_ld("sku", type = "Product")]
+        sku: String,
+        #[css("p.availability")]
+        availability: Option<String>,
+        #[css("p > a", attr = "href")]
+        links: Vec<String>,
+    }
+}
+
+/// Both engines write the same items, byte for byte once sorted; the spider whose
+/// selectors all stream reads every page without a DOM, the one forced to the DOM none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_streaming_and_dom_engines_write_identical_items() {
+    let site = Sandbox::demo(DemoSite { books: 60, per_page: 20, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for (name, streams) in [("streamed", true), ("dom", false)] {
+        let output = dir.path().join(format!("{name}.jsonl"));
+        let config = |config: spiderling::Config| {
+            config.set("start_urls", &site.url()).unwrap().set("delay", "0ms").unwrap().output(&output)
+        };
+        let summary = if streams {
+            Crawler::with_config(engines::Streamed, config(engines::Streamed.config())).run().await.unwrap()
+        } else {
+            Crawler::with_config(engines::Dom, config(engines::Dom.config())).run().await.unwrap()
+        };
+        assert_eq!(summary.items, 60, "{name}");
+        let streamed = if streams { summary.pages } else { 0 };
+        assert_eq!(summary.streamed_pages, streamed, "{name}: pages read without a DOM");
+        let mut lines: Vec<String> =
+            std::fs::read_to_string(&output).unwrap().lines().map(String::from).collect();
+        lines.sort();
+        outputs.push(lines);
+    }
+    assert_eq!(outputs[0], outputs[1]);
+}

@@ -20,6 +20,9 @@ fn the_books_example_writes_every_book_exactly_once() {
     assert_eq!(titles, catalogue.iter().map(|b| b.title.as_str()).collect(), "no book missing");
     let printed = String::from_utf8_lossy(&run.stdout);
     assert!(printed.contains("books: 1051 pages, 1000 items"), "{printed}");
+    // Its rules and its item (CSS, JSON-LD and page fields) all stream: every page is read
+    // without a DOM, with no change to the example's code.
+    assert!(printed.contains("streamed: 1,051 pages read in one pass without a DOM, 0 parsed"), "{printed}");
 }
 
 #[test]

@@ -9,7 +9,9 @@
 //! duplicates) and the server's own CPU time, and prints the table (or JSON).
 //!
 //! Contenders:
-//! - `spiderling`: a derived spider and item, default middleware, items to a file;
+//! - `spiderling`: a derived spider and item, default middleware, items to a file; its
+//!   selectors all stream, so it reads pages with the streaming engine;
+//! - `spiderling-dom`: the same spider with `extract = "dom"`, each page parsed into a DOM;
 //! - `state`: the same spider keeping its crawl in a state file (the cost of durability);
 //! - `bare`: tokio + reqwest + scraper with a semaphore of C (see `bare.rs`);
 //! - `sequential`: one request at a time, on the first `--sample` pages.
@@ -24,6 +26,8 @@ mod report;
 mod sequential;
 mod spiderling;
 mod work;
+
+use spiderling::Engine;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -116,18 +120,25 @@ pub(crate) struct Args {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Contender {
     Spiderling,
+    SpiderlingDom,
     State,
     Bare,
     Sequential,
 }
 
 impl Contender {
-    const ALL: [Contender; 4] =
-        [Contender::Spiderling, Contender::State, Contender::Bare, Contender::Sequential];
+    const ALL: [Contender; 5] = [
+        Contender::Spiderling,
+        Contender::SpiderlingDom,
+        Contender::State,
+        Contender::Bare,
+        Contender::Sequential,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Contender::Spiderling => "spiderling",
+            Contender::SpiderlingDom => "spiderling-dom",
             Contender::State => "state",
             Contender::Bare => "bare",
             Contender::Sequential => "sequential",
@@ -241,15 +252,27 @@ fn child(contender: Contender, url: &str, output: &Path, args: &Args) -> ExitCod
             match contender {
                 Contender::Spiderling => {
                     let keep = fleet.unwrap_or(spiderling::Keep::Memory);
-                    spiderling::crawl(url, concurrency, cost, output, keep)
+                    spiderling::crawl(url, concurrency, cost, output, keep, Engine::Stream)
+                        .await
+                        .map_err(|error| error.to_string())
+                }
+                Contender::SpiderlingDom => {
+                    spiderling::crawl(url, concurrency, cost, output, spiderling::Keep::Memory, Engine::Dom)
                         .await
                         .map_err(|error| error.to_string())
                 }
                 Contender::State => {
                     let state = output.with_extension("state");
-                    spiderling::crawl(url, concurrency, cost, output, spiderling::Keep::State(&state))
-                        .await
-                        .map_err(|error| error.to_string())
+                    spiderling::crawl(
+                        url,
+                        concurrency,
+                        cost,
+                        output,
+                        spiderling::Keep::State(&state),
+                        Engine::Stream,
+                    )
+                    .await
+                    .map_err(|error| error.to_string())
                 }
                 Contender::Bare => {
                     bare::crawl(start, concurrency, cost, output).await.map_err(|e| e.to_string())

@@ -9,8 +9,9 @@ use url::Url;
 
 pub use crate::item::{ExtractError, ExtractErrorKind, FieldSource, Item};
 pub use crate::json_field::{json_all, json_first, JsonBody};
-pub use crate::json_ld::JsonLd;
+pub use crate::json_ld::{JsonLd, SCRIPTS_CSS as JSON_LD_SCRIPTS};
 pub use crate::page::Document;
+pub use crate::stream::{FieldRead, Found, Reader};
 pub use scraper::Selector;
 pub use std::sync::LazyLock;
 pub use std::time::Duration;
@@ -20,7 +21,13 @@ pub use std::time::Duration;
 pub enum Nothing {}
 
 impl Item for Nothing {
+    const STREAM: Result<&'static [FieldRead], &'static str> = Ok(&[]);
+
     fn extract(_: &Document<'_>) -> Result<Option<Self>, ExtractError> {
+        Ok(None)
+    }
+
+    fn extract_streamed(_: &Found<'_>) -> Result<Option<Self>, ExtractError> {
         Ok(None)
     }
 }
@@ -57,25 +64,42 @@ fn read(element: ElementRef<'_>, source: Source, base: &Url) -> Option<String> {
     match source {
         Source::Text => Some(element.text().collect::<String>().trim().to_owned()),
         Source::Html => Some(element.inner_html()),
-        Source::Attr(name) => {
-            let value = element.value().attr(name)?.trim();
-            if matches!(name, "href" | "src" | "action" | "poster" | "cite" | "data") {
-                base.join(value).ok().map(String::from)
-            } else {
-                Some(value.to_owned())
-            }
-        }
+        Source::Attr(name) => attribute_value(name, element.value().attr(name)?, base),
     }
 }
 
-/// The first match's value.
-pub fn first(doc: &Document<'_>, selector: &Selector, source: Source) -> Option<String> {
-    doc.select(selector).find_map(|element| read(element, source, doc.url()))
+/// An attribute's value as a field reads it, trimmed; `href`, `src` and the like
+/// resolved against the page URL (`None` when they do not resolve). Both engines read
+/// attributes through this.
+pub fn attribute_value(name: &str, value: &str, base: &Url) -> Option<String> {
+    let value = value.trim();
+    if matches!(name, "href" | "src" | "action" | "poster" | "cite" | "data") {
+        base.join(value).ok().map(String::from)
+    } else {
+        Some(value.to_owned())
+    }
 }
 
-/// Every match's value, in page order.
-pub fn all(doc: &Document<'_>, selector: &Selector, source: Source) -> Vec<String> {
-    doc.select(selector).filter_map(|element| read(element, source, doc.url())).collect()
+impl Reader for Document<'_> {
+    fn first(&self, _: usize, selector: &Selector, source: Source) -> Option<String> {
+        self.select(selector).find_map(|element| read(element, source, self.url()))
+    }
+
+    fn all(&self, _: usize, selector: &Selector, source: Source) -> Vec<String> {
+        self.select(selector).filter_map(|element| read(element, source, self.url())).collect()
+    }
+
+    fn page_field(&self, field: PageField) -> Option<String> {
+        self.facts().field(field)
+    }
+
+    fn json_ld(&self, _: usize) -> JsonLd {
+        JsonLd::read(self)
+    }
+
+    fn body(&self) -> &[u8] {
+        Document::body(self)
+    }
 }
 
 /// A `#[page(...)]` field: which of the page's facts it reads.
@@ -93,22 +117,6 @@ pub enum PageField {
     Depth,
     /// A key of the request's meta.
     Meta(&'static str),
-}
-
-/// A page field's text: a meta string its text, another meta value its JSON; `None`
-/// only for a meta key the request does not have.
-pub fn page_field(doc: &Document<'_>, field: PageField) -> Option<String> {
-    Some(match field {
-        PageField::Url => doc.request().first_url().to_string(),
-        PageField::FinalUrl => doc.url().to_string(),
-        PageField::Status => doc.status().as_u16().to_string(),
-        PageField::FetchedAt => crate::rfc3339::format(doc.fetched_at()),
-        PageField::Depth => doc.request().depth().to_string(),
-        PageField::Meta(key) => match doc.request().meta().get(key)? {
-            serde_json::Value::String(text) => text.clone(),
-            other => other.to_string(),
-        },
-    })
 }
 
 /// A `#[json_ld("path")]` field's value (see [`JsonLd::first`]).
@@ -185,4 +193,4 @@ pub fn missing(field: &'static str, from: FieldSource) -> ExtractError {
     ExtractError { field, from, kind: ExtractErrorKind::Missing }
 }
 
-pub use crate::link_rules::{parse_by_link_rules, LinkRule, LinkRules, DEFAULT_LINKS};
+pub use crate::link_rules::{parse_by_link_rules, Engine, LinkRule, LinkRules, DEFAULT_LINKS};

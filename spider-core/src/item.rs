@@ -8,6 +8,7 @@
 use std::fmt;
 
 use crate::page::Document;
+use crate::stream::{FieldRead, Found};
 
 /// Something a page can be turned into; write it with `#[derive(Item)]`.
 ///
@@ -21,6 +22,24 @@ pub trait Item: Sized + Send + 'static {
     ///
     /// [`ExtractError`] when the page has the item only in part.
     fn extract(doc: &Document<'_>) -> Result<Option<Self>, ExtractError>;
+
+    /// The item's `#[css]` fields when the streaming engine can read all of them (each in
+    /// the streaming subset, reading text or an attribute, and no `#[json_ld]` field), or
+    /// why not: a spider forcing `extract = "stream"` fails to compile with that reason.
+    /// The default keeps a hand-written item on the DOM. The derive writes it.
+    const STREAM: Result<&'static [FieldRead], &'static str> = Err("a hand-written Item reads the DOM");
+
+    /// Read the item from a streaming pass over a page, with the same answers as
+    /// [`extract`](Self::extract); called only when [`STREAM`](Self::STREAM) is `Ok`,
+    /// so the default, for items that do not stream, is never reached.
+    ///
+    /// # Errors
+    ///
+    /// As for [`extract`](Self::extract).
+    fn extract_streamed(found: &Found<'_>) -> Result<Option<Self>, ExtractError> {
+        let _ = found;
+        Ok(None)
+    }
 }
 
 /// A field of an item that could not be filled.

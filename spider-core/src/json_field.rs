@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use crate::item::{ExtractError, ExtractErrorKind, FieldSource};
-use crate::page::Document;
+use crate::stream::Reader;
 
 /// A page's body as JSON, or why it is not JSON.
 #[derive(Debug)]
@@ -19,7 +19,7 @@ pub struct JsonBody(Result<Value, String>);
 impl JsonBody {
     /// Parse the body of `doc`'s page (a UTF-8 byte order mark skipped), once for all of
     /// an item's fields.
-    pub fn read(doc: &Document<'_>) -> JsonBody {
+    pub fn read(doc: &impl Reader) -> JsonBody {
         let body = doc.body();
         let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
         JsonBody(serde_json::from_slice(body).map_err(|error| error.to_string()))

@@ -23,11 +23,15 @@ use serde_json::{Map, Value};
 
 use crate::page::Document;
 
+/// The selector of a page's JSON-LD scripts; the streaming engine collects their text
+/// with it when an item has `#[json_ld]` fields.
+pub const SCRIPTS_CSS: &str = r#"script[type="application/ld+json"]"#;
+
 /// Every JSON-LD script of a document, compiled once per process.
 #[allow(clippy::expect_used)]
 static SCRIPTS: LazyLock<Selector> = LazyLock::new(|| {
     // A constant the tests below parse.
-    Selector::parse(r#"script[type="application/ld+json"]"#).expect("a valid selector")
+    Selector::parse(SCRIPTS_CSS).expect("a valid selector")
 });
 
 /// The JSON-LD blocks of a page (or of the part of it a [`Document`] is).
@@ -41,10 +45,15 @@ pub struct JsonLd {
 impl JsonLd {
     /// Parse every JSON-LD block of `doc`, once for all of an item's fields.
     pub fn read(doc: &Document<'_>) -> JsonLd {
+        JsonLd::from_scripts(doc.select(&SCRIPTS).map(|script| script.text().collect::<String>()))
+    }
+
+    /// Parse the texts of a page's JSON-LD scripts, in page order: what [`read`](Self::read)
+    /// does with a document's, and the streaming engine with those it collected.
+    pub(crate) fn from_scripts<T: AsRef<str>>(scripts: impl Iterator<Item = T>) -> JsonLd {
         let mut json_ld = JsonLd::default();
-        for (number, script) in doc.select(&SCRIPTS).enumerate() {
-            let text: String = script.text().collect();
-            match serde_json::from_str(&text) {
+        for (number, text) in scripts.enumerate() {
+            match serde_json::from_str(text.as_ref()) {
                 Ok(block) => json_ld.blocks.push(block),
                 Err(error) if json_ld.invalid.is_none() => {
                     json_ld.invalid = Some(format!("block {} of the page: {error}", number + 1));

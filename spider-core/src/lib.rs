@@ -65,6 +65,7 @@ mod state;
 mod stats;
 mod stored_headers;
 mod stored_request;
+mod stream;
 pub mod testing;
 mod throttle;
 mod timeline;

@@ -21,9 +21,12 @@
 //! - A sitemap's URL becomes a request of the first rule that takes it, or none.
 //!
 //! The derive writes the rules as constant [`LinkRule`]s, compiled into [`LinkRules`] once
-//! per process in a `static`.
+//! per process in a `static`, with the [`Engine`] that reads the pages: the streaming
+//! engine (`stream/`) when the item's fields and the rules' selectors all stream, the
+//! DOM otherwise, or the one `#[spider(extract = "...")]` forces.
 
 use std::collections::HashSet;
+use std::sync::OnceLock;
 
 use regex::Regex;
 use scraper::Selector;
@@ -35,6 +38,8 @@ use crate::non_page::is_non_page;
 use crate::page::{Document, Page};
 use crate::request::Request;
 use crate::spider::Cx;
+use crate::stream::Found;
+use crate::stream::Plan;
 
 /// The meta key of a request reached by a rule: the rule's number, counted from 0 in the
 /// order the rules are written. The `:` keeps it apart from any key a spider would name
@@ -63,10 +68,25 @@ pub struct LinkRule {
     pub files: bool,
 }
 
+/// Which engine reads a derived spider's pages, as `#[spider(extract = "...")]` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// The streaming engine when everything the spider reads streams, else the DOM.
+    Auto,
+    /// Always the DOM.
+    Dom,
+    /// The streaming engine; the derive has checked that everything streams.
+    Stream,
+}
+
 /// A spider's rules with their selectors and regexes compiled.
 #[derive(Debug)]
 pub struct LinkRules {
     rules: Vec<Compiled>,
+    engine: Engine,
+    /// The streaming plan for the spider's item and these rules, made on first use
+    /// (`None`: the DOM reads the pages).
+    plan: OnceLock<Option<Plan>>,
 }
 
 #[derive(Debug)]
@@ -88,8 +108,9 @@ struct Duty {
 const START_PAGE: Duty = Duty { follow: true, parse: false };
 
 impl LinkRules {
-    /// Compile `rules`, whose selectors and regexes the derive checked.
-    pub fn new(rules: &[LinkRule]) -> LinkRules {
+    /// Compile `rules`, whose selectors and regexes the derive checked, to be read by
+    /// `engine`.
+    pub fn new(rules: &[LinkRule], engine: Engine) -> LinkRules {
         let compiled = rules
             .iter()
             .map(|rule| Compiled {
@@ -99,7 +120,18 @@ impl LinkRules {
                 deny: rule.deny.iter().map(|pattern| regex(pattern)).collect(),
             })
             .collect();
-        LinkRules { rules: compiled }
+        LinkRules { rules: compiled, engine, plan: OnceLock::new() }
+    }
+
+    /// The streaming plan for item `T` and these rules, when the pages stream.
+    fn plan<T: Item>(&self) -> Option<&Plan> {
+        self.plan
+            .get_or_init(|| {
+                let fields = T::STREAM.ok().filter(|_| self.engine != Engine::Dom)?;
+                let selectors: Vec<&'static str> = self.rules.iter().map(|rule| rule.rule.css).collect();
+                Plan::new(fields, &selectors)
+            })
+            .as_ref()
     }
 
     /// The request for a URL a sitemap lists: the first rule that takes it, or `None`.
@@ -127,10 +159,20 @@ impl LinkRules {
 
     /// The links of `doc` every rule takes, in rule order then page order, each once.
     fn links(&self, doc: &Document<'_>) -> Vec<Request> {
+        self.take(|number| self.rules.get(number).map_or_else(Vec::new, |rule| doc.links(&rule.css)))
+    }
+
+    /// The links a streaming pass found that every rule takes, as [`links`](Self::links).
+    fn links_streamed(&self, found: &Found<'_>) -> Vec<Request> {
+        self.take(|number| found.links(number))
+    }
+
+    /// The links every rule takes among those `found` gives for each rule's number.
+    fn take(&self, found: impl Fn(usize) -> Vec<Url>) -> Vec<Request> {
         let mut taken = HashSet::new();
         let mut requests = Vec::new();
         for (number, rule) in self.rules.iter().enumerate() {
-            for url in doc.links(&rule.css) {
+            for url in found(number) {
                 let canonical = canonical_url(&url).into_owned();
                 if rule.takes(&url, &canonical) && taken.insert(canonical) {
                     requests.push(self.request(number, url));
@@ -182,13 +224,22 @@ pub async fn parse_by_link_rules<T: Item>(
         return Ok(());
     }
     let duty = rules.duty(page.request());
-    let (item, links) = page
-        .html(move |doc| {
-            let item = if duty.parse { T::extract(doc) } else { Ok(None) };
-            let links = if duty.follow { rules.links(doc) } else { Vec::new() };
-            (item, links)
-        })
-        .await?;
+    let dom = move |doc: &Document<'_>| {
+        let item = if duty.parse { T::extract(doc) } else { Ok(None) };
+        let links = if duty.follow { rules.links(doc) } else { Vec::new() };
+        (item, links)
+    };
+    let (item, links) = match rules.plan::<T>() {
+        Some(plan) => {
+            let streamed = move |found: &Found<'_>| {
+                let item = if duty.parse { T::extract_streamed(found) } else { Ok(None) };
+                let links = if duty.follow { rules.links_streamed(found) } else { Vec::new() };
+                (item, links)
+            };
+            page.stream(plan, streamed, dom).await?
+        }
+        None => page.html(dom).await?,
+    };
     for request in links {
         cx.request(request);
     }
@@ -215,7 +266,7 @@ mod tests {
     };
 
     fn rules(rules: &'static [LinkRule]) -> &'static LinkRules {
-        Box::leak(Box::new(LinkRules::new(rules)))
+        Box::leak(Box::new(LinkRules::new(rules, Engine::Auto)))
     }
 
     /// The links `rules` take on `html`, as (path, rule number, priority).

@@ -12,6 +12,7 @@ use scraper::element_ref::Select;
 use scraper::{ElementRef, Html, Selector};
 use url::Url;
 
+use crate::__private::PageField;
 use crate::charset;
 use crate::content_type::{self, ContentType};
 use crate::error::Error;
@@ -20,30 +21,51 @@ use crate::hidden::HiddenLinks;
 use crate::item::{ExtractError, Item};
 use crate::parse::ParsePool;
 use crate::request::Request;
+use crate::stream::{Found, Plan};
 
 /// A response with a 2xx status, handed to [`Spider::parse`](crate::Spider::parse).
 ///
 /// The body is parsed as HTML only inside the parse pool: [`Page::html`] runs a closure
 /// over the parsed [`Document`] there and brings back what it returns. Do all the work on
-/// one page in one closure and the page is parsed once.
-#[derive(Debug)]
+/// one page in one closure and the page is parsed once. Cloning is cheap: the body and
+/// the facts are shared.
+#[derive(Debug, Clone)]
 pub struct Page {
     facts: Arc<Facts>,
     headers: HeaderMap,
     pool: ParsePool,
 }
 
-/// What is known of a page besides its HTML; a [`Document`] of the page sees it too.
+/// What is known of a page besides its HTML; a [`Document`] of the page sees it too,
+/// and so does a streaming pass's [`Found`](crate::stream::Found).
 #[derive(Debug)]
-struct Facts {
-    url: Url,
+pub(crate) struct Facts {
+    pub(crate) url: Url,
     status: StatusCode,
     fetched_at: SystemTime,
     request: Request,
-    /// Decompressed; `#[json]` fields read it from a [`Document`].
-    body: Bytes,
+    /// Decompressed: what the streaming engine reads and `#[json]` fields parse.
+    pub(crate) body: Bytes,
     /// Whether [`Document::links`] skips links a person cannot see, and how many it did.
     hidden: HiddenLinks,
+}
+
+impl Facts {
+    /// A `#[page(...)]` field's text: a meta string its text, another meta value its
+    /// JSON; `None` only for a meta key the request does not have.
+    pub(crate) fn field(&self, field: PageField) -> Option<String> {
+        Some(match field {
+            PageField::Url => self.request.first_url().to_string(),
+            PageField::FinalUrl => self.url.to_string(),
+            PageField::Status => self.status.as_u16().to_string(),
+            PageField::FetchedAt => crate::rfc3339::format(self.fetched_at),
+            PageField::Depth => self.request.depth().to_string(),
+            PageField::Meta(key) => match self.request.meta().get(key)? {
+                serde_json::Value::String(text) => text.clone(),
+                other => other.to_string(),
+            },
+        })
+    }
 }
 
 impl Page {
@@ -323,6 +345,41 @@ impl Page {
         self.html(move |doc| Form::read(doc, &selector, &css)).await?
     }
 
+    /// Read the page on the pool in one streaming pass of `plan` and run `streamed` over
+    /// what it found; a page whose markup the DOM would nest differently from its tokens
+    /// (see `stream/shape.rs`) is parsed into the DOM instead and `dom` runs over it, so
+    /// both closures must give the same answers.
+    pub(crate) async fn stream<R, S, D>(&self, plan: &'static Plan, streamed: S, dom: D) -> Result<R, Error>
+    where
+        R: Send + 'static,
+        S: FnOnce(&Found<'_>) -> R + Send + 'static,
+        D: FnOnce(&Document<'_>) -> R + Send + 'static,
+    {
+        let facts = Arc::clone(&self.facts);
+        let encoding = self.encoding();
+        let pool = self.pool.clone();
+        self.pool
+            .run(move || {
+                pool.parsed_html();
+                let text = encoding.decode(&facts.body).0;
+                // The stream sees no ancestor of a link: a page that may hide one is read
+                // from the DOM, which skips them.
+                let hides = !facts.hidden.follow && crate::hidden::may_hide(&text);
+                match (!hides).then(|| plan.run(&text)) {
+                    Some(Ok(found)) => {
+                        pool.streamed_page();
+                        streamed(&Found::new(plan, found, &facts))
+                    }
+                    _ => {
+                        let html = Html::parse_document(&text);
+                        dom(&Document { html: &html, root: html.root_element(), page: &facts })
+                    }
+                }
+            })
+            .await
+            .map_err(|_| Error::ParsePanicked { url: self.url().clone() })
+    }
+
     /// Extract an item on the parse pool: `Ok(None)` when the page has none of its fields.
     ///
     /// To extract an item and the links in one parse, use [`html`](Self::html) with
@@ -427,6 +484,11 @@ impl<'a> Document<'a> {
     /// As for [`Page::form`].
     pub fn form(&self, selector: &Selector, css: &str) -> Result<Form, Error> {
         Form::read(self, selector, css)
+    }
+
+    /// The page's facts, which `#[page(...)]` fields read.
+    pub(crate) fn facts(&self) -> &'a Facts {
+        self.page
     }
 
     /// The same page seen from `element`: selectors match only inside it. Use it to

@@ -25,6 +25,8 @@ struct Inner {
     room: Arc<Semaphore>,
     /// HTML documents parsed, for the stats: one per page is the goal.
     html_parses: AtomicU64,
+    /// Of those, pages read by the streaming engine, without a DOM.
+    streamed_pages: AtomicU64,
 }
 
 impl std::fmt::Debug for ParsePool {
@@ -54,12 +56,29 @@ impl ParsePool {
             .build()
             .map_err(|e| Error::Config(format!("cannot start the parse pool: {e}")))?;
         let room = Arc::new(Semaphore::new(threads * 2));
-        Ok(ParsePool { inner: Arc::new(Inner { pool, room, html_parses: AtomicU64::new(0) }) })
+        Ok(ParsePool {
+            inner: Arc::new(Inner {
+                pool,
+                room,
+                html_parses: AtomicU64::new(0),
+                streamed_pages: AtomicU64::new(0),
+            }),
+        })
     }
 
     /// Count one HTML parse.
     pub(crate) fn parsed_html(&self) {
         self.inner.html_parses.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Count one page read by the streaming engine (it counts as a parse too).
+    pub(crate) fn streamed_page(&self) {
+        self.inner.streamed_pages.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Pages read by the streaming engine so far.
+    pub(crate) fn streamed_pages(&self) -> u64 {
+        self.inner.streamed_pages.load(Ordering::Relaxed)
     }
 
     /// HTML documents parsed so far.

@@ -122,7 +122,7 @@ impl Stats {
     }
 
     /// This run's counters so far.
-    pub(crate) fn counts(&self, html_parses: u64) -> Counts {
+    pub(crate) fn counts(&self, html_parses: u64, streamed_pages: u64) -> Counts {
         Counts {
             elapsed_secs: self.started.elapsed().as_secs_f64(),
             requests: self.requests.load(Relaxed),
@@ -132,6 +132,7 @@ impl Stats {
             skipped_hidden: self.skipped_hidden.load(Relaxed),
             items: self.items.load(Relaxed),
             html_parses,
+            streamed_pages,
             retries: self.retries.load(Relaxed),
             throttled: self.throttled.load(Relaxed),
             blocked: self.blocked.load(Relaxed),
@@ -161,6 +162,7 @@ pub(crate) struct Counts {
     pub(crate) skipped_hidden: u64,
     pub(crate) items: u64,
     pub(crate) html_parses: u64,
+    pub(crate) streamed_pages: u64,
     pub(crate) retries: u64,
     pub(crate) throttled: u64,
     pub(crate) blocked: u64,
@@ -188,6 +190,7 @@ impl Counts {
             (&mut self.skipped_hidden, other.skipped_hidden),
             (&mut self.items, other.items),
             (&mut self.html_parses, other.html_parses),
+            (&mut self.streamed_pages, other.streamed_pages),
             (&mut self.retries, other.retries),
             (&mut self.throttled, other.throttled),
             (&mut self.blocked, other.blocked),
@@ -257,6 +260,7 @@ impl Summary {
             skipped_hidden: counts.skipped_hidden,
             items: counts.items,
             html_parses: counts.html_parses,
+            streamed_pages: counts.streamed_pages,
             retries: counts.retries,
             throttled: counts.throttled,
             blocked: counts.blocked,
@@ -365,6 +369,10 @@ pub struct Summary {
     /// HTML documents parsed on the parse pool; one per page when a spider does all its
     /// work on a page in one `Page::html` job, as the derived rules do.
     pub html_parses: u64,
+    /// Of those, pages read by the streaming engine in one pass without a DOM: a derived
+    /// spider whose item and rules all stream reads every page so, but one whose markup
+    /// the DOM would nest otherwise (see `#[derive(Spider)]`'s `extract`).
+    pub streamed_pages: u64,
     /// Attempts that were retried.
     pub retries: u64,
     /// Answers of 429.
@@ -477,6 +485,14 @@ impl fmt::Display for Summary {
                 )?;
             }
             CrawlStatus::Complete | CrawlStatus::CompleteWithFailures | CrawlStatus::AlreadyComplete => {}
+        }
+        if self.streamed_pages > 0 {
+            writeln!(
+                f,
+                "  streamed: {} pages read in one pass without a DOM, {} parsed into one",
+                thousands(self.streamed_pages),
+                thousands(self.html_parses.saturating_sub(self.streamed_pages))
+            )?;
         }
         if self.sitemaps > 0 {
             writeln!(f, "  sitemaps read: {}", thousands(self.sitemaps))?;

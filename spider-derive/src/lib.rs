@@ -98,8 +98,9 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// | `follow` | CSS selector, checked: links to follow; those to files that are not pages (archives, images, audio, video, office documents and PDFs, programs, stylesheets, scripts) are skipped | none |
 /// | `item` | a `#[derive(Item)]` type: emitted when a page has one (with `follow`, the short form of one rule: `rule(css = "...", follow, parse = Item)`) | none |
 /// | `rule(...)` | a link rule, repeatable, instead of `follow` and `item`: see below | none |
+/// | `extract` | `"dom"` or `"stream"`: the engine reading pages, see below | `"stream"` when every selector streams, else `"dom"` |
 ///
-/// Every key but `profile`, `follow`, `item` and `rule` can be changed at run time without
+/// Every key but `profile`, `follow`, `item`, `rule` and `extract` can be changed at run time without
 /// a rebuild: `SPIDERLING_RPM=300` or `--set rpm=300` with `spiderling::cli::main`. Proxy
 /// credentials belong there (or in the variable `env:VAR` names), never in code.
 ///
@@ -156,6 +157,41 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// for the first rule taking it, and skipped when none does. The spider's item is the
 /// type the `parse` rules name: one type for all of them (for several kinds of item,
 /// make an enum of them and write `parse` by hand).
+///
+/// # Engines: streaming or DOM
+///
+/// Building a DOM is most of the CPU a page costs, and a derived spider knows at compile
+/// time everything a page will be asked: its item's fields and its rules' selectors. When
+/// all of them stream, the spider reads each page in one streaming pass over its bytes
+/// (`lol_html`), with no DOM, and gives the same items and links byte for byte; when one
+/// does not, it parses each page into a DOM as a hand-written `parse` does. What streams:
+///
+/// | streams | read from the DOM |
+/// | --- | --- |
+/// | type (`h1`), `.class`, `#id`, `*` with a condition (`*.x`) | a bare `*`; `html`, `head`, `body` (the parser adds them where a page leaves them out) |
+/// | `[attr]`, `[attr=v]`, `~=`, `^=`, `$=`, `*=`, `\|=` | case flags (`[a=v i]`), namespaces, escapes |
+/// | descendant (`a b`) and child (`a > b`) combinators, lists (`a, b`) | `+`, `~`, every pseudo-class (`:nth-child`, `:not`, `:first-child`...) |
+/// | `#[css]` fields reading text or `attr`, `#[json_ld]` and `#[page]` fields | `#[css(..., html)]` fields (inner HTML) |
+///
+/// A page whose markup html5ever would build into another tree than its tags say (a
+/// block inside an open `<p>`, an unclosed `<li>`, misnested tags, a table written
+/// without the elements the parser adds when a selector could tell, `<template>`,
+/// `<noscript>`, a character reference in an attribute value a selector compares...) is
+/// read from the DOM by a streaming spider too: answers never depend on the engine. The
+/// summary counts the pages streamed.
+///
+/// `extract = "dom"` forces the DOM; `extract = "stream"` makes a selector that does not
+/// stream a compile error, at the rule's selector or, for the item's fields, at the item
+/// type with the field named:
+///
+/// ```compile_fail
+/// use spiderling::prelude::*;
+/// # #[derive(Item, Serialize)] struct Book { #[css("h1")] title: String }
+///
+/// #[derive(Spider, Default)]
+/// #[spider(extract = "stream", follow = "li:nth-child(2) > a", item = Book)]
+/// struct Books;
+/// ```
 #[proc_macro_derive(Spider, attributes(spider))]
 pub fn derive_spider(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

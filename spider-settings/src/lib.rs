@@ -8,6 +8,9 @@ use std::time::Duration;
 
 mod date;
 mod proxy;
+mod stream;
+
+pub use stream::stream_selector;
 
 pub use date::{parse_date, Date};
 pub use proxy::{
@@ -38,6 +41,8 @@ pub enum Kind {
     Selector,
     /// A type (compile time only).
     Type,
+    /// The engine reading a derived spider's pages, `dom` or `stream` (compile time only).
+    Engine,
     /// A proxy route: `direct`, `env:VAR` or gateway URLs, pools by `,`, tiers by `>`.
     Proxy,
     /// A two-letter country code.
@@ -215,6 +220,12 @@ pub const KEYS: &[Key] = &[
         name: "item",
         kind: Kind::Type,
         doc: "the #[derive(Item)] type emitted when a page has one",
+        runtime: false,
+    },
+    Key {
+        name: "extract",
+        kind: Kind::Engine,
+        doc: "the engine reading pages: `dom` or `stream` (default: stream when every selector streams)",
         runtime: false,
     },
 ];

@@ -9,6 +9,10 @@ use std::time::{Duration, Instant};
 pub(crate) struct Run {
     /// HTML pages fetched and parsed (robots.txt and redirects left out).
     pub(crate) pages: usize,
+    /// Of those, pages Spiderling read with its streaming engine, without a DOM (0 for
+    /// the hand-written loops).
+    #[serde(default)]
+    pub(crate) streamed_pages: usize,
     /// Lines in the items file once the crawl is over.
     pub(crate) items: usize,
     /// From the first request to the items file flushed.
@@ -33,6 +37,7 @@ impl Run {
     ) -> Run {
         Run {
             pages,
+            streamed_pages: 0,
             items: lines_in(output),
             elapsed_secs: started.elapsed().as_secs_f64(),
             latency_p50_ms: latencies.percentile_ms(0.50),

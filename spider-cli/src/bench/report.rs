@@ -29,6 +29,8 @@ pub(super) struct Setup {
 pub(super) struct Row {
     pub(super) name: &'static str,
     pub(super) pages: usize,
+    /// Pages read by the streaming engine, without a DOM.
+    pub(super) streamed_pages: usize,
     pub(super) items: usize,
     pub(super) elapsed_secs: f64,
     pub(super) pages_per_sec: f64,
@@ -52,6 +54,7 @@ impl Row {
         Row {
             name,
             pages: run.pages,
+            streamed_pages: run.streamed_pages,
             items: run.items,
             elapsed_secs: run.elapsed_secs,
             pages_per_sec: if run.elapsed_secs > 0.0 { run.pages as f64 / run.elapsed_secs } else { 0.0 },
@@ -94,8 +97,13 @@ impl From<&[Hit]> for Served {
 /// The ratios the claims are about; `None` where a contender is missing or idle.
 #[derive(Debug, serde::Serialize)]
 pub(super) struct Ratios {
-    /// Spiderling's pages/s over the bare loop's (target ≥ 0.90).
+    /// Spiderling's pages/s (streaming engine) over the bare loop's (target ≥ 1.4 at
+    /// 0 ms latency).
     pub(super) spiderling_over_bare: Option<f64>,
+    /// Spiderling's CPU per page (streaming engine) over the bare loop's (target ≤ 0.6).
+    pub(super) spiderling_cpu_over_bare: Option<f64>,
+    /// Spiderling's pages/s with the DOM engine over the bare loop's (target ≥ 0.90).
+    pub(super) dom_over_bare: Option<f64>,
     /// Spiderling's pages/s with a state file over its pages/s in memory: the cost of
     /// durability (target ≥ 0.85).
     pub(super) state_over_memory: Option<f64>,
@@ -129,8 +137,11 @@ impl Report {
             (setup.latency_ms > 0).then(|| setup.concurrency as f64 * 1000.0 / setup.latency_ms as f64);
         let parse_bound =
             (setup.parse_cost_us > 0).then(|| setup.parse_threads as f64 * 1e6 / setup.parse_cost_us as f64);
+        let cpu = |name: &str| row(name).map(|row| row.cpu_secs_per_1000_pages).filter(|c| *c > 0.0);
         let ratios = Ratios {
             spiderling_over_bare: over(rate("spiderling"), rate("bare")),
+            spiderling_cpu_over_bare: over(cpu("spiderling"), cpu("bare")),
+            dom_over_bare: over(rate("spiderling-dom"), rate("bare")),
             state_over_memory: over(rate("state"), rate("spiderling")),
             spiderling_over_sequential: over(rate("spiderling"), rate("sequential")),
             bare_over_sequential: over(rate("bare"), rate("sequential")),
@@ -157,9 +168,10 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "{:<11} {:>7} {:>7} {:>8} {:>9} {:>8} {:>8} {:>11} {:>8} {:>7} {:>5} {:>9}",
+            "{:<14} {:>7} {:>8} {:>7} {:>8} {:>9} {:>8} {:>8} {:>11} {:>8} {:>7} {:>5} {:>9}",
             "contender",
             "pages",
+            "streamed",
             "items",
             "secs",
             "pages/s",
@@ -174,9 +186,10 @@ impl Report {
         for r in &self.contenders {
             let _ = writeln!(
                 out,
-                "{:<11} {:>7} {:>7} {:>8.2} {:>9.0} {:>8.2} {:>8.2} {:>11.3} {:>8.1} {:>7} {:>5} {:>9.2}",
+                "{:<14} {:>7} {:>8} {:>7} {:>8.2} {:>9.0} {:>8.2} {:>8.2} {:>11.3} {:>8.1} {:>7} {:>5} {:>9.2}",
                 r.name,
                 r.pages,
+                r.streamed_pages,
                 r.items,
                 r.elapsed_secs,
                 r.pages_per_sec,
@@ -193,8 +206,18 @@ impl Report {
         let r = &self.ratios;
         let _ = writeln!(
             out,
-            "\nspiderling / bare pages/s:      {} (target ≥ 0.90)",
+            "\nspiderling / bare pages/s:      {} (streaming engine; target ≥ 1.4 at 0 ms latency)",
             shown(r.spiderling_over_bare)
+        );
+        let _ = writeln!(
+            out,
+            "spiderling / bare CPU per page: {} (streaming engine; target ≤ 0.6)",
+            shown(r.spiderling_cpu_over_bare)
+        );
+        let _ = writeln!(
+            out,
+            "spiderling-dom / bare pages/s:  {} (DOM engine; target ≥ 0.90)",
+            shown(r.dom_over_bare)
         );
         let _ = writeln!(
             out,

@@ -1,6 +1,9 @@
 //! The Spiderling contender, written as a user would: a derived spider and item, the
 //! default middleware (robots.txt, dedup, retries, block detection, gauges), items
 //! exported to a file. Only what cannot be known at compile time is set at run time.
+//!
+//! Its selectors all stream, so the spider reads pages with the streaming engine; the
+//! same spider with `extract = "dom"` is the `spiderling-dom` contender.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,6 +28,27 @@ static PARSE_COST_NANOS: AtomicU64 = AtomicU64::new(0);
     item = Book,
 )]
 struct Bench;
+
+/// The same spider, reading every page into a DOM.
+#[derive(Spider, Default)]
+#[spider(
+    name = "bench",
+    start_urls = ["http://127.0.0.1/"],
+    allowed_domains = ["127.0.0.1"],
+    follow = "a[href]",
+    item = Book,
+    extract = "dom",
+)]
+struct BenchDom;
+
+/// The engine reading the contender's pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Engine {
+    /// The streaming engine (what the derive picks for this spider).
+    Stream,
+    /// The DOM, forced by `extract = "dom"`.
+    Dom,
+}
 
 #[derive(Item, Serialize)]
 struct Book {
@@ -57,8 +81,23 @@ pub(super) enum Keep<'a> {
 
 /// Crawl the site at `start` with `concurrency` requests in flight (overall, and to the
 /// host unless a fleet sets its own), items exported to `output`, the crawl kept where
-/// `keep` says.
+/// `keep` says, the pages read by `engine`.
 pub(super) async fn crawl(
+    start: &str,
+    concurrency: usize,
+    cost: Duration,
+    output: &Path,
+    keep: Keep<'_>,
+    engine: Engine,
+) -> Result<Run, spiderling::Error> {
+    match engine {
+        Engine::Stream => crawl_with(Bench, start, concurrency, cost, output, keep).await,
+        Engine::Dom => crawl_with(BenchDom, start, concurrency, cost, output, keep).await,
+    }
+}
+
+async fn crawl_with<S: Spider<Item = Book>>(
+    spider: S,
     start: &str,
     concurrency: usize,
     cost: Duration,
@@ -70,7 +109,7 @@ pub(super) async fn crawl(
         Keep::Fleet { per_host, .. } => per_host,
         Keep::Memory | Keep::State(_) => concurrency,
     };
-    let config = Bench
+    let config = spider
         .config()
         .set("start_urls", start)?
         .set("concurrency", &concurrency.to_string())?
@@ -85,13 +124,14 @@ pub(super) async fn crawl(
     };
     let cpu = cpu_seconds();
     let started = Instant::now();
-    let crawler = Crawler::with_config(Bench, config);
+    let crawler = Crawler::with_config(spider, config);
     let live = crawler.live();
     let summary = crawler.run().await?;
     let elapsed_secs = started.elapsed().as_secs_f64();
     let gauges = live.borrow().clone();
     Ok(Run {
         pages: usize::try_from(summary.pages).unwrap_or(usize::MAX),
+        streamed_pages: usize::try_from(summary.streamed_pages).unwrap_or(usize::MAX),
         items: lines_in(output),
         elapsed_secs,
         latency_p50_ms: gauges.latency_p50_ms,

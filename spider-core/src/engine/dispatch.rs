@@ -410,7 +410,8 @@ impl<S: Spider> Dispatcher<S> {
                 return;
             }
         };
-        let counts = self.shared.stats.counts(self.shared.pool.html_parses());
+        let counts =
+            self.shared.stats.counts(self.shared.pool.html_parses(), self.shared.pool.streamed_pages());
         let proxy_bytes = self.shared.router.proxy_bytes();
         // Only a state file keeps the cookie jars: a fleet's workers keep their own.
         let identities =

@@ -228,7 +228,7 @@ impl<S: Spider> Crawler<S> {
         }
 
         let mut counts = earlier.as_ref().map(|e| e.counts.clone()).unwrap_or_default();
-        counts.add(&shared.stats.counts(shared.pool.html_parses()));
+        counts.add(&shared.stats.counts(shared.pool.html_parses(), shared.pool.streamed_pages()));
         let ending = Ending {
             stopped: end.stopped,
             unfinished: end.unfinished,

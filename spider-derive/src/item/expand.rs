@@ -16,12 +16,16 @@ pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream 
     let mut converts = Vec::new();
     let mut required = Vec::new();
     let mut any = Vec::new();
+    let mut css_fields = 0;
     for (i, field) in fields.iter().enumerate() {
         let name = &field.ident;
         let raw = format_ident!("__raw_{}", i);
         let label = name.to_string();
         let all = matches!(field.cardinality, Cardinality::All);
-        let (read, from) = read(field, &p);
+        let (read, from) = read(field, css_fields, &p);
+        if matches!(field.reads, Reads::Css { .. }) {
+            css_fields += 1;
+        }
         reads.push(quote!(let #raw = #read;));
         let inner = &field.inner;
         let converted = match &field.parse {
@@ -91,36 +95,85 @@ pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream 
             }
         }
     });
-    let json_ld = fields
-        .iter()
-        .any(|field| matches!(field.reads, Reads::JsonLd { .. }))
-        .then(|| quote!(let __json_ld = #p::JsonLd::read(doc);));
+    let has_json_ld = fields.iter().any(|field| matches!(field.reads, Reads::JsonLd { .. }));
+    // The JSON-LD scripts' selector comes after the `#[css]` fields in the plan.
+    let json_ld = has_json_ld.then(|| quote!(let __json_ld = #p::Reader::json_ld(doc, #css_fields);));
     let json = fields
         .iter()
         .any(|field| matches!(field.reads, Reads::Json { .. }))
         .then(|| quote!(let __json = #p::JsonBody::read(doc);));
     let names = fields.iter().map(|f| &f.ident);
+    // One body reads the item from either engine.
+    let streamed = match stream_plan(fields, has_json_ld, &p) {
+        Ok(plan) => quote! {
+            const STREAM: ::core::result::Result<&'static [#p::FieldRead], &'static str> =
+                ::core::result::Result::Ok(&[#(#plan),*]);
+
+            fn extract_streamed(
+                found: &#p::Found<'_>,
+            ) -> ::core::result::Result<::core::option::Option<Self>, #p::ExtractError> {
+                read(found)
+            }
+        },
+        Err(why) => quote! {
+            const STREAM: ::core::result::Result<&'static [#p::FieldRead], &'static str> =
+                ::core::result::Result::Err(#why);
+        },
+    };
     quote! {
         const _: () = {
+            fn read(
+                doc: &impl #p::Reader,
+            ) -> ::core::result::Result<::core::option::Option<#ident>, #p::ExtractError> {
+                #json_ld
+                #json
+                #(#reads)*
+                #check
+                #(#converts)*
+                ::core::result::Result::Ok(::core::option::Option::Some(#ident { #(#names),* }))
+            }
+
             impl #impl_generics #p::Item for #ident #type_generics #where_clause {
                 fn extract(
                     doc: &#p::Document<'_>,
                 ) -> ::core::result::Result<::core::option::Option<Self>, #p::ExtractError> {
-                    #json_ld
-                    #json
-                    #(#reads)*
-                    #check
-                    #(#converts)*
-                    ::core::result::Result::Ok(::core::option::Option::Some(Self { #(#names),* }))
+                    read(doc)
                 }
+
+                #streamed
             }
         };
     }
 }
 
+/// The item's `#[css]` fields as the streaming engine's plan lists them, or why the
+/// item does not stream (naming the field and its selector).
+fn stream_plan(fields: &[Field], json_ld: bool, p: &TokenStream) -> Result<Vec<TokenStream>, String> {
+    let mut plan = Vec::new();
+    for field in fields {
+        let Reads::Css { selector, source } = &field.reads else { continue };
+        let name = &field.ident;
+        let css = selector.value();
+        if let Err(why) = spider_settings::stream_selector(&css) {
+            return Err(format!("field `{name}` does not stream: {why}"));
+        }
+        let source = match source {
+            Source::Text => quote!(#p::Source::Text),
+            Source::Attr(attribute) => quote!(#p::Source::Attr(#attribute)),
+            Source::Html => return Err(format!("field `{name}` reads `html`, which is read from the DOM")),
+        };
+        plan.push(quote!(#p::FieldRead { css: #selector, source: #source }));
+    }
+    if json_ld {
+        plan.push(quote!(#p::FieldRead { css: #p::JSON_LD_SCRIPTS, source: #p::Source::Text }));
+    }
+    Ok(plan)
+}
+
 /// The expression reading `field`'s raw value (`Option<String>` or `Vec<String>`, in a
 /// `Result` for JSON-LD), and the `FieldSource` its errors name.
-fn read(field: &Field, p: &TokenStream) -> (TokenStream, TokenStream) {
+/// `css_field` is the field's number among the item's `#[css]` fields.
+fn read(field: &Field, css_field: usize, p: &TokenStream) -> (TokenStream, TokenStream) {
     let label = field.ident.to_string();
     let all = matches!(field.cardinality, Cardinality::All);
     match &field.reads {
@@ -130,10 +183,10 @@ fn read(field: &Field, p: &TokenStream) -> (TokenStream, TokenStream) {
                 Source::Html => quote!(#p::Source::Html),
                 Source::Attr(attribute) => quote!(#p::Source::Attr(#attribute)),
             };
-            let first_or_all = if all { quote!(#p::all) } else { quote!(#p::first) };
+            let first_or_all = if all { quote!(all) } else { quote!(first) };
             let read = quote! {{
                 static SELECTOR: #p::LazyLock<#p::Selector> = #p::LazyLock::new(|| #p::selector(#selector));
-                #first_or_all(doc, &SELECTOR, #source)
+                #p::Reader::#first_or_all(doc, #css_field, &SELECTOR, #source)
             }};
             (read, quote!(#p::FieldSource::Css(#selector)))
         }
@@ -166,7 +219,7 @@ fn read(field: &Field, p: &TokenStream) -> (TokenStream, TokenStream) {
                     quote!(#p::FieldSource::Page(#name))
                 }
             };
-            (quote!(#p::page_field(doc, #p::PageField::#variant)), from)
+            (quote!(#p::Reader::page_field(doc, #p::PageField::#variant)), from)
         }
     }
 }

@@ -90,7 +90,25 @@ impl Settings {
             errors.at(second, "`rpm` and `rps` both set the rate ceiling; keep one");
         }
         rule::check(&settings.rules, &seen, errors);
+        settings.check_streams(errors);
         settings
+    }
+
+    /// With `extract = "stream"`, every selector the rules read must stream: an error at
+    /// each one that does not, saying why.
+    fn check_streams(&self, errors: &mut Errors) {
+        if !matches!(self.get("extract"), Some(Value::Text(engine)) if engine.value() == "stream") {
+            return;
+        }
+        let follow = match self.get("follow") {
+            Some(Value::Text(css)) => Some(css),
+            _ => None,
+        };
+        for css in self.rules.iter().filter_map(|rule| rule.css.as_ref()).chain(follow) {
+            if let Err(why) = spider_settings::stream_selector(&css.value()) {
+                errors.at(css, format!("`extract = \"stream\"`, but {why}; leave `extract` out to read such pages from the DOM"));
+            }
+        }
     }
 }
 
@@ -224,6 +242,14 @@ fn check(key: &'static Key, expr: &Expr, errors: &mut Errors) -> Option<Value> {
         Kind::Type => match expr {
             Expr::Path(path) if path.qself.is_none() => Some(Value::Type(path.path.clone())),
             _ => expect("a type deriving Item, such as `item = Book` (no quotes)"),
+        },
+        Kind::Engine => match string(expr) {
+            Some(s) if matches!(s.value().as_str(), "dom" | "stream") => Some(Value::Text(s.clone())),
+            Some(s) => {
+                errors.at(s, format!("`extract = \"{}\"` is not an engine; write \"dom\" or \"stream\", or leave it out to stream when every selector does", s.value()));
+                None
+            }
+            None => expect("`\"dom\"` or `\"stream\"`, such as `extract = \"stream\"`"),
         },
     }
 }

@@ -43,7 +43,7 @@ pub(crate) fn expand(input: &syn::DeriveInput, settings: &Settings) -> TokenStre
 fn call(key: &str, value: &Value) -> Vec<TokenStream> {
     let method = format_ident!("{}", key);
     match (key, value) {
-        ("name" | "profile" | "follow" | "item", _) => Vec::new(),
+        ("name" | "profile" | "follow" | "item" | "extract", _) => Vec::new(),
         ("start_urls", Value::TextList(urls)) => urls.iter().map(|u| quote!(.start_url(#u))).collect(),
         ("sitemap_urls", Value::TextList(urls)) => urls.iter().map(|u| quote!(.sitemap_url(#u))).collect(),
         ("allowed_domains", Value::TextList(domains)) => {
@@ -86,8 +86,13 @@ fn millis(duration: std::time::Duration) -> u64 {
 /// `follow = "css"` and `item = T` are the short form of one rule: every page parsed into
 /// `T` and the links `css` finds followed.
 fn rules(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
+    let engine = match settings.get("extract") {
+        Some(Value::Text(engine)) if engine.value() == "dom" => Engine::Dom,
+        Some(Value::Text(_)) => Engine::Stream,
+        _ => Engine::Auto,
+    };
     if !settings.rules.is_empty() {
-        return link_rules(input, &settings.rules);
+        return link_rules(input, &settings.rules, engine);
     }
     let item = settings.get("item");
     let follow = settings.get("follow");
@@ -109,12 +114,20 @@ fn rules(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
         priority: 0,
         files: false,
     };
-    link_rules(input, &[rule])
+    link_rules(input, &[rule], engine)
+}
+
+/// The engine `extract = "..."` asks for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Engine {
+    Auto,
+    Dom,
+    Stream,
 }
 
 /// The `Spider` impl of a spider with `rule(...)`s: the rules as constant data, compiled
 /// once per process in a `static`; `parse` and `sitemap_request` go through them.
-fn link_rules(input: &syn::DeriveInput, rules: &[Rule]) -> TokenStream {
+fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
     let parsed = rules.iter().find_map(|rule| rule.parse.as_ref());
@@ -158,10 +171,28 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule]) -> TokenStream {
             }
         }
     });
+    let engine_value = match engine {
+        Engine::Auto => quote!(Auto),
+        Engine::Dom => quote!(Dom),
+        Engine::Stream => quote!(Stream),
+    };
+    // Forced streaming: the rules' selectors were checked where they are written; the
+    // item's are known to its own derive, so its verdict is checked here, at the type.
+    let item_streams = match (engine, parsed) {
+        (Engine::Stream, Some(path)) => quote_spanned! {path.span()=>
+            const _: () = if let ::core::result::Result::Err(why) = <#path as ::spiderling::__private::Item>::STREAM {
+                ::core::panic!("{}", why)
+            };
+        },
+        _ => TokenStream::new(),
+    };
     quote! {
+        #item_streams
         const LINK_RULES: &[::spiderling::__private::LinkRule] = &[#(#table),*];
         static COMPILED_LINK_RULES: ::spiderling::__private::LazyLock<::spiderling::__private::LinkRules> =
-            ::spiderling::__private::LazyLock::new(|| ::spiderling::__private::LinkRules::new(LINK_RULES));
+            ::spiderling::__private::LazyLock::new(|| {
+                ::spiderling::__private::LinkRules::new(LINK_RULES, ::spiderling::__private::Engine::#engine_value)
+            });
 
         #[::spiderling::async_trait]
         impl #impl_generics ::spiderling::Spider for #ident #type_generics #where_clause {
