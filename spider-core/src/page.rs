@@ -362,15 +362,12 @@ impl Page {
             .run(move || {
                 pool.parsed_html();
                 let text = encoding.decode(&facts.body).0;
-                // The stream sees no ancestor of a link: a page that may hide one is read
-                // from the DOM, which skips them.
-                let hides = !facts.hidden.follow && crate::hidden::may_hide(&text);
-                match (!hides).then(|| plan.run(&text)) {
-                    Some(Ok(found)) => {
+                match plan.run(&text, !facts.hidden.follow) {
+                    Ok(found) => {
                         pool.streamed_page();
                         streamed(&Found::new(plan, found, &facts))
                     }
-                    _ => {
+                    Err(_) => {
                         let html = Html::parse_document(&text);
                         dom(&Document { html: &html, root: html.root_element(), page: &facts })
                     }

@@ -48,12 +48,15 @@ const GAVE_UP: &str =
 
 impl Plan {
     /// Run the pass over `html`, the page's decoded text; `Err` with the reason when the
-    /// page does not stream (see `shape.rs`) and must be read from the DOM.
-    pub(crate) fn run(&self, html: &str) -> Result<Streamed, &'static str> {
+    /// page does not stream (see `shape.rs`) and must be read from the DOM. With
+    /// `skip_hidden`, the links a person cannot see are to be skipped, which only the DOM
+    /// can tell: a page that may hide one does not stream when the plan reads links.
+    pub(crate) fn run(&self, html: &str, skip_hidden: bool) -> Result<Streamed, &'static str> {
         if html.contains('\0') {
             return Err("a NUL character, which the tree builder drops or replaces");
         }
-        super::scan::check(html, &self.tested_attributes, !self.sees_tbody)?;
+        let watch_hidden = skip_hidden && !self.rules.is_empty();
+        super::scan::check(html, &self.tested_attributes, !self.sees_tbody, watch_hidden)?;
         let collected: Vec<Rc<RefCell<Collected>>> =
             self.selectors.iter().map(|_| Rc::new(RefCell::new(Collected::default()))).collect();
         let mut handlers = Vec::new();

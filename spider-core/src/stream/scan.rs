@@ -23,10 +23,21 @@ const VOID: &[&str] = &[
     "link", "meta", "param", "source", "track", "wbr",
 ];
 
+/// Why a page whose links are read is left to the DOM when it may hide one: the stream
+/// sees a link, not the elements around it that hide it.
+pub(super) const MAY_HIDE_A_LINK: &str =
+    "an attribute that may hide a link (`hidden`, `aria-hidden`, a hiding style)";
+
 /// Whether `html` nests as html5ever's tree would, for selectors that compare the values
-/// of `tested` attributes and (unless `rows_in_tables`) could see an implied `<tbody>`;
-/// the reason when it does not.
-pub(super) fn check(html: &str, tested: &[String], rows_in_tables: bool) -> Result<(), &'static str> {
+/// of `tested` attributes and (unless `rows_in_tables`) could see an implied `<tbody>`,
+/// and (with `watch_hidden`) carries no attribute that may hide a link; the reason when
+/// it does not.
+pub(super) fn check(
+    html: &str,
+    tested: &[String],
+    rows_in_tables: bool,
+    watch_hidden: bool,
+) -> Result<(), &'static str> {
     let mut shape = Shape::default();
     shape.rows_in_tables = rows_in_tables;
     let bytes = html.as_bytes();
@@ -37,7 +48,7 @@ pub(super) fn check(html: &str, tested: &[String], rows_in_tables: bool) -> Resu
         at = match bytes.get(at + 1) {
             Some(b'!') => declaration(html, at)?,
             Some(b'/') => end_tag(html, at, &mut shape)?,
-            Some(c) if c.is_ascii_alphabetic() => start_tag(html, at, tested, &mut shape)?,
+            Some(c) if c.is_ascii_alphabetic() => start_tag(html, at, tested, watch_hidden, &mut shape)?,
             _ => at + 1,
         };
         if let Some(why) = shape.gave_up {
@@ -92,7 +103,13 @@ fn end_tag(html: &str, at: usize, shape: &mut Shape) -> Result<usize, &'static s
     Ok(end + close + 1)
 }
 
-fn start_tag(html: &str, at: usize, tested: &[String], shape: &mut Shape) -> Result<usize, &'static str> {
+fn start_tag(
+    html: &str,
+    at: usize,
+    tested: &[String],
+    watch_hidden: bool,
+    shape: &mut Shape,
+) -> Result<usize, &'static str> {
     let bytes = html.as_bytes();
     let (name, mut i) = tag_name(html, at + 1);
     let self_closing = loop {
@@ -105,7 +122,7 @@ fn start_tag(html: &str, at: usize, tested: &[String], shape: &mut Shape) -> Res
             Some(b'/') if bytes.get(i + 1) == Some(&b'>') => break true,
             Some(b'/') => i += 1,
             Some(b'"' | b'\'' | b'<' | b'=') => return Err("an attribute name the tokenizer reads oddly"),
-            Some(_) => i = attribute(html, i, tested)?,
+            Some(_) => i = attribute(html, i, tested, watch_hidden)?,
         }
     };
     let after = i + if self_closing { 2 } else { 1 };
@@ -132,8 +149,9 @@ fn start_tag(html: &str, at: usize, tested: &[String], shape: &mut Shape) -> Res
 }
 
 /// One attribute from `from`; where the tag goes on. A tested attribute whose value has
-/// a reference or a carriage return gives up: `lol_html` compares values as written.
-fn attribute(html: &str, from: usize, tested: &[String]) -> Result<usize, &'static str> {
+/// a reference or a carriage return gives up: `lol_html` compares values as written; so
+/// does one that may hide a link, with `watch_hidden`.
+fn attribute(html: &str, from: usize, tested: &[String], watch_hidden: bool) -> Result<usize, &'static str> {
     let bytes = html.as_bytes();
     let name_end = bytes[from..]
         .iter()
@@ -144,6 +162,9 @@ fn attribute(html: &str, from: usize, tested: &[String]) -> Result<usize, &'stat
         i += 1;
     }
     if bytes.get(i) != Some(&b'=') {
+        if watch_hidden && crate::hidden::attribute_may_hide(&html[from..name_end], "") {
+            return Err(MAY_HIDE_A_LINK);
+        }
         return Ok(i);
     }
     i += 1;
@@ -164,6 +185,9 @@ fn attribute(html: &str, from: usize, tested: &[String]) -> Result<usize, &'stat
         }
     };
     let name = &html[from..name_end];
+    if watch_hidden && crate::hidden::attribute_may_hide(name, value) {
+        return Err(MAY_HIDE_A_LINK);
+    }
     if tested.iter().any(|tested| tested.eq_ignore_ascii_case(name)) {
         if value.contains(['&', '\r']) {
             return Err("a character reference or carriage return in an attribute value a selector compares");
@@ -190,5 +214,31 @@ fn raw_text_end(html: &str, from: usize, name: &str) -> Option<usize> {
             return Some(after + memchr(b'>', &bytes[after..])? + 1);
         }
         at = found + 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_that_may_hide_a_link_is_told_by_its_attributes() {
+        for page in [
+            r#"<div style="display:none"><a href="/trap">x</a></div>"#,
+            r#"<p style="visibility : hidden">"#,
+            r#"<span aria-hidden="true">"#,
+            r#"<div hidden><a href="/trap">x</a></div>"#,
+            r#"<A HREF="/t" HIDDEN>x</A>"#,
+        ] {
+            assert!(check(page, &[], true, true) == Err(MAY_HIDE_A_LINK), "{page}");
+            assert!(check(page, &[], true, false) != Err(MAY_HIDE_A_LINK), "not watched: {page}");
+        }
+        for page in [
+            r#"<input type="hidden" name="csrf" value="k">"#,
+            "<h1>The hidden garden</h1>",
+            r#"<p style="display: block">"#,
+        ] {
+            assert!(check(page, &[], true, true) != Err(MAY_HIDE_A_LINK), "{page}");
+        }
     }
 }

@@ -34,23 +34,24 @@ async fn both(
         let dom = answer(&|i, s, source| doc.all(i, s, source), &|_, s| {
             doc.links(s).into_iter().map(String::from).collect()
         });
-        let streamed = plan.run(&text).map_err(|why| eprintln!("not streamed: {why}")).ok().map(|streamed| {
-            let found = Found::new(plan, streamed, doc.facts());
-            let firsts: Vec<Option<String>> = reads
-                .iter()
-                .enumerate()
-                .map(|(i, read)| found.first(i, &Selector::parse(read.css).unwrap(), read.source))
-                .collect();
-            let doms: Vec<Option<String>> = reads
-                .iter()
-                .enumerate()
-                .map(|(i, read)| doc.first(i, &Selector::parse(read.css).unwrap(), read.source))
-                .collect();
-            assert_eq!(firsts, doms, "first values");
-            answer(&|i, s, source| found.all(i, s, source), &|i, _| {
-                found.links(i).into_iter().map(String::from).collect()
-            })
-        });
+        let streamed =
+            plan.run(&text, true).map_err(|why| eprintln!("not streamed: {why}")).ok().map(|streamed| {
+                let found = Found::new(plan, streamed, doc.facts());
+                let firsts: Vec<Option<String>> = reads
+                    .iter()
+                    .enumerate()
+                    .map(|(i, read)| found.first(i, &Selector::parse(read.css).unwrap(), read.source))
+                    .collect();
+                let doms: Vec<Option<String>> = reads
+                    .iter()
+                    .enumerate()
+                    .map(|(i, read)| doc.first(i, &Selector::parse(read.css).unwrap(), read.source))
+                    .collect();
+                assert_eq!(firsts, doms, "first values");
+                answer(&|i, s, source| found.all(i, s, source), &|i, _| {
+                    found.links(i).into_iter().map(String::from).collect()
+                })
+            });
         (dom, streamed)
     })
     .await
@@ -328,7 +329,7 @@ fn json_ld_blocks_stream_with_the_doms_answers_and_complaints() {
         let ask = |json_ld: crate::json_ld::JsonLd| {
             (json_ld.first("offers.price", Some("Product")), json_ld.first("name", None))
         };
-        let found = Found::new(plan, plan.run(&text).unwrap(), doc.facts());
+        let found = Found::new(plan, plan.run(&text, true).unwrap(), doc.facts());
         (ask(Reader::json_ld(doc, 0)), ask(Reader::json_ld(&found, 0)))
     }))
     .unwrap();
