@@ -50,6 +50,12 @@ pub(crate) struct Facts {
     hidden: HiddenLinks,
 }
 
+/// `work` over the DOM of `text`, the page's decoded body: the DOM engine, and where the stream falls back.
+fn over_dom<R>(text: &str, facts: &Facts, work: impl FnOnce(&Document<'_>) -> R) -> R {
+    let html = Html::parse_document(text);
+    work(&Document { html: &html, root: html.root_element(), page: facts })
+}
+
 impl Facts {
     /// A `#[page(...)]` field's text: a meta string its text, another meta value its
     /// JSON; `None` only for a meta key the request does not have.
@@ -243,8 +249,7 @@ impl Page {
         self.pool
             .run(move || {
                 pool.parsed_html();
-                let html = Html::parse_document(&encoding.decode(&facts.body).0);
-                work(&Document { html: &html, root: html.root_element(), page: &facts })
+                over_dom(&encoding.decode(&facts.body).0, &facts, work)
             })
             .await
             .map_err(|_| Error::ParsePanicked { url: self.url().clone() })
@@ -367,10 +372,7 @@ impl Page {
                         pool.streamed_page();
                         streamed(&Found::new(plan, found, &facts))
                     }
-                    Err(_) => {
-                        let html = Html::parse_document(&text);
-                        dom(&Document { html: &html, root: html.root_element(), page: &facts })
-                    }
+                    Err(_) => over_dom(&text, &facts, dom),
                 }
             })
             .await
