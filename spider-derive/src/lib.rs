@@ -162,9 +162,10 @@ fn check_selector(css: &str) -> Result<(), String> {
 ///
 /// Building a DOM is most of the CPU a page costs, and a derived spider knows at compile
 /// time everything a page will be asked: its item's fields and its rules' selectors. When
-/// all of them stream, the spider reads each page in one streaming pass over its bytes
-/// (`lol_html`), with no DOM, and gives the same items and links byte for byte; when one
-/// does not, it parses each page into a DOM as a hand-written `parse` does. What streams:
+/// all of them stream, the spider reads each page in one streaming pass over its tags,
+/// matching the selectors as elements open, with no DOM, and gives the same items and
+/// links byte for byte; when one does not, it parses each page into a DOM as a
+/// hand-written `parse` does. What streams:
 ///
 /// | streams | read from the DOM |
 /// | --- | --- |
@@ -176,7 +177,7 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// A page whose markup html5ever would build into another tree than its tags say (a
 /// block inside an open `<p>`, an unclosed `<li>`, misnested tags, a table written
 /// without the elements the parser adds when a selector could tell, `<template>`,
-/// `<noscript>`, a character reference in an attribute value a selector compares...) is
+/// `<noscript>`, an element inside `<svg>` or `<math>` that a selector matches...) is
 /// read from the DOM by a streaming spider too: answers never depend on the engine. The
 /// summary counts the pages streamed.
 ///

@@ -10,7 +10,7 @@ mod date;
 mod proxy;
 mod stream;
 
-pub use stream::stream_selector;
+pub use stream::{stream_selector, AttributeOp, Combinator, Complex, Compound, Condition, StreamSelector};
 
 pub use date::{parse_date, Date};
 pub use proxy::{

@@ -1,5 +1,6 @@
 //! Which CSS selectors the streaming engine answers exactly as the DOM does: shared by
-//! the derive (which picks a spider's engine at compile time) and the runtime.
+//! the derive (which picks a spider's engine at compile time) and the runtime, which
+//! matches the parsed [`StreamSelector`] as a page's tags go by.
 //!
 //! The streaming engine matches elements as the tokens of a page go by, so a selector
 //! streams when it only looks at an element and its ancestors, never at siblings or at
@@ -11,7 +12,75 @@
 //! | `[attr]`, `[attr=v]`, `~=`, `^=`, `$=`, `*=`, `\|=` | case flags (`[a=v i]`), namespaces, escapes |
 //! | descendant (`a b`) and child (`a > b`) combinators, lists (`a, b`) | `+`, `~`, every pseudo-class (`:nth-child`, `:not`, ...) |
 
-/// Why `css` (already a valid selector) does not stream, in words; `Ok` when it does.
+/// A selector in the streaming subset, parsed: any of its alternatives (`a, b`) matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamSelector {
+    /// The comma-separated alternatives, in the order written.
+    pub alternatives: Vec<Complex>,
+}
+
+/// Compound selectors joined by combinators, read right to left when matching.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Complex {
+    /// The compounds, leftmost first; the last one is the element matched.
+    pub compounds: Vec<Compound>,
+    /// `combinators[i]` joins `compounds[i]` to `compounds[i + 1]`.
+    pub combinators: Vec<Combinator>,
+}
+
+/// How two compounds are related.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combinator {
+    /// `a b`: an ancestor.
+    Descendant,
+    /// `a > b`: the parent.
+    Child,
+}
+
+/// One element's conditions: its type (`None` for `*`) and every class, id and attribute
+/// condition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compound {
+    /// The type, lower case; `None` for `*`, which always has a condition.
+    pub name: Option<String>,
+    /// The conditions, all of which must hold.
+    pub conditions: Vec<Condition>,
+}
+
+/// One condition of a compound selector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Condition {
+    /// `.x`: one of the element's classes, with case.
+    Class(String),
+    /// `#x`: the element's id, with case.
+    Id(String),
+    /// `[name]` or `[name op value]`; the name lower case.
+    Attribute {
+        /// The attribute's name, lower case.
+        name: String,
+        /// The comparison and the value compared with, `None` for a bare `[name]`.
+        test: Option<(AttributeOp, String)>,
+    },
+}
+
+/// An attribute selector's comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttributeOp {
+    /// `=`: the whole value.
+    Equals,
+    /// `~=`: one of its whitespace-separated words.
+    Word,
+    /// `|=`: the value, or its start followed by `-`.
+    DashPrefix,
+    /// `^=`: its start.
+    Prefix,
+    /// `$=`: its end.
+    Suffix,
+    /// `*=`: somewhere in it.
+    Substring,
+}
+
+/// `css` (already a valid selector) parsed when it streams; why it does not, in words.
 ///
 /// # Errors
 ///
@@ -24,29 +93,45 @@
 /// let why = spider_settings::stream_selector("li:nth-child(2)").unwrap_err();
 /// assert!(why.contains("pseudo-class"));
 /// ```
-pub fn stream_selector(css: &str) -> Result<(), String> {
+pub fn stream_selector(css: &str) -> Result<StreamSelector, String> {
+    let mut alternatives = Vec::new();
+    let mut complex = Complex { compounds: Vec::new(), combinators: Vec::new() };
     let mut rest = css.trim();
     loop {
-        rest = compound(rest)?.trim_start();
+        let (parsed, after) = compound(rest)?;
+        complex.compounds.push(parsed);
+        rest = after.trim_start();
         match rest.as_bytes().first() {
-            None => return Ok(()),
-            Some(b',' | b'>') => rest = rest[1..].trim_start(),
-            Some(_)
-                if rest.len() < css.len()
-                    && css.as_bytes()[css.len() - rest.len() - 1].is_ascii_whitespace() => {}
+            None => {
+                alternatives.push(complex);
+                return Ok(StreamSelector { alternatives });
+            }
+            Some(b',') => {
+                alternatives.push(std::mem::replace(
+                    &mut complex,
+                    Complex { compounds: Vec::new(), combinators: Vec::new() },
+                ));
+                rest = rest[1..].trim_start();
+            }
+            Some(b'>') => {
+                complex.combinators.push(Combinator::Child);
+                rest = rest[1..].trim_start();
+            }
+            Some(_) if rest.len() < after.len() => complex.combinators.push(Combinator::Descendant),
             Some(_) => return Err(unsupported(rest)),
         }
     }
 }
 
 /// One compound selector at the start of `text`; what follows it.
-fn compound(text: &str) -> Result<&str, String> {
+fn compound(text: &str) -> Result<(Compound, &str), String> {
     let mut rest = text;
-    if let Some(after) = rest.strip_prefix('*') {
+    let name = if let Some(after) = rest.strip_prefix('*') {
         if !after.starts_with(['.', '#', '[']) {
             return Err("a bare `*` does not stream (it matches the `<html>`, `<head>` and `<body>` the parser adds where a page leaves them out); qualify it, as in `*.x` or `*[href]`".to_owned());
         }
         rest = after;
+        None
     } else {
         let (name, after) = ident(rest);
         if matches!(name.to_ascii_lowercase().as_str(), "html" | "head" | "body") {
@@ -55,57 +140,75 @@ fn compound(text: &str) -> Result<&str, String> {
             ));
         }
         rest = after;
-    }
+        (!name.is_empty()).then(|| name.to_ascii_lowercase())
+    };
+    let mut conditions = Vec::new();
     loop {
         match rest.as_bytes().first() {
-            Some(b'.' | b'#') => {
-                let (name, after) = ident(&rest[1..]);
-                if name.is_empty() {
+            Some(&kind @ (b'.' | b'#')) => {
+                let (value, after) = ident(&rest[1..]);
+                if value.is_empty() {
                     return Err(unsupported(rest));
                 }
+                conditions.push(if kind == b'.' {
+                    Condition::Class(value.to_owned())
+                } else {
+                    Condition::Id(value.to_owned())
+                });
                 rest = after;
             }
-            Some(b'[') => rest = attribute(&rest[1..])?,
+            Some(b'[') => {
+                let (condition, after) = attribute(&rest[1..])?;
+                conditions.push(condition);
+                rest = after;
+            }
             _ if rest.len() == text.len() => return Err(unsupported(rest)),
-            _ => return Ok(rest),
+            _ => return Ok((Compound { name, conditions }, rest)),
         }
     }
 }
 
 /// `name]`, `name=value]` or `name op "value"]`, the `[` already read.
-fn attribute(text: &str) -> Result<&str, String> {
+fn attribute(text: &str) -> Result<(Condition, &str), String> {
     let (name, rest) = ident(text.trim_start());
     if name.is_empty() {
         return Err(unsupported(text));
     }
+    let name = name.to_ascii_lowercase();
     let rest = rest.trim_start();
-    let rest = match rest.as_bytes() {
-        [b']', ..] => return Ok(&rest[1..]),
-        [b'=', ..] => &rest[1..],
-        [b'~' | b'^' | b'$' | b'*' | b'|', b'=', ..] => &rest[2..],
+    let (op, rest) = match rest.as_bytes() {
+        [b']', ..] => return Ok((Condition::Attribute { name, test: None }, &rest[1..])),
+        [b'=', ..] => (AttributeOp::Equals, &rest[1..]),
+        [b'~', b'=', ..] => (AttributeOp::Word, &rest[2..]),
+        [b'|', b'=', ..] => (AttributeOp::DashPrefix, &rest[2..]),
+        [b'^', b'=', ..] => (AttributeOp::Prefix, &rest[2..]),
+        [b'$', b'=', ..] => (AttributeOp::Suffix, &rest[2..]),
+        [b'*', b'=', ..] => (AttributeOp::Substring, &rest[2..]),
         _ => return Err(unsupported(rest)),
     };
     let rest = rest.trim_start();
-    let rest = match rest.as_bytes().first() {
+    let (value, rest) = match rest.as_bytes().first() {
         Some(&quote @ (b'"' | b'\'')) => {
             let body = &rest[1..];
             let end = body.find(char::from(quote)).ok_or_else(|| unsupported(rest))?;
             if body[..end].contains('\\') {
                 return Err("escapes in attribute values do not stream".to_owned());
             }
-            &body[end + 1..]
+            (&body[..end], &body[end + 1..])
         }
         _ => {
             let (value, after) = ident(rest);
             if value.is_empty() {
                 return Err(unsupported(rest));
             }
-            after
+            (value, after)
         }
     };
-    rest.trim_start()
+    let rest = rest
+        .trim_start()
         .strip_prefix(']')
-        .ok_or_else(|| "attribute selectors with a case flag (`i`, `s`) do not stream".to_owned())
+        .ok_or_else(|| "attribute selectors with a case flag (`i`, `s`) do not stream".to_owned())?;
+    Ok((Condition::Attribute { name, test: Some((op, value.to_owned())) }, rest))
 }
 
 /// The longest CSS name at the start of `text`, and what follows it.
@@ -131,7 +234,7 @@ fn unsupported(rest: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::stream_selector;
+    use super::*;
 
     #[test]
     fn simple_selectors_and_ancestor_combinators_stream() {
@@ -149,8 +252,26 @@ mod tests {
             "a[data-x|=en]",
             "article.product_pod h3 a",
         ] {
-            assert_eq!(stream_selector(css), Ok(()), "{css}");
+            assert!(stream_selector(css).is_ok(), "{css}");
         }
+    }
+
+    #[test]
+    fn a_streaming_selector_is_parsed_into_its_alternatives_compounds_and_conditions() {
+        let parsed = stream_selector("Article.product  h3>a[HREF ^= '/p'], *#main").unwrap();
+        let [first, second] = parsed.alternatives.as_slice() else { panic!("two alternatives: {parsed:?}") };
+        assert_eq!(first.combinators, [Combinator::Descendant, Combinator::Child]);
+        let names: Vec<_> = first.compounds.iter().map(|compound| compound.name.as_deref()).collect();
+        assert_eq!(names, [Some("article"), Some("h3"), Some("a")]);
+        assert_eq!(first.compounds[0].conditions, [Condition::Class("product".into())]);
+        assert_eq!(
+            first.compounds[2].conditions,
+            [Condition::Attribute { name: "href".into(), test: Some((AttributeOp::Prefix, "/p".into())) }]
+        );
+        assert_eq!(
+            second.compounds,
+            [Compound { name: None, conditions: vec![Condition::Id("main".into())] }]
+        );
     }
 
     #[test]

@@ -46,8 +46,9 @@ pub(crate) fn decode(raw: &str, context: Context) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Line breaks as the input stream's preprocessing leaves them.
-fn normalise_newlines(raw: &str) -> Cow<'_, str> {
+/// Line breaks as the input stream's preprocessing leaves them, and nothing else: the
+/// text of scripts, styles and the other elements whose references are not decoded.
+pub(super) fn normalise_newlines(raw: &str) -> Cow<'_, str> {
     if !raw.contains('\r') {
         return Cow::Borrowed(raw);
     }

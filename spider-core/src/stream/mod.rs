@@ -1,5 +1,5 @@
 //! The streaming engine: a derived spider's items and links read in one pass over the
-//! page's tokens (`lol_html`), with no DOM.
+//! page's tags, with no DOM.
 //!
 //! A derived spider knows at compile time every selector a page will be asked about:
 //! its item's `#[css]` fields and its link rules' selectors. When all of them are in the
@@ -14,12 +14,13 @@
 //! [`Page::text`](crate::Page::text)'s rules, character references by html5ever's own
 //! table and rules (`entities.rs`), line breaks normalised, a newline right after
 //! `<pre>` / `<textarea>` / `<listing>` dropped. Where the tree html5ever builds would
-//! not nest as the tokens do (`shape.rs`), [`Plan::run`] returns `None` and the page is
+//! not nest as the tokens do (`shape.rs`), [`Plan::run`] says why and the page is
 //! parsed into the DOM instead: a page is never answered by a guess.
 
+mod collect;
 mod entities;
-mod pass;
 mod scan;
+mod select;
 mod shape;
 
 use url::Url;
@@ -28,7 +29,7 @@ use crate::__private::{PageField, Source};
 use crate::json_ld::JsonLd;
 use crate::page::Facts;
 
-pub(crate) use pass::Streamed;
+pub(crate) use collect::Streamed;
 
 /// One `#[css]` field of a derived item, as its plan lists it.
 #[derive(Debug, Clone, Copy)]
@@ -48,8 +49,6 @@ pub(crate) struct Plan {
     fields: Vec<usize>,
     /// Per link rule: its selector's index.
     rules: Vec<usize>,
-    /// Attributes whose values some selector tests.
-    tested_attributes: Vec<String>,
     /// Whether some selector could tell a `<tbody>` the tree builder adds.
     sees_tbody: bool,
 }
@@ -57,22 +56,17 @@ pub(crate) struct Plan {
 #[derive(Debug)]
 struct Wanted {
     css: &'static str,
-    compiled: lol_html::Selector,
+    parsed: spider_settings::StreamSelector,
     text: bool,
     attributes: Vec<&'static str>,
 }
 
 impl Plan {
     /// The plan for an item reading `fields` and link rules on `rules`; `None` when
-    /// `lol_html` does not parse one of them (the spider then uses the DOM).
+    /// one of them does not stream (the spider then uses the DOM).
     pub(crate) fn new(fields: &[FieldRead], rules: &[&'static str]) -> Option<Plan> {
-        let mut plan = Plan {
-            selectors: Vec::new(),
-            fields: Vec::new(),
-            rules: Vec::new(),
-            tested_attributes: Vec::new(),
-            sees_tbody: false,
-        };
+        let mut plan =
+            Plan { selectors: Vec::new(), fields: Vec::new(), rules: Vec::new(), sees_tbody: false };
         for field in fields {
             let at = plan.selector(field.css)?;
             match field.source {
@@ -94,16 +88,21 @@ impl Plan {
         if let Some(at) = self.selectors.iter().position(|wanted| wanted.css == css) {
             return Some(at);
         }
-        spider_settings::stream_selector(css).ok()?;
-        let compiled = css.parse().ok()?;
-        for name in tested_attributes(css) {
-            if !self.tested_attributes.contains(&name) {
-                self.tested_attributes.push(name);
-            }
-        }
+        let parsed = spider_settings::stream_selector(css).ok()?;
         self.sees_tbody |= sees_tbody(css);
-        self.selectors.push(Wanted { css, compiled, text: false, attributes: Vec::new() });
+        self.selectors.push(Wanted { css, parsed, text: false, attributes: Vec::new() });
         Some(self.selectors.len() - 1)
+    }
+
+    /// Read `html`, the page's decoded text: what each selector matches, or why the page
+    /// does not stream (see `shape.rs`) and must be read from the DOM. With
+    /// `skip_hidden`, the links a person cannot see are to be skipped, which only the DOM
+    /// can tell: a page that may hide one does not stream when the plan reads links.
+    pub(crate) fn run(&self, html: &str, skip_hidden: bool) -> Result<Streamed, &'static str> {
+        if html.contains('\0') {
+            return Err("a NUL character, which the tree builder drops or replaces");
+        }
+        scan::run(html, self, skip_hidden && !self.rules.is_empty())
     }
 
     fn wants_attribute(&mut self, at: usize, name: &'static str) {
@@ -112,34 +111,6 @@ impl Plan {
             attributes.push(name);
         }
     }
-}
-
-/// The attributes whose values a selector's matching compares: `class` for `.x`, `id`
-/// for `#x`, and each `[name op value]` (a bare `[name]` only asks whether it is there).
-/// `lol_html` compares the values as written, html5ever's tree holds them decoded, so a
-/// page where such a value has a character reference is read from the DOM.
-/// Over-counting is harmless: it only makes the engine more careful.
-fn tested_attributes(css: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    if css.contains('.') {
-        names.push("class".to_owned());
-    }
-    if css.contains('#') {
-        names.push("id".to_owned());
-    }
-    for part in css.split('[').skip(1) {
-        let inside = part.split(']').next().unwrap_or(part);
-        if !inside.contains('=') {
-            continue;
-        }
-        let name: String = inside
-            .trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_') || !c.is_ascii())
-            .collect();
-        names.push(name.to_ascii_lowercase());
-    }
-    names
 }
 
 /// Whether `css` could match differently with the `<tbody>` html5ever puts between a

@@ -11,123 +11,176 @@
 //! the two could differ. Well-formed pages, the common case,
 //! stream; anything else is answered by the DOM, never guessed.
 
+use std::borrow::Cow;
+use std::ops::Range;
+
 /// Elements the tree builder treats specially enough that a page having one is not
 /// streamed: `<noscript>` (raw text with scripting on), `<template>` (a separate
 /// fragment), `<plaintext>`, `<image>` (renamed `<img>`), frames, ruby annotations
 /// (implicitly closed by each other), `<isindex>`.
-const GIVE_UP: &[&str] =
-    &["noscript", "template", "plaintext", "image", "frameset", "frame", "isindex", "rb", "rp", "rt", "rtc"];
+fn gives_up(name: &str) -> bool {
+    matches!(
+        name,
+        "noscript"
+            | "template"
+            | "plaintext"
+            | "image"
+            | "frameset"
+            | "frame"
+            | "isindex"
+            | "rb"
+            | "rp"
+            | "rt"
+            | "rtc"
+    )
+}
 
 /// Start tags that close an open `<p>`.
-const CLOSES_P: &[&str] = &[
-    "address",
-    "article",
-    "aside",
-    "blockquote",
-    "center",
-    "details",
-    "dialog",
-    "dir",
-    "div",
-    "dl",
-    "fieldset",
-    "figcaption",
-    "figure",
-    "footer",
-    "header",
-    "hgroup",
-    "main",
-    "menu",
-    "nav",
-    "ol",
-    "p",
-    "search",
-    "section",
-    "summary",
-    "ul",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "pre",
-    "listing",
-    "form",
-    "li",
-    "dd",
-    "dt",
-    "plaintext",
-    "table",
-    "hr",
-    "xmp",
-];
+fn closes_p(name: &str) -> bool {
+    matches!(
+        name,
+        "address"
+            | "article"
+            | "aside"
+            | "blockquote"
+            | "center"
+            | "details"
+            | "dialog"
+            | "dir"
+            | "div"
+            | "dl"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "footer"
+            | "header"
+            | "hgroup"
+            | "main"
+            | "menu"
+            | "nav"
+            | "ol"
+            | "p"
+            | "search"
+            | "section"
+            | "summary"
+            | "ul"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "pre"
+            | "listing"
+            | "form"
+            | "li"
+            | "dd"
+            | "dt"
+            | "plaintext"
+            | "table"
+            | "hr"
+            | "xmp"
+    )
+}
 
 /// HTML start tags that end `<svg>` or `<math>` content early.
-const BREAKS_FOREIGN: &[&str] = &[
-    "b",
-    "big",
-    "blockquote",
-    "body",
-    "br",
-    "center",
-    "code",
-    "dd",
-    "div",
-    "dl",
-    "dt",
-    "em",
-    "embed",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "head",
-    "hr",
-    "i",
-    "img",
-    "li",
-    "listing",
-    "menu",
-    "meta",
-    "nobr",
-    "ol",
-    "p",
-    "pre",
-    "ruby",
-    "s",
-    "small",
-    "span",
-    "strong",
-    "strike",
-    "sub",
-    "sup",
-    "table",
-    "tt",
-    "u",
-    "ul",
-    "var",
-    "font",
-];
+fn breaks_foreign(name: &str) -> bool {
+    matches!(
+        name,
+        "b" | "big"
+            | "blockquote"
+            | "body"
+            | "br"
+            | "center"
+            | "code"
+            | "dd"
+            | "div"
+            | "dl"
+            | "dt"
+            | "em"
+            | "embed"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "head"
+            | "hr"
+            | "i"
+            | "img"
+            | "li"
+            | "listing"
+            | "menu"
+            | "meta"
+            | "nobr"
+            | "ol"
+            | "p"
+            | "pre"
+            | "ruby"
+            | "s"
+            | "small"
+            | "span"
+            | "strong"
+            | "strike"
+            | "sub"
+            | "sup"
+            | "table"
+            | "tt"
+            | "u"
+            | "ul"
+            | "var"
+            | "font"
+    )
+}
 
-/// The elements whose being open the rules ask about.
-const WATCHED: [&str; 8] = ["p", "svg", "math", "select", "a", "form", "button", "nobr"];
-
+/// The elements whose being open the rules ask about, each with its place in
+/// [`Shape::watched`].
 fn watched(name: &str) -> Option<usize> {
-    WATCHED.iter().position(|watched| *watched == name)
+    Some(match name {
+        "p" => 0,
+        "svg" => 1,
+        "math" => 2,
+        "select" => 3,
+        "a" => 4,
+        "form" => 5,
+        "button" => 6,
+        "nobr" => 7,
+        _ => return None,
+    })
 }
 
 /// Elements the parser may open without a tag, whose own tags the engine lets pass.
-const IMPLIED: &[&str] = &["html", "head", "body"];
+pub(super) fn is_implied(name: &str) -> bool {
+    matches!(name, "html" | "head" | "body")
+}
+
+/// An element open on the token stream: its name, lower case, and its attributes as
+/// written, which descendant selectors test.
+#[derive(Debug)]
+pub(super) struct Open<'a> {
+    pub(super) name: Cow<'a, str>,
+    /// Where its attributes are in [`Shape::attributes`].
+    pub(super) attributes: Range<usize>,
+    /// Whether it is SVG or MathML content (`<svg>`, `<math>` or inside one).
+    pub(super) foreign: bool,
+}
+
+/// An attribute as written: its name in the page's case, its value undecoded.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Attribute<'a> {
+    pub(super) name: &'a str,
+    pub(super) value: &'a str,
+}
 
 /// The elements open on the token stream, and whether the page still streams.
 #[derive(Debug, Default)]
-pub(super) struct Shape {
-    open: Vec<String>,
-    /// How many of each [`WATCHED`] element are open, so asking costs no walk of `open`.
-    watched: [u32; WATCHED.len()],
+pub(super) struct Shape<'a> {
+    pub(super) open: Vec<Open<'a>>,
+    /// The attributes of the open elements, then those of the tag being read.
+    pub(super) attributes: Vec<Attribute<'a>>,
+    /// How many of each [`watched`] element are open, so asking costs no walk of `open`.
+    watched: [u32; 8],
     /// Why the page does not stream, once known.
     pub(super) gave_up: Option<&'static str>,
     /// Whether a `<tr>` may sit right in its `<table>`: the tree builder puts a `<tbody>`
@@ -135,57 +188,64 @@ pub(super) struct Shape {
     pub(super) rows_in_tables: bool,
 }
 
-impl Shape {
+impl<'a> Shape<'a> {
     pub(super) fn give_up_at(&mut self, why: &'static str) {
         self.gave_up.get_or_insert(why);
     }
 
-    /// Whether one of `names`, each of [`WATCHED`], is open.
+    /// Whether one of `names`, each [`watched`], is open.
     pub(super) fn is_open(&self, names: &[&str]) -> bool {
         names.iter().filter_map(|name| watched(name)).any(|at| self.watched[at] > 0)
     }
 
     fn parent(&self) -> &str {
-        self.open.last().map_or("", String::as_str)
+        self.open.last().map_or("", |open| &open.name)
     }
 
     /// The nearest open element among `names`.
     fn nearest(&self, names: &[&str]) -> Option<&str> {
-        self.open.iter().rev().map(String::as_str).find(|name| names.contains(name))
+        self.open.iter().rev().map(|open| &*open.name).find(|name| names.contains(name))
     }
 
-    /// A start tag `name` (lower case); `has_content` is false for void elements and
-    /// self-closed foreign ones. `<html>`, `<head>` and `<body>`, which the tree builder
-    /// adds where a page leaves them out, are let pass and never open (no streaming
-    /// selector can name them).
-    pub(super) fn start(&mut self, name: &str, has_content: bool) {
-        if IMPLIED.contains(&name) {
+    /// A start tag `name` (lower case) whose attributes are [`Shape::attributes`] from
+    /// `attributes_from` on; `has_content` is false for void elements and self-closed
+    /// foreign ones, which leave their attributes behind. `<html>`, `<head>` and
+    /// `<body>`, which the tree builder adds where a page leaves them out, are let pass
+    /// and never open (no streaming selector can name them).
+    pub(super) fn start(
+        &mut self,
+        name: Cow<'a, str>,
+        has_content: bool,
+        attributes_from: usize,
+        foreign: bool,
+    ) {
+        if is_implied(&name) {
             if !self.open.is_empty() {
                 self.give_up_at("an `<html>`, `<head>` or `<body>` tag inside the page");
             }
-            return;
-        }
-        if let Some(why) = self.misplaced(name) {
+        } else if let Some(why) = self.misplaced(&name) {
             self.give_up_at(why);
         }
-        if has_content {
-            if let Some(at) = watched(name) {
-                self.watched[at] += 1;
-            }
-            self.open.push(name.to_owned());
+        if !has_content || is_implied(&name) {
+            self.attributes.truncate(attributes_from);
+            return;
         }
+        if let Some(at) = watched(&name) {
+            self.watched[at] += 1;
+        }
+        self.open.push(Open { name, attributes: attributes_from..self.attributes.len(), foreign });
     }
 
     /// Why the tree builder would put `name` elsewhere than its place in the tokens.
     fn misplaced(&self, name: &str) -> Option<&'static str> {
         let parent = self.parent();
-        if GIVE_UP.contains(&name) {
+        if gives_up(name) {
             return Some("an element the tree builder treats specially");
         }
-        if self.is_open(&["svg", "math"]) && BREAKS_FOREIGN.contains(&name) {
+        if self.is_open(&["svg", "math"]) && breaks_foreign(name) {
             return Some("HTML inside `<svg>` or `<math>`");
         }
-        if CLOSES_P.contains(&name) && self.is_open(&["p"]) {
+        if closes_p(name) && self.is_open(&["p"]) {
             return Some("a block inside an open `<p>`");
         }
         let reopened = match name {
@@ -224,14 +284,15 @@ impl Shape {
     /// closes another, or nothing (a stray `</p>` is an empty paragraph in the DOM, a
     /// `</br>` a line break), gives up.
     pub(super) fn end(&mut self, name: &str) {
-        if IMPLIED.contains(&name) {
+        if is_implied(name) {
             return;
         }
         match self.open.pop() {
-            Some(open) if open == name => {
+            Some(open) if open.name == name => {
                 if let Some(at) = watched(name) {
                     self.watched[at] -= 1;
                 }
+                self.attributes.truncate(open.attributes.start);
             }
             _ => self.give_up_at("an element closed implicitly, out of order, or never opened"),
         }

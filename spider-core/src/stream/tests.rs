@@ -112,7 +112,6 @@ fn pages_the_dom_would_nest_otherwise_do_not_stream() {
         "<div><br></br></div>",
         "<div><pre>\nfirst line dropped by the tree builder</pre></div>",
         "<div><script>a = '<!--'</script></div>",
-        "<div><a type=\"Next\" href=\"/n\">n</a></div>",
     ] {
         let page = Page::fixture("https://shop.example/", html).unwrap();
         let (_, streamed) =
@@ -121,12 +120,28 @@ fn pages_the_dom_would_nest_otherwise_do_not_stream() {
     }
 }
 
+#[test]
+fn attribute_values_compare_decoded_and_without_case_where_html_says_so() {
+    let html = r#"<div><a type="Next" href="/n">n</a><a rel="NoFollow" href="/f">f</a>
+        <a data-v="a&amp;b" href="/d">d</a><a data-v="A&amp;B" href="/e">e</a></div>"#;
+    let page = Page::fixture("https://shop.example/", html).unwrap();
+    let rules = leak(vec!["a[type=next]", "a[rel~=nofollow]", "a[data-v=\"a&b\"]"]);
+    let (dom, streamed) = run(both(page, leak(vec![text("div")]), rules));
+    assert_eq!(streamed.as_ref(), Some(&dom));
+    assert_eq!(
+        dom.1,
+        [vec!["https://shop.example/n"], vec!["https://shop.example/f"], vec!["https://shop.example/d"]]
+    );
+}
+
 /// A generated element tree, written out as HTML.
 #[derive(Debug, Clone)]
 enum Node {
     Element {
         tag: &'static str,
-        attributes: Vec<(&'static str, &'static str)>,
+        /// Each attribute's name, value, and how it is written: 0 in double quotes, 1 in
+        /// single quotes, 2 unquoted where the value allows, 3 as a bare name.
+        attributes: Vec<(&'static str, &'static str, u8)>,
         children: Vec<Node>,
         closed: bool,
     },
@@ -136,7 +151,7 @@ enum Node {
 
 const TAGS: &[&str] = &[
     "div", "span", "p", "a", "ul", "li", "b", "h1", "h3", "pre", "section", "em", "table", "tr", "td",
-    "tbody", "img", "br", "textarea", "script", "select", "option", "svg",
+    "tbody", "img", "br", "textarea", "script", "select", "option", "svg", "DIV", "A", "Li", "title",
 ];
 const VOID: &[&str] = &["img", "br"];
 const TEXTS: &[&str] = &[
@@ -166,12 +181,19 @@ fn node(depth: u32) -> BoxedStrategy<Node> {
     if depth == 0 {
         return leaf.boxed();
     }
-    let attribute = prop_oneof![
-        proptest::sample::select(CLASSES).prop_map(|v| ("class", v)),
-        proptest::sample::select(&["main", "x", "y"][..]).prop_map(|v| ("id", v)),
-        proptest::sample::select(HREFS).prop_map(|v| ("href", v)),
-        proptest::sample::select(&["1", "2", "a&amp;b"][..]).prop_map(|v| ("data-v", v)),
-    ];
+    let attribute = (
+        prop_oneof![
+            proptest::sample::select(CLASSES).prop_map(|v| ("class", v)),
+            proptest::sample::select(&["main", "x", "y"][..]).prop_map(|v| ("id", v)),
+            proptest::sample::select(HREFS).prop_map(|v| ("href", v)),
+            proptest::sample::select(&["1", "2", "a&amp;b", "a-b", "A&amp;B"][..])
+                .prop_map(|v| ("data-v", v)),
+            proptest::sample::select(&["Next", "next", "nofollow x"][..]).prop_map(|v| ("REL", v)),
+            Just(("Class", "x")),
+        ],
+        0..4u8,
+    )
+        .prop_map(|((name, value), written)| (name, value, written));
     let element = (
         proptest::sample::select(TAGS),
         proptest::collection::vec(attribute, 0..3),
@@ -194,11 +216,17 @@ fn write(node: &Node, out: &mut String) {
         Node::Element { tag, attributes, children, closed } => {
             out.push('<');
             out.push_str(tag);
-            for (name, value) in attributes {
-                out.push_str(&format!(" {name}=\"{value}\""));
+            for (name, value, written) in attributes {
+                let unquoted = !value.is_empty() && !value.contains([' ', '"', '\'', '=', '<', '>', '`']);
+                match written {
+                    3 => out.push_str(&format!(" {name}")),
+                    2 if unquoted => out.push_str(&format!(" {name}={value}")),
+                    1 => out.push_str(&format!(" {name}='{value}'")),
+                    _ => out.push_str(&format!(" {name}=\"{value}\"")),
+                }
             }
             out.push('>');
-            if VOID.contains(tag) {
+            if VOID.contains(&tag.to_ascii_lowercase().as_str()) {
                 return;
             }
             for child in children {
@@ -213,8 +241,27 @@ fn write(node: &Node, out: &mut String) {
 
 fn compound() -> impl Strategy<Value = String> {
     (
-        proptest::option::of(proptest::sample::select(&["div", "p", "a", "li", "span", "h1", "td", "*", "option", "pre"][..])),
-        proptest::option::of(proptest::sample::select(&[".x", ".y", "#main", "[href]", "[class~=x]", "[href^='/']", "[data-v=\"a&b\"]", "[href*=c]"][..])),
+        proptest::option::of(proptest::sample::select(
+            &["div", "p", "a", "li", "span", "h1", "td", "*", "option", "pre"][..],
+        )),
+        proptest::option::of(proptest::sample::select(
+            &[
+                ".x",
+                ".y",
+                "#main",
+                "[href]",
+                "[class~=x]",
+                "[href^='/']",
+                "[data-v=\"a&b\"]",
+                "[href*=c]",
+                "[data-v]",
+                "[data-v|=a]",
+                "[class$=y]",
+                "[rel=next]",
+                "[rel~=NOFOLLOW]",
+                "[DATA-V*=B]",
+            ][..],
+        )),
     )
         .prop_filter_map("a compound selector has something", |(tag, extra)| match (tag, extra) {
             (None | Some("*"), None) => None,
