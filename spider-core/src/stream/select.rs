@@ -21,7 +21,7 @@ pub(super) struct Element<'s, 'a> {
 
 /// A selector matched an SVG or MathML element, whose names and values the tree keeps
 /// otherwise (camel-cased names, values compared with case): left to the DOM.
-pub(super) const FOREIGN_MATCH: &str = "a selector matching an element inside `<svg>` or `<math>`";
+const FOREIGN_MATCH: &str = "a selector matching an element inside `<svg>` or `<math>`";
 
 impl<'s, 'a> Element<'s, 'a> {
     pub(super) fn open(open: &'s Open<'a>, attributes: &'s [Attribute<'a>]) -> Self {
@@ -157,55 +157,16 @@ fn compares(op: AttributeOp, value: &str, wanted: &str, without_case: bool) -> b
 
 /// Attributes whose values selectors compare without ASCII case on HTML elements (the
 /// HTML standard's list, which `scraper`'s selectors follow).
+#[rustfmt::skip]
 fn without_case(name: &str) -> bool {
     matches!(
         name,
-        "accept"
-            | "accept-charset"
-            | "align"
-            | "alink"
-            | "axis"
-            | "bgcolor"
-            | "charset"
-            | "checked"
-            | "clear"
-            | "codetype"
-            | "color"
-            | "compact"
-            | "declare"
-            | "defer"
-            | "dir"
-            | "direction"
-            | "disabled"
-            | "enctype"
-            | "face"
-            | "frame"
-            | "hreflang"
-            | "http-equiv"
-            | "lang"
-            | "language"
-            | "link"
-            | "media"
-            | "method"
-            | "multiple"
-            | "nohref"
-            | "noresize"
-            | "noshade"
-            | "nowrap"
-            | "readonly"
-            | "rel"
-            | "rev"
-            | "rules"
-            | "scope"
-            | "scrolling"
-            | "selected"
-            | "shape"
-            | "target"
-            | "text"
-            | "type"
-            | "valign"
-            | "valuetype"
-            | "vlink"
+        "accept" | "accept-charset" | "align" | "alink" | "axis" | "bgcolor" | "charset" |
+        "checked" | "clear" | "codetype" | "color" | "compact" | "declare" | "defer" | "dir" |
+        "direction" | "disabled" | "enctype" | "face" | "frame" | "hreflang" | "http-equiv" |
+        "lang" | "language" | "link" | "media" | "method" | "multiple" | "nohref" | "noresize" |
+        "noshade" | "nowrap" | "readonly" | "rel" | "rev" | "rules" | "scope" | "scrolling" |
+        "selected" | "shape" | "target" | "text" | "type" | "valign" | "valuetype" | "vlink"
     )
 }
 

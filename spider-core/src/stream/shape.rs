@@ -18,119 +18,36 @@ use std::ops::Range;
 /// streamed: `<noscript>` (raw text with scripting on), `<template>` (a separate
 /// fragment), `<plaintext>`, `<image>` (renamed `<img>`), frames, ruby annotations
 /// (implicitly closed by each other), `<isindex>`.
+#[rustfmt::skip]
 fn gives_up(name: &str) -> bool {
     matches!(
         name,
-        "noscript"
-            | "template"
-            | "plaintext"
-            | "image"
-            | "frameset"
-            | "frame"
-            | "isindex"
-            | "rb"
-            | "rp"
-            | "rt"
-            | "rtc"
+        "noscript" | "template" | "plaintext" | "image" | "frameset" | "frame" | "isindex" | "rb" |
+        "rp" | "rt" | "rtc"
     )
 }
 
 /// Start tags that close an open `<p>`.
+#[rustfmt::skip]
 fn closes_p(name: &str) -> bool {
-    matches!(
+    is_heading(name) || matches!(
         name,
-        "address"
-            | "article"
-            | "aside"
-            | "blockquote"
-            | "center"
-            | "details"
-            | "dialog"
-            | "dir"
-            | "div"
-            | "dl"
-            | "fieldset"
-            | "figcaption"
-            | "figure"
-            | "footer"
-            | "header"
-            | "hgroup"
-            | "main"
-            | "menu"
-            | "nav"
-            | "ol"
-            | "p"
-            | "search"
-            | "section"
-            | "summary"
-            | "ul"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-            | "pre"
-            | "listing"
-            | "form"
-            | "li"
-            | "dd"
-            | "dt"
-            | "plaintext"
-            | "table"
-            | "hr"
-            | "xmp"
+        "address" | "article" | "aside" | "blockquote" | "center" | "details" | "dialog" | "dir" |
+        "div" | "dl" | "fieldset" | "figcaption" | "figure" | "footer" | "header" | "hgroup" |
+        "main" | "menu" | "nav" | "ol" | "p" | "search" | "section" | "summary" | "ul" | "pre" |
+        "listing" | "form" | "li" | "dd" | "dt" | "plaintext" | "table" | "hr" | "xmp"
     )
 }
 
 /// HTML start tags that end `<svg>` or `<math>` content early.
+#[rustfmt::skip]
 fn breaks_foreign(name: &str) -> bool {
-    matches!(
+    is_heading(name) || matches!(
         name,
-        "b" | "big"
-            | "blockquote"
-            | "body"
-            | "br"
-            | "center"
-            | "code"
-            | "dd"
-            | "div"
-            | "dl"
-            | "dt"
-            | "em"
-            | "embed"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-            | "head"
-            | "hr"
-            | "i"
-            | "img"
-            | "li"
-            | "listing"
-            | "menu"
-            | "meta"
-            | "nobr"
-            | "ol"
-            | "p"
-            | "pre"
-            | "ruby"
-            | "s"
-            | "small"
-            | "span"
-            | "strong"
-            | "strike"
-            | "sub"
-            | "sup"
-            | "table"
-            | "tt"
-            | "u"
-            | "ul"
-            | "var"
-            | "font"
+        "b" | "big" | "blockquote" | "body" | "br" | "center" | "code" | "dd" | "div" | "dl" |
+        "dt" | "em" | "embed" | "head" | "hr" | "i" | "img" | "li" | "listing" | "menu" | "meta" |
+        "nobr" | "ol" | "p" | "pre" | "ruby" | "s" | "small" | "span" | "strong" | "strike" |
+        "sub" | "sup" | "table" | "tt" | "u" | "ul" | "var" | "font"
     )
 }
 

@@ -112,6 +112,7 @@ fn pages_the_dom_would_nest_otherwise_do_not_stream() {
         "<div><br></br></div>",
         "<div><pre>\nfirst line dropped by the tree builder</pre></div>",
         "<div><script>a = '<!--'</script></div>",
+        "<div><svg><a href=\"/in-svg\">s</a></svg></div>",
     ] {
         let page = Page::fixture("https://shop.example/", html).unwrap();
         let (_, streamed) =
