@@ -2,7 +2,8 @@
 //! the server saw them: POST bodies as received and deduplicated by their body (in memory,
 //! through a state file and in a fleet's Redis); a login form submitted with its hidden CSRF token, from
 //! `parse` and from the `start` hook; a JSON answer that does not parse failing its page
-//! alone; `#[json]` item fields read from the API.
+//! alone; `#[json]` item fields read from the API; POSTs sent again on a run the HTTP
+//! cache answers.
 
 #![allow(clippy::unwrap_used)]
 
@@ -37,11 +38,15 @@ enum Home {
 struct Searches {
     base: String,
     home: Home,
+    cache: Option<std::path::PathBuf>,
 }
 
 impl SpiderConfig for Searches {
     fn config(&self) -> Config {
-        let config = Config::new("searches").start_url(self.base.clone()).allowed_domain("127.0.0.1");
+        let mut config = Config::new("searches").start_url(self.base.clone()).allowed_domain("127.0.0.1");
+        if let Some(cache) = &self.cache {
+            config = config.cache(cache);
+        }
         match &self.home {
             Home::Memory => config,
             Home::State(path) => config.state(path),
@@ -72,7 +77,8 @@ async fn posts_to_one_url_are_fetched_once_per_body_in_memory_through_a_state_fi
     let redis = RedisServer::start().unwrap();
     for home in [Home::Memory, Home::State(dir.path().join("searches.state")), Home::Fleet(redis.url())] {
         let site = shop();
-        let summary = Crawler::new(Searches { base: site.url(), home: home.clone() }).run().await.unwrap();
+        let searches = Searches { base: site.url(), home: home.clone(), cache: None };
+        let summary = Crawler::new(searches).run().await.unwrap();
         let observed = site.observed();
         let mut bodies = observed.bodies_of("/api/search");
         bodies.sort();
@@ -86,6 +92,22 @@ async fn posts_to_one_url_are_fetched_once_per_body_in_memory_through_a_state_fi
         assert_eq!(posts, ["POST"; 3], "{home:?}");
         assert_eq!((summary.duplicates, summary.failures), (1, 0), "{home:?}: {summary}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn posts_are_sent_again_on_a_run_the_cache_answers_and_only_they() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = shop();
+    let searches =
+        || Searches { base: site.url(), home: Home::Memory, cache: Some(dir.path().join("cache")) };
+    Crawler::new(searches()).run().await.unwrap();
+    let first = site.observed().hits.len();
+    let second = Crawler::new(searches()).run().await.unwrap();
+    let observed = site.observed();
+    let again: Vec<(&str, String)> =
+        observed.hits[first..].iter().map(|hit| (hit.method.as_str(), hit.resource())).collect();
+    assert_eq!(again, vec![("POST", "/api/search".to_owned()); 3], "only the searches were sent again");
+    assert_eq!(second.from_cache, 2, "robots.txt and the home page from the cache: {second}");
 }
 
 /// Logs in from `parse`: the login page's form, filled in and submitted, then the

@@ -6,7 +6,9 @@
 //! the answer (or, revalidating, sends the request with `If-None-Match` /
 //! `If-Modified-Since` and takes a 304 as the cached answer) and hands new answers back for
 //! the dispatcher to store: only the dispatcher touches the file. Bodies are stored
-//! deflated; blocked answers and failures are never stored.
+//! deflated; blocked answers and failures are never stored, nor answers to a request
+//! other than GET or HEAD: a POST (a login, a search, an order) is sent every run, as
+//! HTTP caches do (RFC 9111 lets no later POST be answered from a stored one).
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -17,7 +19,7 @@ use flate2::read::DeflateDecoder;
 use flate2::write::DeflateEncoder;
 use flate2::Compression;
 use reqwest::header::{HeaderMap, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::config::Config;
@@ -88,7 +90,14 @@ pub(crate) struct Entry {
     body: Vec<u8>,
 }
 
+/// Whether `request`'s answer is kept and reused: GET and HEAD only.
+fn keeps(request: &Request) -> bool {
+    matches!(*request.method(), Method::GET | Method::HEAD)
+}
+
 impl Entry {
+    /// The entry to store for `request`'s answer; `None` for a request whose answers are
+    /// not kept, or when the answer cannot be encoded.
     pub(crate) fn new(
         fingerprint: Fingerprint,
         request: &Request,
@@ -96,6 +105,9 @@ impl Entry {
         headers: &HeaderMap,
         body: &[u8],
     ) -> Option<Self> {
+        if !keeps(request) {
+            return None;
+        }
         let mut deflated = DeflateEncoder::new(Vec::with_capacity(body.len() / 4), Compression::fast());
         deflated.write_all(body).ok()?;
         Some(Entry {
@@ -196,6 +208,9 @@ impl HttpCache {
     /// The answer kept for `request`, unless it is older than `cache_ttl`; with
     /// `revalidate`, marked to be confirmed by the server first.
     pub(crate) fn lookup(&self, request: &Request) -> Result<Option<Cached>, Error> {
+        if !keeps(request) {
+            return Ok(None);
+        }
         let fingerprint = request.fingerprint();
         let fresh_since = self
             .ttl

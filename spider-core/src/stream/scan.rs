@@ -16,8 +16,7 @@ use super::Plan;
 
 /// Why a page whose links are read is left to the DOM when it may hide one: the stream
 /// sees a link, not the elements around it that hide it.
-const MAY_HIDE_A_LINK: &str =
-    "an attribute that may hide a link (`hidden`, `aria-hidden`, a hiding style)";
+const MAY_HIDE_A_LINK: &str = "an attribute that may hide a link (`hidden`, `aria-hidden`, a hiding style)";
 
 /// A selector matches `<html>`, `<head>` or `<body>`, which the DOM may have where the
 /// page does not, and which the shape never opens.
