@@ -136,6 +136,8 @@ pub struct Live {
     pub pages: u64,
     /// Answers the link rules skipped as not HTML so far (see `Summary::skipped_not_html`).
     pub skipped_not_html: u64,
+    /// Links not followed because a person could not see them (see `Summary::skipped_hidden`).
+    pub skipped_hidden: u64,
     /// Items written so far.
     pub items: u64,
     /// Retries so far.

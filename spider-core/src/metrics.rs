@@ -61,6 +61,11 @@ impl Collector for Snapshot {
                 "Answers the link rules skipped by content type, not HTML",
                 live.skipped_not_html,
             ),
+            (
+                "spiderling_skipped_hidden",
+                "Links not followed because a person could not see them",
+                live.skipped_hidden,
+            ),
             ("spiderling_items", "Items written", live.items),
             ("spiderling_retries", "Attempts retried", live.retries),
             ("spiderling_failures", "Requests given up", live.failures),
@@ -111,5 +116,28 @@ impl Collector for Snapshot {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http_body_util::BodyExt;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_scrape_serves_the_latest_snapshots_counters() {
+        let live = Live { pages: 12, skipped_not_html: 3, skipped_hidden: 4, ..Live::default() };
+        let (_publish, latest) = watch::channel(live);
+        let scrape = Metrics::new(latest).scrape();
+        let body = scrape.into_body().collect().await.unwrap().to_bytes();
+        let text = String::from_utf8(body.to_vec()).unwrap();
+        for line in [
+            "spiderling_pages_total 12",
+            "spiderling_skipped_not_html_total 3",
+            "spiderling_skipped_hidden_total 4",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+        }
     }
 }

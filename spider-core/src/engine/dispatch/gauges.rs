@@ -164,6 +164,7 @@ impl<S: Spider> Dispatcher<S> {
             requests: Stats::get(&stats.requests),
             pages: Stats::get(&stats.pages),
             skipped_not_html: Stats::get(&stats.skipped_not_html),
+            skipped_hidden: Stats::get(&stats.skipped_hidden),
             items: Stats::get(&stats.items),
             retries: Stats::get(&stats.retries),
             failures: stats.failure_count(),
