@@ -47,7 +47,8 @@ pub(super) fn matches(
     attributes: &[Attribute<'_>],
 ) -> Result<bool, &'static str> {
     for complex in &selector.alternatives {
-        if complex_matches(complex, complex.compounds.len() - 1, element, ancestors, attributes)? {
+        let Some(last) = complex.compounds.len().checked_sub(1) else { continue };
+        if complex_matches(complex, last, element, ancestors, attributes)? {
             return Ok(true);
         }
     }
@@ -75,18 +76,19 @@ fn complex_matches(
     ancestors: &[Open<'_>],
     attributes: &[Attribute<'_>],
 ) -> Result<bool, &'static str> {
-    if !compound_matches(&complex.compounds[last], element)? {
+    if !complex.compounds.get(last).map_or(Ok(false), |compound| compound_matches(compound, element))? {
         return Ok(false);
     }
     let Some(before) = last.checked_sub(1) else { return Ok(true) };
-    match complex.combinators[before] {
-        Combinator::Child => match ancestors.split_last() {
+    match complex.combinators.get(before) {
+        None => Ok(false),
+        Some(Combinator::Child) => match ancestors.split_last() {
             Some((parent, above)) => {
                 complex_matches(complex, before, Element::open(parent, attributes), above, attributes)
             }
             None => Ok(false),
         },
-        Combinator::Descendant => {
+        Some(Combinator::Descendant) => {
             for at in (0..ancestors.len()).rev() {
                 let ancestor = Element::open(&ancestors[at], attributes);
                 if complex_matches(complex, before, ancestor, &ancestors[..at], attributes)? {
