@@ -23,6 +23,32 @@ fn the_books_example_writes_every_book_exactly_once() {
     // Its rules and its item (CSS, JSON-LD and page fields) all stream: every page is read
     // without a DOM, with no change to the example's code.
     assert!(printed.contains("streamed: 1,051 pages read in one pass without a DOM, 0 parsed"), "{printed}");
+
+    // The same crawl read with the DOM, asked for at run time: the same items.
+    let dom_output = dir.path().join("books-dom.jsonl");
+    let run = Command::new(support::example("books"))
+        .args(["--set", "extract=dom", "-o"])
+        .arg(&dom_output)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let printed = String::from_utf8_lossy(&run.stdout);
+    assert!(!printed.contains("streamed:"), "no page streamed: {printed}");
+    let stats: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("books-dom.stats.json")).unwrap()).unwrap();
+    assert_eq!(
+        (stats["streamed_pages"].as_u64(), stats["html_parses"].as_u64()),
+        (Some(0), Some(1051)),
+        "{stats}"
+    );
+    let by_url = |items: Vec<serde_json::Value>| -> std::collections::BTreeMap<String, serde_json::Value> {
+        items.into_iter().map(|item| (item["url"].as_str().unwrap().to_owned(), item)).collect()
+    };
+    assert_eq!(
+        by_url(support::read_json_lines(&dom_output)),
+        by_url(books),
+        "the same items from both engines"
+    );
 }
 
 #[test]

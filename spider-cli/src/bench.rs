@@ -11,7 +11,7 @@
 //! Contenders:
 //! - `spiderling`: a derived spider and item, default middleware, items to a file; its
 //!   selectors all stream, so it reads pages with the streaming engine;
-//! - `spiderling-dom`: the same spider with `extract = "dom"`, each page parsed into a DOM;
+//! - `spiderling-dom`: the same spider with `--set extract=dom`, each page parsed into a DOM;
 //! - `state`: the same spider keeping its crawl in a state file (the cost of durability);
 //! - `bare`: tokio + reqwest + scraper with a semaphore of C (see `bare.rs`);
 //! - `sequential`: one request at a time, on the first `--sample` pages.

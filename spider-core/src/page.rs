@@ -352,8 +352,9 @@ impl Page {
 
     /// Read the page on the pool in one streaming pass of `plan` and run `streamed` over
     /// what it found; a page whose markup the DOM would nest differently from its tokens
-    /// (see `stream/shape.rs`) is parsed into the DOM instead and `dom` runs over it, so
-    /// both closures must give the same answers.
+    /// (see `stream/shape.rs`), or every page when the crawl reads only DOMs
+    /// (`Config::dom_only`), is parsed into the DOM instead and `dom` runs over it, so both
+    /// closures must give the same answers.
     pub(crate) async fn stream<R, S, D>(&self, plan: &'static Plan, streamed: S, dom: D) -> Result<R, Error>
     where
         R: Send + 'static,
@@ -367,6 +368,9 @@ impl Page {
             .run(move || {
                 pool.parsed_html();
                 let text = encoding.decode(&facts.body).0;
+                if pool.dom_only() {
+                    return over_dom(&text, &facts, dom);
+                }
                 match plan.run(&text, !facts.hidden.follow) {
                     Ok(found) => {
                         pool.streamed_page();

@@ -7,7 +7,7 @@
 //! pages are ever held in memory, however slow the parser.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::{oneshot, Semaphore};
@@ -27,6 +27,8 @@ struct Inner {
     html_parses: AtomicU64,
     /// Of those, pages read by the streaming engine, without a DOM.
     streamed_pages: AtomicU64,
+    /// Every page read into a DOM (`Config::dom_only`).
+    dom_only: AtomicBool,
 }
 
 impl std::fmt::Debug for ParsePool {
@@ -62,8 +64,19 @@ impl ParsePool {
                 room,
                 html_parses: AtomicU64::new(0),
                 streamed_pages: AtomicU64::new(0),
+                dom_only: AtomicBool::new(false),
             }),
         })
+    }
+
+    /// From now on, read every page into a DOM, the streaming engine's too.
+    pub(crate) fn read_dom_only(&self) {
+        self.inner.dom_only.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether every page is read into a DOM.
+    pub(crate) fn dom_only(&self) -> bool {
+        self.inner.dom_only.load(Ordering::Relaxed)
     }
 
     /// Count one HTML parse.

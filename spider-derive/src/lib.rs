@@ -181,9 +181,10 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// read from the DOM by a streaming spider too: answers never depend on the engine. The
 /// summary counts the pages streamed.
 ///
-/// `extract = "dom"` forces the DOM; `extract = "stream"` makes a selector that does not
-/// stream a compile error, at the rule's selector or, for the item's fields, at the item
-/// type with the field named:
+/// `extract = "dom"` forces the DOM (so does `--set extract=dom` for one run, or
+/// `Config::dom_only`); `extract = "stream"` makes a selector that does not stream a
+/// compile error, at the rule's selector or, for the item's fields, at the item type with
+/// the field named:
 ///
 /// ```compile_fail
 /// use spiderling::prelude::*;

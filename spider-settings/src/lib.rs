@@ -225,8 +225,8 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "extract",
         kind: Kind::Engine,
-        doc: "the engine reading pages: `dom` or `stream` (default: stream when every selector streams)",
-        runtime: false,
+        doc: "the engine reading pages: `dom` or `stream` (default: stream when every selector streams); at run time only `dom`",
+        runtime: true,
     },
 ];
 

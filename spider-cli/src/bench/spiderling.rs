@@ -3,7 +3,8 @@
 //! exported to a file. Only what cannot be known at compile time is set at run time.
 //!
 //! Its selectors all stream, so the spider reads pages with the streaming engine; the
-//! same spider with `extract = "dom"` is the `spiderling-dom` contender.
+//! same spider with `--set extract=dom` (`Config::dom_only`) is the `spiderling-dom`
+//! contender.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,24 +30,12 @@ static PARSE_COST_NANOS: AtomicU64 = AtomicU64::new(0);
 )]
 struct Bench;
 
-/// The same spider, reading every page into a DOM.
-#[derive(Spider, Default)]
-#[spider(
-    name = "bench",
-    start_urls = ["http://127.0.0.1/"],
-    allowed_domains = ["127.0.0.1"],
-    follow = "a[href]",
-    item = Book,
-    extract = "dom",
-)]
-struct BenchDom;
-
 /// The engine reading the contender's pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Engine {
     /// The streaming engine (what the derive picks for this spider).
     Stream,
-    /// The DOM, forced by `extract = "dom"`.
+    /// The DOM, asked for at run time (`--set extract=dom`).
     Dom,
 }
 
@@ -90,32 +79,19 @@ pub(super) async fn crawl(
     keep: Keep<'_>,
     engine: Engine,
 ) -> Result<Run, spiderling::Error> {
-    match engine {
-        Engine::Stream => crawl_with(Bench, start, concurrency, cost, output, keep).await,
-        Engine::Dom => crawl_with(BenchDom, start, concurrency, cost, output, keep).await,
-    }
-}
-
-async fn crawl_with<S: Spider<Item = Book>>(
-    spider: S,
-    start: &str,
-    concurrency: usize,
-    cost: Duration,
-    output: &Path,
-    keep: Keep<'_>,
-) -> Result<Run, spiderling::Error> {
     PARSE_COST_NANOS.store(u64::try_from(cost.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
     let per_host = match keep {
         Keep::Fleet { per_host, .. } => per_host,
         Keep::Memory | Keep::State(_) => concurrency,
     };
-    let config = spider
+    let config = Bench
         .config()
         .set("start_urls", start)?
         .set("concurrency", &concurrency.to_string())?
         .set("per_host", &per_host.to_string())?
         .set("progress", "false")?
         .set("parse_threads", &parse_threads().to_string())?
+        .dom_only(engine == Engine::Dom)
         .output(output);
     let config = match keep {
         Keep::Memory => config,
@@ -124,7 +100,7 @@ async fn crawl_with<S: Spider<Item = Book>>(
     };
     let cpu = cpu_seconds();
     let started = Instant::now();
-    let crawler = Crawler::with_config(spider, config);
+    let crawler = Crawler::with_config(Bench, config);
     let live = crawler.live();
     let summary = crawler.run().await?;
     let elapsed_secs = started.elapsed().as_secs_f64();

@@ -48,6 +48,7 @@ impl Config {
             max_redirects: 10,
             max_body_bytes: 8 * 1024 * 1024,
             parse_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            dom_only: false,
             output: None,
             stats: None,
             failures: None,

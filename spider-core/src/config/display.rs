@@ -36,6 +36,9 @@ impl std::fmt::Display for Config {
             )?;
         }
         writeln!(f, "  concurrency = {} · per_host = {} · {rate}", self.concurrency, self.per_host)?;
+        if self.dom_only {
+            writeln!(f, "  extract = dom")?;
+        }
         writeln!(f, "  delay = {delay} · retries = {} · timeout = {:?}", self.retries, self.timeout)?;
         if self.adaptive {
             writeln!(f, "  adaptive = true · block_target = {}", self.block_target)?;

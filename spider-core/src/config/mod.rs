@@ -89,6 +89,7 @@ pub struct Config {
     pub(crate) max_redirects: u8,
     pub(crate) max_body_bytes: usize,
     pub(crate) parse_threads: usize,
+    pub(crate) dom_only: bool,
     pub(crate) output: Option<PathBuf>,
     pub(crate) stats: Option<PathBuf>,
     pub(crate) failures: Option<PathBuf>,

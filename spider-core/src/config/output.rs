@@ -15,6 +15,15 @@ impl Config {
         self
     }
 
+    /// Read every page into a DOM, even a derived spider's whose selectors all stream
+    /// (default false; `--set extract=dom`): the same items and links, at the DOM's cost,
+    /// to compare the two engines on a crawl without building the spider again.
+    #[must_use]
+    pub fn dom_only(mut self, dom_only: bool) -> Self {
+        self.dom_only = dom_only;
+        self
+    }
+
     /// Stream items to this file; `.jsonl`, `.csv` or `.json` picks the format
     /// (default: items are counted, not written).
     #[must_use]

@@ -85,6 +85,17 @@ impl Config {
             "follow_hidden" => self.follow_hidden(keys::parse_bool(value).map_err(problem)?),
             "obey_robots" => self.obey_robots(keys::parse_bool(value).map_err(problem)?),
             "parse_threads" => self.parse_threads(size(true)?),
+            "extract" => match value {
+                "dom" => self.dom_only(true),
+                "stream" => {
+                    return Err(problem(
+                        "the streaming engine is chosen when the spider is built: \
+                         `#[spider(extract = \"stream\")]`; at run time only `dom` can be asked"
+                            .to_owned(),
+                    ))
+                }
+                _ => return Err(problem("expected `dom`".to_owned())),
+            },
             "output" => self.output(value),
             "state" => self.state(value),
             "state_sync" => self.state_sync(keys::parse_bool(value).map_err(problem)?),
@@ -155,6 +166,17 @@ mod tests {
         assert!(error.to_string().contains("month 2 has no day 30"), "{error}");
         let error = Config::new("shop").sitemap_url("sitemap.xml").validate().unwrap_err();
         assert!(error.to_string().contains("sitemap URL \"sitemap.xml\" does not parse"), "{error}");
+    }
+
+    #[test]
+    fn the_dom_can_be_asked_for_at_run_time_and_the_stream_cannot() {
+        let config = Config::new("shop").set("extract", "dom").unwrap_or_else(|e| panic!("{e}"));
+        assert!(config.dom_only);
+        assert!(config.to_string().contains("\n  extract = dom\n"), "{config}");
+        let error = Config::new("shop").set("extract", "stream").map(|_| ()).unwrap_err().to_string();
+        assert!(error.contains("#[spider(extract = \"stream\")]"), "{error}");
+        let error = Config::new("shop").set("extract", "tree").map(|_| ()).unwrap_err().to_string();
+        assert!(error.contains("expected `dom`"), "{error}");
     }
 
     #[test]
