@@ -243,16 +243,7 @@ impl Page {
         R: Send + 'static,
         F: FnOnce(&Document<'_>) -> R + Send + 'static,
     {
-        let facts = Arc::clone(&self.facts);
-        let encoding = self.encoding();
-        let pool = self.pool.clone();
-        self.pool
-            .run(move || {
-                pool.parsed_html();
-                over_dom(&encoding.decode(&facts.body).0, &facts, work)
-            })
-            .await
-            .map_err(|_| Error::ParsePanicked { url: self.url().clone() })
+        self.on_pool(move |text, facts, _| over_dom(text, facts, work)).await
     }
 
     /// Read the answer as JSON into `T`, on the parse pool (a large API answer is as
@@ -361,23 +352,35 @@ impl Page {
         S: FnOnce(&Found<'_>) -> R + Send + 'static,
         D: FnOnce(&Document<'_>) -> R + Send + 'static,
     {
+        self.on_pool(move |text, facts, pool| {
+            if pool.dom_only() {
+                return over_dom(text, facts, dom);
+            }
+            match plan.run(text, !facts.hidden.follow) {
+                Ok(found) => {
+                    pool.streamed_page();
+                    streamed(&Found::new(plan, found, facts))
+                }
+                Err(_) => over_dom(text, facts, dom),
+            }
+        })
+        .await
+    }
+
+    /// `work` over the page's decoded text and facts in a job on the parse pool, counted
+    /// as one parse of the page.
+    async fn on_pool<R, W>(&self, work: W) -> Result<R, Error>
+    where
+        R: Send + 'static,
+        W: FnOnce(&str, &Facts, &ParsePool) -> R + Send + 'static,
+    {
         let facts = Arc::clone(&self.facts);
         let encoding = self.encoding();
         let pool = self.pool.clone();
         self.pool
             .run(move || {
                 pool.parsed_html();
-                let text = encoding.decode(&facts.body).0;
-                if pool.dom_only() {
-                    return over_dom(&text, &facts, dom);
-                }
-                match plan.run(&text, !facts.hidden.follow) {
-                    Ok(found) => {
-                        pool.streamed_page();
-                        streamed(&Found::new(plan, found, &facts))
-                    }
-                    Err(_) => over_dom(&text, &facts, dom),
-                }
+                work(&encoding.decode(&facts.body).0, &facts, &pool)
             })
             .await
             .map_err(|_| Error::ParsePanicked { url: self.url().clone() })
