@@ -23,6 +23,7 @@ mod scan;
 mod select;
 mod shape;
 
+use spider_settings::{Combinator, StreamSelector};
 use url::Url;
 
 use crate::__private::{PageField, Source};
@@ -56,7 +57,7 @@ pub(crate) struct Plan {
 #[derive(Debug)]
 struct Wanted {
     css: &'static str,
-    parsed: spider_settings::StreamSelector,
+    parsed: StreamSelector,
     text: bool,
     attributes: Vec<&'static str>,
 }
@@ -89,7 +90,7 @@ impl Plan {
             return Some(at);
         }
         let parsed = spider_settings::stream_selector(css).ok()?;
-        self.sees_tbody |= sees_tbody(css);
+        self.sees_tbody |= sees_tbody(&parsed);
         self.selectors.push(Wanted { css, parsed, text: false, attributes: Vec::new() });
         Some(self.selectors.len() - 1)
     }
@@ -113,17 +114,19 @@ impl Plan {
     }
 }
 
-/// Whether `css` could match differently with the `<tbody>` html5ever puts between a
-/// `<table>` and a `<tr>` written right in it: when it names `tbody`, or a child
+/// Whether `selector` could match differently with the `<tbody>` html5ever puts between
+/// a `<table>` and a `<tr>` written right in it: when it names `tbody`, or a child
 /// combinator's right side could be a `<tr>` (its type is `tr`, or it has none).
 /// Over-counting is harmless: such a spider's pages with bare rows use the DOM.
-fn sees_tbody(css: &str) -> bool {
-    css.contains("tbody")
-        || css.split('>').skip(1).any(|right| {
-            let kind: String =
-                right.trim_start().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
-            kind.is_empty() || kind.eq_ignore_ascii_case("tr")
-        })
+fn sees_tbody(selector: &StreamSelector) -> bool {
+    selector.alternatives.iter().any(|complex| {
+        let names_tbody = complex.compounds.iter().any(|compound| compound.name.as_deref() == Some("tbody"));
+        let child_may_be_a_row =
+            complex.combinators.iter().zip(complex.compounds.iter().skip(1)).any(|(combinator, right)| {
+                *combinator == Combinator::Child && right.name.as_deref().is_none_or(|name| name == "tr")
+            });
+        names_tbody || child_may_be_a_row
+    })
 }
 
 /// What a page's pass found, with the page's facts: what a streamed item is read from.

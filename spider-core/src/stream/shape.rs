@@ -6,9 +6,9 @@
 //! out of tables ("foster parenting"), reopens misnested `<b>`s, drops a stray `<td>`,
 //! turns `</p>` without a `<p>` into an empty paragraph. The streaming engine does none
 //! of that. Rather than imitate the tree builder, `scan.rs` reads the page's tags once
-//! (a byte scan, much cheaper than a tokenizer) and this tracks the elements they open,
-//! giving up on a page (the caller parses it into the DOM instead) at the first tag where
-//! the two could differ. Well-formed pages, the common case,
+//! (the same pass that matches the selectors) and this tracks the elements they open,
+//! with their attributes, giving up on a page (the caller parses it into the DOM instead)
+//! at the first tag where the two could differ. Well-formed pages, the common case,
 //! stream; anything else is answered by the DOM, never guessed.
 
 use std::borrow::Cow;
