@@ -19,7 +19,7 @@ pub(crate) enum Context {
 /// `raw` with its character references decoded and its line breaks normalised (`\r\n`
 /// and `\r` to `\n`), as the HTML parser sees it.
 pub(crate) fn decode(raw: &str, context: Context) -> Cow<'_, str> {
-    if !raw.contains(['&', '\r']) {
+    if memchr::memchr2(b'&', b'\r', raw.as_bytes()).is_none() {
         return Cow::Borrowed(raw);
     }
     let normalised = normalise_newlines(raw);

@@ -79,7 +79,7 @@ impl<'a> Scan<'a, '_> {
             return Err("a bogus end tag");
         }
         let (raw, end) = tag_name(html, at + 2);
-        let close = html[end..].find('>').ok_or("an unclosed end tag")?;
+        let close = memchr(b'>', &html.as_bytes()[end..]).ok_or("an unclosed end tag")?;
         if !html[end..end + close].trim_matches(|c: char| c.is_ascii_whitespace()).is_empty() {
             return Err("an end tag with attributes");
         }
@@ -226,7 +226,7 @@ fn declaration(html: &str, at: usize) -> Result<usize, &'static str> {
         return Ok(at + 4 + end + 3);
     }
     if rest.get(..9).is_some_and(|head| head.eq_ignore_ascii_case("<!doctype")) {
-        let end = rest.find('>').ok_or("an unclosed doctype")?;
+        let end = memchr(b'>', rest.as_bytes()).ok_or("an unclosed doctype")?;
         return Ok(at + end + 1);
     }
     Err("a bogus comment or CDATA section")

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use spider_settings::{AttributeOp, Combinator, Complex, Compound, Condition, StreamSelector};
 
 use super::entities::{decode, Context};
-use super::shape::{Attribute, Open};
+use super::shape::{same_name, Attribute, Open};
 
 /// An element as a selector sees it: the tag being read, or one open around it.
 #[derive(Debug, Clone, Copy)]
@@ -101,7 +101,7 @@ fn complex_matches(
 }
 
 fn compound_matches(compound: &Compound, element: Element<'_, '_>) -> Result<bool, &'static str> {
-    if compound.name.as_deref().is_some_and(|name| name != element.name) {
+    if compound.name.as_deref().is_some_and(|name| !same_name(name, element.name)) {
         return Ok(false);
     }
     for condition in &compound.conditions {

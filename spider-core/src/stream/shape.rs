@@ -205,7 +205,7 @@ impl<'a> Shape<'a> {
             return;
         }
         match self.open.pop() {
-            Some(open) if open.name == name => {
+            Some(open) if same_name(&open.name, name) => {
                 if let Some(at) = watched(name) {
                     self.watched[at] -= 1;
                 }
@@ -232,6 +232,12 @@ impl<'a> Shape<'a> {
             self.give_up_at("an element left open at the end of the page");
         }
     }
+}
+
+/// Whether two tag names are the same: a byte loop, since names are a few bytes long and
+/// a call to `memcmp` for each costs more than comparing them.
+pub(super) fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
 }
 
 fn is_heading(name: &str) -> bool {
