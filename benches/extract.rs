@@ -6,6 +6,8 @@
 //! - `parse`: the HTML parse alone, on the bench's thread;
 //! - `extract`: the selectors and conversions alone, on a document already parsed (timed
 //!   inside one parse-pool job);
+//! - `item_stream` / `item_dom`: a derived spider with only `item = Book`, the item alone,
+//!   read by each engine (the pool hop included);
 //! - `spider_stream` / `spider_dom`: what a derived spider (`follow = "a[href]"`,
 //!   `item = Book`) does per page, the item and the links, with the streaming engine
 //!   it picks for these selectors and with `extract = "dom"`, one page at a time;
@@ -49,6 +51,14 @@ struct Book {
 }
 
 #[derive(Spider, Default)]
+#[spider(start_urls = ["http://127.0.0.1:8000/"], item = Book)]
+struct ItemStreamed;
+
+#[derive(Spider, Default)]
+#[spider(start_urls = ["http://127.0.0.1:8000/"], item = Book, extract = "dom")]
+struct ItemDom;
+
+#[derive(Spider, Default)]
 #[spider(start_urls = ["http://127.0.0.1:8000/"], follow = "a[href]", item = Book)]
 struct Streamed;
 
@@ -89,6 +99,22 @@ fn benches(c: &mut Criterion) {
             });
             runtime.block_on(job).expect("the parse-pool job")
         });
+    });
+
+    for (name, items) in [
+        (
+            "item_stream",
+            runtime.block_on(parse_page(&ItemStreamed, page.clone())).map(|(items, _)| items.len()),
+        ),
+        ("item_dom", runtime.block_on(parse_page(&ItemDom, page.clone())).map(|(items, _)| items.len())),
+    ] {
+        assert_eq!(items.expect("the item parses"), 1, "{name}: the book");
+    }
+    group.bench_function("item_stream", |b| {
+        b.iter(|| runtime.block_on(parse_page(&ItemStreamed, page.clone())).map(|(items, _)| items.len()));
+    });
+    group.bench_function("item_dom", |b| {
+        b.iter(|| runtime.block_on(parse_page(&ItemDom, page.clone())).map(|(items, _)| items.len()));
     });
 
     let streamed = runtime.block_on(parse_page(&Streamed, page.clone())).expect("the streamed parse");
