@@ -316,7 +316,73 @@ proptest! {
             prop_assert_eq!(streamed, dom, "page {}", html);
         }
     }
+
+    /// Markup of any shape, broken included: the scan never panics, and where it answers
+    /// it answers as the DOM.
+    #[test]
+    fn any_markup_is_read_as_the_dom_reads_it_or_left_to_the_dom(
+        pieces in proptest::collection::vec(proptest::sample::select(PIECES), 0..80),
+    ) {
+        let html: String = pieces.concat();
+        let reads = leak(vec![text("div"), attr("a", "href"), text("p.x"), attr("*[id]", "id"), text("title")]);
+        let page = Page::fixture("https://shop.example/", html.clone()).unwrap();
+        let (dom, streamed) = run(both(page, reads, leak(vec!["a[href]", "div > a"])));
+        if let Some(streamed) = streamed {
+            prop_assert_eq!(streamed, dom, "page {:?}", html);
+        }
+    }
 }
+
+/// The pieces `any_markup_is_read_as_the_dom_reads_it_or_left_to_the_dom` writes pages
+/// of: tags cut anywhere, quotes, references, comments, raw text, non-ASCII.
+const PIECES: &[&str] = &[
+    "<",
+    ">",
+    "/",
+    "</",
+    "<div",
+    "<div>",
+    "</div>",
+    "<p class=x>",
+    "</p>",
+    "<a",
+    " href=",
+    "\"/a\"",
+    "'b'",
+    "c&amp;d",
+    " id=k",
+    "=",
+    "\"",
+    "'",
+    " ",
+    "\n",
+    "\r\n",
+    "text",
+    "é",
+    "日本",
+    "&lt;",
+    "&",
+    "<!--",
+    "-->",
+    "<!doctype html>",
+    "<script>",
+    "</script>",
+    "<title>",
+    "</title>",
+    "<br/>",
+    "<img src=i>",
+    "<svg>",
+    "</svg>",
+    "<table>",
+    "<tr>",
+    "<td>",
+    "</td>",
+    "<!",
+    "<?x>",
+    "\t",
+    "<A HREF=/u>",
+    "</A>",
+];
 
 /// Saved pages: the bench's book page and the demo shop's home, listing and book pages
 /// as the sandbox serves them to `spiderling bench` (15 KB each).
