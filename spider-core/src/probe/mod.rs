@@ -100,7 +100,9 @@ const SATURATED: f64 = 0.8;
 const FLOOR_RPS: f64 = 1.0 / 60.0;
 
 /// Find the fastest rate the config's start URLs take without blocking, and the
-/// `#[spider(...)]` line for it. See the [module docs](self) for the algorithm.
+/// `#[spider(...)]` line for it: a ramp ×1.5 a step while the steps stay clean, then a
+/// bisection to 5 % between the last clean rate and the first blocked one, each step
+/// ended at its first block, all of it bounded by [`ProbePlan`]'s duration and requests.
 ///
 /// The rate ceiling, delays and retries of the config are not used: the probe paces
 /// itself. A block does not move the host up a proxy tier: the probe measures one route.
