@@ -1,5 +1,6 @@
 //! Probe mode against the hostile site's per-IP limit, as the site saw it: a safe rate
-//! found below the limit without a ban, and a crawl at the line it prints meets no 429.
+//! found below the limit without a ban, and a crawl at the line it prints meets no 429;
+//! against the cookie shop, its consent wall passed by sending its cookie back.
 
 #![allow(clippy::unwrap_used)] // the helper below is test code too
 
@@ -7,7 +8,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use spider_sandbox::{HostileSite, IdentityLimit, Sandbox};
+use spider_sandbox::{HostileSite, IdentityLimit, Sandbox, ShopSite, CONSENT_MARKER};
 use spiderling::{probe, Config, Crawler, ProbePlan};
 use support::BookSpider;
 
@@ -91,4 +92,26 @@ async fn a_start_url_that_does_not_parse_is_a_config_error_before_any_request() 
     let error = probe(&Config::new("probe").start_url(site.url()), &bad_plan).await.unwrap_err();
     assert!(error.to_string().contains("start rate") && error.to_string().contains("budget"), "{error}");
     assert!(site.observed().hits.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_probe_keeps_its_cookies_so_a_consent_wall_is_passed_not_taken_for_a_limit() {
+    let site = Sandbox::shop(ShopSite { products: 2 }).unwrap();
+    let config =
+        Config::new("probe").start_url(format!("{}product/1", site.url())).block_marker(CONSENT_MARKER);
+    let plan = ProbePlan::default()
+        .start_rps(4.0)
+        .step(Duration::from_millis(500))
+        .max_duration(Duration::from_secs(3));
+    let report = probe(&config, &plan).await.unwrap();
+
+    let seen = site.observed();
+    let product: Vec<_> = seen.hits.iter().filter(|hit| hit.target == "/product/1").collect();
+    assert!(product.len() > 4, "the probe went on: {report}");
+    assert!(product[0].cookie("visitor").is_none(), "the first request meets the wall");
+    assert!(
+        product[1..].iter().all(|hit| hit.cookie("visitor").is_some()),
+        "every later one sends the wall's cookie back"
+    );
+    assert!(report.steps.iter().all(|step| step.clean), "the wall is no limit:\n{report}");
 }

@@ -1,5 +1,6 @@
-//! One request of the probe: the next start URL sent on the crawl's own route, fetcher
-//! and block rules, and its fate, answered, blocked or failed.
+//! One request of the probe: the next start URL sent on the crawl's own route, fetcher,
+//! block rules and identity (its agent and cookie jar), and its fate, answered, blocked or
+//! failed.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -38,8 +39,13 @@ impl Target {
             Ok(answer) if answer.status.as_u16() == 407 && routed.proxied() => return Err(refused()),
             Ok(answer) => {
                 let status = answer.status;
+                // The identity keeps its cookies as in the crawl, so the probe measures what
+                // the crawl would meet: a wall served with 200 that hands out a cookie (a
+                // consent interstitial) is passed by sending it back, not a limit.
+                let kept = self.router.keep_cookies(&routed, request.url(), &answer.headers);
                 let seen = Answer { status, headers: &answer.headers, body: &answer.body };
-                if self.rules.blocked(&seen) {
+                let consent = status.is_success() && kept > 0;
+                if self.rules.blocked(&seen) && !consent {
                     // Not settled: a block would move the host up a tier, and the probe
                     // measures one route.
                     Outcome::Blocked { status: status.as_u16(), retry_after: retry_after(&answer.headers) }
