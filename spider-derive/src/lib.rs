@@ -177,7 +177,7 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// A page whose markup html5ever would build into another tree than its tags say (a
 /// block inside an open `<p>`, an unclosed `<li>`, misnested tags, a table written
 /// without the elements the parser adds when a selector could tell, `<template>`,
-/// `<noscript>`, an element inside `<svg>` or `<math>` that a selector matches...) is
+/// an element inside `<svg>` or `<math>` that a selector matches...) is
 /// read from the DOM by a streaming spider too: answers never depend on the engine. The
 /// summary counts the pages streamed.
 ///

@@ -277,10 +277,11 @@ fn is_void(name: &str) -> bool {
 }
 
 /// Elements whose content is text up to their own end tag, and how that text is read.
+/// `<noscript>` is one because the DOM is built with scripting on, as a browser does.
 fn raw_text(name: &str) -> Option<TextKind> {
     match name {
         "title" | "textarea" => Some(TextKind::Decoded),
-        "script" | "style" | "xmp" | "iframe" | "noembed" | "noframes" => Some(TextKind::Raw),
+        "script" | "style" | "xmp" | "iframe" | "noembed" | "noframes" | "noscript" => Some(TextKind::Raw),
         _ => None,
     }
 }

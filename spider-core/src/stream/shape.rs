@@ -15,15 +15,12 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 /// Elements the tree builder treats specially enough that a page having one is not
-/// streamed: `<noscript>` (raw text with scripting on), `<template>` (a separate
-/// fragment), `<plaintext>`, `<image>` (renamed `<img>`), frames, ruby annotations
-/// (implicitly closed by each other), `<isindex>`.
-#[rustfmt::skip]
+/// streamed: `<template>` (a separate fragment), `<plaintext>`, `<image>` (renamed
+/// `<img>`), frames, ruby annotations (implicitly closed by each other), `<isindex>`.
 fn gives_up(name: &str) -> bool {
     matches!(
         name,
-        "noscript" | "template" | "plaintext" | "image" | "frameset" | "frame" | "isindex" | "rb" |
-        "rp" | "rt" | "rtc"
+        "template" | "plaintext" | "image" | "frameset" | "frame" | "isindex" | "rb" | "rp" | "rt" | "rtc"
     )
 }
 

@@ -122,6 +122,19 @@ fn pages_the_dom_would_nest_otherwise_do_not_stream() {
 }
 
 #[test]
+fn a_noscript_is_read_as_raw_text_as_the_dom_reads_it_with_scripting_on() {
+    let html = r#"<html><head><noscript><link rel="stylesheet" href="/n.css"></noscript></head><body>
+        <noscript><iframe src="https://tags.example/ns"></iframe><a href="/hidden-in-noscript">x</a> &amp;</noscript>
+        <div><a href="/seen">seen</a></div></body></html>"#;
+    let page = Page::fixture("https://shop.example/", html).unwrap();
+    let reads = leak(vec![text("noscript"), attr("iframe", "src"), attr("link", "href")]);
+    let (dom, streamed) = run(both(page, reads, leak(vec!["a[href]"])));
+    assert_eq!(streamed.as_ref(), Some(&dom), "the page streams, with the DOM's answers");
+    assert_eq!(dom.1, [vec!["https://shop.example/seen"]], "a link inside <noscript> is text, not a link");
+    assert!(dom.0[1].is_empty() && dom.0[2].is_empty(), "{:?}", dom.0);
+}
+
+#[test]
 fn attribute_values_compare_decoded_and_without_case_where_html_says_so() {
     let html = r#"<div><a type="Next" href="/n">n</a><a rel="NoFollow" href="/f">f</a>
         <a data-v="a&amp;b" href="/d">d</a><a data-v="A&amp;B" href="/e">e</a></div>"#;
@@ -153,6 +166,7 @@ enum Node {
 const TAGS: &[&str] = &[
     "div", "span", "p", "a", "ul", "li", "b", "h1", "h3", "pre", "section", "em", "table", "tr", "td",
     "tbody", "img", "br", "textarea", "script", "select", "option", "svg", "DIV", "A", "Li", "title",
+    "noscript",
 ];
 const VOID: &[&str] = &["img", "br"];
 const TEXTS: &[&str] = &[
