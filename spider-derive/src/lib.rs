@@ -174,12 +174,14 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// | descendant (`a b`) and child (`a > b`) combinators, lists (`a, b`) | `+`, `~`, every pseudo-class (`:nth-child`, `:not`, `:first-child`...) |
 /// | `#[css]` fields reading text or `attr`, `#[json_ld]` and `#[page]` fields | `#[css(..., html)]` fields (inner HTML) |
 ///
-/// A page whose markup html5ever would build into another tree than its tags say (a
-/// block inside an open `<p>`, an unclosed `<li>`, misnested tags, a table written
-/// without the elements the parser adds when a selector could tell, `<template>`,
-/// an element inside `<svg>` or `<math>` that a selector matches...) is
-/// read from the DOM by a streaming spider too: answers never depend on the engine. The
-/// summary counts the pages streamed.
+/// End tags a page leaves out stream where the parser's rule is plain: a `<li>` closing
+/// the previous `<li>`, a block closing the `<p>` it starts in, `</ul>` its last `<li>`,
+/// the end of the page whatever is open. A page whose markup html5ever would build into
+/// another tree than its tags say (a stray `</p>`, misnested tags, a table written
+/// without the elements the parser adds when a selector could tell, `<template>`, an
+/// element inside `<svg>` or `<math>` that a selector matches...) is read from the DOM by
+/// a streaming spider too: answers never depend on the engine. The summary counts the
+/// pages streamed.
 ///
 /// `extract = "dom"` forces the DOM (so does `--set extract=dom` for one run, or
 /// `Config::dom_only`); `extract = "stream"` makes a selector that does not stream a

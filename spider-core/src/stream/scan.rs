@@ -36,21 +36,30 @@ pub(super) fn run(html: &str, plan: &Plan, watch_hidden: bool) -> Result<Streame
     };
     scan.shape.rows_in_tables = !plan.sees_tbody;
     let bytes = html.as_bytes();
-    let mut at = 0;
+    // Text runs from `text_from` to the next markup; a `<` that starts none is text.
+    let (mut at, mut text_from) = (0, 0);
     while let Some(found) = memchr(b'<', &bytes[at..]) {
-        scan.text(&html[at..at + found]);
-        at += found;
-        at = match bytes.get(at + 1) {
-            Some(b'!') => declaration(html, at)?,
-            Some(b'/') => scan.end_tag(at)?,
-            Some(c) if c.is_ascii_alphabetic() => scan.start_tag(at)?,
-            _ => at + 1,
+        let open = at + found;
+        let next = bytes.get(open + 1).copied();
+        if next == Some(b'?') {
+            return Err("a bogus comment");
+        }
+        if !(matches!(next, Some(b'!' | b'/')) || next.is_some_and(|c| c.is_ascii_alphabetic())) {
+            at = open + 1;
+            continue;
+        }
+        scan.text(&html[text_from..open]);
+        at = match next {
+            Some(b'!') => declaration(html, open)?,
+            Some(b'/') => scan.end_tag(open)?,
+            _ => scan.start_tag(open)?,
         };
+        text_from = at;
         if let Some(why) = scan.shape.gave_up {
             return Err(why);
         }
     }
-    scan.text(&html[at..]);
+    scan.text(&html[text_from..]);
     scan.shape.finish();
     match scan.shape.gave_up {
         Some(why) => Err(why),
@@ -117,6 +126,8 @@ impl<'a> Scan<'a, '_> {
         let after = i + if self_closing { 2 } else { 1 };
         let foreign = matches!(&*name, "svg" | "math") || self.shape.is_open(&["svg", "math"]);
         let has_content = !(is_void(&name) || (self_closing && foreign));
+        let attributes_from = self.shape.close_implied_by(&name, attributes_from);
+        self.collector.close_below(self.shape.open.len());
         self.select(&name, attributes_from, foreign, has_content)?;
         let text = raw_text(&name);
         let newline_dropped = matches!(&*name, "pre" | "textarea" | "listing");

@@ -4,12 +4,13 @@
 //! html5ever does not keep a page's markup as written: it closes a `<p>` when a block
 //! opens inside it, adds a `<tbody>` between `<table>` and `<tr>`, moves text and tags
 //! out of tables ("foster parenting"), reopens misnested `<b>`s, drops a stray `<td>`,
-//! turns `</p>` without a `<p>` into an empty paragraph. The streaming engine does none
-//! of that. Rather than imitate the tree builder, `scan.rs` reads the page's tags once
-//! (the same pass that matches the selectors) and this tracks the elements they open,
-//! with their attributes, giving up on a page (the caller parses it into the DOM instead)
-//! at the first tag where the two could differ. Well-formed pages, the common case,
-//! stream; anything else is answered by the DOM, never guessed.
+//! turns `</p>` without a `<p>` into an empty paragraph. The streaming engine imitates
+//! only the plainest of it: end tags a page leaves out, where the tree builder's rule is
+//! one step (`close_implied_by`, `end`). `scan.rs` reads the page's tags once (the same
+//! pass that matches the selectors) and this tracks the elements they open, with their
+//! attributes, giving up on a page (the caller parses it into the DOM instead) at the
+//! first tag where the two could differ. Well-formed pages, the common case, stream;
+//! anything else is answered by the DOM, never guessed.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -46,6 +47,21 @@ fn breaks_foreign(name: &str) -> bool {
         "nobr" | "ol" | "p" | "pre" | "ruby" | "s" | "small" | "span" | "strong" | "strike" |
         "sub" | "sup" | "table" | "tt" | "u" | "ul" | "var" | "font"
     )
+}
+
+/// Elements whose end tags the tree builder implies where a page leaves them out
+/// ("generate implied end tags").
+fn end_implied(name: &str) -> bool {
+    matches!(name, "dd" | "dt" | "li" | "optgroup" | "option" | "p" | "rb" | "rp" | "rt" | "rtc")
+}
+
+/// End tags that close their element together with the elements above it whose end is
+/// implied: the blocks, lists and their items, paragraphs, headings, buttons, selects.
+/// Not the formatting elements' (the adoption agency algorithm) nor a table's.
+fn closes_implied(name: &str) -> bool {
+    is_heading(name)
+        || matches!(name, "li" | "dd" | "dt" | "p" | "button" | "select")
+        || (closes_p(name) && !matches!(name, "form" | "table" | "hr" | "plaintext" | "xmp"))
 }
 
 /// The elements whose being open the rules ask about, each with its place in
@@ -121,6 +137,61 @@ impl<'a> Shape<'a> {
         self.open.iter().rev().map(|open| &*open.name).find(|name| names.contains(name))
     }
 
+    /// Close the open elements start tag `name` ends before it opens, as the tree builder
+    /// does with end tags a page leaves out: a `<li>` the previous `<li>` (a `<dd>` or
+    /// `<dt>` the previous one), through only elements whose end is implied too; an
+    /// `<option>` an open `<option>`; a block the `<p>` it would otherwise sit in, when that
+    /// `<p>` is the element last opened. Anything less plain is left to `misplaced`.
+    /// The tag's own attributes, read already from `attributes_from` on, are kept; where
+    /// they start after the closes is returned.
+    pub(super) fn close_implied_by(&mut self, name: &str, attributes_from: usize) -> usize {
+        let ends: &[&str] = match name {
+            "li" => &["li"],
+            "dd" | "dt" => &["dd", "dt"],
+            _ => &[],
+        };
+        let mut kept = self.open.len();
+        for at in (0..kept).rev() {
+            let open = &*self.open[at].name;
+            if ends.contains(&open) {
+                kept = at;
+                break;
+            }
+            if !matches!(open, "p" | "option" | "optgroup" | "rb" | "rp" | "rt" | "rtc") {
+                break;
+            }
+        }
+        let last = |kept: usize| kept.checked_sub(1).map_or("", |at| &*self.open[at].name);
+        if matches!(name, "option" | "optgroup") && last(kept) == "option" {
+            kept -= 1;
+        }
+        if name == "optgroup" && self.is_open(&["select"]) && last(kept) == "optgroup" {
+            kept -= 1;
+        }
+        if closes_p(name) && last(kept) == "p" {
+            kept -= 1;
+        }
+        if kept == self.open.len() {
+            return attributes_from;
+        }
+        let own = self.attributes.split_off(attributes_from);
+        self.pop_to(kept);
+        let from = self.attributes.len();
+        self.attributes.extend(own);
+        from
+    }
+
+    /// The open elements from `at` up closed.
+    fn pop_to(&mut self, at: usize) {
+        while self.open.len() > at {
+            let Some(open) = self.open.pop() else { return };
+            if let Some(watched) = watched(&open.name) {
+                self.watched[watched] -= 1;
+            }
+            self.attributes.truncate(open.attributes.start);
+        }
+    }
+
     /// A start tag `name` (lower case) whose attributes are [`Shape::attributes`] from
     /// `attributes_from` on; `has_content` is false for void elements and self-closed
     /// foreign ones, which leave their attributes behind. `<html>`, `<head>` and
@@ -166,7 +237,6 @@ impl<'a> Shape<'a> {
             "li" => self.nearest(&["li", "ul", "ol"]) == Some("li"),
             "dd" | "dt" => matches!(self.nearest(&["dd", "dt", "dl"]), Some("dd" | "dt")),
             "a" | "form" | "button" | "nobr" | "select" => self.is_open(&[name]),
-            "option" | "optgroup" => matches!(parent, "option" | "optgroup"),
             _ => is_heading(name) && is_heading(parent),
         };
         if reopened {
@@ -194,21 +264,29 @@ impl<'a> Shape<'a> {
         (!allowed_here).then_some("a table not written as the tree builder builds it")
     }
 
-    /// An end tag `name` (lower case): it must close the element last opened. One that
-    /// closes another, or nothing (a stray `</p>` is an empty paragraph in the DOM, a
-    /// `</br>` a line break), gives up.
+    /// An end tag `name` (lower case): it closes the element last opened, or, for the
+    /// end tags that close their element with those above it whose end the tree builder
+    /// implies (a `</ul>` its last `<li>`, a `</div>` a `<p>`), the nearest such element.
+    /// Any other (one that closes something else, or nothing: a stray `</p>` is an empty
+    /// paragraph in the DOM, a `</br>` a line break) gives up.
     pub(super) fn end(&mut self, name: &str) {
         if is_implied(name) {
             return;
         }
-        match self.open.pop() {
-            Some(open) if same_name(&open.name, name) => {
-                if let Some(at) = watched(name) {
-                    self.watched[at] -= 1;
-                }
-                self.attributes.truncate(open.attributes.start);
+        let mut closes = None;
+        for at in (0..self.open.len()).rev() {
+            let open = &*self.open[at].name;
+            if same_name(open, name) {
+                closes = Some(at);
+                break;
             }
-            _ => self.give_up_at("an element closed implicitly, out of order, or never opened"),
+            if !(closes_implied(name) && end_implied(open)) {
+                break;
+            }
+        }
+        match closes {
+            Some(at) => self.pop_to(at),
+            None => self.give_up_at("an element closed out of order, or never opened"),
         }
     }
 
@@ -222,13 +300,9 @@ impl<'a> Shape<'a> {
         }
     }
 
-    /// The page ended: an element still open was closed by the tree builder somewhere
-    /// the tokens do not say.
-    pub(super) fn finish(&mut self) {
-        if !self.open.is_empty() {
-            self.give_up_at("an element left open at the end of the page");
-        }
-    }
+    /// The page ended. Elements still open end there in the DOM too: the tree builder
+    /// moves nothing at the end of the input.
+    pub(super) fn finish(&mut self) {}
 }
 
 /// Whether two tag names are the same: a byte loop, since names are a few bytes long and

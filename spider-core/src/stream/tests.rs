@@ -103,10 +103,10 @@ fn a_well_formed_page_streams_with_the_doms_answers() {
 fn pages_the_dom_would_nest_otherwise_do_not_stream() {
     for html in [
         "<p>one<div>block</div></p>",
-        "<ul><li>one<li>two</ul>",
+        "<ul><li><b>bold<li>two</ul>",
+        "<p><b>bold<div>block</div></b></p>",
         "<table>moved text<tr><td>x</td></tr></table>",
         "<b><i>misnested</b></i>",
-        "<div>never closed",
         "<p>a</p></p>",
         "<a href=/1>one<a href=/2>two</a></a>",
         "<div><br></br></div>",
@@ -118,6 +118,26 @@ fn pages_the_dom_would_nest_otherwise_do_not_stream() {
         let (_, streamed) =
             run(both(page, leak(vec![text("div"), text("li"), text("td")]), leak(vec!["a", "a[type=next]"])));
         assert!(streamed.is_none(), "{html} should be read from the DOM");
+    }
+}
+
+#[test]
+fn end_tags_a_page_leaves_out_are_implied_as_the_tree_builder_implies_them() {
+    for html in [
+        "<ul><li>one<li>two</ul>",
+        "<ul><li><p>para<li>two</li></ul>",
+        "<dl><dt>term<dd>one<dd>two<dt>next</dl>",
+        "<div><select><option>a<option>b<optgroup><option>c</select></div>",
+        "<div><p>para<div>block</div></div>",
+        "<div><p>para</div><p>next",
+        "<div><h2><p>in a heading</h2></div>",
+        "<div>never closed <a href=/1>one</a>",
+    ] {
+        let page = Page::fixture("https://shop.example/", html).unwrap();
+        let reads =
+            leak(vec![text("div"), text("li"), text("p"), text("dd"), text("option"), text("div > p")]);
+        let (dom, streamed) = run(both(page, reads, leak(vec!["a"])));
+        assert_eq!(streamed.as_ref(), Some(&dom), "{html}");
     }
 }
 
