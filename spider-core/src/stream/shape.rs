@@ -168,7 +168,8 @@ impl<'a> Shape<'a> {
         if name == "optgroup" && self.is_open(&["select"]) && last(kept) == "optgroup" {
             kept -= 1;
         }
-        if closes_p(name) && last(kept) == "p" {
+        // A `<table>` closes the `<p>` only in a page with a doctype: not in quirks mode.
+        if closes_p(name) && name != "table" && last(kept) == "p" {
             kept -= 1;
         }
         if kept == self.open.len() {

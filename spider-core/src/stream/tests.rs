@@ -105,6 +105,7 @@ fn pages_the_dom_would_nest_otherwise_do_not_stream() {
         "<p>one<div>block</div></p>",
         "<ul><li><b>bold<li>two</ul>",
         "<p><b>bold<div>block</div></b></p>",
+        "<div><p>quirks: the table stays in the paragraph<table><tr><td>x</td></tr></table></div>",
         "<table>moved text<tr><td>x</td></tr></table>",
         "<b><i>misnested</b></i>",
         "<p>a</p></p>",
