@@ -162,10 +162,11 @@ impl<'a> Shape<'a> {
             }
         }
         let last = |kept: usize| kept.checked_sub(1).map_or("", |at| &*self.open[at].name);
-        if matches!(name, "option" | "optgroup") && last(kept) == "option" {
+        let in_select = self.is_open(&["select"]);
+        if (matches!(name, "option" | "optgroup") || (name == "hr" && in_select)) && last(kept) == "option" {
             kept -= 1;
         }
-        if name == "optgroup" && self.is_open(&["select"]) && last(kept) == "optgroup" {
+        if matches!(name, "optgroup" | "hr") && in_select && last(kept) == "optgroup" {
             kept -= 1;
         }
         // A `<table>` closes the `<p>` only in a page with a doctype: not in quirks mode.

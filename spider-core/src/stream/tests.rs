@@ -129,14 +129,23 @@ fn end_tags_a_page_leaves_out_are_implied_as_the_tree_builder_implies_them() {
         "<ul><li><p>para<li>two</li></ul>",
         "<dl><dt>term<dd>one<dd>two<dt>next</dl>",
         "<div><select><option>a<option>b<optgroup><option>c</select></div>",
+        "<div><select><optgroup><option>a<hr><option>b</select></div>",
         "<div><p>para<div>block</div></div>",
         "<div><p>para</div><p>next",
         "<div><h2><p>in a heading</h2></div>",
         "<div>never closed <a href=/1>one</a>",
     ] {
         let page = Page::fixture("https://shop.example/", html).unwrap();
-        let reads =
-            leak(vec![text("div"), text("li"), text("p"), text("dd"), text("option"), text("div > p")]);
+        let reads = leak(vec![
+            text("div"),
+            text("li"),
+            text("p"),
+            text("dd"),
+            text("option"),
+            text("div > p"),
+            text("select > hr"),
+            text("option > hr"),
+        ]);
         let (dom, streamed) = run(both(page, reads, leak(vec!["a"])));
         assert_eq!(streamed.as_ref(), Some(&dom), "{html}");
     }
