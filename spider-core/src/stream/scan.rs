@@ -96,9 +96,15 @@ impl<'a> Scan<'a, '_> {
         Ok(end + close + 1)
     }
 
-    /// End tag `name`: the element closes, and so does the text of its matches.
+    /// End tag `name`: the element closes, and so does the text of its matches. A stray
+    /// `</p>` is an empty paragraph, opened and closed here.
     fn close(&mut self, name: &str) {
-        self.shape.end(name);
+        if self.shape.end(name) && self.shape.gave_up.is_none() {
+            let empty = self.shape.attributes.len();
+            if let Err(why) = self.select("p", empty, false, true) {
+                self.shape.give_up_at(why);
+            }
+        }
         self.collector.close_below(self.shape.open.len());
     }
 

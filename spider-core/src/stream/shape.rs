@@ -269,11 +269,18 @@ impl<'a> Shape<'a> {
     /// An end tag `name` (lower case): it closes the element last opened, or, for the
     /// end tags that close their element with those above it whose end the tree builder
     /// implies (a `</ul>` its last `<li>`, a `</div>` a `<p>`), the nearest such element.
-    /// Any other (one that closes something else, or nothing: a stray `</p>` is an empty
-    /// paragraph in the DOM, a `</br>` a line break) gives up.
-    pub(super) fn end(&mut self, name: &str) {
+    /// A `</p>` with no `<p>` open in its scope is an empty paragraph in the DOM: `true`,
+    /// for the caller to match it. Any other (one that closes something else, or nothing:
+    /// a `</br>` is a line break in the DOM) gives up.
+    pub(super) fn end(&mut self, name: &str) -> bool {
         if is_implied(name) {
-            return;
+            return false;
+        }
+        if name == "p" && !self.p_in_button_scope() {
+            if let Some(why) = self.misplaced("p") {
+                self.give_up_at(why);
+            }
+            return true;
         }
         let mut closes = None;
         for at in (0..self.open.len()).rev() {
@@ -290,6 +297,34 @@ impl<'a> Shape<'a> {
             Some(at) => self.pop_to(at),
             None => self.give_up_at("an element closed out of order, or never opened"),
         }
+        false
+    }
+
+    /// Whether a `<p>` is open with nothing between it and the last opened element that
+    /// bounds a `</p>`'s reach (a button, a table or a cell, foreign content...).
+    fn p_in_button_scope(&self) -> bool {
+        for open in self.open.iter().rev() {
+            if &*open.name == "p" {
+                return true;
+            }
+            let bounds = open.foreign
+                || matches!(
+                    &*open.name,
+                    "button"
+                        | "applet"
+                        | "caption"
+                        | "table"
+                        | "td"
+                        | "th"
+                        | "marquee"
+                        | "object"
+                        | "template"
+                );
+            if bounds {
+                return false;
+            }
+        }
+        false
     }
 
     /// Text outside any element's content model: text in a table outside its cells is

@@ -102,13 +102,12 @@ fn a_well_formed_page_streams_with_the_doms_answers() {
 #[test]
 fn pages_the_dom_would_nest_otherwise_do_not_stream() {
     for html in [
-        "<p>one<div>block</div></p>",
         "<ul><li><b>bold<li>two</ul>",
         "<p><b>bold<div>block</div></b></p>",
         "<div><p>quirks: the table stays in the paragraph<table><tr><td>x</td></tr></table></div>",
         "<table>moved text<tr><td>x</td></tr></table>",
         "<b><i>misnested</b></i>",
-        "<p>a</p></p>",
+        "<div><p>x<button></p></button></div>",
         "<a href=/1>one<a href=/2>two</a></a>",
         "<div><br></br></div>",
         "<div><pre>\nfirst line dropped by the tree builder</pre></div>",
@@ -134,6 +133,8 @@ fn end_tags_a_page_leaves_out_are_implied_as_the_tree_builder_implies_them() {
         "<div><p>para</div><p>next",
         "<div><h2><p>in a heading</h2></div>",
         "<div>never closed <a href=/1>one</a>",
+        "<div><p>one<div>block</div></p></div>",
+        "<div><p>a</p></p><span></p></span></div>",
     ] {
         let page = Page::fixture("https://shop.example/", html).unwrap();
         let reads = leak(vec![
