@@ -176,10 +176,11 @@ fn check_selector(css: &str) -> Result<(), String> {
 ///
 /// End tags a page leaves out stream where the parser's rule is plain: a `<li>` closing
 /// the previous `<li>`, a block closing the `<p>` it starts in, `</ul>` its last `<li>`,
-/// the end of the page whatever is open, a stray `</p>` (an empty paragraph). A page
-/// whose markup html5ever would build into another tree than its tags say (misnested
-/// formatting tags, a table written without the elements the parser adds when a
-/// selector could tell, `<template>`, an element inside `<svg>` or `<math>` that a
+/// a cell closing the open cell, a row the open row, `</table>` all inside it, the end of
+/// the page whatever is open, a stray `</p>` (an empty paragraph). A page whose markup
+/// html5ever would build into another tree than its tags say (misnested formatting tags,
+/// content moved out of a table, a table written without the elements the parser adds
+/// when a selector could tell, `<template>`, an element inside `<svg>` or `<math>` that a
 /// selector matches...) is read from the DOM by a streaming spider too: answers never
 /// depend on the engine. The summary counts the pages streamed.
 ///

@@ -173,7 +173,16 @@ impl<'a> Shape<'a> {
         if closes_p(name) && name != "table" && last(kept) == "p" {
             kept -= 1;
         }
-        if kept == self.open.len() {
+        let parts: &[&str] = match name {
+            "td" | "th" => &["td"],
+            "tr" => &["td", "tr"],
+            "tbody" | "thead" | "tfoot" => &["td", "tr", "tbody"],
+            _ => &[],
+        };
+        if !parts.is_empty() && !self.is_open(&["svg", "math"]) {
+            kept = self.table_parts_closed(kept, parts);
+        }
+        if kept == self.open.len() || self.closes_a_form(kept) {
             return attributes_from;
         }
         let own = self.attributes.split_off(attributes_from);
@@ -181,6 +190,46 @@ impl<'a> Shape<'a> {
         let from = self.attributes.len();
         self.attributes.extend(own);
         from
+    }
+
+    /// How many of the first `kept` open elements stay open once the table `parts` a page
+    /// leaves open are closed, as the tree builder closes them: `"td"` the open cell with
+    /// all inside it (a cell's formatting elements end with it), then `"tr"` the row and
+    /// `"tbody"` the row group (or head or foot) when innermost. Nothing past the nearest
+    /// `<table>`, which bounds them.
+    fn table_parts_closed(&self, mut kept: usize, parts: &[&str]) -> usize {
+        let last = |kept: usize| kept.checked_sub(1).map_or("", |at| &*self.open[at].name);
+        if parts.contains(&"td") {
+            for at in (0..kept).rev() {
+                match &*self.open[at].name {
+                    "td" | "th" => {
+                        kept = at;
+                        break;
+                    }
+                    "table" => break,
+                    _ => {}
+                }
+            }
+        }
+        if parts.contains(&"tr") && last(kept) == "tr" {
+            kept -= 1;
+        }
+        if parts.contains(&"tbody") && matches!(last(kept), "tbody" | "thead" | "tfoot") {
+            kept -= 1;
+        }
+        kept
+    }
+
+    /// Whether closing the open elements from `kept` up would close a `<form>` without its
+    /// end tag: the tree builder still holds it as the page's form then and ignores the
+    /// next `<form>` tag, which the shape does not follow, so the page gives up.
+    fn closes_a_form(&mut self, kept: usize) -> bool {
+        let form =
+            self.open.get(kept..).is_some_and(|closed| closed.iter().any(|open| &*open.name == "form"));
+        if form {
+            self.give_up_at("a `<form>` closed by the end of its table cell");
+        }
+        form
     }
 
     /// The open elements from `at` up closed.
@@ -281,6 +330,26 @@ impl<'a> Shape<'a> {
                 self.give_up_at(why);
             }
             return true;
+        }
+        let parts: &[&str] = match name {
+            "tr" => &["td"],
+            "tbody" | "thead" | "tfoot" => &["td", "tr"],
+            "table" => &["td", "tr", "tbody"],
+            _ => &[],
+        };
+        if !parts.is_empty() && !self.is_open(&["svg", "math"]) {
+            let kept = self.table_parts_closed(self.open.len(), parts);
+            if !self.closes_a_form(kept) {
+                self.pop_to(kept);
+            }
+        }
+        if matches!(name, "td" | "th") && !self.is_open(&["svg", "math"]) {
+            let cell = self.open.iter().rposition(|open| matches!(&*open.name, "td" | "th" | "table"));
+            if let Some(at) = cell.filter(|&at| same_name(&self.open[at].name, name)) {
+                if !self.closes_a_form(at + 1) {
+                    self.pop_to(at + 1);
+                }
+            }
         }
         let mut closes = None;
         for at in (0..self.open.len()).rev() {

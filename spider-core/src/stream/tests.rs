@@ -113,6 +113,7 @@ fn pages_the_dom_would_nest_otherwise_do_not_stream() {
         "<div><pre>\nfirst line dropped by the tree builder</pre></div>",
         "<div><script>a = '<!--'</script></div>",
         "<div><svg><a href=\"/in-svg\">s</a></svg></div>",
+        "<table><tr><td><form>one<td><form>two</table>",
     ] {
         let page = Page::fixture("https://shop.example/", html).unwrap();
         let (_, streamed) =
@@ -135,6 +136,10 @@ fn end_tags_a_page_leaves_out_are_implied_as_the_tree_builder_implies_them() {
         "<div>never closed <a href=/1>one</a>",
         "<div><p>one<div>block</div></p></div>",
         "<div><p>a</p></p><span></p></span></div>",
+        "<table><tbody><tr><td>a<td>b<tr><td>c</tbody></table>",
+        "<table><tr><td>a<th>b</table><p>after",
+        "<table><thead><tr><th>head<tbody><tr><td><b>bold<td>x</table>",
+        "<div><table><tr><td><div>in a cell</td></tr></table></div>",
     ] {
         let page = Page::fixture("https://shop.example/", html).unwrap();
         let reads = leak(vec![
@@ -146,6 +151,9 @@ fn end_tags_a_page_leaves_out_are_implied_as_the_tree_builder_implies_them() {
             text("div > p"),
             text("select > hr"),
             text("option > hr"),
+            text("td"),
+            text("tr"),
+            text("td b"),
         ]);
         let (dom, streamed) = run(both(page, reads, leak(vec!["a"])));
         assert_eq!(streamed.as_ref(), Some(&dom), "{html}");
@@ -357,6 +365,46 @@ proptest! {
         let rules = leak(reads.iter().map(|read| read.css).collect());
         let page = Page::fixture("https://shop.example/list/", html.clone()).unwrap();
         let (dom, streamed) = run(both(page, leak(reads), rules));
+        if let Some(streamed) = streamed {
+            prop_assert_eq!(streamed, dom, "page {}", html);
+        }
+    }
+
+    /// Tables written with their end tags left out anywhere the tree builder implies them.
+    #[test]
+    fn tables_with_end_tags_left_out_are_read_as_the_dom_reads_them(
+        rows in proptest::collection::vec(
+            (proptest::collection::vec((any::<bool>(), 0..4usize, any::<bool>()), 1..4), any::<bool>()),
+            1..4,
+        ),
+        (body, close_body, close_table, doctype) in (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
+    ) {
+        const CONTENT: [&str; 4] = ["text", "<b>bold", "<div>block</div>", "<p>para"];
+        let mut html = String::from(if doctype { "<!doctype html><div>" } else { "<div>" });
+        html.push_str(if body { "<table><tbody>" } else { "<table>" });
+        for (cells, close_row) in &rows {
+            html.push_str("<tr>");
+            for &(header, content, close_cell) in cells {
+                let tag = if header { "th" } else { "td" };
+                html.push_str(&format!("<{tag}>{}", CONTENT[content]));
+                if close_cell {
+                    html.push_str(&format!("</{tag}>"));
+                }
+            }
+            if *close_row {
+                html.push_str("</tr>");
+            }
+        }
+        if body && close_body {
+            html.push_str("</tbody>");
+        }
+        if close_table {
+            html.push_str("</table>");
+        }
+        html.push_str("<p>after</p></div>");
+        let reads = leak(vec![text("td"), text("th"), text("tr"), text("td b"), text("tr > td"), text("div > p"), text("table p")]);
+        let page = Page::fixture("https://shop.example/", html.clone()).unwrap();
+        let (dom, streamed) = run(both(page, reads, leak(vec![])));
         if let Some(streamed) = streamed {
             prop_assert_eq!(streamed, dom, "page {}", html);
         }
