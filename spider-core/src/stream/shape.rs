@@ -141,7 +141,9 @@ impl<'a> Shape<'a> {
     /// does with end tags a page leaves out: a `<li>` the previous `<li>` (a `<dd>` or
     /// `<dt>` the previous one), through only elements whose end is implied too; an
     /// `<option>` an open `<option>`; a block the `<p>` it would otherwise sit in, when that
-    /// `<p>` is the element last opened. Anything less plain is left to `misplaced`.
+    /// `<p>` is the element last opened; a cell the open cell, a row the open row, a row
+    /// group the open group (`table_parts_closed`). Anything less plain is left to
+    /// `misplaced`.
     /// The tag's own attributes, read already from `attributes_from` on, are kept; where
     /// they start after the closes is returned.
     pub(super) fn close_implied_by(&mut self, name: &str, attributes_from: usize) -> usize {
