@@ -7,7 +7,7 @@
 //! pages are ever held in memory, however slow the parser.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::{oneshot, Semaphore};
@@ -28,7 +28,7 @@ struct Inner {
     /// Of those, pages read by the streaming engine, without a DOM.
     streamed_pages: AtomicU64,
     /// Every page read into a DOM (`Config::dom_only`).
-    dom_only: AtomicBool,
+    dom_only: bool,
 }
 
 impl std::fmt::Debug for ParsePool {
@@ -51,6 +51,12 @@ impl ParsePool {
     ///
     /// [`Error::Config`] when the threads cannot be started.
     pub fn new(threads: usize) -> Result<Self, Error> {
+        Self::reading(threads, false)
+    }
+
+    /// A pool of `threads` threads for a crawl; with `dom_only`, every page it reads goes
+    /// into a DOM, the streaming engine's too (`Config::dom_only`).
+    pub(crate) fn reading(threads: usize, dom_only: bool) -> Result<Self, Error> {
         let threads = threads.max(1);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -64,19 +70,14 @@ impl ParsePool {
                 room,
                 html_parses: AtomicU64::new(0),
                 streamed_pages: AtomicU64::new(0),
-                dom_only: AtomicBool::new(false),
+                dom_only,
             }),
         })
     }
 
-    /// From now on, read every page into a DOM, the streaming engine's too.
-    pub(crate) fn read_dom_only(&self) {
-        self.inner.dom_only.store(true, Ordering::Relaxed);
-    }
-
     /// Whether every page is read into a DOM.
     pub(crate) fn dom_only(&self) -> bool {
-        self.inner.dom_only.load(Ordering::Relaxed)
+        self.inner.dom_only
     }
 
     /// Count one HTML parse.

@@ -149,10 +149,7 @@ impl<S: Spider> Crawler<S> {
         };
         let fetcher = Fetcher::new(&config);
         let router = Router::new(&config)?;
-        let pool = ParsePool::new(config.parse_threads)?;
-        if config.dom_only {
-            pool.read_dom_only();
-        }
+        let pool = ParsePool::reading(config.parse_threads, config.dom_only)?;
         let mut start = start;
         {
             // Before the start URLs are queued: the hook may log in and add its own.

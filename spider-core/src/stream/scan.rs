@@ -59,8 +59,9 @@ pub(super) fn run(html: &str, plan: &Plan, watch_hidden: bool) -> Result<Streame
             return Err(why);
         }
     }
+    // Elements still open at the end stay as they are: the tree builder moves nothing at
+    // the end of the input.
     scan.text(&html[text_from..]);
-    scan.shape.finish();
     match scan.shape.gave_up {
         Some(why) => Err(why),
         None => Ok(scan.collector.finish()),

@@ -49,6 +49,15 @@ fn breaks_foreign(name: &str) -> bool {
     )
 }
 
+/// The parts of a table a page may leave open, innermost first: what a tag closes is a
+/// part and all inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum TablePart {
+    Cell,
+    Row,
+    Group,
+}
+
 /// Elements whose end tags the tree builder implies where a page leaves them out
 /// ("generate implied end tags").
 fn end_implied(name: &str) -> bool {
@@ -129,7 +138,7 @@ impl<'a> Shape<'a> {
     }
 
     fn parent(&self) -> &str {
-        self.open.last().map_or("", |open| &open.name)
+        self.name_below(self.open.len())
     }
 
     /// The nearest open element among `names`.
@@ -163,26 +172,27 @@ impl<'a> Shape<'a> {
                 break;
             }
         }
-        let last = |kept: usize| kept.checked_sub(1).map_or("", |at| &*self.open[at].name);
         let in_select = self.is_open(&["select"]);
-        if (matches!(name, "option" | "optgroup") || (name == "hr" && in_select)) && last(kept) == "option" {
+        if (matches!(name, "option" | "optgroup") || (name == "hr" && in_select))
+            && self.name_below(kept) == "option"
+        {
             kept -= 1;
         }
-        if matches!(name, "optgroup" | "hr") && in_select && last(kept) == "optgroup" {
+        if matches!(name, "optgroup" | "hr") && in_select && self.name_below(kept) == "optgroup" {
             kept -= 1;
         }
         // A `<table>` closes the `<p>` only in a page with a doctype: not in quirks mode.
-        if closes_p(name) && name != "table" && last(kept) == "p" {
+        if closes_p(name) && name != "table" && self.name_below(kept) == "p" {
             kept -= 1;
         }
-        let parts: &[&str] = match name {
-            "td" | "th" => &["td"],
-            "tr" => &["td", "tr"],
-            "tbody" | "thead" | "tfoot" => &["td", "tr", "tbody"],
-            _ => &[],
+        let part = match name {
+            "td" | "th" => Some(TablePart::Cell),
+            "tr" => Some(TablePart::Row),
+            "tbody" | "thead" | "tfoot" => Some(TablePart::Group),
+            _ => None,
         };
-        if !parts.is_empty() && !self.is_open(&["svg", "math"]) {
-            kept = self.table_parts_closed(kept, parts);
+        if let Some(part) = part.filter(|_| !self.is_open(&["svg", "math"])) {
+            kept = self.table_parts_closed(kept, part);
         }
         if kept == self.open.len() || self.closes_a_form(kept) {
             return attributes_from;
@@ -194,29 +204,31 @@ impl<'a> Shape<'a> {
         from
     }
 
-    /// How many of the first `kept` open elements stay open once the table `parts` a page
-    /// leaves open are closed, as the tree builder closes them: `"td"` the open cell with
-    /// all inside it (a cell's formatting elements end with it), then `"tr"` the row and
-    /// `"tbody"` the row group (or head or foot) when innermost. Nothing past the nearest
-    /// `<table>`, which bounds them.
-    fn table_parts_closed(&self, mut kept: usize, parts: &[&str]) -> usize {
-        let last = |kept: usize| kept.checked_sub(1).map_or("", |at| &*self.open[at].name);
-        if parts.contains(&"td") {
-            for at in (0..kept).rev() {
-                match &*self.open[at].name {
-                    "td" | "th" => {
-                        kept = at;
-                        break;
-                    }
-                    "table" => break,
-                    _ => {}
+    /// The name of the element last opened among the first `kept` open ones.
+    fn name_below(&self, kept: usize) -> &str {
+        kept.checked_sub(1).and_then(|at| self.open.get(at)).map_or("", |open| &open.name)
+    }
+
+    /// How many of the first `kept` open elements stay open once the table parts a page
+    /// leaves open are closed, up to `upto`, as the tree builder closes them: the open
+    /// cell with all inside it (a cell's formatting elements end with it), then the row and
+    /// the row group (or head or foot) when innermost. Nothing past the nearest `<table>`,
+    /// which bounds them.
+    fn table_parts_closed(&self, mut kept: usize, upto: TablePart) -> usize {
+        for at in (0..kept).rev() {
+            match &*self.open[at].name {
+                "td" | "th" => {
+                    kept = at;
+                    break;
                 }
+                "table" => break,
+                _ => {}
             }
         }
-        if parts.contains(&"tr") && last(kept) == "tr" {
+        if upto >= TablePart::Row && self.name_below(kept) == "tr" {
             kept -= 1;
         }
-        if parts.contains(&"tbody") && matches!(last(kept), "tbody" | "thead" | "tfoot") {
+        if upto >= TablePart::Group && matches!(self.name_below(kept), "tbody" | "thead" | "tfoot") {
             kept -= 1;
         }
         kept
@@ -333,14 +345,14 @@ impl<'a> Shape<'a> {
             }
             return true;
         }
-        let parts: &[&str] = match name {
-            "tr" => &["td"],
-            "tbody" | "thead" | "tfoot" => &["td", "tr"],
-            "table" => &["td", "tr", "tbody"],
-            _ => &[],
+        let inside = match name {
+            "tr" => Some(TablePart::Cell),
+            "tbody" | "thead" | "tfoot" => Some(TablePart::Row),
+            "table" => Some(TablePart::Group),
+            _ => None,
         };
-        if !parts.is_empty() && !self.is_open(&["svg", "math"]) {
-            let kept = self.table_parts_closed(self.open.len(), parts);
+        if let Some(inside) = inside.filter(|_| !self.is_open(&["svg", "math"])) {
+            let kept = self.table_parts_closed(self.open.len(), inside);
             if !self.closes_a_form(kept) {
                 self.pop_to(kept);
             }
@@ -407,10 +419,6 @@ impl<'a> Shape<'a> {
             self.give_up_at("text inside a table outside its cells");
         }
     }
-
-    /// The page ended. Elements still open end there in the DOM too: the tree builder
-    /// moves nothing at the end of the input.
-    pub(super) fn finish(&mut self) {}
 }
 
 /// Whether two tag names are the same: a byte loop, since names are a few bytes long and
