@@ -7,11 +7,11 @@ use std::str::FromStr;
 use scraper::ElementRef;
 use url::Url;
 
-pub use crate::item::{ExtractError, ExtractErrorKind, FieldSource, Item};
-pub use crate::json_field::{json_all, json_first, JsonBody};
-pub use crate::json_ld::{JsonLd, SCRIPTS_CSS as JSON_LD_SCRIPTS};
-pub use crate::page::Document;
-pub use crate::stream::{FieldRead, Found, Reader};
+pub use crate::extract::item::{ExtractError, ExtractErrorKind, FieldSource, Item};
+pub use crate::extract::json_field::{json_all, json_first, JsonBody};
+pub use crate::extract::json_ld::{JsonLd, SCRIPTS_CSS as JSON_LD_SCRIPTS};
+pub use crate::extract::page::Document;
+pub use crate::extract::stream::{FieldRead, Found, Reader};
 pub use scraper::Selector;
 pub use std::sync::LazyLock;
 pub use std::time::Duration;
@@ -193,4 +193,4 @@ pub fn missing(field: &'static str, from: FieldSource) -> ExtractError {
     ExtractError { field, from, kind: ExtractErrorKind::Missing }
 }
 
-pub use crate::link_rules::{parse_by_link_rules, Engine, LinkRule, LinkRules, DEFAULT_LINKS};
+pub use crate::spider::rules::{parse_by_link_rules, Engine, LinkRule, LinkRules, DEFAULT_LINKS};

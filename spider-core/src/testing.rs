@@ -7,7 +7,7 @@ use serde_json::Value;
 use url::Url;
 
 use crate::error::{Error, Result};
-use crate::page::Page;
+use crate::extract::page::Page;
 use crate::request::Request;
 use crate::spider::{Cx, Spider};
 

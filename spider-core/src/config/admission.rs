@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::Config;
-use crate::throttle::{DelayRange, RateCeiling};
+use crate::schedule::throttle::{DelayRange, RateCeiling};
 
 impl Config {
     /// Apply a preset from the sizing guide: `polite` (4 slots in total and per host,

@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use super::{Config, SeedCookies, DEFAULT_USER_AGENT};
-use crate::classify::DEFAULT_RETRY_STATUSES;
-use crate::proxy::DEFAULT_USER_TEMPLATE;
-use crate::retry::Backoff;
-use crate::throttle::DelayRange;
+use crate::schedule::retry::Backoff;
+use crate::schedule::throttle::DelayRange;
+use crate::wire::classify::DEFAULT_RETRY_STATUSES;
+use crate::wire::route::DEFAULT_USER_TEMPLATE;
 
 impl Default for Config {
     fn default() -> Self {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::{Config, RouteSpec};
-use crate::throttle::DelayRange;
+use crate::schedule::throttle::DelayRange;
 
 /// The settings as `key = value` lines, for the start of a run.
 impl std::fmt::Display for Config {
@@ -101,7 +101,7 @@ impl std::fmt::Display for Config {
             }
         }
         if let Some(frontier) = &self.frontier {
-            let shown = crate::fleet::Address::parse(frontier)
+            let shown = crate::schedule::fleet::Address::parse(frontier)
                 .map_or_else(|_| spider_settings::redact_url(frontier), |a| a.to_string());
             write!(
                 f,

@@ -36,8 +36,8 @@ use std::time::Duration;
 
 use crate::error::Error;
 use crate::request::Request;
-use crate::retry::Backoff;
-use crate::throttle::{DelayRange, RateCeiling};
+use crate::schedule::retry::Backoff;
+use crate::schedule::throttle::{DelayRange, RateCeiling};
 
 /// The user agent sent when none is configured. Its first word is the robots.txt token.
 pub const DEFAULT_USER_AGENT: &str = concat!("spiderling/", env!("CARGO_PKG_VERSION"));
@@ -208,11 +208,11 @@ impl Config {
 
     /// The hosts whose robots.txt lists sitemaps to read: those of the start URLs, with
     /// [`sitemaps`](Self::sitemaps) on; none without.
-    pub(crate) fn sitemap_hosts(&self) -> std::collections::HashSet<crate::frontier::HostKey> {
+    pub(crate) fn sitemap_hosts(&self) -> std::collections::HashSet<crate::schedule::frontier::HostKey> {
         if !self.sitemaps {
             return std::collections::HashSet::new();
         }
         let urls = self.start_urls.iter().filter_map(|url| url::Url::parse(url).ok());
-        urls.filter_map(|url| crate::frontier::host_key(&url)).collect()
+        urls.filter_map(|url| crate::schedule::frontier::host_key(&url)).collect()
     }
 }

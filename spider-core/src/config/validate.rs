@@ -117,7 +117,7 @@ impl Config {
             }
             return problems;
         };
-        if let Err(problem) = crate::fleet::Address::parse(frontier) {
+        if let Err(problem) = crate::schedule::fleet::Address::parse(frontier) {
             problems.push(problem);
         }
         if self.state.is_some() {
@@ -187,7 +187,7 @@ impl Config {
                 self.proxy_user_template
             ));
         }
-        if let Err(error) = crate::proxy::Router::new(self) {
+        if let Err(error) = crate::wire::route::Router::new(self) {
             problems.push(error.to_string().trim_start_matches("configuration error: ").to_owned());
         }
         problems

@@ -21,23 +21,23 @@ use url::Url;
 
 use super::task::{crawl_page, fetch_robots};
 use super::{Done, Files, HostId, Job, Notes, Outcome, Report, Shared};
-use crate::cache::HttpCache;
-use crate::cause::Cause;
-use crate::classify::Trouble;
 use crate::config::Config;
+use crate::error::cause::Cause;
 use crate::error::Error;
-use crate::export::Encoded;
-use crate::failures::Failure;
-use crate::frontier::{Checkpoint, Enqueued, HostKey, Journal, RobotsMemo, RunEnd, Ticket};
-use crate::gauge::{Latencies, Live, Window, WINDOW};
+use crate::observe::gauge::{Latencies, Live, Window, WINDOW};
+use crate::observe::stats::{CrawlStatus, Stats};
+use crate::observe::timeline::Recorder;
 use crate::request::Request;
-use crate::retry::Backoff;
-use crate::robots::{self, RobotsRules};
+use crate::schedule::cache::HttpCache;
+use crate::schedule::frontier::{Checkpoint, Enqueued, HostKey, Journal, RobotsMemo, RunEnd, Ticket};
+use crate::schedule::retry::Backoff;
+use crate::schedule::robots::{self, RobotsRules};
+use crate::schedule::throttle::adaptive::{self, Controller, Proposal, Target};
+use crate::schedule::throttle::{DelayRange, HostSlots, RateGate, SlotState};
+use crate::sinks::failures::Failure;
+use crate::sinks::Encoded;
 use crate::spider::Spider;
-use crate::stats::{CrawlStatus, Stats};
-use crate::throttle::adaptive::{self, Controller, Proposal, Target};
-use crate::throttle::{DelayRange, HostSlots, RateGate, SlotState};
-use crate::timeline::Recorder;
+use crate::wire::classify::Trouble;
 
 /// The longest a finished request waits for its checkpoint (see `checkpoint_due`).
 const GROUP_COMMIT: Duration = Duration::from_millis(2);
@@ -863,7 +863,8 @@ impl<S: Spider> Dispatcher<S> {
 
     /// Whether the robots.txt of `url`'s host is known here and disallows it.
     fn known_disallowed(&self, url: &Url) -> bool {
-        let Some(&id) = crate::frontier::host_key(url).and_then(|key| self.host_ids.get(&key)) else {
+        let Some(&id) = crate::schedule::frontier::host_key(url).and_then(|key| self.host_ids.get(&key))
+        else {
             return false;
         };
         matches!(&self.hosts[id].robots, RobotsState::Known(rules @ RobotsRules::Rules(_)) if !rules.allows(url))

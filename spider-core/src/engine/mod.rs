@@ -33,27 +33,27 @@ use url::Url;
 use dispatch::{Dispatcher, Inputs, Limits, Watchers};
 use start_list::ListReader;
 
-use crate::block::BlockRules;
-use crate::cache::{CacheWrite, Cached, HttpCache};
-use crate::classify::Trouble;
 use crate::config::Config;
-use crate::dashboard::{write_report, Board};
 use crate::error::Error;
-use crate::export::{Committed, Encoded, Encoder, Sink};
-use crate::failures::{Failure, FailuresFile};
-use crate::fetch::Fetcher;
-use crate::frontier::{Enqueued, Journal, MemoryFrontier, RobotsMemo, Ticket};
-use crate::gauge::Live;
-use crate::identity::SavedIdentity;
-use crate::parse::ParsePool;
-use crate::proxy::Router;
+use crate::extract::pool::ParsePool;
+use crate::observe::dashboard::{write_report, Board};
+use crate::observe::gauge::Live;
+use crate::observe::stats::{Counts, CrawlStatus, Ending, Stats, Summary};
+use crate::observe::timeline::Recorder;
+use crate::request::identity::SavedIdentity;
 use crate::request::Request;
-use crate::robots::RobotsRules;
+use crate::schedule::cache::{CacheWrite, Cached, HttpCache};
+use crate::schedule::frontier::{Enqueued, Journal, MemoryFrontier, RobotsMemo, Ticket};
+use crate::schedule::robots::RobotsRules;
+use crate::schedule::state;
+use crate::sinks::failures::{Failure, FailuresFile};
+use crate::sinks::{Committed, Encoded, Encoder, Sink};
+use crate::spider::start::Start;
 use crate::spider::Spider;
-use crate::start::Start;
-use crate::state;
-use crate::stats::{Counts, CrawlStatus, Ending, Stats, Summary};
-use crate::timeline::Recorder;
+use crate::wire::block::BlockRules;
+use crate::wire::classify::Trouble;
+use crate::wire::route::Router;
+use crate::wire::transport::Fetcher;
 
 /// Runs a spider to the end.
 ///
@@ -127,7 +127,7 @@ impl<S: Spider> Crawler<S> {
         let resumed =
             config.state.as_deref().map(|path| state::open(path, &config, config.fresh)).transpose()?;
         let fleet = match config.frontier.as_deref() {
-            Some(address) => Some(crate::fleet::join(&config, address).await?),
+            Some(address) => Some(crate::schedule::fleet::join(&config, address).await?),
             None => None,
         };
         let (mut frontier, mut earlier, membership) = match (resumed, fleet) {
@@ -182,8 +182,11 @@ impl<S: Spider> Crawler<S> {
         // the last run.
         let timeline = (config.dashboard.is_some() || config.report.is_some()).then(Recorder::default);
         let board = timeline.clone().map(|timeline| Board::new(&config, timeline));
-        let servers: Vec<Background> =
-            crate::serve::start(&config, &live, board.clone()).await?.into_iter().map(Background).collect();
+        let servers: Vec<Background> = crate::observe::serve::start(&config, &live, board.clone())
+            .await?
+            .into_iter()
+            .map(Background)
+            .collect();
         let (sink, failures) = open_files(&config, earlier.as_ref())?;
         if sink.is_none() {
             tracing::warn!("no output file: items are counted, not written");
@@ -200,13 +203,13 @@ impl<S: Spider> Crawler<S> {
             max_redirects: config.max_redirects,
             follow_hidden: config.follow_hidden,
             retry_statuses: config.retry_statuses.clone(),
-            sitemap_since: config.sitemap_since.map(crate::sitemap::Since::new),
+            sitemap_since: config.sitemap_since.map(crate::extract::sitemap::Since::new),
             spider,
         });
         if let Some(earlier) = earlier.as_mut() {
             shared.router.identities().resume(std::mem::take(&mut earlier.identities));
         }
-        let progress = config.progress.then(|| crate::progress::show(live.subscribe()));
+        let progress = config.progress.then(|| crate::observe::progress::show(live.subscribe()));
         let (stop_tx, stop_rx) = mpsc::unbounded_channel();
         let signals = config.handle_signals.then(|| Background(tokio::spawn(forward_signals(stop_tx))));
         tracing::info!(spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
@@ -356,7 +359,7 @@ struct Shared<S: Spider> {
     max_redirects: u8,
     retry_statuses: Vec<u16>,
     /// `sitemap_since`: sitemap URLs modified before it are skipped.
-    sitemap_since: Option<crate::sitemap::Since>,
+    sitemap_since: Option<crate::extract::sitemap::Since>,
 }
 
 type HostId = usize;

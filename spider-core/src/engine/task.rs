@@ -10,22 +10,22 @@ use reqwest::header::LOCATION;
 use tokio::time::Instant;
 
 use super::{Job, Notes, Outcome, Sample, Shared};
-use crate::block::Answer;
-use crate::cache::{CacheWrite, Cached, Entry};
-use crate::classify::{self, Trouble};
 use crate::error::Error;
-use crate::export::Encoded;
-use crate::failures::Failure;
-use crate::fetch::Fetched;
-use crate::frontier::RobotsMemo;
-use crate::hidden::HiddenLinks;
-use crate::item::ExtractError;
-use crate::page::Page;
-use crate::proxy::Verdict;
+use crate::extract::hidden::HiddenLinks;
+use crate::extract::item::ExtractError;
+use crate::extract::page::Page;
+use crate::observe::stats::Stats;
 use crate::request::Request;
-use crate::robots::RobotsRules;
+use crate::schedule::cache::{CacheWrite, Cached, Entry};
+use crate::schedule::frontier::RobotsMemo;
+use crate::schedule::robots::RobotsRules;
+use crate::sinks::failures::Failure;
+use crate::sinks::Encoded;
 use crate::spider::{Cx, Spider};
-use crate::stats::Stats;
+use crate::wire::block::Answer;
+use crate::wire::classify::{self, Trouble};
+use crate::wire::route::Verdict;
+use crate::wire::transport::Fetched;
 
 /// Fetch robots.txt. A redirect (RFC 9309 asks to follow five) goes back to the dispatcher
 /// as the next hop, so each hop waits for a slot and a rate token.
@@ -33,7 +33,9 @@ pub(super) async fn fetch_robots<S: Spider>(shared: &Shared<S>, job: Job, notes:
     let request = &job.request;
     let fetched = match answer(shared, request, job.cached, true, notes).await {
         Fetch::Answer { fetched, .. } => fetched,
-        Fetch::Failed(error) => return Outcome::RobotsUnavailable(crate::robots::unreachable(&error)),
+        Fetch::Failed(error) => {
+            return Outcome::RobotsUnavailable(crate::schedule::robots::unreachable(&error))
+        }
         Fetch::Fatal(error) => return Outcome::Fatal(error),
     };
     let status = fetched.status;

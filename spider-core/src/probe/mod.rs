@@ -71,13 +71,13 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::block::BlockRules;
 use crate::config::Config;
 use crate::error::Error;
-use crate::fetch::Fetcher;
-use crate::proxy::Router;
 use crate::request::Request;
-use crate::robots::Robots;
+use crate::schedule::robots::Robots;
+use crate::wire::block::BlockRules;
+use crate::wire::route::Router;
+use crate::wire::transport::Fetcher;
 
 pub use plan::ProbePlan;
 use ramp::{ramp, Start};

@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::block::{Answer, BlockRules};
-use crate::classify::retry_after;
 use crate::error::Error;
-use crate::fetch::Fetcher;
-use crate::proxy::{Route, Router, Verdict};
 use crate::request::Request;
+use crate::wire::block::{Answer, BlockRules};
+use crate::wire::classify::retry_after;
+use crate::wire::route::{Route, Router, Verdict};
+use crate::wire::transport::Fetcher;
 
 /// What the probe sends on: the crawl's own route, fetcher and block rules.
 pub(super) struct Target {

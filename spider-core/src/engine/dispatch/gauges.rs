@@ -9,12 +9,12 @@ use tokio::time::Instant;
 use super::Dispatcher;
 use super::Host;
 use crate::engine::{HostId, Sample};
-use crate::frontier::FleetAnswers;
-use crate::gauge::{HostLive, Live};
+use crate::observe::gauge::{HostLive, Live};
+use crate::observe::stats::Stats;
+use crate::observe::timeline::{Event, EventKind};
+use crate::schedule::frontier::FleetAnswers;
+use crate::schedule::throttle::adaptive::{self, Change, Controller, Proposal};
 use crate::spider::Spider;
-use crate::stats::Stats;
-use crate::throttle::adaptive::{self, Change, Controller, Proposal};
-use crate::timeline::{Event, EventKind};
 
 impl<S: Spider> Dispatcher<S> {
     /// What an answer tells the gauges, and the controller of its host.

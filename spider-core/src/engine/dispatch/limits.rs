@@ -3,7 +3,7 @@
 //! [`CrawlStatus::LimitReached`](crate::CrawlStatus::LimitReached).
 
 use crate::config::Config;
-use crate::stats::{Counts, Stats};
+use crate::observe::stats::{Counts, Stats};
 
 /// The crawl's page and item limits, counted over every run of its state file.
 pub(in crate::engine) struct Limits {

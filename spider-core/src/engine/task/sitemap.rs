@@ -5,9 +5,9 @@
 use bytes::Bytes;
 
 use super::super::{Outcome, Shared};
-use crate::failures::Failure;
+use crate::extract::sitemap::{self, Limits, Problem};
 use crate::request::Request;
-use crate::sitemap::{self, Limits, Problem};
+use crate::sinks::failures::Failure;
 use crate::spider::Spider;
 
 /// Read the sitemap `request` was answered with (`body`), and say what comes of it.

@@ -1,0 +1,15 @@
+//! Extraction: what is read from an answer.
+
+pub(crate) mod charset;
+pub(crate) mod content_type;
+pub(crate) mod form;
+pub(crate) mod hidden;
+pub(crate) mod item;
+pub(crate) mod json_field;
+pub(crate) mod json_ld;
+pub(crate) mod non_page;
+pub(crate) mod page;
+pub(crate) mod pool;
+pub(crate) mod rfc3339;
+pub(crate) mod sitemap;
+pub(crate) mod stream;

@@ -1,0 +1,353 @@
+//! The streaming pass: one byte scan over a page's tags that tells whether the page
+//! nests as the DOM would (`shape.rs`) and collects what the plan's selectors match
+//! (`select.rs`, `collect.rs`) as it goes. It reads the markup it accepts as the HTML
+//! tokenizer does (tag and attribute names, quoted and unquoted values, comments, the
+//! doctype, raw-text elements) and gives up on anything it does not read exactly so: a
+//! bogus comment, CDATA, `<!--` in a script, an attribute name starting with a quote.
+
+use std::borrow::Cow;
+
+use memchr::{memchr, memmem};
+
+use super::collect::{Collector, Streamed, TextKind};
+use super::select::{any_compound_matches, matches, Element};
+use super::shape::{is_implied, Attribute, Shape};
+use super::Plan;
+
+/// Why a page whose links are read is left to the DOM when it may hide one: the stream
+/// sees a link, not the elements around it that hide it.
+const MAY_HIDE_A_LINK: &str = "an attribute that may hide a link (`hidden`, `aria-hidden`, a hiding style)";
+
+/// A selector matches `<html>`, `<head>` or `<body>`, which the DOM may have where the
+/// page does not, and which the shape never opens.
+const IMPLIED_MATCH: &str =
+    "a selector matching `<html>`, `<head>` or `<body>`, which the DOM may have where the page does not";
+
+/// Read `html` with `plan`: what its selectors match, or why the page must be read from
+/// the DOM. With `watch_hidden`, a page carrying an attribute that may hide a link is
+/// left to the DOM.
+pub(super) fn run(html: &str, plan: &Plan, watch_hidden: bool) -> Result<Streamed, &'static str> {
+    let mut scan = Scan {
+        html,
+        plan,
+        watch_hidden,
+        shape: Shape::default(),
+        collector: Collector::new(plan.selectors.len()),
+    };
+    scan.shape.rows_in_tables = !plan.sees_tbody;
+    let bytes = html.as_bytes();
+    // Text runs from `text_from` to the next markup; a `<` that starts none is text.
+    let (mut at, mut text_from) = (0, 0);
+    while let Some(found) = memchr(b'<', &bytes[at..]) {
+        let open = at + found;
+        let next = bytes.get(open + 1).copied();
+        if next == Some(b'?') {
+            return Err("a bogus comment");
+        }
+        if !(matches!(next, Some(b'!' | b'/')) || next.is_some_and(|c| c.is_ascii_alphabetic())) {
+            at = open + 1;
+            continue;
+        }
+        scan.text(&html[text_from..open]);
+        at = match next {
+            Some(b'!') => declaration(html, open)?,
+            Some(b'/') => scan.end_tag(open)?,
+            _ => scan.start_tag(open)?,
+        };
+        text_from = at;
+        if let Some(why) = scan.shape.gave_up {
+            return Err(why);
+        }
+    }
+    // Elements still open at the end stay as they are: the tree builder moves nothing at
+    // the end of the input.
+    scan.text(&html[text_from..]);
+    match scan.shape.gave_up {
+        Some(why) => Err(why),
+        None => Ok(scan.collector.finish()),
+    }
+}
+
+struct Scan<'a, 'p> {
+    html: &'a str,
+    plan: &'p Plan,
+    watch_hidden: bool,
+    shape: Shape<'a>,
+    collector: Collector,
+}
+
+impl<'a> Scan<'a, '_> {
+    /// A run of text between two tags.
+    fn text(&mut self, text: &str) {
+        self.shape.text(text);
+        self.collector.text(text, TextKind::Decoded);
+    }
+
+    fn end_tag(&mut self, at: usize) -> Result<usize, &'static str> {
+        let html = self.html;
+        if !html.as_bytes().get(at + 2).is_some_and(u8::is_ascii_alphabetic) {
+            return Err("a bogus end tag");
+        }
+        let (raw, end) = tag_name(html, at + 2);
+        let close = memchr(b'>', &html.as_bytes()[end..]).ok_or("an unclosed end tag")?;
+        if !html[end..end + close].trim_matches(|c: char| c.is_ascii_whitespace()).is_empty() {
+            return Err("an end tag with attributes");
+        }
+        self.close(&lower(raw));
+        Ok(end + close + 1)
+    }
+
+    /// End tag `name`: the element closes, and so does the text of its matches. A stray
+    /// `</p>` is an empty paragraph, opened and closed here.
+    fn close(&mut self, name: &str) {
+        if self.shape.end(name) && self.shape.gave_up.is_none() {
+            let empty = self.shape.attributes.len();
+            if let Err(why) = self.select("p", empty, false, true) {
+                self.shape.give_up_at(why);
+            }
+        }
+        self.collector.close_below(self.shape.open.len());
+    }
+
+    fn start_tag(&mut self, at: usize) -> Result<usize, &'static str> {
+        let html = self.html;
+        let bytes = html.as_bytes();
+        let (raw, mut i) = tag_name(html, at + 1);
+        let name = lower(raw);
+        let attributes_from = self.shape.attributes.len();
+        let self_closing = loop {
+            while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+                i += 1;
+            }
+            match bytes.get(i) {
+                None => return Err("an unclosed start tag"),
+                Some(b'>') => break false,
+                Some(b'/') if bytes.get(i + 1) == Some(&b'>') => break true,
+                Some(b'/') => i += 1,
+                Some(b'"' | b'\'' | b'<' | b'=') => {
+                    return Err("an attribute name the tokenizer reads oddly")
+                }
+                Some(_) => i = self.attribute(i)?,
+            }
+        };
+        let after = i + if self_closing { 2 } else { 1 };
+        let foreign = matches!(&*name, "svg" | "math") || self.shape.is_open(&["svg", "math"]);
+        let has_content = !(is_void(&name) || (self_closing && foreign));
+        let attributes_from = self.shape.close_implied_by(&name, attributes_from);
+        self.collector.close_below(self.shape.open.len());
+        self.select(&name, attributes_from, foreign, has_content)?;
+        let text = raw_text(&name);
+        let newline_dropped = matches!(&*name, "pre" | "textarea" | "listing");
+        self.shape.start(name.clone(), has_content, attributes_from, foreign);
+        if newline_dropped && matches!(bytes.get(after), Some(b'\n' | b'\r' | b'&')) {
+            return Err("a newline right after `<pre>`, `<textarea>` or `<listing>`");
+        }
+        let Some(kind) = text else { return Ok(after) };
+        if foreign {
+            return Err("a raw-text element inside `<svg>` or `<math>`");
+        }
+        let (content_end, end) = raw_text_end(html, after, raw).ok_or("an unclosed raw-text element")?;
+        let content = &html[after..content_end];
+        if name == "script" && content.contains("<!--") {
+            return Err("`<!--` inside a script");
+        }
+        self.collector.text(content, kind);
+        self.close(&name);
+        Ok(end)
+    }
+
+    /// Match the plan's selectors against the start tag just read (`name`, its attributes
+    /// from `attributes_from` on), before it opens.
+    fn select(
+        &mut self,
+        name: &str,
+        attributes_from: usize,
+        foreign: bool,
+        has_content: bool,
+    ) -> Result<(), &'static str> {
+        let Shape { open, attributes, .. } = &self.shape;
+        let element = Element { name, attributes: &attributes[attributes_from..], foreign };
+        if is_implied(name) {
+            for wanted in &self.plan.selectors {
+                if any_compound_matches(&wanted.parsed, element)? {
+                    return Err(IMPLIED_MATCH);
+                }
+            }
+            return Ok(());
+        }
+        for (index, wanted) in self.plan.selectors.iter().enumerate() {
+            if !matches(&wanted.parsed, element, open, attributes)? {
+                continue;
+            }
+            let values =
+                wanted.attributes.iter().map(|name| element.attribute(name).map(Cow::into_owned)).collect();
+            let capture_at = (wanted.text && has_content).then_some(open.len() + 1);
+            self.collector.matched(index, values, capture_at);
+        }
+        Ok(())
+    }
+
+    /// One attribute from `from`, kept with the tag's; where the tag goes on. With
+    /// `watch_hidden`, one that may hide a link gives up.
+    fn attribute(&mut self, from: usize) -> Result<usize, &'static str> {
+        let html = self.html;
+        let bytes = html.as_bytes();
+        let name_end = bytes[from..]
+            .iter()
+            .position(|b| matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>' | b'='))
+            .map_or(bytes.len(), |n| from + n);
+        let name = &html[from..name_end];
+        let mut i = name_end;
+        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        let (value, end) = if bytes.get(i) == Some(&b'=') {
+            i += 1;
+            while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+                i += 1;
+            }
+            match bytes.get(i) {
+                Some(&quote @ (b'"' | b'\'')) => {
+                    let close = memchr(quote, &bytes[i + 1..]).ok_or("an unclosed attribute value")?;
+                    (&html[i + 1..i + 1 + close], i + close + 2)
+                }
+                _ => {
+                    let end = bytes[i..]
+                        .iter()
+                        .position(|b| matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'>'))
+                        .map_or(bytes.len(), |n| i + n);
+                    (&html[i..end], end)
+                }
+            }
+        } else {
+            ("", i)
+        };
+        if self.watch_hidden && crate::extract::hidden::attribute_may_hide(name, value) {
+            return Err(MAY_HIDE_A_LINK);
+        }
+        self.shape.attributes.push(Attribute { name, value });
+        Ok(end)
+    }
+}
+
+/// A comment or the doctype at `at`; where the text goes on.
+fn declaration(html: &str, at: usize) -> Result<usize, &'static str> {
+    let rest = &html[at..];
+    if let Some(body) = rest.strip_prefix("<!--") {
+        if body.starts_with('>') || body.starts_with("->") {
+            return Err("an abruptly closed comment");
+        }
+        let end = body.find("-->").ok_or("an unclosed comment")?;
+        if body[..end].contains("--!") {
+            return Err("a comment the tokenizer closes early");
+        }
+        return Ok(at + 4 + end + 3);
+    }
+    if rest.get(..9).is_some_and(|head| head.eq_ignore_ascii_case("<!doctype")) {
+        let end = memchr(b'>', rest.as_bytes()).ok_or("an unclosed doctype")?;
+        return Ok(at + end + 1);
+    }
+    Err("a bogus comment or CDATA section")
+}
+
+/// The tag name starting at `from`, as written, and where it ends.
+fn tag_name(html: &str, from: usize) -> (&str, usize) {
+    let bytes = html.as_bytes();
+    let end = bytes[from..]
+        .iter()
+        .position(|b| matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>'))
+        .map_or(bytes.len(), |n| from + n);
+    (&html[from..end], end)
+}
+
+/// A tag name in lower case, copied only when the page wrote it otherwise.
+fn lower(name: &str) -> Cow<'_, str> {
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(name.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(name)
+    }
+}
+
+/// Elements with no content and no end tag.
+fn is_void(name: &str) -> bool {
+    matches!(
+        name,
+        "area"
+            | "base"
+            | "basefont"
+            | "bgsound"
+            | "br"
+            | "col"
+            | "embed"
+            | "frame"
+            | "hr"
+            | "img"
+            | "input"
+            | "keygen"
+            | "link"
+            | "meta"
+            | "param"
+            | "source"
+            | "track"
+            | "wbr"
+    )
+}
+
+/// Elements whose content is text up to their own end tag, and how that text is read.
+/// `<noscript>` is one because the DOM is built with scripting on, as a browser does.
+fn raw_text(name: &str) -> Option<TextKind> {
+    match name {
+        "title" | "textarea" => Some(TextKind::Decoded),
+        "script" | "style" | "xmp" | "iframe" | "noembed" | "noframes" | "noscript" => Some(TextKind::Raw),
+        _ => None,
+    }
+}
+
+/// Where the content of raw-text element `name` starting at `from` ends, and where its
+/// end tag ends.
+fn raw_text_end(html: &str, from: usize, name: &str) -> Option<(usize, usize)> {
+    let bytes = html.as_bytes();
+    let mut at = from;
+    loop {
+        let found = at + memmem::find(&bytes[at..], b"</")?;
+        let after = found + 2 + name.len();
+        if bytes.get(found + 2..after).is_some_and(|tag| tag.eq_ignore_ascii_case(name.as_bytes()))
+            && matches!(bytes.get(after), Some(b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>'))
+        {
+            return Some((found, after + memchr(b'>', &bytes[after..])? + 1));
+        }
+        at = found + 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hides(page: &str, watch_hidden: bool) -> bool {
+        let plan = Plan::new(&[], &["a[href]"]).unwrap();
+        run(page, &plan, watch_hidden).err() == Some(MAY_HIDE_A_LINK)
+    }
+
+    #[test]
+    fn a_page_that_may_hide_a_link_is_told_by_its_attributes() {
+        for page in [
+            r#"<div style="display:none"><a href="/trap">x</a></div>"#,
+            r#"<p style="visibility : hidden">"#,
+            r#"<span aria-hidden="true">"#,
+            r#"<div hidden><a href="/trap">x</a></div>"#,
+            r#"<A HREF="/t" HIDDEN>x</A>"#,
+        ] {
+            assert!(hides(page, true), "{page}");
+            assert!(!hides(page, false), "not watched: {page}");
+        }
+        for page in [
+            r#"<input type="hidden" name="csrf" value="k">"#,
+            "<h1>The hidden garden</h1>",
+            r#"<p style="display: block">"#,
+        ] {
+            assert!(!hides(page, true), "{page}");
+        }
+    }
+}

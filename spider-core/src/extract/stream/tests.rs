@@ -1,0 +1,568 @@
+//! Differential tests: wherever the streaming engine answers, it answers what the DOM
+//! answers, on generated pages and selectors and on saved real pages.
+
+use proptest::prelude::*;
+use scraper::Selector;
+
+use super::{FieldRead, Found, Plan, Reader};
+use crate::__private::Source;
+use crate::extract::page::Page;
+
+/// Both engines' values for every read, and the links of every rule; `None` for the
+/// stream when the page does not stream.
+type Answers = (Vec<Vec<String>>, Vec<Vec<String>>);
+
+async fn both(
+    page: Page,
+    reads: &'static [FieldRead],
+    rules: &'static [&'static str],
+) -> (Answers, Option<Answers>) {
+    let plan: &'static Plan = Box::leak(Box::new(Plan::new(reads, rules).expect("the selectors stream")));
+    let text = page.text().into_owned();
+    page.html(move |doc| {
+        let answer = |reader: &dyn Fn(usize, &Selector, Source) -> Vec<String>,
+                      links: &dyn Fn(usize, &Selector) -> Vec<String>| {
+            let values = reads
+                .iter()
+                .enumerate()
+                .map(|(i, read)| reader(i, &Selector::parse(read.css).unwrap(), read.source))
+                .collect();
+            let hrefs =
+                rules.iter().enumerate().map(|(i, css)| links(i, &Selector::parse(css).unwrap())).collect();
+            (values, hrefs)
+        };
+        let dom = answer(&|i, s, source| doc.all(i, s, source), &|_, s| {
+            doc.links(s).into_iter().map(String::from).collect()
+        });
+        let streamed =
+            plan.run(&text, true).map_err(|why| eprintln!("not streamed: {why}")).ok().map(|streamed| {
+                let found = Found::new(plan, streamed, doc.facts());
+                let firsts: Vec<Option<String>> = reads
+                    .iter()
+                    .enumerate()
+                    .map(|(i, read)| found.first(i, &Selector::parse(read.css).unwrap(), read.source))
+                    .collect();
+                let doms: Vec<Option<String>> = reads
+                    .iter()
+                    .enumerate()
+                    .map(|(i, read)| doc.first(i, &Selector::parse(read.css).unwrap(), read.source))
+                    .collect();
+                assert_eq!(firsts, doms, "first values");
+                answer(&|i, s, source| found.all(i, s, source), &|i, _| {
+                    found.links(i).into_iter().map(String::from).collect()
+                })
+            });
+        (dom, streamed)
+    })
+    .await
+    .unwrap()
+}
+
+fn leak<T>(value: Vec<T>) -> &'static [T] {
+    Box::leak(value.into_boxed_slice())
+}
+
+fn text(css: &'static str) -> FieldRead {
+    FieldRead { css, source: Source::Text }
+}
+
+fn attr(css: &'static str, name: &'static str) -> FieldRead {
+    FieldRead { css, source: Source::Attr(name) }
+}
+
+fn run<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(future)
+}
+
+#[test]
+fn a_well_formed_page_streams_with_the_doms_answers() {
+    let html = r#"<!doctype html><html><head><title>Shop &amp; co</title></head><body>
+        <div class="product"><h1 class="title"> Atlas &notit; of&nbsp;maps </h1>
+        <p class="price">&pound;12.50</p><pre>first line</pre><a class="next" href=" /page?a=1&amp;b=2 ">next</a>
+        <ul><li><a href="/1">one</a></li><li><a href="/2">two</a><img src="x.png"></li></ul>
+        <table><tbody><tr><td>cell</td></tr></tbody></table><textarea> &lt;typed&gt;</textarea><script>var a = "&amp;";</script></div></body></html>"#;
+    let page = Page::fixture("https://shop.example/catalogue/", html).unwrap();
+    let reads = leak(vec![
+        text("h1.title"),
+        text("p.price"),
+        text("pre"),
+        text("textarea"),
+        text("div.product"),
+        attr("a.next", "href"),
+        attr("img", "src"),
+        attr("div", "class"),
+        text("title"),
+    ]);
+    let (dom, streamed) = run(both(page, reads, leak(vec!["ul a", "a.next, li > a"])));
+    assert_eq!(streamed.as_ref(), Some(&dom), "the page streams, with the same answers");
+    assert_eq!(dom.0[0], ["Atlas ¬it; of\u{a0}maps"]);
+    assert_eq!(dom.0[2], ["first line"]);
+}
+
+#[test]
+fn pages_the_dom_would_nest_otherwise_do_not_stream() {
+    for html in [
+        "<ul><li><b>bold<li>two</ul>",
+        "<p><b>bold<div>block</div></b></p>",
+        "<div><p>quirks: the table stays in the paragraph<table><tr><td>x</td></tr></table></div>",
+        "<table>moved text<tr><td>x</td></tr></table>",
+        "<b><i>misnested</b></i>",
+        "<div><p>x<button></p></button></div>",
+        "<a href=/1>one<a href=/2>two</a></a>",
+        "<div><br></br></div>",
+        "<div><pre>\nfirst line dropped by the tree builder</pre></div>",
+        "<div><script>a = '<!--'</script></div>",
+        "<div><svg><a href=\"/in-svg\">s</a></svg></div>",
+        "<table><tr><td><form>one<td><form>two</table>",
+    ] {
+        let page = Page::fixture("https://shop.example/", html).unwrap();
+        let (_, streamed) =
+            run(both(page, leak(vec![text("div"), text("li"), text("td")]), leak(vec!["a", "a[type=next]"])));
+        assert!(streamed.is_none(), "{html} should be read from the DOM");
+    }
+}
+
+#[test]
+fn end_tags_a_page_leaves_out_are_implied_as_the_tree_builder_implies_them() {
+    for html in [
+        "<ul><li>one<li>two</ul>",
+        "<ul><li><p>para<li>two</li></ul>",
+        "<dl><dt>term<dd>one<dd>two<dt>next</dl>",
+        "<div><select><option>a<option>b<optgroup><option>c</select></div>",
+        "<div><select><optgroup><option>a<hr><option>b</select></div>",
+        "<div><p>para<div>block</div></div>",
+        "<div><p>para</div><p>next",
+        "<div><h2><p>in a heading</h2></div>",
+        "<div>never closed <a href=/1>one</a>",
+        "<div><p>one<div>block</div></p></div>",
+        "<div><p>a</p></p><span></p></span></div>",
+        "<table><tbody><tr><td>a<td>b<tr><td>c</tbody></table>",
+        "<table><tr><td>a<th>b</table><p>after",
+        "<table><thead><tr><th>head<tbody><tr><td><b>bold<td>x</table>",
+        "<div><table><tr><td><div>in a cell</td></tr></table></div>",
+    ] {
+        let page = Page::fixture("https://shop.example/", html).unwrap();
+        let reads = leak(vec![
+            text("div"),
+            text("li"),
+            text("p"),
+            text("dd"),
+            text("option"),
+            text("div > p"),
+            text("select > hr"),
+            text("option > hr"),
+            text("td"),
+            text("tr"),
+            text("td b"),
+        ]);
+        let (dom, streamed) = run(both(page, reads, leak(vec!["a"])));
+        assert_eq!(streamed.as_ref(), Some(&dom), "{html}");
+    }
+}
+
+#[test]
+fn a_noscript_is_read_as_raw_text_as_the_dom_reads_it_with_scripting_on() {
+    let html = r#"<html><head><noscript><link rel="stylesheet" href="/n.css"></noscript></head><body>
+        <noscript><iframe src="https://tags.example/ns"></iframe><a href="/hidden-in-noscript">x</a> &amp;</noscript>
+        <div><a href="/seen">seen</a></div></body></html>"#;
+    let page = Page::fixture("https://shop.example/", html).unwrap();
+    let reads = leak(vec![text("noscript"), attr("iframe", "src"), attr("link", "href")]);
+    let (dom, streamed) = run(both(page, reads, leak(vec!["a[href]"])));
+    assert_eq!(streamed.as_ref(), Some(&dom), "the page streams, with the DOM's answers");
+    assert_eq!(dom.1, [vec!["https://shop.example/seen"]], "a link inside <noscript> is text, not a link");
+    assert!(dom.0[1].is_empty() && dom.0[2].is_empty(), "{:?}", dom.0);
+}
+
+#[test]
+fn attribute_values_compare_decoded_and_without_case_where_html_says_so() {
+    let html = r#"<div><a type="Next" href="/n">n</a><a rel="NoFollow" href="/f">f</a>
+        <a data-v="a&amp;b" href="/d">d</a><a data-v="A&amp;B" href="/e">e</a></div>"#;
+    let page = Page::fixture("https://shop.example/", html).unwrap();
+    let rules = leak(vec!["a[type=next]", "a[rel~=nofollow]", "a[data-v=\"a&b\"]"]);
+    let (dom, streamed) = run(both(page, leak(vec![text("div")]), rules));
+    assert_eq!(streamed.as_ref(), Some(&dom));
+    assert_eq!(
+        dom.1,
+        [vec!["https://shop.example/n"], vec!["https://shop.example/f"], vec!["https://shop.example/d"]]
+    );
+}
+
+/// A generated element tree, written out as HTML.
+#[derive(Debug, Clone)]
+enum Node {
+    Element {
+        tag: &'static str,
+        /// Each attribute's name, value, and how it is written: 0 in double quotes, 1 in
+        /// single quotes, 2 unquoted where the value allows, 3 as a bare name.
+        attributes: Vec<(&'static str, &'static str, u8)>,
+        children: Vec<Node>,
+        closed: bool,
+    },
+    Text(&'static str),
+    Comment,
+}
+
+const TAGS: &[&str] = &[
+    "div", "span", "p", "a", "ul", "li", "b", "h1", "h3", "pre", "section", "em", "table", "tr", "td",
+    "tbody", "img", "br", "textarea", "script", "select", "option", "svg", "DIV", "A", "Li", "title",
+    "noscript",
+];
+const VOID: &[&str] = &["img", "br"];
+const TEXTS: &[&str] = &[
+    "plain",
+    " spaced  out ",
+    "a &amp; b",
+    "&lt;tag&gt;",
+    "&copy 2024",
+    "&notit;",
+    "&#128;&#x41;",
+    "line\r\nbreak",
+    "\n",
+    "&amp",
+    "x&y",
+    "  ",
+    "é ü",
+];
+const CLASSES: &[&str] = &["x", "y", "x y", "item", " x "];
+const HREFS: &[&str] =
+    &["/a", "b?c=1&amp;d=2", " /t ", "&notit;", "http://other.example/z", "", "%zz", "/p&copy=1"];
+
+fn node(depth: u32) -> BoxedStrategy<Node> {
+    let leaf = prop_oneof![
+        4 => proptest::sample::select(TEXTS).prop_map(Node::Text),
+        1 => Just(Node::Comment),
+    ];
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    let attribute = (
+        prop_oneof![
+            proptest::sample::select(CLASSES).prop_map(|v| ("class", v)),
+            proptest::sample::select(&["main", "x", "y"][..]).prop_map(|v| ("id", v)),
+            proptest::sample::select(HREFS).prop_map(|v| ("href", v)),
+            proptest::sample::select(&["1", "2", "a&amp;b", "a-b", "A&amp;B"][..])
+                .prop_map(|v| ("data-v", v)),
+            proptest::sample::select(&["Next", "next", "nofollow x"][..]).prop_map(|v| ("REL", v)),
+            Just(("Class", "x")),
+        ],
+        0..4u8,
+    )
+        .prop_map(|((name, value), written)| (name, value, written));
+    let element = (
+        proptest::sample::select(TAGS),
+        proptest::collection::vec(attribute, 0..3),
+        proptest::collection::vec(node(depth - 1), 0..4),
+        proptest::bool::weighted(0.95),
+    )
+        .prop_map(|(tag, attributes, children, closed)| Node::Element {
+            tag,
+            attributes,
+            children,
+            closed,
+        });
+    prop_oneof![1 => leaf, 2 => element].boxed()
+}
+
+fn write(node: &Node, out: &mut String) {
+    match node {
+        Node::Text(text) => out.push_str(text),
+        Node::Comment => out.push_str("<!-- c -->"),
+        Node::Element { tag, attributes, children, closed } => {
+            out.push('<');
+            out.push_str(tag);
+            for (name, value, written) in attributes {
+                let unquoted = !value.is_empty() && !value.contains([' ', '"', '\'', '=', '<', '>', '`']);
+                match written {
+                    3 => out.push_str(&format!(" {name}")),
+                    2 if unquoted => out.push_str(&format!(" {name}={value}")),
+                    1 => out.push_str(&format!(" {name}='{value}'")),
+                    _ => out.push_str(&format!(" {name}=\"{value}\"")),
+                }
+            }
+            out.push('>');
+            if VOID.contains(&tag.to_ascii_lowercase().as_str()) {
+                return;
+            }
+            for child in children {
+                write(child, out);
+            }
+            if *closed {
+                out.push_str(&format!("</{tag}>"));
+            }
+        }
+    }
+}
+
+fn compound() -> impl Strategy<Value = String> {
+    (
+        proptest::option::of(proptest::sample::select(
+            &["div", "p", "a", "li", "span", "h1", "td", "*", "option", "pre"][..],
+        )),
+        proptest::option::of(proptest::sample::select(
+            &[
+                ".x",
+                ".y",
+                "#main",
+                "[href]",
+                "[class~=x]",
+                "[href^='/']",
+                "[data-v=\"a&b\"]",
+                "[href*=c]",
+                "[data-v]",
+                "[data-v|=a]",
+                "[class$=y]",
+                "[rel=next]",
+                "[rel~=NOFOLLOW]",
+                "[DATA-V*=B]",
+            ][..],
+        )),
+    )
+        .prop_filter_map("a compound selector has something", |(tag, extra)| match (tag, extra) {
+            (None | Some("*"), None) => None,
+            (tag, extra) => Some(format!("{}{}", tag.unwrap_or(""), extra.unwrap_or(""))),
+        })
+}
+
+fn selector() -> impl Strategy<Value = String> {
+    (
+        compound(),
+        proptest::option::of((proptest::sample::select(&[" ", " > "][..]), compound())),
+        proptest::option::of(compound()),
+    )
+        .prop_map(|(first, then, alternative)| {
+            let mut css = first;
+            if let Some((combinator, next)) = then {
+                css = format!("{css}{combinator}{next}");
+            }
+            if let Some(other) = alternative {
+                css = format!("{css}, {other}");
+            }
+            css
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn where_the_stream_answers_it_answers_as_the_dom(
+        body in proptest::collection::vec(node(3), 1..6),
+        selectors in proptest::collection::vec(selector(), 1..4),
+        wrapped in any::<bool>(),
+    ) {
+        let mut html = String::new();
+        for node in &body {
+            write(node, &mut html);
+        }
+        if wrapped {
+            html = format!("<!DOCTYPE html><html><head><title>t</title></head><body>{html}</body></html>");
+        }
+        let mut reads = Vec::new();
+        for css in &selectors {
+            let css: &'static str = Box::leak(css.clone().into_boxed_str());
+            reads.extend([text(css), attr(css, "href"), attr(css, "class"), attr(css, "data-v")]);
+        }
+        let rules = leak(reads.iter().map(|read| read.css).collect());
+        let page = Page::fixture("https://shop.example/list/", html.clone()).unwrap();
+        let (dom, streamed) = run(both(page, leak(reads), rules));
+        if let Some(streamed) = streamed {
+            prop_assert_eq!(streamed, dom, "page {}", html);
+        }
+    }
+
+    /// Tables written with their end tags left out anywhere the tree builder implies them.
+    #[test]
+    fn tables_with_end_tags_left_out_are_read_as_the_dom_reads_them(
+        rows in proptest::collection::vec(
+            (proptest::collection::vec((any::<bool>(), 0..4usize, any::<bool>()), 1..4), any::<bool>()),
+            1..4,
+        ),
+        (body, close_body, close_table, doctype) in (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
+    ) {
+        const CONTENT: [&str; 4] = ["text", "<b>bold", "<div>block</div>", "<p>para"];
+        let mut html = String::from(if doctype { "<!doctype html><div>" } else { "<div>" });
+        html.push_str(if body { "<table><tbody>" } else { "<table>" });
+        for (cells, close_row) in &rows {
+            html.push_str("<tr>");
+            for &(header, content, close_cell) in cells {
+                let tag = if header { "th" } else { "td" };
+                html.push_str(&format!("<{tag}>{}", CONTENT[content]));
+                if close_cell {
+                    html.push_str(&format!("</{tag}>"));
+                }
+            }
+            if *close_row {
+                html.push_str("</tr>");
+            }
+        }
+        if body && close_body {
+            html.push_str("</tbody>");
+        }
+        if close_table {
+            html.push_str("</table>");
+        }
+        html.push_str("<p>after</p></div>");
+        let reads = leak(vec![text("td"), text("th"), text("tr"), text("td b"), text("tr > td"), text("div > p"), text("table p")]);
+        let page = Page::fixture("https://shop.example/", html.clone()).unwrap();
+        let (dom, streamed) = run(both(page, reads, leak(vec![])));
+        if let Some(streamed) = streamed {
+            prop_assert_eq!(streamed, dom, "page {}", html);
+        }
+    }
+
+    /// Markup of any shape, broken included: the scan never panics, and where it answers
+    /// it answers as the DOM.
+    #[test]
+    fn any_markup_is_read_as_the_dom_reads_it_or_left_to_the_dom(
+        pieces in proptest::collection::vec(proptest::sample::select(PIECES), 0..80),
+    ) {
+        let html: String = pieces.concat();
+        let reads = leak(vec![text("div"), attr("a", "href"), text("p.x"), attr("*[id]", "id"), text("title")]);
+        let page = Page::fixture("https://shop.example/", html.clone()).unwrap();
+        let (dom, streamed) = run(both(page, reads, leak(vec!["a[href]", "div > a"])));
+        if let Some(streamed) = streamed {
+            prop_assert_eq!(streamed, dom, "page {:?}", html);
+        }
+    }
+}
+
+/// The pieces `any_markup_is_read_as_the_dom_reads_it_or_left_to_the_dom` writes pages
+/// of: tags cut anywhere, quotes, references, comments, raw text, non-ASCII.
+const PIECES: &[&str] = &[
+    "<",
+    ">",
+    "/",
+    "</",
+    "<div",
+    "<div>",
+    "</div>",
+    "<p class=x>",
+    "</p>",
+    "<a",
+    " href=",
+    "\"/a\"",
+    "'b'",
+    "c&amp;d",
+    " id=k",
+    "=",
+    "\"",
+    "'",
+    " ",
+    "\n",
+    "\r\n",
+    "text",
+    "é",
+    "日本",
+    "&lt;",
+    "&",
+    "<!--",
+    "-->",
+    "<!doctype html>",
+    "<script>",
+    "</script>",
+    "<title>",
+    "</title>",
+    "<br/>",
+    "<img src=i>",
+    "<svg>",
+    "</svg>",
+    "<table>",
+    "<tr>",
+    "<td>",
+    "</td>",
+    "<!",
+    "<?x>",
+    "\t",
+    "<A HREF=/u>",
+    "</A>",
+];
+
+/// Saved pages: the bench's book page and the demo shop's home, listing and book pages
+/// as the sandbox serves them to `spiderling bench` (15 KB each).
+const SAVED: &[(&str, &str)] = &[
+    ("/catalogue/book_123.html", include_str!("../../../../benches/fixtures/book.html")),
+    ("/", include_str!("../../../tests/pages/demo_home.html")),
+    ("/catalogue/page-1.html", include_str!("../../../tests/pages/demo_listing.html")),
+    ("/catalogue/book_1.html", include_str!("../../../tests/pages/demo_book.html")),
+];
+
+#[test]
+fn saved_pages_stream_with_the_doms_answers() {
+    for (path, html) in SAVED {
+        let page = Page::fixture(&format!("http://127.0.0.1:8000{path}"), *html).unwrap();
+        let reads = leak(vec![
+            text("h1.title"),
+            text("p.price"),
+            text("p.availability"),
+            text("article.product_page li.tag"),
+            attr("article.product_page a.cover", "href"),
+            text("table td"),
+            attr("link", "href"),
+            text("title"),
+        ]);
+        let rules = leak(vec!["a[href]", "h3 > a", "li.next > a, a.next", "ul a"]);
+        let (dom, streamed) = run(both(page, reads, rules));
+        assert_eq!(streamed.as_ref(), Some(&dom), "{path}");
+    }
+}
+
+#[test]
+fn a_table_without_tbody_streams_unless_a_selector_could_see_the_implied_one() {
+    let html = "<table><tr><td>a</td></tr><tr><td>b</td></tr></table>";
+    let streams = |css: &'static str| {
+        let page = Page::fixture("https://shop.example/", html).unwrap();
+        let (dom, streamed) = run(both(page, leak(vec![text(css)]), leak(vec![])));
+        if let Some(streamed) = &streamed {
+            assert_eq!(streamed, &dom, "{css}");
+        }
+        streamed.is_some()
+    };
+    assert!(streams("table td"));
+    assert!(streams("tr > td"));
+    assert!(!streams("table > tr"), "the DOM has a tbody between them");
+    assert!(!streams("tbody td"));
+    assert!(!streams("table > .x"));
+}
+
+#[test]
+fn json_ld_blocks_stream_with_the_doms_answers_and_complaints() {
+    let html = "<html><head><script type=\"application/ld+json\">\n  {\"@type\": \"Product\", \"sku\": \"A-1\",\n \"offers\": {\"price\": 12.5}}\n</script>\
+        <script type=\"application/ld+json\">\n{ broken,\n}</script></head><body><h1>x</h1></body></html>";
+    let page = Page::fixture("https://shop.example/", html).unwrap();
+    let text = page.text().into_owned();
+    let reads = leak(vec![FieldRead { css: crate::extract::json_ld::SCRIPTS_CSS, source: Source::Text }]);
+    let plan: &'static Plan = Box::leak(Box::new(Plan::new(reads, &[]).unwrap()));
+    let (dom, streamed) = run(page.html(move |doc| {
+        let ask = |json_ld: crate::extract::json_ld::JsonLd| {
+            (json_ld.first("offers.price", Some("Product")), json_ld.first("name", None))
+        };
+        let found = Found::new(plan, plan.run(&text, true).unwrap(), doc.facts());
+        (ask(Reader::json_ld(doc, 0)), ask(Reader::json_ld(&found, 0)))
+    }))
+    .unwrap();
+    assert_eq!(dom.0, Ok(Some("12.5".to_owned())));
+    assert!(dom.1.as_ref().is_err_and(|complaint| complaint.contains("block 2")), "{:?}", dom.1);
+    assert_eq!(streamed, dom);
+}
+
+#[test]
+fn pages_in_legacy_encodings_stream_with_the_doms_answers() {
+    // windows-1251 declared only by a <meta>, and Shift_JIS by the Content-Type.
+    let (cyrillic, _, _) =
+        encoding_rs::WINDOWS_1251.encode("<h1 class=\"t\">Привет &amp; мир</h1><a href=\"/книга\">книга</a>");
+    let mut russian = b"<!doctype html><html><head><meta charset=\"windows-1251\"></head><body>".to_vec();
+    russian.extend_from_slice(&cyrillic);
+    let (japanese, _, _) =
+        encoding_rs::SHIFT_JIS.encode("<h1 class=\"t\">こんにちは</h1><a href=\"/本\">本</a>");
+    for (body, content_type) in
+        [(russian, "text/html"), (japanese.into_owned(), "text/html; charset=shift_jis")]
+    {
+        let page = crate::testing::PageFixture::new("https://shop.example/", body)
+            .content_type(content_type)
+            .build()
+            .unwrap();
+        let (dom, streamed) = run(both(page, leak(vec![text("h1.t")]), leak(vec!["a[href]"])));
+        assert_eq!(streamed.as_ref(), Some(&dom));
+        assert!(!dom.0[0][0].contains('\u{FFFD}'), "{:?}", dom.0[0]);
+    }
+}

@@ -1,0 +1,179 @@
+//! The dashboard and the report: one page (`page.html`, its CSS and JavaScript inline, its
+//! charts hand-drawn in SVG) that shows the crawl's [timeline](crate::observe::timeline). Served
+//! live it polls `/api/timeline` each second for the last ten minutes (`serve.rs` answers);
+//! written as the report (`report.rs`) it carries the whole crawl's data inside itself, so
+//! it opens from a file with no network.
+//!
+//! The page's DOM is a contract the browser tests read: each chart is an
+//! `<svg class="chart" data-series="NAME" data-points="N">`, the totals are
+//! `<span id="pages-total" data-value="N">` (and `items-total`, `failures-total`,
+//! `block-rate-peak` as a fraction, `as-of` the second shown), the hosts
+//! `<table id="hosts">`.
+
+mod report;
+
+pub(crate) use report::write_report;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::observe::gauge::HostLive;
+use crate::observe::stats::{CrawlStatus, Summary};
+use crate::observe::timeline::{Event, Example, Point, Recorder, Timeline};
+
+/// The page, with an empty data block that the report fills.
+const PAGE: &str = include_str!("page.html");
+
+/// What the page needs besides the timeline: the crawl's name and settings.
+#[derive(Debug, Clone)]
+pub(crate) struct Board {
+    pub(crate) timeline: Recorder,
+    name: String,
+    settings: String,
+    block_target: Option<f64>,
+}
+
+impl Board {
+    pub(crate) fn new(config: &Config, timeline: Recorder) -> Self {
+        Board {
+            timeline,
+            name: config.name.clone(),
+            settings: config.to_string(),
+            block_target: config.adaptive.then_some(config.block_target),
+        }
+    }
+
+    /// The page as served live: it fetches its data.
+    pub(crate) fn page() -> &'static str {
+        PAGE
+    }
+
+    /// `/api/timeline`: the last ten minutes, the latest totals, hosts and failures.
+    pub(crate) fn live_json(&self) -> Result<String, serde_json::Error> {
+        let timeline = self.timeline.lock();
+        let latest = timeline.latest();
+        let series: Vec<&Point> = timeline.recent().collect();
+        let since = series.first().map_or(0.0, |p| p.t);
+        let totals = Totals {
+            pages: latest.pages,
+            items: latest.items,
+            requests: latest.requests,
+            retries: latest.retries,
+            blocked: latest.blocked,
+            failures: latest.failures,
+            elapsed_secs: latest.elapsed_secs,
+        };
+        let view = View {
+            live: true,
+            name: &self.name,
+            status: None,
+            as_of: series.last().map_or(0.0, |p| p.t),
+            totals,
+            block_target: self.block_target,
+            proxy_budget: latest.proxy_budget,
+            series,
+            events: timeline.events_since(since).collect(),
+            hosts: &latest.hosts,
+            statuses: &latest.statuses,
+            failures: reasons(&timeline, &latest.failures_by_reason),
+            settings: &self.settings,
+            summary: None,
+        };
+        serde_json::to_string(&view)
+    }
+
+    /// The report's data: the whole crawl, and the summary's totals.
+    fn report_json(&self, summary: &Summary) -> Result<String, serde_json::Error> {
+        let timeline = self.timeline.lock();
+        let series: Vec<&Point> = timeline.whole().iter().collect();
+        let totals = Totals {
+            pages: summary.pages,
+            items: summary.items,
+            requests: summary.requests,
+            retries: summary.retries,
+            blocked: summary.blocked,
+            failures: summary.failures,
+            elapsed_secs: summary.elapsed_secs,
+        };
+        let view = View {
+            live: false,
+            name: &self.name,
+            status: Some(summary.status),
+            as_of: series.last().map_or(0.0, |p| p.t),
+            totals,
+            block_target: self.block_target,
+            proxy_budget: summary.proxy.as_ref().and_then(|p| p.budget),
+            series,
+            events: timeline.events_since(0.0).collect(),
+            hosts: &timeline.latest().hosts,
+            statuses: &summary.statuses,
+            failures: reasons(&timeline, &summary.failures_by_reason),
+            settings: &self.settings,
+            summary: Some(summary.to_string()),
+        };
+        serde_json::to_string(&view)
+    }
+}
+
+/// The page and its data, as one document.
+fn with_data(json: &str) -> String {
+    // Inside <script> only `</` could end the block early: `<` is written as JSON's escape,
+    // which can only occur within strings.
+    let json = json.replace('<', "\\u003c");
+    PAGE.replacen(
+        r#"<script id="data" type="application/json">null</script>"#,
+        &format!(r#"<script id="data" type="application/json">{json}</script>"#),
+        1,
+    )
+}
+
+/// Every reason requests were given up for, with its count and examples.
+fn reasons<'a>(timeline: &'a Timeline, counts: &'a BTreeMap<String, u64>) -> Vec<Reason<'a>> {
+    counts
+        .iter()
+        .map(|(reason, count)| Reason { reason, count: *count, examples: timeline.examples(reason) })
+        .collect()
+}
+
+/// What the page draws.
+#[derive(Serialize)]
+struct View<'a> {
+    /// Live: the page polls for the next second; otherwise it holds the whole crawl.
+    live: bool,
+    name: &'a str,
+    /// How the crawl ended; none while it runs.
+    status: Option<CrawlStatus>,
+    /// The second of the newest point.
+    as_of: f64,
+    totals: Totals,
+    /// The block rate adaptive mode keeps under, drawn as a line.
+    block_target: Option<f64>,
+    proxy_budget: Option<f64>,
+    series: Vec<&'a Point>,
+    events: Vec<&'a Event>,
+    hosts: &'a [HostLive],
+    statuses: &'a BTreeMap<u16, u64>,
+    failures: Vec<Reason<'a>>,
+    settings: &'a str,
+    summary: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Totals {
+    pages: u64,
+    items: u64,
+    requests: u64,
+    retries: u64,
+    blocked: u64,
+    failures: u64,
+    elapsed_secs: f64,
+}
+
+#[derive(Serialize)]
+struct Reason<'a> {
+    reason: &'a str,
+    count: u64,
+    examples: &'a [Example],
+}

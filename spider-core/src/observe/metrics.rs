@@ -1,0 +1,143 @@
+//! The gauges for a real dashboard: `metrics = "127.0.0.1:9898"` serves the latest
+//! [`Live`] snapshot in the Prometheus text format while the crawl runs, at any path, or at
+//! `/metrics` when the built-in dashboard shares the address (`serve.rs` answers).
+//!
+//! The figures are read at scrape time from the snapshot the engine publishes each second,
+//! and encoded by `prometheus-client`, so the format is the reference one.
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::Response;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
+use tokio::sync::watch;
+
+use crate::observe::gauge::Live;
+
+/// The content type of the Prometheus text format.
+const TEXT_FORMAT: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// The Prometheus registry of a crawl, read from the latest snapshot at each scrape.
+#[derive(Debug)]
+pub(crate) struct Metrics(Registry);
+
+impl Metrics {
+    pub(crate) fn new(live: watch::Receiver<Live>) -> Self {
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(Snapshot(live)));
+        Metrics(registry)
+    }
+
+    /// One scrape's answer.
+    pub(crate) fn scrape(&self) -> Response<Full<Bytes>> {
+        let mut text = String::new();
+        let status = match prometheus_client::encoding::text::encode(&mut text, &self.0) {
+            Ok(()) => hyper::StatusCode::OK,
+            Err(_) => hyper::StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        let mut response = Response::new(Full::new(Bytes::from(text)));
+        *response.status_mut() = status;
+        response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(TEXT_FORMAT));
+        response
+    }
+}
+
+/// Encodes the latest snapshot on each scrape.
+#[derive(Debug)]
+struct Snapshot(watch::Receiver<Live>);
+
+impl Collector for Snapshot {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let live = self.0.borrow().clone();
+        let counters = [
+            ("spiderling_requests", "Requests sent, retries and robots.txt included", live.requests),
+            ("spiderling_pages", "Pages parsed", live.pages),
+            (
+                "spiderling_skipped_not_html",
+                "Answers the link rules skipped by content type, not HTML",
+                live.skipped_not_html,
+            ),
+            (
+                "spiderling_skipped_hidden",
+                "Links not followed because a person could not see them",
+                live.skipped_hidden,
+            ),
+            ("spiderling_items", "Items written", live.items),
+            ("spiderling_retries", "Attempts retried", live.retries),
+            ("spiderling_failures", "Requests given up", live.failures),
+            ("spiderling_blocked", "Answers judged blocked", live.blocked),
+            ("spiderling_proxy_bytes", "Bytes through proxy gateways", live.proxy_bytes),
+        ];
+        for (name, help, value) in counters {
+            let counter = ConstCounter::new(value);
+            counter.encode(encoder.encode_descriptor(name, help, None, counter.metric_type())?)?;
+        }
+        let gauges = [
+            ("spiderling_block_rate", "Blocked answers over answers in the last 10 s", live.block_rate),
+            (
+                "spiderling_pages_per_second",
+                "Answers that were not blocks, per second, over the last 10 s",
+                live.pages_per_sec,
+            ),
+            (
+                "spiderling_latency_p50_seconds",
+                "Median fetch latency of the latest answers",
+                live.latency_p50_ms / 1e3,
+            ),
+            ("spiderling_latency_p90_seconds", "90th percentile fetch latency", live.latency_p90_ms / 1e3),
+            ("spiderling_latency_p99_seconds", "99th percentile fetch latency", live.latency_p99_ms / 1e3),
+            ("spiderling_in_flight", "Requests in flight", live.in_flight as f64),
+            ("spiderling_queued", "Requests waiting in the frontier", live.queued as f64),
+            ("spiderling_concurrency_limit", "The global concurrency limit", live.concurrency_limit as f64),
+            ("spiderling_proxy_spend", "Proxy traffic at proxy_price_per_gb", live.proxy_spend),
+        ];
+        for (name, help, value) in gauges {
+            let gauge = ConstGauge::new(value);
+            gauge.encode(encoder.encode_descriptor(name, help, None, gauge.metric_type())?)?;
+        }
+        type PerHost = fn(&crate::observe::gauge::HostLive) -> f64;
+        let per_host: [(&str, &str, PerHost); 3] = [
+            ("spiderling_host_block_rate", "A host's block rate over the last 10 s", |h| h.block_rate),
+            ("spiderling_host_limit", "Requests a host may have in flight", |h| h.limit as f64),
+            ("spiderling_host_rate", "Requests per second a host may start (adaptive mode)", |h| {
+                h.rate_per_sec.unwrap_or(f64::NAN)
+            }),
+        ];
+        for (name, help, value) in per_host {
+            let mut family =
+                encoder.encode_descriptor(name, help, None, prometheus_client::metrics::MetricType::Gauge)?;
+            for host in live.hosts.iter().filter(|h| !value(h).is_nan()) {
+                let labels = [("host", host.host.as_str())];
+                ConstGauge::new(value(host)).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http_body_util::BodyExt;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_scrape_serves_the_latest_snapshots_counters() {
+        let live = Live { pages: 12, skipped_not_html: 3, skipped_hidden: 4, ..Live::default() };
+        let (_publish, latest) = watch::channel(live);
+        let scrape = Metrics::new(latest).scrape();
+        let body = scrape.into_body().collect().await.unwrap().to_bytes();
+        let text = String::from_utf8(body.to_vec()).unwrap();
+        for line in [
+            "spiderling_pages_total 12",
+            "spiderling_skipped_not_html_total 3",
+            "spiderling_skipped_hidden_total 4",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! Identities: who a request is, as the site sees it. An identity is its exit (the sticky
+//! proxy session, chosen by the router), its cookie jar, and its user agent with the
+//! headers that agent sends. They go together: a sticky exit with a stale or missing
+//! cookie, or a cookie arriving from a new address, is the pattern anti-bot systems flag.
+//!
+//! Requests of one logical task (a request's session key, inherited by its follow-ups)
+//! wear one identity; a request without a session key wears its host's. A blocked
+//! identity is retired whole, cookies included, and the next request of its task or host
+//! gets a fresh one (new agent, empty jar, new exit when proxies allow).
+//!
+//! Every new identity starts with a copy of the seed jar: cookies given before the crawl
+//! (see [`Config::seed_cookie`](crate::Config::seed_cookie)), such as a login's session.
+
+mod agents;
+mod jar;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use reqwest::header::{HeaderMap, COOKIE};
+use url::Url;
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::request::Request;
+use crate::schedule::frontier::host_key;
+
+use agents::Agents;
+pub(crate) use jar::Jar;
+
+/// The identity a request was sent as, to be settled with its answer.
+#[derive(Debug, Clone)]
+pub(crate) struct Worn {
+    key: Arc<str>,
+    generation: u64,
+    /// The agent's header set and the jar's `Cookie` for the request's URL; the request's
+    /// own headers are applied after them, and win.
+    pub(crate) headers: HeaderMap,
+}
+
+#[derive(Debug)]
+struct Identity {
+    generation: u64,
+    agent: Option<usize>,
+    jar: Jar,
+}
+
+/// A saved identity, as the state file keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SavedIdentity {
+    pub(crate) key: String,
+    pub(crate) agent: Option<String>,
+    /// The jar as JSON: cookie values, so never printed.
+    pub(crate) cookies: String,
+}
+
+/// What changed among the identities since the last [`Identities::changes`]: those to
+/// write again, and the keys of those retired since.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct IdentityChanges {
+    pub(crate) saved: Vec<SavedIdentity>,
+    pub(crate) gone: Vec<String>,
+}
+
+/// Every live identity of the crawl, by task or host.
+#[derive(Debug)]
+pub(crate) struct Identities {
+    cookies: bool,
+    agents: Agents,
+    seed: Mutex<Jar>,
+    live: Mutex<Live>,
+}
+
+#[derive(Debug)]
+struct Live {
+    by_key: HashMap<Arc<str>, Identity>,
+    /// Keys made, changed or retired since the last [`Identities::changes`].
+    changed: HashSet<Arc<str>>,
+    next_generation: u64,
+    rng: SmallRng,
+}
+
+impl Identities {
+    pub(crate) fn new(config: &Config) -> Result<Self, Error> {
+        let agents = Agents::new(&config.user_agents_all()?, &config.headers)?;
+        let identities = Identities {
+            cookies: config.cookies,
+            agents,
+            seed: Mutex::new(Jar::default()),
+            live: Mutex::new(Live {
+                by_key: HashMap::new(),
+                changed: HashSet::new(),
+                next_generation: 0,
+                rng: SmallRng::from_os_rng(),
+            }),
+        };
+        for (url, line) in config.seed_cookies.iter() {
+            let url = Url::parse(url).map_err(|e| Error::Config(format!("seed_cookie for {url:?}: {e}")))?;
+            identities.seed(&url, line)?;
+        }
+        Ok(identities)
+    }
+
+    /// Give every identity made from now on this cookie, as if `url` had answered with the
+    /// `Set-Cookie` line `line`; identities already live get it too. For code that signs
+    /// in before the crawl.
+    pub(crate) fn seed(&self, url: &Url, line: &str) -> Result<(), Error> {
+        let problem = |problem| Error::Config(format!("cookie for {url}: {problem}"));
+        lock(&self.seed).take(line, url).map_err(problem)?;
+        let mut live = lock(&self.live);
+        let Live { by_key, changed, .. } = &mut *live;
+        for (key, identity) in by_key.iter_mut() {
+            identity.jar.take(line, url).map_err(problem)?;
+            changed.insert(key.clone());
+        }
+        Ok(())
+    }
+
+    /// The identity `request` goes out as, made now when its task or host has none.
+    pub(crate) fn wear(&self, request: &Request) -> Worn {
+        let key = identity_key(request);
+        let mut live = lock(&self.live);
+        let Live { by_key, changed, next_generation, rng } = &mut *live;
+        let identity = by_key.entry(key.clone()).or_insert_with(|| {
+            changed.insert(key.clone());
+            *next_generation += 1;
+            let agent = (self.agents.len() > 0).then(|| rng.random_range(0..self.agents.len()));
+            let jar = if self.cookies { lock(&self.seed).clone() } else { Jar::default() };
+            Identity { generation: *next_generation, agent, jar }
+        });
+        let mut headers = identity.agent.map(|agent| self.agents.headers(agent)).unwrap_or_default();
+        if self.cookies && !request.headers().contains_key(COOKIE) {
+            if let Some(cookie) = identity.jar.header(request.url()) {
+                headers.insert(COOKIE, cookie);
+            }
+        }
+        Worn { key, generation: identity.generation, headers }
+    }
+
+    /// Keep the cookies an answer to `url` set, in the identity it was sent as (unless
+    /// that identity was retired meanwhile). Returns how many were kept.
+    pub(crate) fn receive(&self, worn: &Worn, url: &Url, headers: &HeaderMap) -> usize {
+        if !self.cookies {
+            return 0;
+        }
+        let mut live = lock(&self.live);
+        let Live { by_key, changed, .. } = &mut *live;
+        let Some(identity) = by_key.get_mut(&worn.key).filter(|i| i.generation == worn.generation) else {
+            return 0;
+        };
+        let kept = identity.jar.receive(url, headers);
+        if kept > 0 {
+            changed.insert(worn.key.clone());
+        }
+        kept
+    }
+
+    /// Retire the identity `worn`, cookies and agent with it, if it is still its task's;
+    /// requests in flight on it retire nothing twice.
+    pub(crate) fn retire(&self, worn: &Worn) -> bool {
+        let mut live = lock(&self.live);
+        let current = live.by_key.get(&worn.key).is_some_and(|i| i.generation == worn.generation);
+        if current {
+            live.by_key.remove(&worn.key);
+            live.changed.insert(worn.key.clone());
+            tracing::debug!(identity = %worn.key, "blocked: the identity is retired with its cookies");
+        }
+        current
+    }
+
+    /// The identities made, changed or retired since the last call, if any: what a state
+    /// file's checkpoint writes. Only those, so a crawl of many hosts does not write every
+    /// jar at every checkpoint.
+    pub(crate) fn changes(&self) -> Option<IdentityChanges> {
+        let mut live = lock(&self.live);
+        if live.changed.is_empty() {
+            return None;
+        }
+        let mut changes = IdentityChanges::default();
+        for key in std::mem::take(&mut live.changed) {
+            let Some(identity) = live.by_key.get(&key) else {
+                changes.gone.push(key.to_string());
+                continue;
+            };
+            match identity.jar.to_json() {
+                Ok(cookies) => {
+                    let agent = identity.agent.and_then(|a| self.agents.name(a)).map(str::to_owned);
+                    changes.saved.push(SavedIdentity { key: key.to_string(), agent, cookies });
+                }
+                Err(problem) => tracing::warn!(identity = %key, "{problem}"),
+            }
+        }
+        Some(changes)
+    }
+
+    /// Take up the identities a state file saved: each keeps its jar, and its agent when
+    /// that agent is still among `user_agents`.
+    pub(crate) fn resume(&self, saved: Vec<SavedIdentity>) {
+        let mut live = lock(&self.live);
+        let Live { by_key, next_generation, rng, .. } = &mut *live;
+        for SavedIdentity { key, agent, cookies } in saved {
+            let jar = match Jar::from_json(&cookies) {
+                Ok(jar) => jar,
+                Err(problem) => {
+                    tracing::warn!(identity = %key, "{problem}: it starts afresh");
+                    continue;
+                }
+            };
+            *next_generation += 1;
+            let agent = agent
+                .and_then(|agent| self.agents.find(&agent))
+                .or_else(|| (self.agents.len() > 0).then(|| rng.random_range(0..self.agents.len())));
+            by_key.insert(Arc::from(key), Identity { generation: *next_generation, agent, jar });
+        }
+    }
+}
+
+/// A request's task, or else its host.
+fn identity_key(request: &Request) -> Arc<str> {
+    match request.session_key() {
+        Some(task) => Arc::from(format!("task:{task}")),
+        None => host_key(request.url())
+            .map_or_else(|| Arc::from("host:"), |host| Arc::from(format!("host:{host}"))),
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use reqwest::header::{HeaderValue, SET_COOKIE};
+
+    use super::*;
+
+    fn answer(line: &'static str) -> HeaderMap {
+        HeaderMap::from_iter([(SET_COOKIE, HeaderValue::from_static(line))])
+    }
+
+    #[test]
+    fn a_retired_identity_takes_its_cookies_along() {
+        let identities = Identities::new(&Config::new("x")).unwrap();
+        let request = Request::get("http://shop.example/a").unwrap();
+        let first = identities.wear(&request);
+        assert!(first.headers.get(COOKIE).is_none());
+        assert_eq!(identities.receive(&first, request.url(), &answer("sid=1")), 1);
+        assert_eq!(identities.wear(&request).headers[COOKIE], "sid=1");
+        assert!(identities.retire(&first));
+        assert!(!identities.retire(&first), "retired once");
+        let fresh = identities.wear(&request);
+        assert!(fresh.headers.get(COOKIE).is_none());
+        assert_eq!(
+            identities.receive(&first, request.url(), &answer("late=1")),
+            0,
+            "too late for the old one"
+        );
+    }
+
+    #[test]
+    fn only_what_changed_is_saved_and_a_retired_identity_is_gone() {
+        let identities = Identities::new(&Config::new("x")).unwrap();
+        let (a, b) = (Request::get("http://a.example/").unwrap(), Request::get("http://b.example/").unwrap());
+        let worn = identities.wear(&a);
+        identities.wear(&b);
+        assert_eq!(identities.changes().unwrap().saved.len(), 2, "both made");
+        assert_eq!(identities.changes(), None, "nothing since");
+        identities.receive(&worn, a.url(), &answer("sid=1"));
+        let changes = identities.changes().unwrap();
+        assert_eq!((changes.saved.len(), changes.saved[0].key.as_str()), (1, "host:http://a.example:80"));
+        identities.retire(&worn);
+        assert_eq!(identities.changes().unwrap().gone, ["host:http://a.example:80"]);
+    }
+
+    #[test]
+    fn tasks_and_hosts_have_identities_of_their_own() {
+        let identities = Identities::new(&Config::new("x")).unwrap();
+        let a = Request::get("http://shop.example/").unwrap().with_session("a");
+        let worn = identities.wear(&a);
+        identities.receive(&worn, a.url(), &answer("sid=a"));
+        let b = Request::get("http://shop.example/").unwrap().with_session("b");
+        assert!(identities.wear(&b).headers.get(COOKIE).is_none());
+        let host = Request::get("http://shop.example/").unwrap();
+        assert!(identities.wear(&host).headers.get(COOKIE).is_none());
+    }
+
+    #[test]
+    fn no_cookies_when_turned_off_and_seeds_when_given() {
+        let off = Identities::new(&Config::new("x").cookies(false)).unwrap();
+        let request = Request::get("http://shop.example/").unwrap();
+        let worn = off.wear(&request);
+        assert_eq!(off.receive(&worn, request.url(), &answer("sid=1")), 0);
+        assert!(off.wear(&request).headers.get(COOKIE).is_none());
+        let seeded =
+            Identities::new(&Config::new("x").seed_cookie("http://shop.example/", "login=yes")).unwrap();
+        assert_eq!(seeded.wear(&request).headers[COOKIE], "login=yes");
+    }
+}

@@ -1,0 +1,553 @@
+//! The fleet's frontier as the dispatcher sees it: the [`Frontier`] and [`Journal`] calls
+//! answered from memory at once, never waiting on Redis. What the dispatcher does goes
+//! into the next round's changes; what the rounds lease arrives in a buffer, each request
+//! with the instant the fleet's limits let it start.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::hash::BuildHasherDefault;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use reqwest::Method;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use url::Url;
+
+use super::wire::{self, Round};
+use crate::error::Error;
+use crate::observe::stats::Counts;
+use crate::request::Request;
+use crate::schedule::frontier::{
+    host_key, Checkpoint, Enqueued, Fingerprint, FleetAnswers, Frontier, HostKey, Journal, PassThrough,
+    RobotsMemo, Rules, Ticket,
+};
+use crate::schedule::robots::RobotsRules;
+use crate::schedule::throttle::adaptive::Proposal;
+use crate::sinks::failures::Failure;
+
+/// How often the dispatcher looks again when the fleet has work it cannot lease yet (other
+/// workers' leases, retries due later): a request arriving wakes it sooner.
+const FLEET_POLL: Duration = Duration::from_millis(100);
+
+/// Hosts whose fleet block rate a worker follows, those it answered last: as many as the
+/// gauges list.
+const GAUGE_HOSTS: usize = 50;
+
+/// What the frontier and its syncer share.
+pub(super) struct Link {
+    state: Mutex<Exchange>,
+    /// Wakes the syncer: changes to send, or room for more requests.
+    pub(super) to_syncer: Notify,
+    /// Wakes the dispatcher: requests arrived, or the connection changed.
+    pub(super) to_dispatcher: Arc<Notify>,
+}
+
+impl Link {
+    pub(super) fn new(round: Round) -> Self {
+        Link {
+            state: Mutex::new(Exchange { outbox: round, ..Exchange::default() }),
+            to_syncer: Notify::new(),
+            to_dispatcher: Arc::new(Notify::new()),
+        }
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, Exchange> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The mailbox between the dispatcher's side and the syncer.
+#[derive(Default)]
+pub(super) struct Exchange {
+    /// Changes for the next round (and the round's settings).
+    pub(super) outbox: Round,
+    /// Requests that can be taken beside those held.
+    pub(super) want: usize,
+    /// Leased requests and when each may start.
+    pub(super) arrived: Vec<(HostKey, Instant, Request)>,
+    /// Hosts whose robots.txt this worker fetches for the fleet.
+    pub(super) claims: Vec<(HostKey, Instant)>,
+    pub(super) answers: Vec<(HostKey, RobotsMemo)>,
+    /// The fleet as the last round saw it.
+    pub(super) view: View,
+    /// A round with changes is under way.
+    pub(super) sending: bool,
+    /// The last round reached Redis.
+    pub(super) connected: bool,
+    /// The crawl cannot go on (its data is gone from Redis).
+    pub(super) fatal: Option<Error>,
+    /// This worker's counts at its last checkpoint, for the heartbeat.
+    pub(super) counts: Counts,
+    /// The fleet's answers in the gauges' window, as of the last heartbeat.
+    pub(super) gauge: Option<FleetAnswers>,
+    /// Every worker's bytes through the proxy gateways, as of the last heartbeat.
+    pub(super) fleet_proxy_bytes: Option<u64>,
+    /// Adaptive mode's limits of the gauge's hosts for the fleet, as of the last heartbeat.
+    pub(super) fleet_limits: HashMap<String, (usize, f64)>,
+    /// The hosts this worker answered lately: their fleet block rates are asked for.
+    pub(super) gauge_hosts: Vec<String>,
+    /// The dispatcher has ended: give back, send the last round, stop.
+    pub(super) closing: bool,
+    /// A paced round goes at once when `want` reaches this: half the lookahead is used.
+    pub(super) refill_at: usize,
+}
+
+impl Exchange {
+    /// Whether the next round should not wait for its pace.
+    pub(super) fn urgent(&self) -> bool {
+        self.closing || self.want >= self.refill_at
+    }
+}
+
+/// The fleet's queues as the last round saw them.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct View {
+    pub(super) synced: bool,
+    pub(super) queued: u64,
+    pub(super) deferred: u64,
+    pub(super) leases: u64,
+    pub(super) mine: u64,
+}
+
+impl View {
+    /// Whether requests are queued, waiting for a retry or in other workers' hands.
+    fn has_work(&self) -> bool {
+        !self.synced || self.queued + self.deferred + self.leases.saturating_sub(self.mine) > 0
+    }
+}
+
+/// A leased request whose start the fleet's limits put later.
+struct Waiting {
+    start: Instant,
+    host: HostKey,
+    request: Request,
+}
+
+impl PartialEq for Waiting {
+    fn eq(&self, other: &Self) -> bool {
+        self.start == other.start
+    }
+}
+impl Eq for Waiting {}
+impl PartialOrd for Waiting {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Waiting {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.start.cmp(&other.start)
+    }
+}
+
+/// The frontier of a worker of the fleet.
+pub(crate) struct FleetFrontier {
+    rules: Rules,
+    link: Arc<Link>,
+    /// Fingerprints this worker sent already: most links are duplicates, and they are
+    /// turned away here without a trip to Redis.
+    sent: HashSet<Fingerprint, BuildHasherDefault<PassThrough>>,
+    /// Leased requests free to start, per host.
+    queues: HashMap<HostKey, VecDeque<Request>>,
+    buffered: usize,
+    waiting: BinaryHeap<Reverse<Waiting>>,
+    /// Requests handed to the dispatcher and not finished, with their host: given back
+    /// if the crawl stops first, and named with the request's end, so that Redis need not
+    /// read the request to free its host's slot.
+    handed: HashMap<i64, HostKey>,
+    /// When each handed-out request's slot is free again, once it finished.
+    rest_until: HashMap<i64, Instant>,
+    answers: HashMap<HostKey, RobotsMemo>,
+    /// Hosts whose robots.txt this worker fetches for the fleet, and from when.
+    claims: Vec<(HostKey, Instant)>,
+    /// How many requests this worker holds at most (leased, buffered or in flight).
+    capacity: usize,
+    robots_token: String,
+    /// The counters already added to the fleet's totals.
+    reported: Counts,
+    /// This worker's proxy bytes already added to the fleet's.
+    reported_proxy_bytes: u64,
+    /// The fleet's adaptive limits per host as last taken by the dispatcher: only a change
+    /// of them is news (a reply written before this worker's own change reached Redis
+    /// still carries the old ones).
+    seen_limits: HashMap<String, (usize, f64)>,
+    /// Changes since the last checkpoint. A request's end reaches Redis only after the
+    /// output holding its items is flushed, so a worker killed in between leaves the
+    /// request leased (fetched again elsewhere), never finished with its items lost.
+    unsent: Round,
+    /// A request was refused for want of a connection: its host needs readying again.
+    cut_off: bool,
+    failed: bool,
+}
+
+impl FleetFrontier {
+    pub(super) fn new(config: &crate::config::Config, link: Arc<Link>) -> Self {
+        // Half again the worker's concurrency: a slot that frees starts its next request
+        // from the buffer, not after a round trip to Redis. A request buffered holds a
+        // slot of its host in the fleet, but never more than the worker's share of them.
+        let lookahead = config.concurrency.div_ceil(2);
+        link.lock().refill_at = lookahead.div_ceil(2).max(1);
+        let frontier = FleetFrontier {
+            rules: Rules::new(config),
+            link,
+            sent: HashSet::default(),
+            queues: HashMap::new(),
+            buffered: 0,
+            waiting: BinaryHeap::new(),
+            handed: HashMap::new(),
+            rest_until: HashMap::new(),
+            answers: HashMap::new(),
+            claims: Vec::new(),
+            capacity: config.concurrency + lookahead,
+            robots_token: config.robots_token().to_owned(),
+            reported: Counts::default(),
+            reported_proxy_bytes: 0,
+            seen_limits: HashMap::new(),
+            unsent: Round::default(),
+            cut_off: false,
+            failed: false,
+        };
+        frontier.ask_for_more();
+        frontier
+    }
+
+    /// Tell the syncer how many more requests this worker can take.
+    fn ask_for_more(&self) {
+        let mut exchange = self.link.lock();
+        let held = self.buffered + self.waiting.len() + self.handed.len() + exchange.arrived.len();
+        let want = self.capacity.saturating_sub(held);
+        let more = want > exchange.want;
+        exchange.want = want;
+        drop(exchange);
+        if more {
+            self.link.to_syncer.notify_one();
+        }
+    }
+
+    /// Keep a change for the next checkpoint: only then are the files it follows flushed.
+    fn send(&mut self, change: impl FnOnce(&mut Round)) {
+        change(&mut self.unsent);
+    }
+
+    /// The pause of the finished request's slot, in ms from now.
+    fn rest_ms(&mut self, id: i64) -> u64 {
+        let until = self.rest_until.remove(&id).unwrap_or_else(Instant::now);
+        millis(until.saturating_duration_since(Instant::now()))
+    }
+
+    fn release(&mut self, host: HostKey, request: Request) {
+        self.queues.entry(host).or_default().push_back(request);
+        self.buffered += 1;
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl Frontier for FleetFrontier {
+    fn enqueue(&mut self, request: Request) -> Result<Enqueued, Error> {
+        if let Some(refused) = self.rules.refuse(&request) {
+            return Ok(refused);
+        }
+        let print = request.fingerprint();
+        if !self.sent.insert(print) {
+            return Ok(Enqueued::Duplicate);
+        }
+        let Some(host) = host_key(request.url()) else {
+            return Ok(Enqueued::OutOfScope);
+        };
+        let change = (format!("{:032x}", print.0), host.to_string(), wire::priority(&request));
+        let stored = wire::encode(&request);
+        self.send(|round| {
+            round.enqueue.push(change);
+            round.requests.push(stored);
+        });
+        Ok(Enqueued::Shared)
+    }
+
+    fn next(&mut self, host: &str) -> Result<Option<Request>, Error> {
+        if !self.link.lock().connected {
+            // Cut off from the fleet: nothing starts whose end could not be told. The
+            // host is readied again when the connection is back.
+            self.cut_off = true;
+            return Ok(None);
+        }
+        let Some(queue) = self.queues.get_mut(host) else { return Ok(None) };
+        let request = queue.pop_front();
+        if queue.is_empty() {
+            self.queues.remove(host);
+        }
+        if let Some(request) = &request {
+            self.buffered -= 1;
+            if let Some(Ticket(id)) = request.ticket {
+                self.handed.insert(id, HostKey::from(host));
+            }
+        }
+        Ok(request)
+    }
+
+    fn finish(&mut self, Ticket(id): Ticket) -> Result<(), Error> {
+        let Some(host) = self.handed.remove(&id) else { return Ok(()) };
+        let rest = self.rest_ms(id);
+        self.send(|round| round.finish.push((id, rest, host.to_string())));
+        self.ask_for_more();
+        Ok(())
+    }
+
+    fn defer(&mut self, request: Request, due: Instant) -> Result<(), Error> {
+        let Some(Ticket(id)) = request.ticket else { return Ok(()) };
+        let now = Instant::now();
+        if due <= now {
+            // Could not start after all: it stays leased, first in its host's queue.
+            self.handed.remove(&id);
+            if let Some(host) = host_key(request.url()) {
+                self.queues.entry(host).or_default().push_front(request);
+                self.buffered += 1;
+            }
+            return Ok(());
+        }
+        self.handed.remove(&id);
+        let rest = self.rest_ms(id);
+        let change = (id, millis(due - now), wire::encode(&request), rest);
+        self.send(|round| round.defer.push(change));
+        self.ask_for_more();
+        Ok(())
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        let started = self.waiting.peek().map(|Reverse(w)| w.start);
+        let claimed = self.claims.iter().map(|(_, start)| *start).min();
+        // Also while cut off from Redis with requests in hand: they start once it is back.
+        let poll = (self.cut_off || self.fleet_has_work()).then(|| Instant::now() + FLEET_POLL);
+        started.into_iter().chain(claimed).chain(poll).min()
+    }
+
+    fn release_due(&mut self, now: Instant) -> Result<Vec<HostKey>, Error> {
+        let mut hosts = Vec::new();
+        let mut exchange = self.link.lock();
+        if let Some(error) = exchange.fatal.take() {
+            self.failed = true;
+            return Err(error);
+        }
+        if self.cut_off && exchange.connected {
+            self.cut_off = false;
+            hosts.extend(self.queues.keys().cloned());
+        }
+        let arrived = std::mem::take(&mut exchange.arrived);
+        self.claims.append(&mut exchange.claims);
+        for (host, memo) in exchange.answers.drain(..) {
+            self.answers.insert(host, memo);
+        }
+        drop(exchange);
+        for (host, start, request) in arrived {
+            self.waiting.push(Reverse(Waiting { start, host, request }));
+        }
+        // A host whose robots.txt this worker fetches for the fleet is readied at the
+        // start its claim was given: its first request is that fetch.
+        self.claims.retain(|(host, start)| {
+            let due = *start <= now;
+            if due {
+                hosts.push(host.clone());
+            }
+            !due
+        });
+        while self.waiting.peek().is_some_and(|Reverse(w)| w.start <= now) {
+            let Some(Reverse(Waiting { host, request, .. })) = self.waiting.pop() else { break };
+            hosts.push(host.clone());
+            self.release(host, request);
+        }
+        hosts.sort_unstable();
+        hosts.dedup();
+        Ok(hosts)
+    }
+
+    fn hosts(&self) -> Result<Vec<HostKey>, Error> {
+        Ok(Vec::new())
+    }
+
+    fn has_pending(&self) -> bool {
+        !self.failed
+            && (self.buffered > 0
+                || !self.claims.is_empty()
+                || !self.waiting.is_empty()
+                || self.unsent.has_changes()
+                || self.fleet_has_work())
+    }
+
+    fn len(&self) -> usize {
+        let view = self.link.lock().view;
+        self.buffered
+            + self.waiting.len()
+            + usize::try_from(view.queued + view.deferred).unwrap_or(usize::MAX)
+    }
+}
+
+impl FleetFrontier {
+    /// Whether the fleet, or this worker's mailbox, may still bring work.
+    fn fleet_has_work(&self) -> bool {
+        let exchange = self.link.lock();
+        exchange.fatal.is_some()
+            || exchange.outbox.has_changes()
+            || exchange.sending
+            || !exchange.connected
+            || !exchange.arrived.is_empty()
+            || !exchange.claims.is_empty()
+            || exchange.view.has_work()
+    }
+}
+
+impl Journal for FleetFrontier {
+    fn is_durable(&self) -> bool {
+        true
+    }
+
+    fn shares_limits(&self) -> bool {
+        true
+    }
+
+    fn arrivals(&self) -> Option<Arc<Notify>> {
+        Some(self.link.to_dispatcher.clone())
+    }
+
+    fn robots(&mut self, host: &str) -> Result<Option<RobotsMemo>, Error> {
+        Ok(self.answers.get(host).cloned())
+    }
+
+    fn remember_robots(&mut self, host: &str, memo: &RobotsMemo) -> Result<(), Error> {
+        // Under a Crawl-delay the host is one slot for the whole fleet.
+        let slots = match memo {
+            RobotsMemo::Answer { status, body } => {
+                let rules = RobotsRules::from_answer(*status, body, &self.robots_token);
+                usize::from(rules.crawl_delay().is_some())
+            }
+            RobotsMemo::Unavailable(_) => 0,
+        };
+        let change = (host.to_owned(), wire::encode_robots(memo), slots);
+        self.send(|round| round.robots.push(change));
+        Ok(())
+    }
+
+    fn record_failure(
+        &mut self,
+        url: &Url,
+        method: &Method,
+        attempts: u32,
+        failure: &Failure,
+    ) -> Result<(), Error> {
+        let line = serde_json::json!({
+            "url": url.as_str(),
+            "method": method.as_str(),
+            "attempts": attempts,
+            "reason": failure.reason,
+            "status": failure.status,
+            "error": failure.error,
+        })
+        .to_string();
+        self.send(|round| round.failures.push(line));
+        Ok(())
+    }
+
+    fn rest_slot(&mut self, ticket: Ticket, until: Instant) {
+        self.rest_until.insert(ticket.0, until);
+    }
+
+    fn answered(&mut self, host: &str, blocked: bool) {
+        let answers = &mut self.unsent.answers;
+        match answers.iter_mut().find(|(known, _, _)| known == host) {
+            Some((_, answered, blocks)) => {
+                *answered += 1;
+                *blocks += u64::from(blocked);
+            }
+            None => answers.push((host.to_owned(), 1, u64::from(blocked))),
+        }
+    }
+
+    fn fleet_answers(&self) -> Option<FleetAnswers> {
+        self.link.lock().gauge.clone()
+    }
+
+    fn fleet_proxy_bytes(&self, own: u64) -> Option<u64> {
+        // The fleet's count as last heard, and what this worker spent since it reported.
+        let fleet = self.link.lock().fleet_proxy_bytes?;
+        Some(fleet.saturating_add(own.saturating_sub(self.reported_proxy_bytes)).max(own))
+    }
+
+    fn adapt_host(&mut self, host: &str, limit: usize, rps: f64, proposal: Proposal) {
+        // Not held for a checkpoint: limits follow no file, and may change when no
+        // request finishes (a host's first limits).
+        self.link.lock().outbox.adapt.push((host.to_owned(), limit, rps, proposal as u8));
+        self.link.to_syncer.notify_one();
+    }
+
+    fn fleet_host_limits(&mut self) -> Vec<(HostKey, usize, f64)> {
+        let exchange = self.link.lock();
+        let mut changed = Vec::new();
+        for (host, &limits) in &exchange.fleet_limits {
+            if self.seen_limits.insert(host.clone(), limits) != Some(limits) {
+                changed.push((HostKey::from(host.as_str()), limits.0, limits.1));
+            }
+        }
+        changed
+    }
+
+    fn hold_host(&mut self, host: &str, until: Instant) {
+        let change = (host.to_owned(), millis(until.saturating_duration_since(Instant::now())));
+        self.send(|round| round.pause.push(change));
+    }
+
+    fn checkpoint(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), Error> {
+        let counts = checkpoint.counts;
+        let mut added = Vec::new();
+        for (name, now, before) in [
+            ("requests", counts.requests, self.reported.requests),
+            ("pages", counts.pages, self.reported.pages),
+            ("skipped_not_html", counts.skipped_not_html, self.reported.skipped_not_html),
+            ("skipped_hidden", counts.skipped_hidden, self.reported.skipped_hidden),
+            ("items", counts.items, self.reported.items),
+            ("retries", counts.retries, self.reported.retries),
+            ("blocked", counts.blocked, self.reported.blocked),
+            ("failures", counts.failures(), self.reported.failures()),
+            ("bytes", counts.bytes, self.reported.bytes),
+        ] {
+            if now > before {
+                added.push((name, now - before));
+            }
+        }
+        self.reported = counts.clone();
+        if checkpoint.proxy_bytes > self.reported_proxy_bytes {
+            added.push(("proxy_bytes", checkpoint.proxy_bytes - self.reported_proxy_bytes));
+            self.reported_proxy_bytes = checkpoint.proxy_bytes;
+        }
+        let ending = checkpoint.ended.is_some();
+        for (name, n) in added {
+            *self.unsent.stats.entry(name).or_default() += n;
+        }
+        let unsent = self.unsent.take_changes(true);
+        let mut exchange = self.link.lock();
+        for (host, _, _) in &unsent.answers {
+            if !exchange.gauge_hosts.contains(host) {
+                exchange.gauge_hosts.insert(0, host.clone());
+                exchange.gauge_hosts.truncate(GAUGE_HOSTS);
+            }
+        }
+        exchange.outbox.append(unsent);
+        exchange.counts = counts.clone();
+        if ending {
+            // Whatever was leased and not finished goes back to the fleet: requests
+            // buffered, waiting for their start, or cut short by the stop.
+            let buffered = self.queues.drain().flat_map(|(_, queue)| queue);
+            let waiting = self.waiting.drain().map(|Reverse(w)| w.request);
+            let mut back: Vec<(i64,)> =
+                buffered.chain(waiting).filter_map(|r| r.ticket).map(|Ticket(id)| (id,)).collect();
+            back.extend(self.handed.drain().map(|(id, _)| (id,)));
+            self.buffered = 0;
+            exchange.outbox.give_back.extend(back);
+            exchange.closing = true;
+        }
+        drop(exchange);
+        self.link.to_syncer.notify_one();
+        Ok(())
+    }
+}

@@ -1,0 +1,169 @@
+//! The fleet: one crawl shared by many worker processes through Redis (`frontier =
+//! "redis://…"`), with its limits held for the whole fleet.
+//!
+//! A worker is the same engine with a third frontier, [`FleetFrontier`], which answers
+//! the dispatcher from memory and leaves every trip to Redis to a task of its own, the
+//! syncer (`syncer.rs`). Each round of the syncer is one call of `round.lua`, which
+//! applies what the worker did since its last round (requests finished, retries deferred,
+//! links found, robots.txt answers, failures, counts) and leases it new requests, all in
+//! one atomic step. Leasing is admission: a request is leased only when its host has a
+//! free slot for the fleet (`per_host`, each slot resting for its politeness pause after
+//! its request) and with a start time from the crawl's GCRA bucket (`rpm`/`rps`) and the
+//! host's (a 429's pause), so the limits hold across every worker however many there are.
+//!
+//! A lease runs out after `lease` unless renewed (every quarter of it): a worker killed
+//! mid-crawl loses its leases to the others, nothing else. A worker that stops cleanly
+//! gives back what it holds. Redis out of reach: the worker starts nothing, keeps its
+//! changes, retries with backoff, and goes on when Redis answers with the crawl's data.
+//!
+//! [`FleetReport::read`] (`report.rs`) reads what the crawls of a Redis are doing, for
+//! `spiderling fleet`, without writing anything.
+
+mod address;
+mod clock;
+mod frontier;
+mod report;
+mod syncer;
+mod wire;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use redis::Client;
+
+pub(crate) use address::Address;
+pub(crate) use frontier::FleetFrontier;
+pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetTotals, FleetWorker, WorkerState};
+
+use self::clock::RedisClock;
+use self::frontier::Link;
+use self::syncer::Syncer;
+use self::wire::Round;
+use crate::config::Config;
+use crate::error::Error;
+use crate::schedule::throttle::RateCeiling;
+
+/// The script of a round.
+const ROUND: &str = include_str!("round.lua");
+
+/// The set of every crawl a Redis holds, for `spiderling fleet`.
+pub(crate) const CRAWLS: &str = "spiderling:crawls";
+
+/// The key prefix of a crawl.
+pub(crate) fn prefix(crawl_id: &str) -> String {
+    format!("spiderling:{crawl_id}")
+}
+
+/// A worker's membership of the fleet, to end when its crawl ends. Dropped without
+/// leaving (the crawl failed to start), it stops its syncer: the leases it took run out.
+pub(crate) struct Membership {
+    syncer: tokio::task::JoinHandle<()>,
+    address: Address,
+}
+
+impl Membership {
+    /// Wait, up to `within`, for the last round: it gives back what this worker held.
+    pub(crate) async fn leave(mut self, within: Duration) {
+        if tokio::time::timeout(within, &mut self.syncer).await.is_err() {
+            tracing::warn!(redis = %self.address, "could not give back this worker's requests in time; the fleet takes them back when their leases run out");
+        }
+    }
+}
+
+impl Drop for Membership {
+    fn drop(&mut self) {
+        self.syncer.abort();
+    }
+}
+
+/// Join the crawl `config` names in the fleet's Redis (creating it if this is the first
+/// worker), before anything is fetched.
+///
+/// # Errors
+///
+/// [`Error::Config`] when Redis cannot be reached, refuses the password, or holds a crawl
+/// of that name made by another spider.
+pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontier, Membership), Error> {
+    let address = Address::parse(address).map_err(Error::Config)?;
+    let refused = |problem: String| {
+        let problem = problem.replace(address.url(), &address.to_string());
+        Error::Config(format!(
+            "cannot use the fleet's Redis at {address}: {problem}; start it (redis-server), or fix frontier"
+        ))
+    };
+    let client = Client::open(address.url()).map_err(|e| refused(e.to_string()))?;
+    let mut connection = syncer::connect(&client).await.map_err(|e| refused(e.to_string()))?;
+    let crawl = config.fleet_crawl();
+    let prefix = prefix(crawl);
+    let meta = format!("{prefix}:meta");
+    let (spider, done): (String, bool) = redis::pipe()
+        .atomic()
+        .hset_nx(&meta, "spider", config.name())
+        .ignore()
+        .hset_nx(&meta, "created_ms", crate::schedule::state::unix_ms(std::time::SystemTime::now()))
+        .ignore()
+        .sadd(CRAWLS, crawl)
+        .ignore()
+        .hget(&meta, "spider")
+        .exists(format!("{prefix}:done"))
+        .query_async(&mut connection)
+        .await
+        .map_err(|e| refused(e.to_string()))?;
+    if spider != config.name() {
+        return Err(Error::Config(format!(
+            "the crawl {crawl:?} in {address} belongs to the spider {spider:?}; give this one another crawl_id"
+        )));
+    }
+    if done {
+        tracing::warn!(redis = %address, crawl, "this crawl is done: its seen-set turns away every page it crawled; give another crawl_id to crawl the site again");
+    }
+    let worker = format!("{}:{}:{:08x}", hostname(), std::process::id(), rand::random::<u32>());
+    let round = Round {
+        lease_ms: u64::try_from(config.lease.as_millis()).unwrap_or(u64::MAX),
+        spacing_ms: config.rate.map_or(0.0, spacing_ms),
+        per_host: config.per_host,
+        horizon_ms: u64::try_from(syncer::HORIZON.as_millis()).unwrap_or(u64::MAX),
+        obey_robots: config.obey_robots,
+        window_s: crate::observe::gauge::WINDOW.as_secs().max(1),
+        adapt_hold_ms: u64::try_from(crate::schedule::throttle::adaptive::HOLD.as_millis())
+            .unwrap_or(u64::MAX),
+        ..Round::default()
+    };
+    let link = Arc::new(Link::new(round));
+    let frontier = FleetFrontier::new(config, link.clone());
+    tracing::info!(redis = %address, crawl, %worker, "joined the fleet");
+    let syncer = Syncer {
+        link,
+        client,
+        connection,
+        address: address.clone(),
+        prefix,
+        worker,
+        lease: config.lease,
+        clock: RedisClock::default(),
+    };
+    Ok((frontier, Membership { syncer: tokio::spawn(syncer.run()), address }))
+}
+
+/// The least time between two starts of the fleet under `ceiling`, 0 for none. Starts
+/// leave from several machines, each some milliseconds after the time Redis gave it; the
+/// spacing has room for [`START_JITTER`] of such delay in each window of the ceiling, so
+/// no window holds more than it allows.
+fn spacing_ms(ceiling: RateCeiling) -> f64 {
+    let Some(count) = ceiling.requests() else { return 0.0 };
+    (ceiling.per() + START_JITTER).as_secs_f64() * 1000.0 / f64::from(count.get())
+}
+
+/// How much later than the time Redis gave it a start may leave, on one worker against
+/// another.
+const START_JITTER: Duration = Duration::from_millis(25);
+
+/// This machine's name, to tell workers apart in `spiderling fleet`.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "worker".to_owned())
+}

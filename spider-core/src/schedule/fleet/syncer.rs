@@ -1,0 +1,326 @@
+//! The worker's side of the conversation with Redis: a task that sends the dispatcher's
+//! changes and asks for leases in one script call per round, renews the worker's leases,
+//! and rides out a lost connection.
+//!
+//! A busy worker sends a round every [`ROUND_PACE`], sooner when its buffer of leased
+//! requests runs low, so the changes of several requests travel together: the dispatcher
+//! never waits for Redis, and Redis sees one call per batch.
+
+use std::time::Duration;
+
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, Client, Script};
+use tokio::time::Instant;
+
+use super::clock::RedisClock;
+use super::frontier::{Link, View};
+use super::wire::{self, Reply, Round};
+use super::{Address, ROUND};
+use crate::error::Error;
+use crate::schedule::frontier::{FleetAnswers, HostKey};
+
+/// How often a busy worker sends a round: each round costs Redis about as much as a page's
+/// changes, so one per page would double its work.
+const ROUND_PACE: Duration = Duration::from_millis(10);
+/// Rounds with nothing to send and no room for requests: the heartbeat.
+const IDLE_ROUND: Duration = Duration::from_secs(1);
+/// The longest wait between rounds while the worker has room for requests and the fleet
+/// has nothing to lease: links other workers queue are found this soon.
+const HUNGRY_ROUND: Duration = Duration::from_millis(50);
+/// How far ahead of its start a request may be leased: covers a round's trip, so a worker
+/// under a rate ceiling has its next start in hand when the current one goes. Short,
+/// since a request leased holds a slot of its host while it waits.
+pub(super) const HORIZON: Duration = Duration::from_millis(50);
+/// Reconnection backoff: doubled from the first to the last.
+const RECONNECT_FIRST: Duration = Duration::from_millis(100);
+const RECONNECT_MAX: Duration = Duration::from_secs(5);
+/// A call that takes longer than this is a lost connection.
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// When the round after this one goes.
+enum Next {
+    /// Changes to send or requests coming: at the pace, or at once when urgent.
+    Paced,
+    /// After this wait, or when the dispatcher has something to send.
+    After(Duration),
+}
+
+/// A round on its way, kept until Redis answers it.
+struct Sent {
+    json: String,
+    /// The requests it enqueues, each an argument after the JSON.
+    requests: Vec<String>,
+    closing: bool,
+    renew: bool,
+    beat: bool,
+}
+
+/// What the syncer needs to talk for this worker.
+pub(super) struct Syncer {
+    pub(super) link: std::sync::Arc<Link>,
+    pub(super) client: Client,
+    pub(super) connection: MultiplexedConnection,
+    pub(super) address: Address,
+    pub(super) prefix: String,
+    pub(super) worker: String,
+    pub(super) lease: Duration,
+    pub(super) clock: RedisClock,
+}
+
+pub(super) async fn connect(client: &Client) -> redis::RedisResult<MultiplexedConnection> {
+    let config = AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(CALL_TIMEOUT))
+        .set_response_timeout(Some(CALL_TIMEOUT));
+    client.get_multiplexed_async_connection_with_config(&config).await
+}
+
+impl Syncer {
+    /// Run rounds until the dispatcher has ended and the last round, which gives back
+    /// what the worker still held, has reached Redis.
+    pub(super) async fn run(mut self) {
+        let script = Script::new(ROUND);
+        let mut last_renew = Instant::now();
+        let mut last_beat: Option<Instant> = None;
+        let mut reconnect_wait = RECONNECT_FIRST;
+        let mut lost_since: Option<Instant> = None;
+        // A round whose reply was lost is sent again as it was, under the same number:
+        // Redis answers a number it has seen with the reply it kept, so a round that was
+        // applied is not applied twice, and its leases are not lost.
+        let mut number: u64 = 0;
+        let mut unanswered: Option<Sent> = None;
+        loop {
+            let now = Instant::now();
+            let sent = match unanswered.take() {
+                Some(sent) => sent,
+                None => {
+                    number += 1;
+                    let renew = now.duration_since(last_renew) >= self.lease / 4;
+                    let beat = last_beat.is_none_or(|at| now.duration_since(at) >= IDLE_ROUND);
+                    let (mut round, closing) = self.next_round(renew, beat);
+                    round.number = number;
+                    let json = serde_json::to_string(&round).unwrap_or_default();
+                    Sent { json, requests: round.requests, closing, renew, beat }
+                }
+            };
+            let mut call = script.prepare_invoke();
+            call.arg(&self.prefix).arg(&self.worker).arg(&sent.json);
+            for request in &sent.requests {
+                call.arg(request);
+            }
+            let reply = match call.invoke_async::<String>(&mut self.connection).await {
+                Ok(text) => Reply::read(&text),
+                Err(error) => Err(error.to_string()),
+            };
+            match reply {
+                Ok(reply) => {
+                    if let Some(since) = lost_since.take() {
+                        tracing::warn!(redis = %self.address, down = ?since.elapsed(), "Redis is back: admitting again");
+                    }
+                    reconnect_wait = RECONNECT_FIRST;
+                    if sent.renew {
+                        last_renew = now;
+                    }
+                    if sent.beat {
+                        last_beat = Some(now);
+                    }
+                    let next = self.absorb(reply);
+                    if sent.closing {
+                        return;
+                    }
+                    self.wait(next, now).await;
+                }
+                Err(problem) => {
+                    let closing = sent.closing;
+                    unanswered = Some(sent);
+                    self.lost(&problem, &mut lost_since);
+                    if closing && lost_since.is_some_and(|since| since.elapsed() > self.lease) {
+                        // Its leases have run out by now: the fleet has them back anyway.
+                        return;
+                    }
+                    tokio::time::sleep(reconnect_wait).await;
+                    reconnect_wait = (reconnect_wait * 2).min(RECONNECT_MAX);
+                    if !self.reconnect().await {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The changes to send with this round's settings, and whether it is the last.
+    fn next_round(&self, renew: bool, beat: bool) -> (Round, bool) {
+        let mut exchange = self.link.lock();
+        let closing = exchange.closing;
+        let mut round = exchange.outbox.take_changes(beat || closing);
+        let settings = &exchange.outbox;
+        round.lease_ms = settings.lease_ms;
+        round.spacing_ms = settings.spacing_ms;
+        round.per_host = settings.per_host;
+        round.horizon_ms = settings.horizon_ms;
+        round.obey_robots = settings.obey_robots;
+        round.window_s = settings.window_s;
+        round.adapt_hold_ms = settings.adapt_hold_ms;
+        round.renew = renew;
+        round.ending = closing;
+        round.want = if closing { 0 } else { exchange.want };
+        if beat {
+            round.gauge_hosts = exchange.gauge_hosts.clone();
+        }
+        if beat || closing {
+            let counts = &exchange.counts;
+            round.beat = Some(
+                serde_json::json!({
+                    "pid": std::process::id(),
+                    "at_ms": crate::schedule::state::unix_ms(std::time::SystemTime::now()),
+                    "requests": counts.requests,
+                    "pages": counts.pages,
+                    "items": counts.items,
+                    "blocked": counts.blocked,
+                    "failures": counts.failures(),
+                    "elapsed_secs": counts.elapsed_secs,
+                    "connected": exchange.connected,
+                    "ended": closing,
+                })
+                .to_string(),
+            );
+        }
+        exchange.sending = round.has_changes();
+        (round, closing)
+    }
+
+    /// Take in a reply: leases, robots.txt answers and claims to the dispatcher; the
+    /// fleet's view. Returns when the next round is due.
+    fn absorb(&mut self, reply: Reply) -> Next {
+        let received = Instant::now();
+        let (seconds, micros) = reply.clock;
+        let written = seconds.saturating_mul(1_000_000).saturating_add(micros);
+        self.clock.observe(written, received);
+        // Redis's offsets from the moment it wrote the reply, as instants here.
+        let start_of = |start_ms: f64| {
+            let start_us = written.saturating_add((start_ms * 1000.0) as i64);
+            self.clock.local(start_us).unwrap_or(received + millis(start_ms))
+        };
+        let leased_any = !reply.leased.is_empty();
+        let mut arrived = Vec::with_capacity(reply.leased.len());
+        for ((host, start_ms, id), json) in reply.leased.into_iter().zip(&reply.requests) {
+            match wire::decode(id, json) {
+                Ok(request) => {
+                    let start = start_of(start_ms);
+                    arrived.push((HostKey::from(host), start, request));
+                }
+                Err(problem) => tracing::error!(%problem, "a request in Redis does not read back; skipped"),
+            }
+        }
+        if reply.reaped > 0 {
+            tracing::info!(requests = reply.reaped, "took back the requests of workers not heard from");
+        }
+        let mut exchange = self.link.lock();
+        let taken = arrived.len() + reply.claims.len();
+        exchange.want = exchange.want.saturating_sub(taken);
+        exchange.arrived.extend(arrived);
+        let claims =
+            reply.claims.into_iter().map(|(host, start_ms)| (HostKey::from(host), start_of(start_ms)));
+        exchange.claims.extend(claims);
+        for (host, json) in reply.answers {
+            match wire::decode_robots(&json) {
+                Some(memo) => exchange.answers.push((HostKey::from(host), memo)),
+                None => tracing::error!(%host, "a robots.txt answer in Redis does not read back"),
+            }
+        }
+        if let Some(gauge) = reply.gauge {
+            exchange.fleet_proxy_bytes = Some(gauge.proxy_bytes);
+            exchange.fleet_limits = gauge.limits;
+            exchange.gauge =
+                Some(FleetAnswers { answered: gauge.answered, blocked: gauge.blocked, hosts: gauge.hosts });
+        }
+        exchange.view = View {
+            synced: true,
+            queued: reply.queued,
+            deferred: reply.deferred,
+            leases: reply.leases,
+            mine: reply.mine,
+        };
+        exchange.sending = false;
+        exchange.connected = true;
+        let busy = exchange.outbox.has_changes() || exchange.closing;
+        let hungry = exchange.want > 0;
+        drop(exchange);
+        self.link.to_dispatcher.notify_one();
+        if busy || (hungry && leased_any) {
+            Next::Paced
+        } else if hungry {
+            let wake = if reply.wake_ms < 0.0 { HUNGRY_ROUND } else { millis(reply.wake_ms) };
+            // Not sooner: a host may be ready for the fleet and not for this worker, whose
+            // share of its slots is taken.
+            Next::After(wake.clamp(Duration::from_millis(5), HUNGRY_ROUND))
+        } else {
+            Next::After(IDLE_ROUND)
+        }
+    }
+
+    /// Sleep until the next round is due: a paced one [`ROUND_PACE`] after the last was
+    /// sent, or when it turns urgent; any other when the dispatcher has something for it.
+    async fn wait(&self, next: Next, sent_at: Instant) {
+        match next {
+            Next::Paced => {
+                let due = sent_at + ROUND_PACE;
+                while !self.link.lock().urgent() {
+                    tokio::select! {
+                        () = self.link.to_syncer.notified() => {}
+                        () = tokio::time::sleep_until(due) => return,
+                    }
+                }
+            }
+            Next::After(wait) => {
+                tokio::select! {
+                    () = self.link.to_syncer.notified() => {}
+                    () = tokio::time::sleep(wait) => {}
+                }
+            }
+        }
+    }
+
+    fn lost(&self, problem: &str, lost_since: &mut Option<Instant>) {
+        let mut exchange = self.link.lock();
+        exchange.connected = false;
+        drop(exchange);
+        self.link.to_dispatcher.notify_one();
+        if lost_since.is_none() {
+            *lost_since = Some(Instant::now());
+            tracing::warn!(redis = %self.address, %problem, "lost Redis: admitting nothing until it is back; retrying");
+        } else {
+            tracing::debug!(redis = %self.address, %problem, "Redis still unreachable");
+        }
+    }
+
+    /// Connect again if Redis answers; `false` when it answers without the crawl.
+    async fn reconnect(&mut self) -> bool {
+        let Ok(mut connection) = connect(&self.client).await else { return true };
+        // A Redis that lost the crawl's keys (restarted without persistence, flushed)
+        // cannot be worked on: the crawl would end at once as if done.
+        let meta: redis::RedisResult<bool> =
+            redis::cmd("EXISTS").arg(format!("{}:meta", self.prefix)).query_async(&mut connection).await;
+        match meta {
+            Ok(true) => {
+                self.connection = connection;
+                true
+            }
+            Ok(false) => {
+                let mut exchange = self.link.lock();
+                exchange.fatal.get_or_insert(Error::Fleet {
+                    address: self.address.to_string(),
+                    message: "Redis came back without this crawl's data (restarted without persistence, or flushed); what was queued is lost, so the crawl stops".to_owned(),
+                });
+                drop(exchange);
+                self.link.to_dispatcher.notify_one();
+                false
+            }
+            Err(_) => true,
+        }
+    }
+}
+
+/// A duration in milliseconds from Redis; anything that is not one reads as none.
+fn millis(ms: f64) -> Duration {
+    Duration::try_from_secs_f64(ms / 1000.0).unwrap_or_default()
+}

@@ -1,0 +1,9 @@
+//! Scheduling: which request goes next, and what the crawl remembers.
+
+pub(crate) mod cache;
+pub(crate) mod fleet;
+pub(crate) mod frontier;
+pub(crate) mod retry;
+pub(crate) mod robots;
+pub(crate) mod state;
+pub(crate) mod throttle;

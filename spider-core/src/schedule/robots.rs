@@ -1,0 +1,203 @@
+//! robots.txt, read with `texting_robots` and applied per host.
+//!
+//! What an answer means follows RFC 9309: a 2xx body holds the rules; a 4xx means there
+//! are none (crawl everything), except 429, which like a 5xx or an unreachable host means
+//! "assume everything is disallowed" (after retries), since the site may be unwell.
+//! Crawl-delay is honoured as a floor of the host's politeness pause (Scrapy ignores it;
+//! we do not).
+
+use std::time::Duration;
+
+use texting_robots::Robot;
+use url::Url;
+
+/// The rules of one host for our user agent.
+#[derive(Debug)]
+pub(crate) enum RobotsRules {
+    /// Everything allowed: no robots.txt (4xx), or an empty one.
+    AllowAll,
+    /// robots.txt could not be had (5xx, network error): nothing is fetched, and each
+    /// request of the host is given up with this reason.
+    Unavailable(String),
+    /// Parsed rules.
+    Rules(Box<Robot>),
+}
+
+/// Why robots.txt could not be fetched: a transport error with its root cause first (see
+/// [`Cause::robots_message`](crate::error::cause::Cause::robots_message)), so the host's requests
+/// are given up grouped by it.
+pub(crate) fn unreachable(error: &crate::Error) -> String {
+    if error.is_transport() {
+        error.cause().robots_message(error)
+    } else {
+        error.to_string()
+    }
+}
+
+impl RobotsRules {
+    /// Read a robots.txt answer for `token`, the product token of our user agent.
+    pub(crate) fn from_answer(status: u16, body: &[u8], token: &str) -> Self {
+        match status {
+            200..=299 => match Robot::new(token, body) {
+                Ok(robot) => RobotsRules::Rules(Box::new(robot)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "robots.txt does not parse; treating it as empty");
+                    RobotsRules::AllowAll
+                }
+            },
+            400..=499 => RobotsRules::AllowAll,
+            _ => RobotsRules::Unavailable(format!("robots.txt answered {status}")),
+        }
+    }
+
+    pub(crate) fn allows(&self, url: &Url) -> bool {
+        match self {
+            RobotsRules::AllowAll => true,
+            RobotsRules::Unavailable(_) => false,
+            RobotsRules::Rules(robot) => robot.allowed(url.as_str()),
+        }
+    }
+
+    /// The sitemaps the file lists in `Sitemap:` lines, which hold for every user agent.
+    pub(crate) fn sitemaps(&self) -> &[String] {
+        match self {
+            RobotsRules::Rules(robot) => &robot.sitemaps,
+            _ => &[],
+        }
+    }
+
+    /// The Crawl-delay for our agent, if the file sets one.
+    pub(crate) fn crawl_delay(&self) -> Option<Duration> {
+        match self {
+            RobotsRules::Rules(robot) => robot
+                .delay
+                .filter(|secs| secs.is_finite() && *secs > 0.0)
+                .map(|secs| Duration::from_secs_f32(secs.min(3600.0))),
+            _ => None,
+        }
+    }
+}
+
+/// The robots.txt URL of the host of `url`.
+pub(crate) fn robots_url(url: &Url) -> Option<Url> {
+    let mut robots = url.clone();
+    robots.set_query(None);
+    robots.set_fragment(None);
+    robots.set_path("/robots.txt");
+    robots.set_username("").ok()?;
+    robots.set_password(None).ok()?;
+    Some(robots)
+}
+
+/// What a host's robots.txt says to a crawl's user agent, for looking before crawling.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), spider_core::Error> {
+/// let config = spider_core::Config::new("books");
+/// let url = url::Url::parse("https://books.example/catalogue/").unwrap();
+/// let robots = spider_core::Robots::fetch(&config, &url).await?;
+/// println!("allowed: {}, crawl-delay: {:?}", robots.allows(&url), robots.crawl_delay());
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Robots {
+    rules: RobotsRules,
+    url: Url,
+}
+
+impl Robots {
+    /// Fetch the robots.txt of `url`'s origin once, with the config's user agent, headers,
+    /// timeout and route (proxy, geo), and read it as a crawl would (a 5xx or an unreachable host disallows
+    /// everything).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`](crate::Error::Config) when the config cannot build a client (a
+    /// bad proxy setting included), or `url` has no host; [`Error::ProxyAuth`](crate::Error::ProxyAuth)
+    /// when the gateway refuses the credentials.
+    pub async fn fetch(config: &crate::Config, url: &Url) -> Result<Robots, crate::Error> {
+        let robots_url = robots_url(url)
+            .filter(|_| url.has_host())
+            .ok_or_else(|| crate::Error::Config(format!("{url} has no host, so no robots.txt")))?;
+        let request = crate::Request::new(robots_url.clone());
+        let router = crate::wire::route::Router::new(config)?;
+        let routed = router.route(&request, crate::Route::Auto)?;
+        let refused = || crate::Error::ProxyAuth { gateway: router.gateway_of(&routed).unwrap_or_default() };
+        let rules = match crate::wire::transport::Fetcher::new(config).fetch(&routed, &request).await {
+            Ok(answer) if answer.status.as_u16() == 407 && routed.proxied() => return Err(refused()),
+            Err(error) if routed.proxied() && error.is_proxy_auth() => return Err(refused()),
+            Ok(answer) if answer.status.as_u16() == 429 => {
+                RobotsRules::Unavailable("robots.txt answered 429".into())
+            }
+            Ok(answer) => {
+                RobotsRules::from_answer(answer.status.as_u16(), &answer.body, config.robots_token())
+            }
+            Err(error) => RobotsRules::Unavailable(unreachable(&error)),
+        };
+        Ok(Robots { rules, url: robots_url })
+    }
+
+    /// The robots.txt URL read.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// Whether a crawl may fetch `url`.
+    pub fn allows(&self, url: &Url) -> bool {
+        self.rules.allows(url)
+    }
+
+    /// The Crawl-delay for our user agent, if any.
+    pub fn crawl_delay(&self) -> Option<Duration> {
+        self.rules.crawl_delay()
+    }
+
+    /// Why nothing may be fetched, when robots.txt could not be had.
+    pub fn unavailable(&self) -> Option<&str> {
+        match &self.rules {
+            RobotsRules::Unavailable(reason) => Some(reason),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TXT: &[u8] = b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n\nUser-agent: spiderling\nDisallow: /no-bots/\n";
+
+    fn url(path: &str) -> Url {
+        Url::parse("http://h.example/").and_then(|u| u.join(path)).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn our_group_wins_over_the_wildcard() {
+        let rules = RobotsRules::from_answer(200, TXT, "spiderling");
+        assert!(!rules.allows(&url("/no-bots/x")));
+        assert!(rules.allows(&url("/private/x")));
+        let others = RobotsRules::from_answer(200, TXT, "otherbot");
+        assert!(!others.allows(&url("/private/x")));
+        assert_eq!(others.crawl_delay(), Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn sitemap_lines_are_read_whichever_group_they_sit_in() {
+        let txt = b"Sitemap: https://h.example/a.xml\nUser-agent: otherbot\nDisallow: /\nSitemap: https://h.example/b.xml.gz\n";
+        let rules = RobotsRules::from_answer(200, txt, "spiderling");
+        assert_eq!(rules.sitemaps(), ["https://h.example/a.xml", "https://h.example/b.xml.gz"]);
+        assert!(RobotsRules::from_answer(404, txt, "spiderling").sitemaps().is_empty());
+        assert!(RobotsRules::from_answer(200, b"User-agent: *\nDisallow:\n", "spiderling")
+            .sitemaps()
+            .is_empty());
+    }
+
+    #[test]
+    fn missing_file_allows_and_an_unusable_answer_disallows() {
+        assert!(RobotsRules::from_answer(404, b"", "spiderling").allows(&url("/a")));
+        assert!(!RobotsRules::from_answer(503, b"", "spiderling").allows(&url("/a")));
+        assert!(!RobotsRules::from_answer(302, b"", "spiderling").allows(&url("/a")));
+    }
+}

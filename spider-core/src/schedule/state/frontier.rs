@@ -1,0 +1,653 @@
+//! The frontier of a state file: queues, seen-set and deferred retries in SQLite, in one
+//! transaction that each checkpoint commits with the files' lengths.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use reqwest::Method;
+use rusqlite::{params, Connection, OptionalExtension};
+use tokio::time::Instant;
+use url::Url;
+
+use super::checkpointer::Checkpointer;
+use super::row::{self, Row};
+use crate::error::Error;
+use crate::observe::stats::CrawlStatus;
+use crate::request::identity::IdentityChanges;
+use crate::request::Request;
+use crate::schedule::frontier::{
+    host_key, Checkpoint, Enqueued, Frontier, HostKey, Journal, RobotsMemo, Rules, RunEnd, Ticket,
+};
+use crate::sinks::failures::Failure;
+
+/// How long a robots.txt answer is trusted across runs, as RFC 9309 allows a cache to.
+const ROBOTS_FRESH: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The frontier of a state file: queues, seen-set and deferred retries on disk, so a
+/// frontier of tens of millions of URLs costs little memory (the SQLite page cache, 16 MB,
+/// and a few bytes per host).
+///
+/// A crawl with [`Config::state`](crate::Config::state) uses it through the engine, which also keeps in it what
+/// the crawl must remember besides the queues. On its own it serves tools and benchmarks.
+///
+/// Every change goes into one open transaction; [`commit`](Self::commit) (or the engine's
+/// checkpoints) makes it durable. A request handed out by [`next`](Frontier::next) is
+/// marked in flight, not removed, and removed only when [`finish`](Frontier::finish) says
+/// so: if the process dies first, the next open puts it back in its queue.
+///
+/// # Examples
+///
+/// ```
+/// use spider_core::{Config, Enqueued, Frontier, Request, StateFrontier};
+///
+/// let dir = std::env::temp_dir().join(format!("state-doc-{}", std::process::id()));
+/// let config = Config::new("books");
+/// let mut frontier = StateFrontier::open(&dir.join("books.state"), &config)?;
+/// assert!(matches!(frontier.enqueue(Request::get("https://books.example/a")?)?, Enqueued::Accepted(_)));
+/// assert_eq!(frontier.enqueue(Request::get("https://BOOKS.example/a#top")?)?, Enqueued::Duplicate);
+/// frontier.commit()?;
+/// drop(frontier);
+///
+/// let mut again = StateFrontier::open(&dir.join("books.state"), &config)?;
+/// assert!(again.next("https://books.example:443")?.is_some(), "still queued after a reopen");
+/// # drop(again);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), spider_core::Error>(())
+/// ```
+pub struct StateFrontier {
+    /// Stopped before `conn` closes (fields drop in order), so that the close, the last
+    /// of the file's connections, checkpoints and removes the log.
+    pub(super) checkpointer: Checkpointer,
+    pub(super) conn: Connection,
+    pub(super) path: PathBuf,
+    /// Held for the crawl, so that a second process cannot work on the same file.
+    pub(super) _lock: File,
+    pub(super) rules: Rules,
+    pub(super) hosts: HashMap<HostKey, i64>,
+    pub(super) origins: HashMap<i64, HostKey>,
+    pub(super) queued: usize,
+    pub(super) deferred: usize,
+    /// The earliest due time of a deferred request, in the file's milliseconds.
+    pub(super) min_due: Option<i64>,
+    pub(super) clock: Clock,
+    /// Requests finished and given up per host since the last checkpoint.
+    pub(super) finished: HashMap<i64, (i64, i64)>,
+    pub(super) run: Option<i64>,
+    pub(super) started_at: i64,
+    pub(super) output: Option<String>,
+    pub(super) failures: Option<String>,
+}
+
+/// Converts between the engine's instants and the file's unix milliseconds, from one
+/// reading of both clocks, so a time converted there and back never moves later.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Clock {
+    instant: Instant,
+    unix_ms: i64,
+}
+
+impl Clock {
+    pub(super) fn now() -> Self {
+        Clock { instant: Instant::now(), unix_ms: unix_ms(SystemTime::now()) }
+    }
+
+    fn to_ms(self, at: Instant) -> i64 {
+        let since = at.saturating_duration_since(self.instant).as_millis();
+        self.unix_ms.saturating_add(i64::try_from(since).unwrap_or(i64::MAX))
+    }
+
+    fn to_instant(self, ms: i64) -> Instant {
+        let after = u64::try_from(ms.saturating_sub(self.unix_ms)).unwrap_or(0);
+        self.instant + Duration::from_millis(after)
+    }
+}
+
+/// Milliseconds since the unix epoch, as the state file and the cache keep times.
+pub(crate) fn unix_ms(at: SystemTime) -> i64 {
+    at.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+impl StateFrontier {
+    /// Open the state file at `path` for the crawl of `config` (its name, output file,
+    /// allowed domains and depth limit), creating it if there is none.
+    ///
+    /// # Errors
+    ///
+    /// As [`Crawler::run`](crate::Crawler::run) with a state file: [`Error::State`] for a
+    /// file that is not this crawl's, not a state file, truncated or in use;
+    /// [`Error::Store`] or [`Error::Io`] when it cannot be read or written.
+    pub fn open(path: &std::path::Path, config: &crate::Config) -> Result<Self, Error> {
+        super::open(path, config, false).map(|opened| opened.frontier)
+    }
+
+    /// Make every change since the last commit durable.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] when SQLite cannot write it.
+    pub fn commit(&mut self) -> Result<(), Error> {
+        let store = |source| Error::Store { path: self.path.clone(), source: Box::new(source) };
+        for (host, (done, failed)) in self.finished.drain() {
+            self.conn
+                .prepare_cached("UPDATE hosts SET done = done + ?2, failed = failed + ?3 WHERE id = ?1")
+                .and_then(|mut update| update.execute(params![host, done, failed]))
+                .map_err(store)?;
+        }
+        self.conn.execute_batch("COMMIT").map_err(store)?;
+        if self.checkpointer.take_long_log() {
+            // Copy back what the checkpointing thread has not yet (this commit, mostly), so
+            // that the next transaction reads the file alone and its first write starts the
+            // log over (see `checkpointer.rs`). Once per pass of that thread: if this one
+            // could not copy everything (the thread, or a reader, was in the way), the
+            // thread's next measure asks again.
+            self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())).map_err(store)?;
+        }
+        self.conn.execute_batch("BEGIN IMMEDIATE").map_err(store)
+    }
+
+    pub(super) fn store(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
+        |source| Error::Store { path: self.path.clone(), source: Box::new(source) }
+    }
+
+    fn damaged(&self, message: String) -> Error {
+        Error::State { path: self.path.clone(), message: format!("is damaged: {message}") }
+    }
+
+    /// The id of `host`, added if new.
+    fn host_id(&mut self, host: &HostKey) -> Result<i64, Error> {
+        if let Some(&id) = self.hosts.get(host) {
+            return Ok(id);
+        }
+        let id = self
+            .conn
+            .prepare_cached("INSERT INTO hosts (origin) VALUES (?1) RETURNING id")
+            .and_then(|mut insert| insert.query_row([&**host], |row| row.get(0)))
+            .map_err(self.store())?;
+        self.hosts.insert(host.clone(), id);
+        self.origins.insert(id, host.clone());
+        Ok(id)
+    }
+
+    fn insert(&mut self, request: &Request, host: i64, state: i64, due: Option<i64>) -> Result<(), Error> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO requests (host, state, priority, due, url, method, depth, attempts, extra) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )
+            .and_then(|mut insert| {
+                insert.execute(params![
+                    host,
+                    state,
+                    request.priority(),
+                    due,
+                    request.url().as_str(),
+                    request.method().as_str(),
+                    request.depth(),
+                    request.attempts,
+                    row::extra(request),
+                ])
+            })
+            .map_err(self.store())?;
+        Ok(())
+    }
+
+    /// Read the earliest due time again, after some fell due.
+    fn reload_min_due(&mut self) -> Result<(), Error> {
+        self.min_due = self
+            .conn
+            .prepare_cached("SELECT min(due) FROM requests WHERE state = 2")
+            .and_then(|mut min| min.query_row([], |row| row.get(0)))
+            .map_err(self.store())?;
+        Ok(())
+    }
+}
+
+impl Frontier for StateFrontier {
+    fn enqueue(&mut self, request: Request) -> Result<Enqueued, Error> {
+        if let Some(refused) = self.rules.refuse(&request) {
+            return Ok(refused);
+        }
+        let Some(host) = host_key(request.url()) else {
+            return Ok(Enqueued::OutOfScope);
+        };
+        let fingerprint = request.fingerprint().0.to_be_bytes();
+        let new = self
+            .conn
+            .prepare_cached("INSERT OR IGNORE INTO seen (fingerprint) VALUES (?1)")
+            .and_then(|mut insert| insert.execute([&fingerprint[..]]))
+            .map_err(self.store())?;
+        if new == 0 {
+            return Ok(Enqueued::Duplicate);
+        }
+        let id = self.host_id(&host)?;
+        self.insert(&request, id, 0, None)?;
+        self.queued += 1;
+        Ok(Enqueued::Accepted(host))
+    }
+
+    fn next(&mut self, host: &str) -> Result<Option<Request>, Error> {
+        let Some(&id) = self.hosts.get(host) else { return Ok(None) };
+        // Taken (marked in flight) and read in one statement.
+        let row = self
+            .conn
+            .prepare_cached(
+                "UPDATE requests SET state = 1 WHERE id = (SELECT id FROM requests \
+                 WHERE host = ?1 AND state = 0 ORDER BY priority DESC, id LIMIT 1) \
+                 RETURNING id, url, method, priority, depth, attempts, extra",
+            )
+            .and_then(|mut take| {
+                take.query_row([id], |row| {
+                    Ok(Row {
+                        id: row.get(0)?,
+                        url: row.get(1)?,
+                        method: row.get(2)?,
+                        priority: row.get(3)?,
+                        depth: row.get(4)?,
+                        attempts: row.get(5)?,
+                        extra: row.get(6)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(self.store())?;
+        let Some(row) = row else { return Ok(None) };
+        let request = row.request().map_err(|message| self.damaged(message))?;
+        self.queued -= 1;
+        Ok(Some(request))
+    }
+
+    fn finish(&mut self, ticket: Ticket) -> Result<(), Error> {
+        let host: Option<i64> = self
+            .conn
+            .prepare_cached("DELETE FROM requests WHERE id = ?1 RETURNING host")
+            .and_then(|mut delete| delete.query_row([ticket.0], |row| row.get(0)).optional())
+            .map_err(self.store())?;
+        if let Some(host) = host {
+            self.finished.entry(host).or_default().0 += 1;
+        }
+        Ok(())
+    }
+
+    fn defer(&mut self, request: Request, due: Instant) -> Result<(), Error> {
+        let due = self.clock.to_ms(due);
+        match request.ticket {
+            Some(ticket) => {
+                self.conn
+                    .prepare_cached(
+                        "UPDATE requests SET state = 2, due = ?2, attempts = ?3, extra = ?4 WHERE id = ?1",
+                    )
+                    .and_then(|mut defer| {
+                        defer.execute(params![ticket.0, due, request.attempts, row::extra(&request)])
+                    })
+                    .map_err(self.store())?;
+            }
+            None => {
+                let Some(host) = host_key(request.url()) else { return Ok(()) };
+                let id = self.host_id(&host)?;
+                self.insert(&request, id, 2, Some(due))?;
+            }
+        }
+        self.deferred += 1;
+        self.min_due = Some(self.min_due.map_or(due, |min| min.min(due)));
+        Ok(())
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        self.min_due.map(|ms| self.clock.to_instant(ms))
+    }
+
+    fn release_due(&mut self, now: Instant) -> Result<Vec<HostKey>, Error> {
+        let now = self.clock.to_ms(now);
+        if self.min_due.is_none_or(|min| min > now) {
+            return Ok(Vec::new());
+        }
+        let released: Vec<i64> = self
+            .conn
+            .prepare_cached(
+                "UPDATE requests SET state = 0, due = NULL WHERE state = 2 AND due <= ?1 RETURNING host",
+            )
+            .and_then(|mut release| release.query_map([now], |row| row.get(0))?.collect())
+            .map_err(self.store())?;
+        self.deferred -= released.len();
+        self.queued += released.len();
+        self.reload_min_due()?;
+        Ok(released.iter().filter_map(|id| self.origins.get(id).cloned()).collect())
+    }
+
+    fn hosts(&self) -> Result<Vec<HostKey>, Error> {
+        let queued = self
+            .conn
+            .prepare_cached("SELECT DISTINCT host FROM requests WHERE state = 0")
+            .and_then(|mut select| {
+                select.query_map([], |row| row.get::<_, i64>(0))?.collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(self.store())?;
+        Ok(queued.iter().filter_map(|id| self.origins.get(id).cloned()).collect())
+    }
+
+    fn has_pending(&self) -> bool {
+        self.queued + self.deferred > 0
+    }
+
+    fn len(&self) -> usize {
+        self.queued + self.deferred
+    }
+}
+
+impl Journal for StateFrontier {
+    fn is_durable(&self) -> bool {
+        true
+    }
+
+    fn robots(&mut self, host: &str) -> Result<Option<RobotsMemo>, Error> {
+        type Memo = (Option<u16>, Option<Vec<u8>>, Option<String>, Option<i64>);
+        let memo: Option<Memo> = self
+            .conn
+            .prepare_cached(
+                "SELECT robots_status, robots_body, robots_error, robots_at FROM hosts WHERE origin = ?1",
+            )
+            .and_then(|mut select| {
+                select
+                    .query_row([host], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
+                    .optional()
+            })
+            .map_err(self.store())?;
+        let fresh_since = unix_ms(SystemTime::now() - ROBOTS_FRESH);
+        Ok(match memo {
+            Some((_, _, _, Some(at))) if at < fresh_since => None,
+            Some((Some(status), body, _, Some(_))) => {
+                Some(RobotsMemo::Answer { status, body: body.unwrap_or_default().into() })
+            }
+            Some((None, _, Some(reason), Some(_))) => Some(RobotsMemo::Unavailable(reason)),
+            _ => None,
+        })
+    }
+
+    fn remember_robots(&mut self, host: &str, memo: &RobotsMemo) -> Result<(), Error> {
+        let id = self.host_id(&HostKey::from(host))?;
+        let (status, body, reason) = match memo {
+            RobotsMemo::Answer { status, body } => (Some(*status), Some(&body[..]), None),
+            RobotsMemo::Unavailable(reason) => (None, None, Some(reason.as_str())),
+        };
+        self.conn
+            .prepare_cached(
+                "UPDATE hosts SET robots_status = ?2, robots_body = ?3, robots_error = ?4, robots_at = ?5 WHERE id = ?1",
+            )
+            .and_then(|mut update| update.execute(params![id, status, body, reason, unix_ms(SystemTime::now())]))
+            .map_err(self.store())?;
+        Ok(())
+    }
+
+    fn record_failure(
+        &mut self,
+        url: &Url,
+        method: &Method,
+        attempts: u32,
+        failure: &Failure,
+    ) -> Result<(), Error> {
+        let host = match host_key(url) {
+            Some(key) => Some(self.host_id(&key)?),
+            None => None,
+        };
+        self.conn
+            .prepare_cached(
+                "INSERT INTO failures (host, url, method, attempts, reason, status, error, failed_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .and_then(|mut insert| {
+                insert.execute(params![
+                    host,
+                    url.as_str(),
+                    method.as_str(),
+                    attempts,
+                    failure.reason,
+                    failure.status,
+                    failure.error,
+                    unix_ms(SystemTime::now())
+                ])
+            })
+            .map_err(self.store())?;
+        if let Some(host) = host {
+            self.finished.entry(host).or_default().1 += 1;
+        }
+        Ok(())
+    }
+
+    fn keeps_identities(&self) -> bool {
+        true
+    }
+
+    fn checkpoint(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), Error> {
+        let store = |source| Error::Store { path: self.path.clone(), source: Box::new(source) };
+        let counts = serde_json::to_string(checkpoint.counts).unwrap_or_default();
+        let ended = checkpoint.ended.map(|end| (unix_ms(SystemTime::now()), end_word(end)));
+        let run = match self.run {
+            Some(run) => {
+                self.conn
+                    .prepare_cached("UPDATE runs SET counts = ?2, ended_at = ?3, status = ?4 WHERE id = ?1")
+                    .and_then(|mut update| {
+                        update.execute(params![run, counts, ended.map(|e| e.0), ended.map(|e| e.1)])
+                    })
+                    .map_err(store)?;
+                run
+            }
+            None => {
+                let run = self
+                    .conn
+                    .query_row(
+                        "INSERT INTO runs (started_at, counts) VALUES (?1, ?2) RETURNING id",
+                        params![self.started_at, counts],
+                        |row| row.get(0),
+                    )
+                    .map_err(store)?;
+                self.conn
+                    .execute("UPDATE crawl SET value = 'running' WHERE key = 'status'", [])
+                    .map_err(store)?;
+                if let Some((at, status)) = ended {
+                    self.conn
+                        .execute(
+                            "UPDATE runs SET ended_at = ?2, status = ?3 WHERE id = ?1",
+                            params![run, at, status],
+                        )
+                        .map_err(store)?;
+                }
+                run
+            }
+        };
+        self.run = Some(run);
+        let files = [
+            ("output", self.output.as_deref(), checkpoint.output.map(|c| (c.bytes, c.items))),
+            ("failures", self.failures.as_deref(), checkpoint.failures.map(|bytes| (bytes, 0))),
+        ];
+        for (role, path, committed) in files {
+            let (Some(path), Some((bytes, records))) = (path, committed) else { continue };
+            self.conn
+                .prepare_cached(
+                    "INSERT INTO files (role, path, bytes, records) VALUES (?1, ?2, ?3, ?4) \
+                     ON CONFLICT (role) DO UPDATE SET path = excluded.path, bytes = excluded.bytes, records = excluded.records",
+                )
+                .and_then(|mut upsert| upsert.execute(params![role, path, bytes, records]))
+                .map_err(store)?;
+        }
+        if let Some(identities) = &checkpoint.identities {
+            save_identities(&self.conn, identities).map_err(store)?;
+        }
+        if let Some((_, status)) = ended {
+            let crawl = match status {
+                "complete" | "complete_with_failures" => "complete",
+                "interrupted" | "budget_reached" | "limit_reached" => "paused",
+                _ => "stopped",
+            };
+            self.conn.execute("UPDATE crawl SET value = ?1 WHERE key = 'status'", [crawl]).map_err(store)?;
+        }
+        self.commit()
+    }
+}
+
+/// How a run ended, in the words of the stats file's `status`.
+fn end_word(end: RunEnd) -> &'static str {
+    match end {
+        RunEnd::Finished(CrawlStatus::Complete) => "complete",
+        RunEnd::Finished(CrawlStatus::CompleteWithFailures) => "complete_with_failures",
+        RunEnd::Finished(CrawlStatus::Interrupted) => "interrupted",
+        RunEnd::Finished(CrawlStatus::BudgetReached) => "budget_reached",
+        RunEnd::Finished(CrawlStatus::LimitReached) => "limit_reached",
+        RunEnd::Finished(CrawlStatus::AlreadyComplete) => "already_complete",
+        RunEnd::Failed => "error",
+    }
+}
+
+impl std::fmt::Debug for StateFrontier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateFrontier").field("path", &self.path).field("queued", &self.queued).finish()
+    }
+}
+
+/// Write the identities that changed and delete the retired ones, in the checkpoint's
+/// transaction.
+fn save_identities(conn: &rusqlite::Connection, changes: &IdentityChanges) -> rusqlite::Result<()> {
+    let mut upsert = conn.prepare_cached(
+        "INSERT INTO identities (key, agent, cookies) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (key) DO UPDATE SET agent = excluded.agent, cookies = excluded.cookies",
+    )?;
+    for identity in &changes.saved {
+        upsert.execute(params![identity.key, identity.agent, identity.cookies])?;
+    }
+    let mut delete = conn.prepare_cached("DELETE FROM identities WHERE key = ?1")?;
+    for key in &changes.gone {
+        delete.execute([key])?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::request::identity::SavedIdentity;
+
+    const HOST: &str = "http://h.example:80";
+
+    fn request(path: &str) -> Request {
+        Request::get(&format!("http://h.example/{path}")).unwrap()
+    }
+
+    /// A state file in a directory of its own, removed when dropped.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Self {
+            let dir = std::env::temp_dir().join(format!("spiderling-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            Scratch(dir)
+        }
+
+        fn open(&self) -> StateFrontier {
+            StateFrontier::open(&self.0.join("t.state"), &Config::new("t")).unwrap()
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn paths(frontier: &mut StateFrontier) -> Vec<String> {
+        std::iter::from_fn(|| frontier.next(HOST).unwrap()).map(|r| r.url().path().to_owned()).collect()
+    }
+
+    #[test]
+    fn identities_come_back_and_a_file_from_before_them_still_opens() {
+        let scratch = Scratch::new("identities");
+        let path = scratch.0.join("t.state");
+        let config = Config::new("t");
+        drop(crate::schedule::state::open(&path, &config, false).unwrap());
+        // A file written before the identities table existed.
+        rusqlite::Connection::open(&path).unwrap().execute("DROP TABLE identities", []).unwrap();
+        let mut opened = crate::schedule::state::open(&path, &config, false).unwrap();
+        assert!(opened.identities.is_empty());
+        let saved =
+            SavedIdentity { key: "host:http://h.example:80".into(), agent: None, cookies: "{}".into() };
+        let counts = crate::observe::stats::Counts::default();
+        let checkpoint = Checkpoint {
+            output: None,
+            failures: None,
+            counts: &counts,
+            proxy_bytes: 0,
+            ended: None,
+            identities: Some(IdentityChanges { saved: vec![saved.clone()], gone: Vec::new() }),
+        };
+        opened.frontier.checkpoint(&checkpoint).unwrap();
+        drop(opened);
+        let mut opened = crate::schedule::state::open(&path, &config, false).unwrap();
+        assert_eq!(opened.identities, [saved]);
+        // Retired since: gone from the file.
+        let gone = IdentityChanges { saved: Vec::new(), gone: vec!["host:http://h.example:80".into()] };
+        let checkpoint = Checkpoint { identities: Some(gone), ..checkpoint };
+        opened.frontier.checkpoint(&checkpoint).unwrap();
+        drop(opened);
+        assert!(crate::schedule::state::open(&path, &config, false).unwrap().identities.is_empty());
+    }
+
+    #[test]
+    fn higher_priority_first_then_arrival_order_as_in_memory() {
+        let scratch = Scratch::new("order");
+        let mut frontier = scratch.open();
+        for (path, priority) in [("a", 0), ("b", 5), ("c", 0), ("d", 5)] {
+            frontier.enqueue(request(path).with_priority(priority)).unwrap();
+        }
+        assert_eq!(paths(&mut frontier), ["/b", "/d", "/a", "/c"]);
+        assert!(!frontier.has_pending());
+    }
+
+    #[test]
+    fn what_a_commit_holds_comes_back_and_in_flight_is_queued_again() {
+        let scratch = Scratch::new("reopen");
+        let mut frontier = scratch.open();
+        for path in ["a", "b", "c"] {
+            frontier.enqueue(request(path)).unwrap();
+        }
+        let taken = frontier.next(HOST).unwrap().unwrap();
+        assert!(taken.ticket().is_some());
+        let finished = frontier.next(HOST).unwrap().unwrap();
+        frontier.finish(finished.ticket().unwrap()).unwrap();
+        frontier.commit().unwrap();
+        frontier.enqueue(request("uncommitted")).unwrap();
+        drop(frontier);
+
+        let mut again = scratch.open();
+        assert_eq!(again.len(), 2, "the one in flight and the one never taken");
+        assert_eq!(again.enqueue(request("b")).unwrap(), Enqueued::Duplicate, "finished, still seen");
+        assert!(
+            matches!(again.enqueue(request("uncommitted")).unwrap(), Enqueued::Accepted(_)),
+            "never committed"
+        );
+        assert_eq!(paths(&mut again), ["/a", "/c", "/uncommitted"]);
+    }
+
+    #[test]
+    fn a_deferred_request_keeps_its_due_time_and_attempts_across_a_reopen() {
+        let scratch = Scratch::new("defer");
+        let mut frontier = scratch.open();
+        frontier.enqueue(request("retry")).unwrap();
+        let mut retry = frontier.next(HOST).unwrap().unwrap();
+        retry.attempts = 2;
+        let now = Instant::now();
+        frontier.defer(retry, now + Duration::from_secs(3600)).unwrap();
+        assert!(frontier.has_pending());
+        assert!(frontier.release_due(now).unwrap().is_empty());
+        assert!(frontier.next(HOST).unwrap().is_none());
+        frontier.commit().unwrap();
+        drop(frontier);
+
+        let mut again = scratch.open();
+        let due = again.next_due().unwrap();
+        assert!(due > Instant::now() + Duration::from_secs(3500), "still an hour away");
+        assert!(again.release_due(Instant::now()).unwrap().is_empty());
+        assert_eq!(again.release_due(due).unwrap().len(), 1);
+        assert_eq!(again.next(HOST).unwrap().unwrap().attempts, 2);
+    }
+}

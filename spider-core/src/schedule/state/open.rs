@@ -1,0 +1,354 @@
+//! Opening a state file: one that is not this crawl's is refused before anything is
+//! touched, a new one is created whole or not at all, and what an earlier run left in
+//! flight is queued again.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use rusqlite::{params, Connection, OpenFlags};
+
+use super::checkpointer::Checkpointer;
+use super::frontier::{unix_ms, Clock, StateFrontier};
+use super::SCHEMA_VERSION;
+use crate::config::Config;
+use crate::error::Error;
+use crate::observe::stats::{thousands, Counts};
+use crate::request::identity::SavedIdentity;
+use crate::schedule::frontier::{HostKey, Rules};
+use crate::sinks::Committed;
+
+/// A state file ready for a run, and what the earlier runs left.
+#[derive(Debug)]
+pub(crate) struct Opened {
+    pub(crate) frontier: StateFrontier,
+    /// How much of the output file the last checkpoint committed (zero for a new crawl).
+    pub(crate) output: Committed,
+    /// The failures file's committed length (zero for a new crawl or another path).
+    pub(crate) failures: u64,
+    /// The counts of the earlier runs, summed.
+    pub(crate) earlier: Counts,
+    /// How many runs came before this one.
+    pub(crate) runs: u32,
+    /// Whether the last run finished the crawl.
+    pub(crate) complete: bool,
+    /// The identities the last checkpoint saved: cookie jars and agents.
+    pub(crate) identities: Vec<SavedIdentity>,
+}
+
+/// Open the state file at `path` for `config`'s crawl, creating it if there is none. With
+/// `fresh`, an existing one is deleted first, after saying what it held.
+///
+/// # Errors
+///
+/// [`Error::State`] when the file is another spider's or another output's, of another
+/// schema version, not a state file at all, truncated, damaged, or in use by another
+/// crawl; [`Error::Store`] or [`Error::Io`] when it cannot be read or written.
+pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, Error> {
+    let refuse = |message: String| Error::State { path: path.to_owned(), message };
+    let output = config.output.as_deref().map(absolute).transpose()?;
+    let failures = config.failures_path().as_deref().map(absolute).transpose()?;
+    if fresh && path.exists() {
+        let _lock = lock(path)?;
+        tracing::warn!("starting over: discarding {}: {}", path.display(), describe(path));
+        for file in [path.to_owned(), sidecar(path, "-wal"), sidecar(path, "-shm")] {
+            match std::fs::remove_file(&file) {
+                Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(Error::Io { path: file, source: error });
+                }
+                _ => {}
+            }
+        }
+    }
+    if !path.exists() {
+        create(path, config.name(), output.as_deref())?;
+    }
+    let lock = lock(path)?;
+    check_header(path)?;
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| refuse(format!("cannot be opened: {e}")))?;
+    let facts = read_facts(&conn).map_err(|e| refuse(format!("is not a Spiderling state file ({e})")))?;
+    let fact = |key: &str| facts.get(key).map(String::as_str);
+    if fact("schema_version") != Some(SCHEMA_VERSION.to_string().as_str()) {
+        return Err(refuse(format!(
+            "has schema version {}, and this Spiderling reads version {SCHEMA_VERSION}; finish the crawl with \
+             the Spiderling that wrote it, or start over with --fresh",
+            fact("schema_version").unwrap_or("(none)")
+        )));
+    }
+    if fact("spider") != Some(config.name()) {
+        return Err(refuse(format!(
+            "belongs to the spider {:?}, not {:?}; give each spider a state file of its own, or start over \
+             with --fresh",
+            fact("spider").unwrap_or_default(),
+            config.name()
+        )));
+    }
+    if fact("output").unwrap_or_default() != output.as_deref().unwrap_or_default() {
+        let shown = |path: Option<&str>| match path {
+            Some(path) if !path.is_empty() => path.to_owned(),
+            _ => "no output file".to_owned(),
+        };
+        return Err(refuse(format!(
+            "was written for {}, and this run writes {}; run with the same -o to go on, or start over with \
+             --fresh",
+            shown(fact("output")),
+            shown(output.as_deref())
+        )));
+    }
+    let store = |source| Error::Store { path: path.to_owned(), source: Box::new(source) };
+    // See ARCHITECTURE.md, "Crash safety": NORMAL survives a crash of the process; FULL,
+    // with the files synced before each commit, a power loss.
+    let synchronous = if config.state_sync { "FULL" } else { "NORMAL" };
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; PRAGMA cache_size = -16000; \
+         PRAGMA busy_timeout = 1000; PRAGMA wal_autocheckpoint = 0; BEGIN IMMEDIATE; UPDATE requests SET state = 0 WHERE state = 1; \
+         {IDENTITIES}",
+    ))
+    .map_err(store)?;
+    conn.set_prepared_statement_cache_capacity(32);
+    let files = read_files(&conn).map_err(store)?;
+    let committed = |role: &str, path: Option<&str>| match (files.get(role), path) {
+        (Some((recorded, bytes, records)), Some(path)) if recorded == path => Some((*bytes, *records)),
+        _ => None,
+    };
+    let (bytes, items) = committed("output", output.as_deref()).unwrap_or_default();
+    let output_committed = Committed { bytes, items };
+    let failures_committed = committed("failures", failures.as_deref()).map_or(0, |(bytes, _)| bytes);
+    if let Some(path) = &config.output {
+        crate::sinks::check_resumable(path, output_committed.bytes)?;
+    }
+    if let Some(path) = config.failures_path() {
+        crate::sinks::check_resumable(&path, failures_committed)?;
+    }
+    let (earlier, runs) = read_runs(&conn).map_err(|e| refuse(format!("is damaged: {e}")))?;
+    let identities = read_identities(&conn).map_err(store)?;
+    let frontier = load(conn, path, lock, config, output, failures)?;
+    Ok(Opened {
+        frontier,
+        output: output_committed,
+        failures: failures_committed,
+        earlier,
+        runs,
+        complete: fact("status") == Some("complete"),
+        identities,
+    })
+}
+
+/// The identities table, added to the schema after version 1's first files: created on
+/// open when missing, so those files stay readable.
+const IDENTITIES: &str =
+    "CREATE TABLE IF NOT EXISTS identities (key TEXT PRIMARY KEY, agent TEXT, cookies TEXT NOT NULL);";
+
+fn read_identities(conn: &Connection) -> rusqlite::Result<Vec<SavedIdentity>> {
+    let mut select = conn.prepare("SELECT key, agent, cookies FROM identities")?;
+    let rows = select.query_map([], |row| {
+        Ok(SavedIdentity { key: row.get(0)?, agent: row.get(1)?, cookies: row.get(2)? })
+    })?;
+    rows.collect()
+}
+
+/// The frontier's in-memory part: host ids, counts, the earliest due time.
+fn load(
+    conn: Connection,
+    path: &Path,
+    lock: File,
+    config: &Config,
+    output: Option<String>,
+    failures: Option<String>,
+) -> Result<StateFrontier, Error> {
+    let store = |source| Error::Store { path: path.to_owned(), source: Box::new(source) };
+    let mut hosts = HashMap::new();
+    let mut origins = HashMap::new();
+    {
+        let mut select = conn.prepare("SELECT id, origin FROM hosts").map_err(store)?;
+        let rows = select
+            .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
+            .map_err(store)?;
+        for row in rows {
+            let (id, origin) = row.map_err(store)?;
+            let key = HostKey::from(origin);
+            hosts.insert(key.clone(), id);
+            origins.insert(id, key);
+        }
+    }
+    let mut by_state = [0usize; 3];
+    {
+        let mut select =
+            conn.prepare("SELECT state, count(*) FROM requests GROUP BY state").map_err(store)?;
+        let rows =
+            select.query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?))).map_err(store)?;
+        for row in rows {
+            let (state, count) = row.map_err(store)?;
+            if let Some(slot) = usize::try_from(state).ok().and_then(|s| by_state.get_mut(s)) {
+                *slot = usize::try_from(count).unwrap_or(0);
+            }
+        }
+    }
+    let min_due = conn
+        .query_row("SELECT min(due) FROM requests WHERE state = 2", [], |row| row.get(0))
+        .map_err(store)?;
+    Ok(StateFrontier {
+        checkpointer: Checkpointer::start(path)?,
+        conn,
+        path: path.to_owned(),
+        _lock: lock,
+        rules: Rules::new(config),
+        hosts,
+        origins,
+        queued: by_state[0],
+        deferred: by_state[2],
+        min_due,
+        clock: Clock::now(),
+        finished: HashMap::new(),
+        run: None,
+        started_at: unix_ms(SystemTime::now()),
+        output,
+        failures,
+    })
+}
+
+/// Create a new state file whole: built under a temporary name, then renamed, so a crash
+/// during creation leaves no half-made file behind.
+fn create(path: &Path, spider: &str, output: Option<&str>) -> Result<(), Error> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|source| Error::Io { path: parent.to_owned(), source })?;
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temporary = path.with_file_name(format!(".{name}.new-{}", std::process::id()));
+    let _ = std::fs::remove_file(&temporary);
+    let store = |source| Error::Store { path: path.to_owned(), source: Box::new(source) };
+    let conn = Connection::open(&temporary).map_err(store)?;
+    conn.execute_batch(&format!("PRAGMA journal_mode = WAL; BEGIN; {} ", super::SCHEMA)).map_err(store)?;
+    let facts = [
+        ("schema_version", SCHEMA_VERSION.to_string()),
+        ("spider", spider.to_owned()),
+        ("output", output.unwrap_or_default().to_owned()),
+        ("created_at", httpdate::fmt_http_date(SystemTime::now())),
+        ("status", "new".to_owned()),
+    ];
+    for (key, value) in facts {
+        conn.execute("INSERT INTO crawl (key, value) VALUES (?1, ?2)", params![key, value]).map_err(store)?;
+    }
+    conn.execute_batch("COMMIT").map_err(store)?;
+    conn.close().map_err(|(_, e)| store(e))?;
+    std::fs::rename(&temporary, path).map_err(|source| Error::Io { path: path.to_owned(), source })
+}
+
+/// Lock the file for this process, for as long as the returned handle lives (a BSD lock,
+/// apart from SQLite's own, which it leaves alone).
+fn lock(path: &Path) -> Result<File, Error> {
+    let file = File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Error::State {
+            path: path.to_owned(),
+            message: "is in use by another crawl; wait for it to end, or stop it".to_owned(),
+        }),
+        Err(std::fs::TryLockError::Error(source)) => Err(Error::Io { path: path.to_owned(), source }),
+    }
+}
+
+/// Refuse a file that is not an SQLite database, or that was cut short: SQLite would take
+/// an empty file for an empty database, and read past the end of a truncated one as zeros.
+pub(super) fn check_header(path: &Path) -> Result<(), Error> {
+    let refuse = |message: String| Error::State { path: path.to_owned(), message };
+    let mut file = File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+    let len = file.metadata().map_err(|source| Error::Io { path: path.to_owned(), source })?.len();
+    let mut header = [0u8; 100];
+    let read = file.read(&mut header).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+    if read == 0 {
+        return Err(refuse(
+            "is empty, so not a Spiderling state file; delete it, or start over with --fresh".into(),
+        ));
+    }
+    if read < header.len() || &header[..16] != b"SQLite format 3\0" {
+        return Err(refuse(
+            "is not a Spiderling state file (not an SQLite database); check the path, or start over with --fresh"
+                .into(),
+        ));
+    }
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536,
+        size => u64::from(size),
+    };
+    let pages = u64::from(u32::from_be_bytes([header[28], header[29], header[30], header[31]]));
+    // The page count is valid when the "version valid for" number matches the change counter.
+    let counted = header[24..28] == header[92..96];
+    if counted && len < page_size * pages {
+        return Err(refuse(format!(
+            "is truncated: {len} bytes where its header says {}; it cannot be trusted, so start over with --fresh",
+            page_size * pages
+        )));
+    }
+    Ok(())
+}
+
+fn read_facts(conn: &Connection) -> rusqlite::Result<HashMap<String, String>> {
+    let mut select = conn.prepare("SELECT key, value FROM crawl")?;
+    let rows = select.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+    rows.collect()
+}
+
+type Files = HashMap<String, (String, u64, u64)>;
+
+fn read_files(conn: &Connection) -> rusqlite::Result<Files> {
+    let mut select = conn.prepare("SELECT role, path, bytes, records FROM files")?;
+    let rows = select.query_map([], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?, row.get(3)?))))?;
+    rows.collect()
+}
+
+/// The earlier runs' counts, summed, and how many runs there were.
+fn read_runs(conn: &Connection) -> Result<(Counts, u32), String> {
+    let mut select = conn.prepare("SELECT counts FROM runs").map_err(|e| e.to_string())?;
+    let rows = select.query_map([], |row| row.get::<_, String>(0)).map_err(|e| e.to_string())?;
+    let mut total = Counts::default();
+    let mut runs = 0;
+    for row in rows {
+        let json = row.map_err(|e| e.to_string())?;
+        let counts: Counts = serde_json::from_str(&json).map_err(|e| format!("a run's counts: {e}"))?;
+        total.add(&counts);
+        runs += 1;
+    }
+    Ok((total, runs))
+}
+
+/// What a state file holds, in a few words, for the message of `--fresh`.
+fn describe(path: &Path) -> String {
+    let summary = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| e.to_string())
+        .and_then(|conn| {
+            let queued = conn
+                .query_row("SELECT count(*) FROM requests", [], |row| row.get::<_, i64>(0))
+                .map_err(|e| e.to_string())?;
+            Ok((read_runs(&conn)?, queued))
+        });
+    match summary {
+        Ok(((counts, runs), queued)) => format!(
+            "{} pages done, {} items, {} queued, over {runs} run{}",
+            thousands(counts.pages),
+            thousands(counts.items),
+            thousands(u64::try_from(queued).unwrap_or(0)),
+            if runs == 1 { "" } else { "s" }
+        ),
+        Err(error) => format!("not a readable state file ({error})"),
+    }
+}
+
+fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// The absolute spelling of `path`, as the state file records the files it belongs to.
+fn absolute(path: &Path) -> Result<String, Error> {
+    std::path::absolute(path)
+        .map(|p| p.display().to_string())
+        .map_err(|source| Error::Io { path: path.to_owned(), source })
+}

@@ -1,0 +1,88 @@
+//! The failures file: one JSON line per request given up, so nothing disappears silently.
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::sinks::AppendFile;
+
+/// Why an attempt failed: a reason stats count by, and the detail.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) reason: &'static str,
+    pub(crate) status: Option<u16>,
+    pub(crate) error: Option<String>,
+}
+
+impl Failure {
+    pub(crate) fn status(reason: &'static str, status: u16) -> Self {
+        Failure { reason, status: Some(status), error: None }
+    }
+
+    pub(crate) fn error(reason: &'static str, error: &dyn std::fmt::Display) -> Self {
+        Failure { reason, status: None, error: Some(error.to_string()) }
+    }
+}
+
+#[derive(Serialize)]
+struct Line<'a> {
+    url: &'a str,
+    method: &'a str,
+    attempts: u32,
+    reason: &'static str,
+    status: Option<u16>,
+    error: Option<&'a str>,
+    failed_at: String,
+}
+
+/// A buffered JSON Lines file of failures, written by the dispatcher.
+pub(crate) struct FailuresFile {
+    file: AppendFile,
+}
+
+impl FailuresFile {
+    /// Create (or empty) the file, so a stale one never outlives its crawl.
+    pub(crate) fn create(path: &Path) -> Result<Self, Error> {
+        Ok(FailuresFile { file: AppendFile::create(path)? })
+    }
+
+    /// The failures file of a stopped crawl, cut back to the length its last checkpoint
+    /// committed.
+    pub(crate) fn resume(path: &Path, len: u64) -> Result<Self, Error> {
+        Ok(FailuresFile { file: AppendFile::resume(path, len)? })
+    }
+
+    pub(crate) fn record(
+        &mut self,
+        url: &str,
+        method: &str,
+        attempts: u32,
+        failure: &Failure,
+    ) -> Result<(), Error> {
+        let line = Line {
+            url,
+            method,
+            attempts,
+            reason: failure.reason,
+            status: failure.status,
+            error: failure.error.as_deref(),
+            failed_at: httpdate::fmt_http_date(SystemTime::now()),
+        };
+        let mut bytes = serde_json::to_vec(&line)
+            .map_err(|e| Error::Export { path: self.file.path().to_owned(), message: e.to_string() })?;
+        bytes.push(b'\n');
+        self.file.write_all(&bytes)
+    }
+
+    /// Hand what was written to the operating system; returns the file's length.
+    pub(crate) fn flush(&mut self) -> Result<u64, Error> {
+        self.file.flush()
+    }
+
+    /// Wait until what was flushed is on the disk.
+    pub(crate) fn sync(&mut self) -> Result<(), Error> {
+        self.file.sync()
+    }
+}

@@ -1,0 +1,47 @@
+//! Exporters: a page's items are encoded on its own task, in the format the output file's
+//! extension names, and appended to the file by the dispatcher as it finishes the page.
+//!
+//! Splitting the two keeps serialisation off the dispatcher and lets the dispatcher alone
+//! decide the order of the file: every byte in it belongs to a page the dispatcher has
+//! finished, so the file's length at a checkpoint of the state file is exactly the items
+//! of the pages that checkpoint records as done (see `state`).
+
+mod encode;
+pub(crate) mod failures;
+mod file;
+mod sink;
+
+use std::path::Path;
+
+pub(crate) use encode::{Encoded, Encoder};
+pub(crate) use file::{check_resumable, AppendFile};
+pub(crate) use sink::{Committed, Sink};
+
+use crate::error::Error;
+
+/// The formats items are written in, picked by the output file's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// `.jsonl` or `.ndjson`: one item per line.
+    JsonLines,
+    /// `.csv`: a header row from the first item's field names, then one row per item.
+    Csv,
+    /// `.json`: one array; `]` is written when the crawl stops.
+    Json,
+}
+
+impl Format {
+    /// The format `path`'s extension names.
+    pub(crate) fn of(path: &Path) -> Result<Format, Error> {
+        let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        match extension.as_deref() {
+            Some("jsonl" | "ndjson") => Ok(Format::JsonLines),
+            Some("csv") => Ok(Format::Csv),
+            Some("json") => Ok(Format::Json),
+            _ => Err(Error::Config(format!(
+                "output {} has no known extension; write a name ending in .jsonl, .csv or .json",
+                path.display()
+            ))),
+        }
+    }
+}

@@ -1,0 +1,420 @@
+//! The link rules of a derived spider, `#[spider(rule(...), rule(...))]`: which links of a
+//! page are followed, and what each page does, decided by the rule that reached it.
+//!
+//! Not to be confused with `frontier/rules.rs`, what every frontier turns away (scope,
+//! depth): these rules choose among the links a page has, before the frontier sees them.
+//!
+//! A rule *takes* a URL when one of its `allow` regexes finds a match in it (or it has
+//! none), none of its `deny` regexes does, and, unless the rule has `files`, the URL does
+//! not lead to a file that is not a page (`non_page.rs`). The regexes search the URL's
+//! canonical spelling, the one the frontier dedupes on (absolute, no fragment, query pairs
+//! sorted), so two spellings of one page always get the same verdict.
+//!
+//! - On a page that follows, each rule in order takes links among the `href`s its selector
+//!   finds; a URL an earlier rule took on this page is not taken again. Each taken link
+//!   becomes a request with the rule's priority and its number in the meta key
+//!   [`RULE_META_KEY`].
+//! - A page does what the rule in its request's meta says: follow, parse, or both. A
+//!   redirect's next hop keeps the meta, so its target does what the link's rule says.
+//!   A request without the key (a start URL, a `--start-urls` line) goes to the first rule
+//!   that takes its URL, and only follows when none does, like a CrawlSpider's start pages.
+//! - A sitemap's URL becomes a request of the first rule that takes it, or none.
+//!
+//! The derive writes the rules as constant [`LinkRule`]s, compiled into [`LinkRules`] once
+//! per process in a `static`, with the [`Engine`] that reads the pages: the streaming
+//! engine (`stream/`) when the item's fields and the rules' selectors all stream, the
+//! DOM otherwise, or the one `#[spider(extract = "...")]` forces.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use regex::Regex;
+use scraper::Selector;
+use url::Url;
+
+use crate::extract::item::Item;
+use crate::extract::non_page::is_non_page;
+use crate::extract::page::{Document, Page};
+use crate::extract::stream::Found;
+use crate::extract::stream::Plan;
+use crate::request::Request;
+use crate::schedule::frontier::canonical_url;
+use crate::spider::Cx;
+
+/// The meta key of a request reached by a rule: the rule's number, counted from 0 in the
+/// order the rules are written. The `:` keeps it apart from any key a spider would name
+/// (a key of the user's that happens to be spelled the same would be overwritten).
+pub const RULE_META_KEY: &str = "spiderling:rule";
+
+/// The selector of a rule without `css`: every link of the page.
+pub const DEFAULT_LINKS: &str = "a[href], area[href]";
+
+/// One `rule(...)` as the derive writes it, every text checked at compile time.
+#[derive(Debug, Clone, Copy)]
+pub struct LinkRule {
+    /// Where on the page to look for links (their `href`).
+    pub css: &'static str,
+    /// Regexes one of which must match a URL (none: every URL).
+    pub allow: &'static [&'static str],
+    /// Regexes none of which may match a URL.
+    pub deny: &'static [&'static str],
+    /// The pages it reaches are searched for links with every rule.
+    pub follow: bool,
+    /// The pages it reaches are parsed into the spider's item.
+    pub parse: bool,
+    /// The priority of its requests.
+    pub priority: i32,
+    /// Whether it takes links to files that are not pages.
+    pub files: bool,
+}
+
+/// Which engine reads a derived spider's pages, as `#[spider(extract = "...")]` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// The streaming engine when everything the spider reads streams, else the DOM.
+    Auto,
+    /// Always the DOM.
+    Dom,
+    /// The streaming engine; the derive has checked that everything streams.
+    Stream,
+}
+
+/// A spider's rules with their selectors and regexes compiled.
+#[derive(Debug)]
+pub struct LinkRules {
+    rules: Vec<Compiled>,
+    engine: Engine,
+    /// The streaming plan for the spider's item and these rules, made on first use
+    /// (`None`: the DOM reads the pages).
+    plan: OnceLock<Option<Plan>>,
+}
+
+#[derive(Debug)]
+struct Compiled {
+    rule: LinkRule,
+    css: Selector,
+    allow: Vec<Regex>,
+    deny: Vec<Regex>,
+}
+
+/// What a page does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Duty {
+    follow: bool,
+    parse: bool,
+}
+
+/// The duty of a page no rule reached nor takes.
+const START_PAGE: Duty = Duty { follow: true, parse: false };
+
+impl LinkRules {
+    /// Compile `rules`, whose selectors and regexes the derive checked, to be read by
+    /// `engine`.
+    pub fn new(rules: &[LinkRule], engine: Engine) -> LinkRules {
+        let compiled = rules
+            .iter()
+            .map(|rule| Compiled {
+                rule: *rule,
+                css: crate::__private::selector(rule.css),
+                allow: rule.allow.iter().map(|pattern| regex(pattern)).collect(),
+                deny: rule.deny.iter().map(|pattern| regex(pattern)).collect(),
+            })
+            .collect();
+        LinkRules { rules: compiled, engine, plan: OnceLock::new() }
+    }
+
+    /// The streaming plan for item `T` and these rules, when the pages stream.
+    fn plan<T: Item>(&self) -> Option<&Plan> {
+        self.plan
+            .get_or_init(|| {
+                let fields = T::STREAM.ok().filter(|_| self.engine != Engine::Dom)?;
+                let selectors: Vec<&'static str> = self.rules.iter().map(|rule| rule.rule.css).collect();
+                Plan::new(fields, &selectors)
+            })
+            .as_ref()
+    }
+
+    /// The request for a URL a sitemap lists: the first rule that takes it, or `None`.
+    pub fn sitemap_request(&self, url: Url) -> Option<Request> {
+        let canonical = canonical_url(&url).into_owned();
+        let number = self.rules.iter().position(|rule| rule.takes(&url, &canonical))?;
+        Some(self.request(number, url))
+    }
+
+    /// What the page of `request` does: its rule's duty, or that of the first rule that
+    /// takes its URL, or a start page's.
+    fn duty(&self, request: &Request) -> Duty {
+        let reached_by = request
+            .meta()
+            .get(RULE_META_KEY)
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|number| usize::try_from(number).ok())
+            .and_then(|number| self.rules.get(number));
+        let rule = reached_by.or_else(|| {
+            let canonical = canonical_url(request.url());
+            self.rules.iter().find(|rule| rule.takes(request.url(), &canonical))
+        });
+        rule.map_or(START_PAGE, |rule| Duty { follow: rule.rule.follow, parse: rule.rule.parse })
+    }
+
+    /// The links of `doc` every rule takes, in rule order then page order, each once.
+    fn links(&self, doc: &Document<'_>) -> Vec<Request> {
+        self.take(|number| self.rules.get(number).map_or_else(Vec::new, |rule| doc.links(&rule.css)))
+    }
+
+    /// The links a streaming pass found that every rule takes, as [`links`](Self::links).
+    fn links_streamed(&self, found: &Found<'_>) -> Vec<Request> {
+        self.take(|number| found.links(number))
+    }
+
+    /// The links every rule takes among those `found` gives for each rule's number.
+    fn take(&self, found: impl Fn(usize) -> Vec<Url>) -> Vec<Request> {
+        let mut taken = HashSet::new();
+        let mut requests = Vec::new();
+        for (number, rule) in self.rules.iter().enumerate() {
+            for url in found(number) {
+                let canonical = canonical_url(&url).into_owned();
+                if rule.takes(&url, &canonical) && taken.insert(canonical) {
+                    requests.push(self.request(number, url));
+                }
+            }
+        }
+        requests
+    }
+
+    fn request(&self, number: usize, url: Url) -> Request {
+        let priority = self.rules.get(number).map_or(0, |rule| rule.rule.priority);
+        Request::new(url).with_meta(RULE_META_KEY, number).with_priority(priority)
+    }
+}
+
+impl Compiled {
+    fn takes(&self, url: &Url, canonical: &str) -> bool {
+        (self.allow.is_empty() || self.allow.iter().any(|re| re.is_match(canonical)))
+            && !self.deny.iter().any(|re| re.is_match(canonical))
+            && (self.rule.files || !is_non_page(url))
+    }
+}
+
+/// Compile a regex the derive has already compiled; the rules live in a `static`, so this
+/// runs once per regex per process.
+#[allow(clippy::expect_used)]
+fn regex(pattern: &str) -> Regex {
+    // The derive compiled this exact pattern with this exact version of `regex`.
+    Regex::new(pattern).expect("regex was checked at compile time")
+}
+
+/// The `parse` of a spider derived with `rule(...)`s: what the page does is decided by
+/// the rule that reached it (see the module's docs); the item and the links come from one
+/// parse of the page on the pool. An answer that is not HTML ([`Page::is_html`]: a script,
+/// a download, JSON) is not parsed at all, and counts in the summary as skipped by
+/// content type rather than as a page.
+///
+/// # Errors
+///
+/// An [`ExtractError`](crate::ExtractError) (the page had the item in part) or a
+/// parse-pool failure.
+pub async fn parse_by_link_rules<T: Item>(
+    page: Page,
+    cx: &mut Cx<T>,
+    rules: &'static LinkRules,
+) -> crate::Result {
+    if !page.is_html() {
+        cx.not_html = true;
+        return Ok(());
+    }
+    let duty = rules.duty(page.request());
+    let dom = move |doc: &Document<'_>| {
+        let item = if duty.parse { T::extract(doc) } else { Ok(None) };
+        let links = if duty.follow { rules.links(doc) } else { Vec::new() };
+        (item, links)
+    };
+    let (item, links) = match rules.plan::<T>() {
+        Some(plan) => {
+            let streamed = move |found: &Found<'_>| {
+                let item = if duty.parse { T::extract_streamed(found) } else { Ok(None) };
+                let links = if duty.follow { rules.links_streamed(found) } else { Vec::new() };
+                (item, links)
+            };
+            page.stream(plan, streamed, dom).await?
+        }
+        None => page.html(dom).await?,
+    };
+    for request in links {
+        cx.request(request);
+    }
+    if let Some(item) = item? {
+        cx.emit(item);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::__private::Nothing;
+    use crate::testing::parse_page;
+
+    const FOLLOW: LinkRule = LinkRule {
+        css: DEFAULT_LINKS,
+        allow: &[],
+        deny: &[],
+        follow: true,
+        parse: false,
+        priority: 0,
+        files: false,
+    };
+
+    fn rules(rules: &'static [LinkRule]) -> &'static LinkRules {
+        Box::leak(Box::new(LinkRules::new(rules, Engine::Auto)))
+    }
+
+    /// The links `rules` take on `html`, as (path, rule number, priority).
+    async fn taken(rules: &'static LinkRules, html: &str) -> Vec<(String, u64, i32)> {
+        let page = Page::fixture("https://shop.example/", html).unwrap();
+        let links = page.html(move |doc| rules.links(doc)).await.unwrap();
+        links
+            .iter()
+            .map(|request| {
+                let number = request.meta()[RULE_META_KEY].as_u64().unwrap();
+                (request.url().path().to_owned(), number, request.priority())
+            })
+            .collect()
+    }
+
+    fn paths(list: &[(&str, u64, i32)]) -> Vec<(String, u64, i32)> {
+        list.iter().map(|(path, number, priority)| ((*path).to_owned(), *number, *priority)).collect()
+    }
+
+    #[tokio::test]
+    async fn the_first_rule_that_takes_a_link_wins_and_each_link_is_taken_once() {
+        static RULES: &[LinkRule] = &[
+            LinkRule {
+                css: "h3 > a",
+                allow: &["/product/"],
+                parse: true,
+                follow: false,
+                priority: 5,
+                ..FOLLOW
+            },
+            LinkRule { allow: &["/product/", "/list"], ..FOLLOW },
+        ];
+        let html = r#"<a href="/list?page=2">next</a> <h3><a href="/product/1">one</a></h3>
+            <a href="/product/1#reviews">one again</a> <a href="/product/2">two, not in an h3</a>
+            <a href="/about">about</a>"#;
+        assert_eq!(
+            taken(rules(RULES), html).await,
+            paths(&[("/product/1", 0, 5), ("/list", 1, 0), ("/product/2", 1, 0)])
+        );
+    }
+
+    #[tokio::test]
+    async fn deny_wins_over_allow_and_allow_lists_take_any_of_theirs() {
+        static RULES: &[LinkRule] =
+            &[LinkRule { allow: &[r"/a/", r"/b/"], deny: &[r"\?sort=", "private"], ..FOLLOW }];
+        let html = r#"<a href="/a/1">a</a> <a href="/b/2">b</a> <a href="/c/3">c</a>
+            <a href="/a/4?sort=price">sorted</a> <a href="/b/private/5">private</a>"#;
+        assert_eq!(taken(rules(RULES), html).await, paths(&[("/a/1", 0, 0), ("/b/2", 0, 0)]));
+    }
+
+    #[tokio::test]
+    async fn regexes_search_the_canonical_url_unanchored() {
+        // Matched as the query's pairs sorted, the fragment dropped, `%62` decoded to `b`;
+        // followed as written.
+        static RULES: &[LinkRule] = &[LinkRule { allow: &[r"book_\d+\.html$", r"\?a=1&b=2$"], ..FOLLOW }];
+        let html = r#"<a href="/%62ook_1.html#top">book</a> <a href="/list?b=2&amp;a=1">list</a>
+            <a href="/book_2.html.bak">backup</a>"#;
+        assert_eq!(taken(rules(RULES), html).await, paths(&[("/%62ook_1.html", 0, 0), ("/list", 0, 0)]));
+    }
+
+    #[tokio::test]
+    async fn links_to_files_are_taken_only_by_a_rule_with_files() {
+        static SKIPS: &[LinkRule] = &[FOLLOW];
+        static TAKES: &[LinkRule] =
+            &[FOLLOW, LinkRule { allow: &[r"\.pdf$"], files: true, parse: true, follow: false, ..FOLLOW }];
+        let html = r#"<a href="/manual.pdf">manual</a> <a href="/cover.jpg">cover</a> <a href="/page">page</a>
+            <map><area href="/area.html"></map>"#;
+        assert_eq!(taken(rules(SKIPS), html).await, paths(&[("/page", 0, 0), ("/area.html", 0, 0)]));
+        assert_eq!(
+            taken(rules(TAKES), html).await,
+            paths(&[("/page", 0, 0), ("/area.html", 0, 0), ("/manual.pdf", 1, 0)])
+        );
+    }
+
+    #[test]
+    fn a_page_does_what_its_rule_says_or_what_the_first_rule_taking_its_url_says() {
+        static RULES: &[LinkRule] = &[
+            LinkRule { allow: &["/product/"], parse: true, follow: false, ..FOLLOW },
+            LinkRule { allow: &["/list"], follow: true, parse: true, ..FOLLOW },
+        ];
+        let rules = rules(RULES);
+        let duty = |url: &str| rules.duty(&Request::get(url).unwrap());
+        assert_eq!(duty("https://shop.example/product/1"), Duty { follow: false, parse: true });
+        assert_eq!(duty("https://shop.example/list"), Duty { follow: true, parse: true });
+        assert_eq!(duty("https://shop.example/"), START_PAGE, "no rule takes it: a start page");
+
+        // The rule in the meta decides, whatever the URL; a number no rule has is ignored.
+        let reached =
+            |number: u64| Request::get("https://shop.example/list").unwrap().with_meta(RULE_META_KEY, number);
+        assert_eq!(rules.duty(&reached(0)), Duty { follow: false, parse: true });
+        assert_eq!(rules.duty(&reached(7)), Duty { follow: true, parse: true });
+    }
+
+    #[test]
+    fn a_sitemap_url_is_a_request_of_the_first_rule_taking_it() {
+        static RULES: &[LinkRule] = &[
+            LinkRule {
+                css: "h3 > a",
+                allow: &["/product/"],
+                deny: &["/old/"],
+                parse: true,
+                priority: 9,
+                ..FOLLOW
+            },
+            LinkRule { allow: &["/product/", "/list"], ..FOLLOW },
+        ];
+        let rules = rules(RULES);
+        let request = |url: &str| rules.sitemap_request(Url::parse(url).unwrap());
+        let product = request("https://shop.example/product/1").unwrap();
+        assert_eq!((product.meta()[RULE_META_KEY].as_u64(), product.priority()), (Some(0), 9));
+        let old = request("https://shop.example/product/old/2").unwrap();
+        assert_eq!((old.meta()[RULE_META_KEY].as_u64(), old.priority()), (Some(1), 0));
+        assert!(request("https://shop.example/about").is_none());
+        assert!(request("https://shop.example/list.zip").is_none(), "a file, and no rule has `files`");
+    }
+
+    #[tokio::test]
+    async fn a_page_reached_by_a_parse_only_rule_follows_nothing() {
+        static RULES: &[LinkRule] =
+            &[LinkRule { allow: &["/product/"], parse: true, follow: false, ..FOLLOW }];
+        let rules = rules(RULES);
+        let spider = RuleSpider(rules);
+        let html = r#"<a href="/product/2">another</a>"#;
+
+        let start = Page::fixture("https://shop.example/", html).unwrap();
+        let (_, follows) = parse_page(&spider, start).await.unwrap();
+        assert_eq!(follows.len(), 1, "a start page follows");
+        assert_eq!(follows[0].depth(), 1);
+
+        let product = Page::fixture("https://shop.example/product/1", html).unwrap();
+        let (_, follows) = parse_page(&spider, product).await.unwrap();
+        assert!(follows.is_empty(), "a product page only parses");
+    }
+
+    struct RuleSpider(&'static LinkRules);
+
+    impl crate::SpiderConfig for RuleSpider {
+        fn config(&self) -> crate::Config {
+            crate::Config::new("rules")
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl crate::Spider for RuleSpider {
+        type Item = Nothing;
+
+        async fn parse(&self, page: Page, cx: &mut Cx<Nothing>) -> crate::Result {
+            parse_by_link_rules(page, cx, self.0).await
+        }
+    }
+}

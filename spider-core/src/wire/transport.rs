@@ -1,0 +1,176 @@
+//! Fetch: reqwest clients built from one recipe, one per route (see `proxy`), with a
+//! timeout and caps (a sitemap's is the protocol's 50 MB, not the page cap).
+//!
+//! Redirects are not followed here: the engine turns each hop into a new request through
+//! the frontier, so a redirect's target is deduplicated like any link, counts against the
+//! rate ceiling, and a chain is bounded by `max_redirects`.
+
+use bytes::{Bytes, BytesMut};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH};
+use reqwest::{Certificate, Client, StatusCode};
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::request::Request;
+use crate::wire::route::Routed;
+
+/// A response read in full, within the body cap.
+#[derive(Debug)]
+pub(crate) struct Fetched {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+    /// Bytes of the request and of the answer as they crossed HTTP (see `proxy::spend`).
+    pub(crate) sent: u64,
+    pub(crate) received: u64,
+}
+
+/// What every client of a crawl shares: headers, timeouts, trusted roots. The router
+/// builds one client per route from it.
+#[derive(Debug)]
+pub(crate) struct ClientRecipe {
+    user_agent: String,
+    headers: HeaderMap,
+    timeout: std::time::Duration,
+    idle_per_host: usize,
+    extra_root: Option<Certificate>,
+}
+
+impl ClientRecipe {
+    pub(crate) fn new(config: &Config) -> Result<Self, Error> {
+        let mut headers = HeaderMap::new();
+        for (name, value) in &config.headers {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| Error::Config(format!("header name {name:?}: {e}")))?;
+            let value =
+                HeaderValue::from_str(value).map_err(|e| Error::Config(format!("header {name}: {e}")))?;
+            headers.append(name, value);
+        }
+        let extra_root = config.ca_cert.as_deref().map(read_certificate).transpose()?;
+        Ok(ClientRecipe {
+            user_agent: config.user_agent.clone(),
+            headers,
+            timeout: config.timeout,
+            idle_per_host: config.concurrency,
+            extra_root,
+        })
+    }
+
+    /// A client going out through `proxy`, or directly (environment proxy variables are
+    /// ignored: routes are configured, not inherited). Without `keep_alive` every request
+    /// opens a connection of its own, which is how a rotating gateway gives each request a
+    /// new exit.
+    pub(crate) fn build(&self, proxy: Option<reqwest::Proxy>, keep_alive: bool) -> Result<Client, Error> {
+        let mut builder = Client::builder()
+            .user_agent(self.user_agent.as_str())
+            .default_headers(self.headers.clone())
+            .timeout(self.timeout)
+            .connect_timeout(self.timeout.min(CONNECT_TIMEOUT))
+            .redirect(reqwest::redirect::Policy::none())
+            .pool_max_idle_per_host(if keep_alive { self.idle_per_host } else { 0 });
+        builder = match proxy {
+            Some(proxy) => builder.proxy(proxy),
+            None => builder.no_proxy(),
+        };
+        if let Some(root) = &self.extra_root {
+            builder = builder.add_root_certificate(root.clone());
+        }
+        builder.build().map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))
+    }
+}
+
+fn read_certificate(path: &std::path::Path) -> Result<Certificate, Error> {
+    let pem = std::fs::read(path).map_err(|e| Error::Config(format!("ca_cert {}: {e}", path.display())))?;
+    Certificate::from_pem(&pem)
+        .map_err(|e| Error::Config(format!("ca_cert {} is not a PEM certificate: {e}", path.display())))
+}
+
+/// Sends requests on the client of their route and reads the answers within the cap.
+#[derive(Debug, Clone)]
+pub(crate) struct Fetcher {
+    max_body: usize,
+}
+
+impl Fetcher {
+    pub(crate) fn new(config: &Config) -> Self {
+        Fetcher { max_body: config.max_body_bytes }
+    }
+
+    /// Send `request` on its route, as its identity (agent headers, cookies; the
+    /// request's own headers win), and read its body, decompressed, up to the cap.
+    pub(crate) async fn fetch(&self, routed: &Routed, request: &Request) -> Result<Fetched, Error> {
+        let identity = &routed.identity.headers;
+        let url = request.url();
+        let transport = |source: reqwest::Error| {
+            // A connect timeout stays a connect error: a silent gateway gets benched.
+            if source.is_timeout() && !source.is_connect() {
+                Error::Timeout { url: url.clone() }
+            } else {
+                // The error's message names the URL already.
+                Error::Http { url: url.clone(), source: source.without_url() }
+            }
+        };
+        let mut outgoing = routed
+            .client
+            .request(request.method().clone(), url.clone())
+            .headers(identity.clone())
+            .headers(request.headers().clone());
+        if let Some(body) = &request.body {
+            outgoing = outgoing.body(body.0.clone());
+        }
+        let mut response = outgoing.send().await.map_err(transport)?;
+        // A sitemap is capped by the protocol's 50 MB, not the page cap. Of a larger one the
+        // reader takes what the 50 MB hold: one byte more is read, to tell it was larger.
+        let sitemap = request.is_sitemap();
+        let cap = if sitemap { crate::extract::sitemap::MAX_BYTES } else { self.max_body };
+        let too_large = || Error::BodyTooLarge { url: url.clone(), limit: cap };
+        let declared = response
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        if !sitemap && declared.is_some_and(|len| len > cap) {
+            return Err(too_large());
+        }
+        let mut body = BytesMut::with_capacity(declared.unwrap_or(0).min(cap));
+        while let Some(chunk) = response.chunk().await.map_err(transport)? {
+            if body.len() + chunk.len() > cap {
+                if !sitemap {
+                    return Err(too_large());
+                }
+                body.extend_from_slice(&chunk[..=cap - body.len()]);
+                break;
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let headers = response.headers().clone();
+        let sent = REQUEST_OVERHEAD
+            + request.method().as_str().len()
+            + url.as_str().len()
+            + size(identity)
+            + size(request.headers())
+            + request.body().map_or(0, <[u8]>::len);
+        let received = RESPONSE_OVERHEAD + size(&headers) + body.len();
+        Ok(Fetched {
+            status: response.status(),
+            headers,
+            body: body.freeze(),
+            sent: sent as u64,
+            received: received as u64,
+        })
+    }
+}
+
+/// The longest wait for a connection; a host or gateway that takes longer is unreachable.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// What a request carries beyond its method, URL and own headers: the protocol, Host,
+/// User-Agent, Accept, Accept-Encoding and Proxy-Authorization lines, roughly.
+const REQUEST_OVERHEAD: usize = 160;
+/// The status line and the blank line after the headers.
+const RESPONSE_OVERHEAD: usize = 19;
+
+/// Header bytes as written on the wire: `name: value\r\n`.
+fn size(headers: &HeaderMap) -> usize {
+    headers.iter().map(|(name, value)| name.as_str().len() + value.len() + 4).sum()
+}
