@@ -462,11 +462,8 @@ fn settings(
 }
 
 /// Say where a bad setting came from.
-fn from(source: &str, error: Error) -> Error {
-    match error {
-        Error::Config(message) => Error::Config(format!("{source}: {message}")),
-        other => other,
-    }
+fn from(source: &str, error: spider_core::ConfigError) -> Error {
+    Error::Config(format!("{source}: {error}"))
 }
 
 #[cfg(test)]

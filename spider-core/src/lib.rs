@@ -23,7 +23,6 @@
 
 #[doc(hidden)]
 pub mod __private;
-mod config;
 mod engine;
 mod error;
 mod extract;
@@ -37,7 +36,6 @@ pub mod testing;
 mod wire;
 
 pub use async_trait::async_trait;
-pub use config::{Config, DEFAULT_USER_AGENT};
 pub use engine::Crawler;
 pub use error::{BoxError, Error, Result};
 pub use extract::form::Form;
@@ -57,10 +55,12 @@ pub use schedule::robots::Robots;
 pub use schedule::state::{
     RunCounts, StateFrontier, StateHost, StateOutput, StateReport, StateRun, SCHEMA_VERSION,
 };
-pub use schedule::throttle::{DelayRange, RateCeiling};
 pub use spider::start::Start;
 pub use spider::{Cx, Spider, SpiderConfig};
+pub use spider_settings::{
+    Config, ConfigError, DelayRange, RateCeiling, DEFAULT_RETRY_STATUSES, DEFAULT_USER_AGENT,
+    DEFAULT_USER_TEMPLATE,
+};
 pub use wire::block::Answer;
-pub use wire::classify::DEFAULT_RETRY_STATUSES;
-pub use wire::route::{GatewayTraffic, ProxySpend, Route, DEFAULT_USER_TEMPLATE};
+pub use wire::route::{GatewayTraffic, ProxySpend, Route};
 pub use {reqwest, scraper, url};

@@ -1,22 +1,39 @@
-//! The settings keys of a spider and the grammar of their values.
+//! The settings of a crawl: [`Config`], the table of its keys, and the grammar of their
+//! values.
 //!
 //! One table, used twice: `#[derive(Spider)]` checks `#[spider(key = value)]` against it
 //! at compile time, and the runtime applies `--set key=value` and `SPIDERLING_KEY`
-//! environment variables with it, so a key means the same everywhere.
+//! environment variables with it, so a key means the same everywhere. A [`Config`] is data
+//! and the check of its own grammar: this crate knows no stage of a crawl.
 
 use std::time::Duration;
 
+mod config;
 mod date;
+mod error;
+mod gateway;
+mod pace;
 mod proxy;
+mod redis;
 mod stream;
+
+pub use config::{Config, RouteSpec, SeedCookies, DEFAULT_USER_AGENT};
+pub use error::ConfigError;
+pub use gateway::{resolve_proxy, Gateway};
+pub use pace::{Backoff, DelayRange, RateCeiling};
+pub use redis::RedisAddress;
 
 pub use stream::{stream_selector, AttributeOp, Combinator, Complex, Compound, Condition, StreamSelector};
 
 pub use date::{parse_date, Date};
 pub use proxy::{
     check_user_template, parse_country, parse_decimal, parse_geo_rule, parse_proxy, redact_spec, redact_url,
-    split_entries, ProxyEntry,
+    split_entries, ProxyEntry, DEFAULT_USER_TEMPLATE,
 };
+
+/// The statuses retried by default: 403 and 429 with their own reactions, and transient
+/// server trouble. 501 is left out: "not implemented" does not change on a retry.
+pub const DEFAULT_RETRY_STATUSES: &[u16] = &[403, 408, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524];
 
 /// The shape of a key's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,6 +5,9 @@
 //! it is refused (code ends up in version control), and at run time, where credentials
 //! are welcome because they come from the environment or the command line.
 
+/// The default gateway username template, the form most residential providers use.
+pub const DEFAULT_USER_TEMPLATE: &str = "{user}-country-{geo}-session-{session}";
+
 /// One entry of a route tier.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProxyEntry {

@@ -21,7 +21,6 @@ use url::Url;
 
 use super::task::{crawl_page, fetch_robots};
 use super::{Done, Files, HostId, Job, Notes, Outcome, Report, Shared};
-use crate::config::Config;
 use crate::error::cause::Cause;
 use crate::error::Error;
 use crate::observe::gauge::{Latencies, Live, Window, WINDOW};
@@ -30,14 +29,15 @@ use crate::observe::timeline::Recorder;
 use crate::request::Request;
 use crate::schedule::cache::HttpCache;
 use crate::schedule::frontier::{Checkpoint, Enqueued, HostKey, Journal, RobotsMemo, RunEnd, Ticket};
-use crate::schedule::retry::Backoff;
+use crate::schedule::retry;
 use crate::schedule::robots::{self, RobotsRules};
 use crate::schedule::throttle::adaptive::{self, Controller, Proposal, Target};
-use crate::schedule::throttle::{DelayRange, HostSlots, RateGate, SlotState};
+use crate::schedule::throttle::{self, HostSlots, RateGate, SlotState};
 use crate::sinks::failures::Failure;
 use crate::sinks::Encoded;
 use crate::spider::Spider;
 use crate::wire::classify::Trouble;
+use spider_settings::{Backoff, Config, DelayRange};
 
 /// The longest a finished request waits for its checkpoint (see `checkpoint_due`).
 const GROUP_COMMIT: Duration = Duration::from_millis(2);
@@ -189,7 +189,7 @@ impl<S: Spider> Dispatcher<S> {
             left: 0,
             hosts: Vec::new(),
             host_ids: HashMap::new(),
-            sitemap_hosts: config.sitemap_hosts(),
+            sitemap_hosts: sitemap_hosts(config),
             ready: VecDeque::new(),
             timers: BinaryHeap::new(),
             in_flight: 0,
@@ -654,7 +654,7 @@ impl<S: Spider> Dispatcher<S> {
         let id = done.host;
         if done.network {
             let host = &mut self.hosts[id];
-            let pause = self.delay.sample(host.crawl_delay, &mut self.rng);
+            let pause = throttle::pause(&self.delay, host.crawl_delay, &mut self.rng);
             host.slots.release(now + pause);
             if let Some(ticket) = ticket {
                 self.frontier.rest_slot(ticket, now + pause);
@@ -709,7 +709,8 @@ impl<S: Spider> Dispatcher<S> {
             Outcome::RobotsRedirect(next) => host.robots = RobotsState::Redirected(Box::new(next)),
             Outcome::RobotsUnavailable(_) if host.robots_attempts < self.retries => {
                 host.robots_attempts += 1;
-                let wait = self.backoff.next(host.last_robots_backoff, Duration::ZERO, &mut self.rng);
+                let wait =
+                    retry::wait(&self.backoff, host.last_robots_backoff, Duration::ZERO, &mut self.rng);
                 host.last_robots_backoff = wait;
                 host.robots = RobotsState::Unknown;
                 host.slots.pause_until(now + wait);
@@ -794,7 +795,8 @@ impl<S: Spider> Dispatcher<S> {
         failure: &Failure,
         now: Instant,
     ) {
-        let wait = self.backoff.next(request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
+        let wait =
+            retry::wait(&self.backoff, request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
         if trouble == Trouble::SlowDown {
             // At once, also in adaptive mode, and also for a request given up below: a
             // limiter bans a client that keeps going.
@@ -934,6 +936,16 @@ impl<S: Spider> Dispatcher<S> {
             self.ready.push_back(id);
         }
     }
+}
+
+/// The hosts whose robots.txt lists sitemaps to read: those of the start URLs, with
+/// `sitemaps` on; none without.
+fn sitemap_hosts(config: &Config) -> HashSet<HostKey> {
+    if !config.sitemaps {
+        return HashSet::new();
+    }
+    let urls = config.start_urls.iter().filter_map(|url| Url::parse(url).ok());
+    urls.filter_map(|url| crate::schedule::frontier::host_key(&url)).collect()
 }
 
 /// Requests arrived from a fleet's frontier; never, for a frontier of this process.

@@ -33,7 +33,6 @@ use url::Url;
 use dispatch::{Dispatcher, Inputs, Limits, Watchers};
 use start_list::ListReader;
 
-use crate::config::Config;
 use crate::error::Error;
 use crate::extract::pool::ParsePool;
 use crate::observe::dashboard::{write_report, Board};
@@ -54,6 +53,7 @@ use crate::wire::block::BlockRules;
 use crate::wire::classify::Trouble;
 use crate::wire::route::Router;
 use crate::wire::transport::Fetcher;
+use spider_settings::Config;
 
 /// Runs a spider to the end.
 ///
@@ -120,7 +120,7 @@ impl<S: Spider> Crawler<S> {
     pub async fn run(self) -> Result<Summary, Error> {
         let Crawler { spider, config, live } = self;
         config.validate()?;
-        let start = config.start_requests()?;
+        let start = crate::request::start_requests(&config)?;
         let stats = Stats::new();
         // The state file first: one that is not this crawl's is refused before anything is
         // fetched or any file is touched.

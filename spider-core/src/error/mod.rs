@@ -27,6 +27,12 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// ```
 pub type Result<T = (), E = BoxError> = std::result::Result<T, E>;
 
+impl From<spider_settings::ConfigError> for Error {
+    fn from(error: spider_settings::ConfigError) -> Self {
+        Error::Config(error.message().to_owned())
+    }
+}
+
 /// What went wrong, and where.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

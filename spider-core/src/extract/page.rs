@@ -525,7 +525,7 @@ impl<'a> Document<'a> {
 
     /// The `href`s of the elements matching `selector`, resolved against the page URL;
     /// ones that do not resolve are skipped, and so are links a person cannot see (a
-    /// honeypot: see [`Config::follow_hidden`](crate::Config::follow_hidden)), which the
+    /// honeypot: see [`Config::follow_hidden`](spider_settings::Config::follow_hidden)), which the
     /// crawl's stats count.
     ///
     /// # Examples

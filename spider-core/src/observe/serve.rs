@@ -18,11 +18,11 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::config::Config;
 use crate::error::Error;
 use crate::observe::dashboard::Board;
 use crate::observe::gauge::Live;
 use crate::observe::metrics::Metrics;
+use spider_settings::Config;
 
 /// What one address answers.
 #[derive(Default)]

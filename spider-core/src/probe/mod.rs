@@ -71,13 +71,13 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::config::Config;
 use crate::error::Error;
 use crate::request::Request;
 use crate::schedule::robots::Robots;
 use crate::wire::block::BlockRules;
 use crate::wire::route::Router;
 use crate::wire::transport::Fetcher;
+use spider_settings::Config;
 
 pub use plan::ProbePlan;
 use ramp::{ramp, Start};
@@ -132,7 +132,7 @@ pub async fn probe(config: &Config, plan: &ProbePlan) -> Result<ProbeReport, Err
         return Err(Error::Config("the probe needs a start URL (start_urls)".to_owned()));
     }
     let begun = Instant::now();
-    let mut requests = config.start_requests()?;
+    let mut requests = crate::request::start_requests(config)?;
     let mut spent = 0;
     let mut ceiling = None;
     if config.obey_robots {

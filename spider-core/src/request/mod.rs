@@ -18,8 +18,30 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use url::Url;
 
+use spider_settings::Config;
+
 use crate::error::Error;
 use crate::schedule::frontier::{Fingerprint, Ticket};
+
+/// The start URLs and the sitemaps of `sitemap_urls` of `config` as requests; call after
+/// [`Config::validate`]. In sticky mode each is a logical task of its own.
+pub(crate) fn start_requests(config: &Config) -> Result<Vec<Request>, Error> {
+    let task = |name: &str, i: usize, request: Request| {
+        if config.sticky {
+            request.with_session(format!("{name}-{i}"))
+        } else {
+            request
+        }
+    };
+    let pages =
+        config.start_urls.iter().enumerate().map(|(i, url)| Request::get(url).map(|r| task("start", i, r)));
+    let sitemaps = config
+        .sitemap_urls
+        .iter()
+        .enumerate()
+        .map(|(i, url)| Request::get(url).map(|r| task("sitemap", i, Request::sitemap(r.url))));
+    pages.chain(sitemaps).collect()
+}
 
 /// The largest request body a [`Request`] takes: 1 MiB. A form or a JSON query is a few
 /// kilobytes; a body this size is a mistake, and it would be stored with the request in

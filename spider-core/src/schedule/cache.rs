@@ -22,12 +22,12 @@ use reqwest::header::{HeaderMap, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MO
 use reqwest::{Method, StatusCode};
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::config::Config;
 use crate::error::Error;
 use crate::request::headers::StoredHeaders;
 use crate::request::Request;
 use crate::schedule::frontier::Fingerprint;
 use crate::schedule::state::unix_ms;
+use spider_settings::Config;
 
 const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS cache_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -7,21 +7,13 @@
 use std::time::Duration;
 
 use rand::Rng;
+use spider_settings::Backoff;
 
-/// Backoff bounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Backoff {
-    pub(crate) base: Duration,
-    pub(crate) cap: Duration,
-}
-
-impl Backoff {
-    /// The wait after a failed attempt whose previous wait was `previous` (zero before
-    /// the first retry), never shorter than `floor`.
-    pub(crate) fn next(&self, previous: Duration, floor: Duration, rng: &mut impl Rng) -> Duration {
-        let high = previous.max(self.base) * 3;
-        rng.random_range(self.base..=high).min(self.cap).max(floor)
-    }
+/// The wait after a failed attempt whose previous wait was `previous` (zero before the
+/// first retry), within `bounds` and never shorter than `floor`.
+pub(crate) fn wait(bounds: &Backoff, previous: Duration, floor: Duration, rng: &mut impl Rng) -> Duration {
+    let high = previous.max(bounds.base) * 3;
+    rng.random_range(bounds.base..=high).min(bounds.cap).max(floor)
 }
 
 #[cfg(test)]
@@ -38,10 +30,10 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(7);
         let mut previous = Duration::ZERO;
         for _ in 0..100 {
-            let wait = BACKOFF.next(previous, Duration::ZERO, &mut rng);
-            assert!(wait >= BACKOFF.base && wait <= BACKOFF.cap);
-            assert!(wait <= previous.max(BACKOFF.base) * 3);
-            previous = wait;
+            let waited = wait(&BACKOFF, previous, Duration::ZERO, &mut rng);
+            assert!(waited >= BACKOFF.base && waited <= BACKOFF.cap);
+            assert!(waited <= previous.max(BACKOFF.base) * 3);
+            previous = waited;
         }
     }
 
@@ -49,7 +41,7 @@ mod tests {
     fn first_retries_of_a_burst_are_spread_over_base_to_three_base() {
         let mut rng = StdRng::seed_from_u64(11);
         let waits: Vec<Duration> =
-            (0..50).map(|_| BACKOFF.next(Duration::ZERO, Duration::ZERO, &mut rng)).collect();
+            (0..50).map(|_| wait(&BACKOFF, Duration::ZERO, Duration::ZERO, &mut rng)).collect();
         let (low, high) = (waits.iter().min().unwrap(), waits.iter().max().unwrap());
         assert!(*high - *low > Duration::from_millis(700), "{low:?}..{high:?}");
     }
@@ -58,6 +50,6 @@ mod tests {
     fn retry_after_is_a_floor() {
         let mut rng = StdRng::seed_from_u64(7);
         let floor = Duration::from_secs(45);
-        assert_eq!(BACKOFF.next(Duration::ZERO, floor, &mut rng), floor);
+        assert_eq!(wait(&BACKOFF, Duration::ZERO, floor, &mut rng), floor);
     }
 }

@@ -9,7 +9,6 @@ use async_trait::async_trait;
 use serde::Serialize;
 use url::Url;
 
-use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::extract::form::Form;
 use crate::extract::page::Page;
@@ -17,6 +16,7 @@ use crate::request::Request;
 use crate::spider::start::Start;
 use crate::wire::block::Answer;
 use crate::wire::route::Route;
+use spider_settings::Config;
 
 /// A spider's settings. `#[derive(Spider)]` writes this from `#[spider(...)]`.
 pub trait SpiderConfig {

@@ -11,7 +11,7 @@ use memchr::memmem;
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 
-use crate::config::Config;
+use spider_settings::Config;
 
 /// Text that anti-bot challenge pages served with 503 carry.
 const CHALLENGE_MARKERS: &[&str] = &["challenge-platform", "cf-chl-", "captcha"];

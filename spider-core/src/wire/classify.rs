@@ -12,10 +12,6 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 
-/// The statuses retried by default: 403 and 429 with their own reactions, and transient
-/// server trouble. 501 is left out: "not implemented" does not change on a retry.
-pub const DEFAULT_RETRY_STATUSES: &[u16] = &[403, 408, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524];
-
 /// The reaction to a non-2xx, non-redirect answer or a transport error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Trouble {
@@ -59,6 +55,8 @@ pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Durati
 #[cfg(test)]
 mod tests {
     use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
+
+    use spider_settings::DEFAULT_RETRY_STATUSES;
 
     use super::*;
 

@@ -9,10 +9,10 @@ use bytes::{Bytes, BytesMut};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH};
 use reqwest::{Certificate, Client, StatusCode};
 
-use crate::config::Config;
 use crate::error::Error;
 use crate::request::Request;
 use crate::wire::route::Routed;
+use spider_settings::Config;
 
 /// A response read in full, within the body cap.
 #[derive(Debug)]

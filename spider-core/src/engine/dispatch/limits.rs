@@ -2,8 +2,8 @@
 //! finishes what is in flight and ends with
 //! [`CrawlStatus::LimitReached`](crate::CrawlStatus::LimitReached).
 
-use crate::config::Config;
 use crate::observe::stats::{Counts, Stats};
+use spider_settings::Config;
 
 /// The crawl's page and item limits, counted over every run of its state file.
 pub(in crate::engine) struct Limits {

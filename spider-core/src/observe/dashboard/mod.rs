@@ -18,10 +18,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::config::Config;
 use crate::observe::gauge::HostLive;
 use crate::observe::stats::{CrawlStatus, Summary};
 use crate::observe::timeline::{Event, Example, Point, Recorder, Timeline};
+use spider_settings::Config;
 
 /// The page, with an empty data block that the report fills.
 const PAGE: &str = include_str!("page.html");

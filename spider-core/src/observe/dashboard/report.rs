@@ -24,10 +24,10 @@ pub(crate) fn write_report(path: &Path, board: &Board, summary: &Summary) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
     use crate::observe::gauge::Live;
     use crate::observe::stats::{Counts, Ending};
     use crate::observe::timeline::Recorder;
+    use spider_settings::Config;
 
     fn summary(counts: Counts) -> Summary {
         let ending = Ending {

@@ -9,7 +9,7 @@
 //! gets a fresh one (new agent, empty jar, new exit when proxies allow).
 //!
 //! Every new identity starts with a copy of the seed jar: cookies given before the crawl
-//! (see [`Config::seed_cookie`](crate::Config::seed_cookie)), such as a login's session.
+//! (see [`Config::seed_cookie`](spider_settings::Config::seed_cookie)), such as a login's session.
 
 mod agents;
 mod jar;
@@ -22,10 +22,10 @@ use rand::{Rng, SeedableRng};
 use reqwest::header::{HeaderMap, COOKIE};
 use url::Url;
 
-use crate::config::Config;
 use crate::error::Error;
 use crate::request::Request;
 use crate::schedule::frontier::host_key;
+use spider_settings::Config;
 
 use agents::Agents;
 pub(crate) use jar::Jar;
@@ -84,7 +84,7 @@ struct Live {
 
 impl Identities {
     pub(crate) fn new(config: &Config) -> Result<Self, Error> {
-        let agents = Agents::new(&config.user_agents_all()?, &config.headers)?;
+        let agents = Agents::new(&user_agents(config)?, &config.headers)?;
         let identities = Identities {
             cookies: config.cookies,
             agents,
@@ -215,6 +215,18 @@ impl Identities {
             by_key.insert(Arc::from(key), Identity { generation: *next_generation, agent, jar });
         }
     }
+}
+
+/// `user_agents` and the lines of `user_agents_file`, in that order.
+fn user_agents(config: &Config) -> Result<Vec<String>, Error> {
+    let mut agents = config.user_agents.clone();
+    if let Some(path) = &config.user_agents_file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Config(format!("user_agents_file {}: {e}", path.display())))?;
+        let lines = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'));
+        agents.extend(lines.map(str::to_owned));
+    }
+    Ok(agents)
 }
 
 /// A request's task, or else its host.

@@ -182,7 +182,7 @@ pub(crate) struct FleetFrontier {
 }
 
 impl FleetFrontier {
-    pub(super) fn new(config: &crate::config::Config, link: Arc<Link>) -> Self {
+    pub(super) fn new(config: &spider_settings::Config, link: Arc<Link>) -> Self {
         // Half again the worker's concurrency: a slot that frees starts its next request
         // from the buffer, not after a round trip to Redis. A request buffered holds a
         // slot of its host in the fleet, but never more than the worker's share of them.

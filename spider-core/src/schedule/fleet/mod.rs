@@ -19,7 +19,6 @@
 //! [`FleetReport::read`] (`report.rs`) reads what the crawls of a Redis are doing, for
 //! `spiderling fleet`, without writing anything.
 
-mod address;
 mod clock;
 mod frontier;
 mod report;
@@ -31,7 +30,6 @@ use std::time::Duration;
 
 use redis::Client;
 
-pub(crate) use address::Address;
 pub(crate) use frontier::FleetFrontier;
 pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetTotals, FleetWorker, WorkerState};
 
@@ -39,9 +37,9 @@ use self::clock::RedisClock;
 use self::frontier::Link;
 use self::syncer::Syncer;
 use self::wire::Round;
-use crate::config::Config;
 use crate::error::Error;
-use crate::schedule::throttle::RateCeiling;
+use spider_settings::Config;
+use spider_settings::{RateCeiling, RedisAddress as Address};
 
 /// The script of a round.
 const ROUND: &str = include_str!("round.lua");

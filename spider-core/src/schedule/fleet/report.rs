@@ -14,7 +14,9 @@ use redis::aio::MultiplexedConnection;
 use redis::{Client, ErrorKind, RedisError};
 use serde::{Deserialize, Serialize};
 
-use super::{prefix, syncer, Address, CRAWLS};
+use spider_settings::RedisAddress as Address;
+
+use super::{prefix, syncer, CRAWLS};
 use crate::error::Error;
 use crate::observe::stats::{size, thousands};
 use crate::schedule::state::{date, elapsed, table, unix_ms};

@@ -15,7 +15,9 @@ use tokio::time::Instant;
 use super::clock::RedisClock;
 use super::frontier::{Link, View};
 use super::wire::{self, Reply, Round};
-use super::{Address, ROUND};
+use spider_settings::RedisAddress as Address;
+
+use super::ROUND;
 use crate::error::Error;
 use crate::schedule::frontier::{FleetAnswers, HostKey};
 

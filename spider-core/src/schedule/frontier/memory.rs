@@ -7,10 +7,10 @@ use std::hash::{BuildHasherDefault, Hasher};
 use tokio::time::Instant;
 
 use super::{host_key, Enqueued, Frontier, HostKey, Journal, Rules, Ticket};
-use crate::config::Config;
 use crate::error::Error;
 use crate::request::canonical::Fingerprint;
 use crate::request::Request;
+use spider_settings::Config;
 
 /// Queues per host plus the set of fingerprints seen.
 ///

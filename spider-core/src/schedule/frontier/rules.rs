@@ -3,8 +3,8 @@
 
 use super::scope::Scope;
 use super::Enqueued;
-use crate::config::Config;
 use crate::request::Request;
+use spider_settings::Config;
 
 /// The allowed domains and the depth limit of a crawl.
 #[derive(Debug, Clone)]

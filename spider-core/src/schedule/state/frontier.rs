@@ -29,7 +29,7 @@ const ROBOTS_FRESH: Duration = Duration::from_secs(24 * 60 * 60);
 /// frontier of tens of millions of URLs costs little memory (the SQLite page cache, 16 MB,
 /// and a few bytes per host).
 ///
-/// A crawl with [`Config::state`](crate::Config::state) uses it through the engine, which also keeps in it what
+/// A crawl with [`Config::state`](spider_settings::Config::state) uses it through the engine, which also keeps in it what
 /// the crawl must remember besides the queues. On its own it serves tools and benchmarks.
 ///
 /// Every change goes into one open transaction; [`commit`](Self::commit) (or the engine's
@@ -525,8 +525,8 @@ fn save_identities(conn: &rusqlite::Connection, changes: &IdentityChanges) -> ru
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
     use crate::request::identity::SavedIdentity;
+    use spider_settings::Config;
 
     const HOST: &str = "http://h.example:80";
 

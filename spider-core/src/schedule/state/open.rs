@@ -13,12 +13,12 @@ use rusqlite::{params, Connection, OpenFlags};
 use super::checkpointer::Checkpointer;
 use super::frontier::{unix_ms, Clock, StateFrontier};
 use super::SCHEMA_VERSION;
-use crate::config::Config;
 use crate::error::Error;
 use crate::observe::stats::{thousands, Counts};
 use crate::request::identity::SavedIdentity;
 use crate::schedule::frontier::{HostKey, Rules};
 use crate::sinks::Committed;
+use spider_settings::Config;
 
 /// A state file ready for a run, and what the earlier runs left.
 #[derive(Debug)]

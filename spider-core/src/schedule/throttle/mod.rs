@@ -12,7 +12,6 @@ mod delay;
 mod rate;
 mod slots;
 
-pub use delay::DelayRange;
-pub use rate::RateCeiling;
+pub(crate) use delay::pause;
 pub(crate) use rate::RateGate;
 pub(crate) use slots::{HostSlots, SlotState};

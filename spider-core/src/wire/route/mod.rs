@@ -7,7 +7,6 @@
 //! bytes and money spent (`spend`). Without a `proxy` setting it hands out the one direct
 //! client and learns nothing, so a crawl without proxies pays nothing for this stage.
 
-mod gateway;
 mod ladder;
 mod pool;
 mod sessions;
@@ -20,25 +19,21 @@ use lru::LruCache;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use reqwest::Client;
-use spider_settings::ProxyEntry;
+use spider_settings::Gateway;
 use tokio::time::Instant;
 
-use crate::config::Config;
 use crate::error::Error;
 use crate::request::identity::{Identities, Worn};
 use crate::request::Request;
 use crate::schedule::frontier::{host_key, HostKey};
 use crate::wire::transport::ClientRecipe;
+use spider_settings::Config;
 
-use gateway::Gateway;
 use ladder::Ladder;
 use pool::Pool;
 use sessions::{Sessions, TaskOnTier};
 use spend::Spend;
 pub use spend::{GatewayTraffic, ProxySpend};
-
-/// The default gateway username template, the form most residential providers use.
-pub const DEFAULT_USER_TEMPLATE: &str = "{user}-country-{geo}-session-{session}";
 
 /// Clients kept for proxied routes; the least recently used one is dropped past this, so
 /// a million sticky sessions do not mean a million clients.
@@ -356,7 +351,7 @@ impl Router {
         if let Some(client) = clients.get(&key) {
             return Ok(client.clone());
         }
-        let proxy = self.gateways[gateway].proxy(key.username.as_deref())?;
+        let proxy = proxy_of(&self.gateways[gateway], key.username.as_deref())?;
         let client = self.recipe.build(Some(proxy), key.keep_alive)?;
         clients.put(key, client.clone());
         Ok(client)
@@ -380,41 +375,22 @@ struct ClientKey {
 
 /// The gateways and tiers of a `proxy` setting, environment variables read.
 fn resolve(spec: &str) -> Result<(Vec<Gateway>, Vec<Tier>), Error> {
-    let shown = spider_settings::redact_spec(spec);
-    let entries = spider_settings::parse_proxy(spec, false)
-        .map_err(|e| Error::Config(format!("proxy = {shown:?}: {e}")))?;
     let mut gateways = Vec::new();
     let mut tiers = Vec::new();
-    for tier in entries {
-        let mut members = Vec::new();
-        for entry in tier {
-            match entry {
-                ProxyEntry::Direct => {}
-                ProxyEntry::Url(url) => {
-                    members.push(gateways.len());
-                    gateways.push(Gateway::parse(&url, "proxy")?);
-                }
-                ProxyEntry::Env(var) => {
-                    let origin = format!("env:{var}");
-                    let value = std::env::var(&var).map_err(|_| {
-                        Error::Config(format!(
-                            "proxy = \"{origin}\", but {var} is not set; export it with the gateway URL, such as \
-                             {var}=http://USER:PASSWORD@gateway.example:8000"
-                        ))
-                    })?;
-                    let first = members.len();
-                    let urls = value.lines().flat_map(|line| spider_settings::split_entries(line, ','));
-                    for url in urls.map(str::trim).filter(|u| !u.is_empty()) {
-                        members.push(gateways.len());
-                        gateways.push(Gateway::parse(url, &origin)?);
-                    }
-                    if members.len() == first {
-                        return Err(Error::Config(format!("proxy = \"{origin}\", but {var} is empty")));
-                    }
-                }
-            }
-        }
+    for tier in spider_settings::resolve_proxy(spec).map_err(Error::Config)? {
+        let members: Vec<usize> = (gateways.len()..gateways.len() + tier.len()).collect();
+        gateways.extend(tier);
         tiers.push(if members.is_empty() { Tier::Direct } else { Tier::Gateways(Pool::new(members)) });
     }
     Ok((gateways, tiers))
+}
+
+/// The reqwest proxy for every request through `gateway` as `username`.
+fn proxy_of(gateway: &Gateway, username: Option<&str>) -> Result<reqwest::Proxy, Error> {
+    let proxy = reqwest::Proxy::all(gateway.url().clone())
+        .map_err(|e| Error::Config(format!("gateway {gateway}: {e}")))?;
+    Ok(match username {
+        Some(username) => proxy.basic_auth(username, gateway.password()),
+        None => proxy,
+    })
 }

@@ -4,10 +4,7 @@
 use std::time::Duration;
 
 use super::{Config, SeedCookies, DEFAULT_USER_AGENT};
-use crate::schedule::retry::Backoff;
-use crate::schedule::throttle::DelayRange;
-use crate::wire::classify::DEFAULT_RETRY_STATUSES;
-use crate::wire::route::DEFAULT_USER_TEMPLATE;
+use crate::{Backoff, DelayRange, DEFAULT_RETRY_STATUSES, DEFAULT_USER_TEMPLATE};
 
 impl Default for Config {
     fn default() -> Self {

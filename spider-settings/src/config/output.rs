@@ -73,7 +73,7 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// let config = spider_core::Config::new("shop").metrics("127.0.0.1:9898");
+    /// let config = spider_settings::Config::new("shop").metrics("127.0.0.1:9898");
     /// assert!(config.validate().is_ok());
     /// ```
     #[must_use]
@@ -96,7 +96,7 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// let config = spider_core::Config::new("shop").dashboard("127.0.0.1:9898").metrics("127.0.0.1:9898");
+    /// let config = spider_settings::Config::new("shop").dashboard("127.0.0.1:9898").metrics("127.0.0.1:9898");
     /// assert!(config.validate().is_ok());
     /// assert!(config.to_string().contains("dashboard = 127.0.0.1:9898"));
     /// ```
@@ -115,7 +115,7 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// let config = spider_core::Config::new("shop").report("crawl.html");
+    /// let config = spider_settings::Config::new("shop").report("crawl.html");
     /// assert!(config.to_string().contains("report = crawl.html"));
     /// ```
     #[must_use]

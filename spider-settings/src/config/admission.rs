@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::Config;
-use crate::schedule::throttle::{DelayRange, RateCeiling};
+use crate::{DelayRange, RateCeiling};
 
 impl Config {
     /// Apply a preset from the sizing guide: `polite` (4 slots in total and per host,
@@ -12,7 +12,7 @@ impl Config {
     /// it win (default: no profile).
     #[must_use]
     pub fn profile(mut self, name: &str) -> Self {
-        match spider_settings::profile(name) {
+        match crate::profile(name) {
             Some(profile) => {
                 self.concurrency = profile.concurrency;
                 self.per_host = profile.concurrency;
@@ -20,7 +20,7 @@ impl Config {
             }
             None => self.invalid.push(format!(
                 "profile {name:?} does not exist; write one of {}",
-                spider_settings::PROFILES.join(", ")
+                crate::PROFILES.join(", ")
             )),
         }
         self

@@ -3,7 +3,7 @@
 
 use super::{Config, RouteSpec};
 #[cfg(doc)]
-use crate::{proxy::DEFAULT_USER_TEMPLATE, request::Request};
+use crate::DEFAULT_USER_TEMPLATE;
 
 impl Config {
     /// How requests leave (default: directly). A route is tiers from cheapest to dearest
@@ -17,7 +17,7 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// use spider_core::Config;
+    /// use spider_settings::Config;
     ///
     /// std::env::set_var("RESIDENTIAL_PROXY", "http://acct:secret@gate.example:7777");
     /// let config = Config::new("shop").proxy("direct > env:RESIDENTIAL_PROXY").geo("us").sticky(true);
@@ -47,7 +47,7 @@ impl Config {
         self
     }
 
-    /// Sticky sessions: every request of one logical task (a [`Request`]'s session key,
+    /// Sticky sessions: every request of one logical task (a request's session key,
     /// inherited by its follow-ups; each start URL is a task of its own) leaves through
     /// one gateway session, which the provider pins to one exit; a blocked session is
     /// replaced. Without it, every proxied request opens a new connection, which a
@@ -77,7 +77,7 @@ impl Config {
 
     /// Stop admitting requests once the proxy spend reaches this amount, at
     /// [`proxy_price_per_gb`](Self::proxy_price_per_gb); what is in flight finishes, the
-    /// items are flushed and the crawl ends with [`CrawlStatus::BudgetReached`](crate::CrawlStatus::BudgetReached)
+    /// items are flushed and the crawl ends with `CrawlStatus::BudgetReached`
     /// (default: no budget).
     #[must_use]
     pub fn proxy_budget(mut self, budget: f64) -> Self {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::{Config, RouteSpec};
-use crate::schedule::throttle::DelayRange;
+use crate::{DelayRange, RedisAddress};
 
 /// The settings as `key = value` lines, for the start of a run.
 impl std::fmt::Display for Config {
@@ -77,7 +77,7 @@ impl std::fmt::Display for Config {
             writeln!(
                 f,
                 "  proxy = {} · geo = {} · geo_rules = {} · sticky = {}",
-                spider_settings::redact_spec(proxy),
+                crate::redact_spec(proxy),
                 self.geo.as_deref().unwrap_or("any"),
                 list(&rules),
                 self.sticky
@@ -101,8 +101,8 @@ impl std::fmt::Display for Config {
             }
         }
         if let Some(frontier) = &self.frontier {
-            let shown = crate::schedule::fleet::Address::parse(frontier)
-                .map_or_else(|_| spider_settings::redact_url(frontier), |a| a.to_string());
+            let shown =
+                RedisAddress::parse(frontier).map_or_else(|_| crate::redact_url(frontier), |a| a.to_string());
             write!(
                 f,
                 " · frontier = {shown} · crawl_id = {} · lease = {:?}",

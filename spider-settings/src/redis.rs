@@ -1,22 +1,22 @@
-//! Where the fleet's Redis is: a URL given in the settings or held in an environment
+//! The `frontier` setting: where the fleet's Redis is, a URL given in the settings or held in an environment
 //! variable, shown everywhere with its password hidden.
 
 use std::fmt;
 
 /// A Redis URL whose password is never printed.
 #[derive(Clone)]
-pub(crate) struct Address {
+pub struct RedisAddress {
     url: String,
     shown: String,
 }
 
-impl Address {
+impl RedisAddress {
     /// `redis://…` / `rediss://…`, or `env:VAR` naming a variable that holds one.
     ///
     /// # Errors
     ///
     /// A message saying what to write instead; it never holds the password.
-    pub(crate) fn parse(text: &str) -> Result<Address, String> {
+    pub fn parse(text: &str) -> Result<RedisAddress, String> {
         let text = text.trim();
         let url = match text.strip_prefix("env:") {
             Some(var) => std::env::var(var).map_err(|_| {
@@ -26,7 +26,7 @@ impl Address {
             })?,
             None => text.to_owned(),
         };
-        let shown = spider_settings::redact_url(&url);
+        let shown = crate::redact_url(&url);
         let parsed = url::Url::parse(&url).map_err(|e| {
             format!("frontier = {shown} is not a URL ({e}); write redis://HOST:PORT/DB, such as redis://127.0.0.1:6379/0")
         })?;
@@ -35,22 +35,22 @@ impl Address {
                 "frontier = {shown} is not a Redis URL; write redis://HOST:PORT/DB (rediss:// for TLS), such as redis://127.0.0.1:6379/0"
             ));
         }
-        Ok(Address { url, shown })
+        Ok(RedisAddress { url, shown })
     }
 
     /// The URL itself, for the client only.
-    pub(crate) fn url(&self) -> &str {
+    pub fn url(&self) -> &str {
         &self.url
     }
 }
 
-impl fmt::Display for Address {
+impl fmt::Display for RedisAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.shown)
     }
 }
 
-impl fmt::Debug for Address {
+impl fmt::Debug for RedisAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.shown)
     }
@@ -62,7 +62,7 @@ mod tests {
 
     #[test]
     fn the_password_is_hidden_in_every_printed_form() {
-        let address = Address::parse("redis://:hunter2@127.0.0.1:6379/0").unwrap();
+        let address = RedisAddress::parse("redis://:hunter2@127.0.0.1:6379/0").unwrap();
         assert_eq!(address.to_string(), "redis://***@127.0.0.1:6379/0");
         assert!(!format!("{address:?}").contains("hunter2"));
         assert!(address.url().contains("hunter2"));
@@ -71,11 +71,11 @@ mod tests {
     #[test]
     fn a_url_from_the_environment_and_mistakes_explained() {
         std::env::set_var("SPIDERLING_FLEET_TEST_URL", "redis://:pw@10.0.0.2:6380/1");
-        let address = Address::parse("env:SPIDERLING_FLEET_TEST_URL").unwrap();
+        let address = RedisAddress::parse("env:SPIDERLING_FLEET_TEST_URL").unwrap();
         assert_eq!(address.to_string(), "redis://***@10.0.0.2:6380/1");
-        let missing = Address::parse("env:SPIDERLING_FLEET_TEST_NOT_SET").unwrap_err();
+        let missing = RedisAddress::parse("env:SPIDERLING_FLEET_TEST_NOT_SET").unwrap_err();
         assert!(missing.contains("SPIDERLING_FLEET_TEST_NOT_SET is not set"), "{missing}");
-        let http = Address::parse("http://user:secret@127.0.0.1:6379").unwrap_err();
+        let http = RedisAddress::parse("http://user:secret@127.0.0.1:6379").unwrap_err();
         assert!(http.contains("not a Redis URL") && !http.contains("secret"), "{http}");
     }
 }

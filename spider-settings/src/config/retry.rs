@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use super::Config;
-use crate::schedule::retry::Backoff;
+use crate::Backoff;
 #[cfg(doc)]
-use crate::wire::classify::DEFAULT_RETRY_STATUSES;
+use crate::DEFAULT_RETRY_STATUSES;
 
 impl Config {
     /// Retries after the first attempt, for the retry statuses and transport errors

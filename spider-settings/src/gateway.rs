@@ -7,11 +7,11 @@ use std::fmt;
 
 use url::Url;
 
-use crate::error::Error;
+use crate::ProxyEntry;
 
 /// One gateway of a route tier.
 #[derive(Clone)]
-pub(crate) struct Gateway {
+pub struct Gateway {
     /// The gateway's address, without credentials.
     url: Url,
     user: String,
@@ -21,19 +21,21 @@ pub(crate) struct Gateway {
 impl Gateway {
     /// Parse a gateway URL; `origin` names where it came from (a setting or a variable)
     /// for the error message, which never repeats the URL's credentials.
-    pub(crate) fn parse(text: &str, origin: &str) -> Result<Self, Error> {
-        let shown = spider_settings::redact_url(text);
+    ///
+    /// # Errors
+    ///
+    /// A message saying what to write instead, which never repeats the credentials.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, String> {
+        let shown = crate::redact_url(text);
         // A URL that does not parse may hide a password anywhere: it is not shown.
         let mut url = Url::parse(text.trim()).map_err(|e| {
-            Error::Config(format!(
+            format!(
                 "{origin}: a gateway URL does not parse ({e}); write http://USER:PASSWORD@HOST:PORT, \
                  percent-encoding any `@`, `/`, `?` or `#` in the password"
-            ))
+            )
         })?;
         if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
-            return Err(Error::Config(format!(
-                "{origin}: gateway `{shown}` is not an http:// or https:// URL with a host"
-            )));
+            return Err(format!("{origin}: gateway `{shown}` is not an http:// or https:// URL with a host"));
         }
         let decode = |part: &str| percent_encoding::percent_decode_str(part).decode_utf8_lossy().into_owned();
         let user = decode(url.username());
@@ -47,12 +49,7 @@ impl Gateway {
     /// The username for one request: `template` with `{user}`, `{geo}` and `{session}`
     /// filled in, each missing part left out with the text just before it. `None` for a
     /// gateway without credentials: it gets no Proxy-Authorization at all.
-    pub(crate) fn username(
-        &self,
-        template: &str,
-        geo: Option<&str>,
-        session: Option<&str>,
-    ) -> Option<String> {
+    pub fn username(&self, template: &str, geo: Option<&str>, session: Option<&str>) -> Option<String> {
         if self.user.is_empty() && self.password.is_empty() {
             return None;
         }
@@ -76,14 +73,14 @@ impl Gateway {
         Some(out)
     }
 
-    /// The reqwest proxy for every request through this gateway as `username`.
-    pub(crate) fn proxy(&self, username: Option<&str>) -> Result<reqwest::Proxy, Error> {
-        let proxy = reqwest::Proxy::all(self.url.clone())
-            .map_err(|e| Error::Config(format!("gateway {self}: {e}")))?;
-        Ok(match username {
-            Some(username) => proxy.basic_auth(username, &self.password),
-            None => proxy,
-        })
+    /// The gateway's address, without its credentials.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// The password the gateway wants with every username; never print it.
+    pub fn password(&self) -> &str {
+        &self.password
     }
 }
 
@@ -117,7 +114,7 @@ mod tests {
         assert!(!format!("{gateway:?}").contains("hunter2"));
         assert_eq!(gateway.username(TEMPLATE, None, None).unwrap(), "acct+1");
         for bad in ["http://me:hunter2@", "http://me:hunter2", "http://me:hun/ter2@gw"] {
-            let error = Gateway::parse(bad, "env:P").unwrap_err().to_string();
+            let error = Gateway::parse(bad, "env:P").unwrap_err();
             assert!(!error.contains("hunter2") && !error.contains("ter2"), "{error}");
         }
         let open = Gateway::parse("http://gw.example:3128", "proxy").unwrap();
@@ -133,4 +130,55 @@ mod tests {
         assert_eq!(name(TEMPLATE, Some("us"), Some("s1")), "acct-country-us-session-s1");
         assert_eq!(name("zone-x-{user}.{geo}", Some("fr"), None), "zone-x-acct.fr");
     }
+}
+
+/// The tiers of a `proxy` setting with every gateway read: the environment variables it
+/// names looked up, each URL parsed with its credentials held apart. A tier without
+/// gateways is `direct`.
+///
+/// # Errors
+///
+/// A message naming the setting or the variable and what to write instead; it never
+/// repeats a credential.
+///
+/// # Examples
+///
+/// ```
+/// std::env::set_var("DOC_RESIDENTIAL", "http://acct:secret@gate.example:7777");
+/// let tiers = spider_settings::resolve_proxy("direct > env:DOC_RESIDENTIAL").unwrap();
+/// assert!(tiers[0].is_empty());
+/// assert_eq!(tiers[1][0].to_string(), "http://***@gate.example:7777/");
+/// ```
+pub fn resolve_proxy(spec: &str) -> Result<Vec<Vec<Gateway>>, String> {
+    let shown = crate::redact_spec(spec);
+    let entries = crate::parse_proxy(spec, false).map_err(|e| format!("proxy = {shown:?}: {e}"))?;
+    let mut tiers = Vec::new();
+    for tier in entries {
+        let mut gateways = Vec::new();
+        for entry in tier {
+            match entry {
+                ProxyEntry::Direct => {}
+                ProxyEntry::Url(url) => gateways.push(Gateway::parse(&url, "proxy")?),
+                ProxyEntry::Env(var) => {
+                    let origin = format!("env:{var}");
+                    let value = std::env::var(&var).map_err(|_| {
+                        format!(
+                            "proxy = \"{origin}\", but {var} is not set; export it with the gateway URL, such as \
+                             {var}=http://USER:PASSWORD@gateway.example:8000"
+                        )
+                    })?;
+                    let first = gateways.len();
+                    let urls = value.lines().flat_map(|line| crate::split_entries(line, ','));
+                    for url in urls.map(str::trim).filter(|u| !u.is_empty()) {
+                        gateways.push(Gateway::parse(url, &origin)?);
+                    }
+                    if gateways.len() == first {
+                        return Err(format!("proxy = \"{origin}\", but {var} is empty"));
+                    }
+                }
+            }
+        }
+        tiers.push(gateways);
+    }
+    Ok(tiers)
 }

@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 
 use super::Config;
-use crate::error::Error;
 
 impl Config {
     /// Keep the cookies sites set, one jar per identity, and send them back as a browser
@@ -27,7 +26,7 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// let config = spider_core::Config::new("members")
+    /// let config = spider_settings::Config::new("members")
     ///     .start_url("https://shop.example/members/")
     ///     .seed_cookie("https://shop.example/", "session=token-from-login; Path=/; Secure");
     /// assert!(config.validate().is_ok());
@@ -47,7 +46,7 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// let config = spider_core::Config::new("shop").user_agents([
+    /// let config = spider_settings::Config::new("shop").user_agents([
     ///     "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0",
     ///     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36",
     /// ]);
@@ -79,17 +78,5 @@ impl Config {
     pub fn follow_hidden(mut self, follow: bool) -> Self {
         self.follow_hidden = follow;
         self
-    }
-
-    /// `user_agents` and the lines of `user_agents_file`, in that order.
-    pub(crate) fn user_agents_all(&self) -> Result<Vec<String>, Error> {
-        let mut agents = self.user_agents.clone();
-        if let Some(path) = &self.user_agents_file {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Error::Config(format!("user_agents_file {}: {e}", path.display())))?;
-            let lines = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'));
-            agents.extend(lines.map(str::to_owned));
-        }
-        Ok(agents)
     }
 }

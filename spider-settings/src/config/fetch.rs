@@ -71,7 +71,7 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// let config = spider_core::Config::new("shop").block_marker("g-recaptcha").block_marker("Access denied");
+    /// let config = spider_settings::Config::new("shop").block_marker("g-recaptcha").block_marker("Access denied");
     /// assert!(config.validate().is_ok());
     /// ```
     #[must_use]
@@ -90,7 +90,7 @@ impl Config {
     /// ```
     /// use std::time::Duration;
     ///
-    /// let config = spider_core::Config::new("shop")
+    /// let config = spider_settings::Config::new("shop")
     ///     .cache(".spiderling/cache")
     ///     .cache_ttl(Duration::from_secs(24 * 3600));
     /// assert!(config.validate().is_ok());

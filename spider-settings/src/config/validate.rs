@@ -2,15 +2,15 @@
 //! here and reported together.
 
 use super::Config;
-use crate::error::Error;
+use crate::{ConfigError, RedisAddress};
 
 impl Config {
     /// Check every setting; all mistakes are reported together.
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] naming each bad setting and what to write instead.
-    pub fn validate(&self) -> Result<(), Error> {
+    /// [`ConfigError`] naming each bad setting and what to write instead.
+    pub fn validate(&self) -> Result<(), ConfigError> {
         let mut problems = self.invalid.clone();
         if self.concurrency == 0 {
             problems.push("concurrency = 0 admits nothing; write at least 1".to_owned());
@@ -51,13 +51,13 @@ impl Config {
         }
         problems.extend(self.sitemap_problems());
         for (name, value) in &self.headers {
-            if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err()
-                || reqwest::header::HeaderValue::from_str(value).is_err()
+            if http::header::HeaderName::from_bytes(name.as_bytes()).is_err()
+                || http::header::HeaderValue::from_str(value).is_err()
             {
                 problems.push(format!("header {name:?} is not a valid HTTP header"));
             }
         }
-        if reqwest::header::HeaderValue::from_str(&self.user_agent).is_err() {
+        if http::header::HeaderValue::from_str(&self.user_agent).is_err() {
             problems.push("user_agent is not a valid header value".to_owned());
         }
         problems.extend(self.proxy_problems());
@@ -65,7 +65,7 @@ impl Config {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(Error::Config(problems.join("; ")))
+            Err(ConfigError::new(problems.join("; ")))
         }
     }
 
@@ -117,7 +117,7 @@ impl Config {
             }
             return problems;
         };
-        if let Err(problem) = crate::schedule::fleet::Address::parse(frontier) {
+        if let Err(problem) = RedisAddress::parse(frontier) {
             problems.push(problem);
         }
         if self.state.is_some() {
@@ -143,12 +143,12 @@ impl Config {
     fn proxy_problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
         if let Some(geo) = &self.geo {
-            problems.extend(spider_settings::parse_country(geo).err());
+            problems.extend(crate::parse_country(geo).err());
         }
         for (pattern, country) in &self.geo_rules {
-            problems.extend(spider_settings::parse_geo_rule(&format!("{pattern}={country}")).err());
+            problems.extend(crate::parse_geo_rule(&format!("{pattern}={country}")).err());
         }
-        problems.extend(spider_settings::check_user_template(&self.proxy_user_template).err());
+        problems.extend(crate::check_user_template(&self.proxy_user_template).err());
         for (key, amount) in
             [("proxy_price_per_gb", Some(self.proxy_price_per_gb)), ("proxy_budget", self.proxy_budget)]
         {
@@ -187,9 +187,29 @@ impl Config {
                 self.proxy_user_template
             ));
         }
-        if let Err(error) = crate::wire::route::Router::new(self) {
-            problems.push(error.to_string().trim_start_matches("configuration error: ").to_owned());
+        if let Some(spec) = &self.proxy {
+            problems.extend(crate::resolve_proxy(&spec.0).err());
         }
+        problems.extend(self.seed_cookies.iter().filter_map(|(url, line)| seed_cookie_problem(url, line)));
         problems
     }
+}
+
+/// Why a cookie given before the crawl cannot be kept for `url`: the URL, or the line, or
+/// a domain that is not the URL's. The message names the cookie, never its value.
+fn seed_cookie_problem(url: &str, line: &str) -> Option<String> {
+    let url = match url::Url::parse(url) {
+        Ok(url) => url,
+        Err(e) => return Some(format!("seed_cookie for {url:?}: {e}")),
+    };
+    let name = line.split_once('=').map_or(line, |(name, _)| name).trim();
+    let Ok(cookie) = cookie_store::RawCookie::parse(line) else {
+        return Some(format!("cookie for {url}: {name:?} is not a Set-Cookie line"));
+    };
+    let mut store = cookie_store::CookieStore::default();
+    let host = url.host_str().unwrap_or_default();
+    store
+        .insert_raw(&cookie, &url)
+        .err()
+        .map(|_| format!("cookie for {url}: cookie {name:?} is not for {host}"))
 }

@@ -23,7 +23,7 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// let config = spider_core::Config::new("shop").start_list("urls.txt");
+    /// let config = spider_settings::Config::new("shop").start_list("urls.txt");
     /// assert!(config.to_string().contains("start_list = urls.txt"));
     /// ```
     #[must_use]
@@ -46,7 +46,7 @@ impl Config {
     /// - gzip is recognised by its first bytes, whatever the headers say, and inflated to
     ///   at most 50 MB;
     /// - a `<urlset>` gives its `<url><loc>`s to
-    ///   [`Spider::sitemap_request`](crate::Spider::sitemap_request) (the default queues each;
+    ///   `Spider::sitemap_request` (the default queues each;
     ///   see [`sitemap_since`](Self::sitemap_since)), followed like links: one level
     ///   deeper than the sitemap, in its session;
     /// - a `<sitemapindex>` queues each `<sitemap><loc>` as a sitemap, one level deeper;
@@ -63,7 +63,7 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// let config = spider_core::Config::new("shop")
+    /// let config = spider_settings::Config::new("shop")
     ///     .start_url("https://shop.example/")
     ///     .allowed_domain("shop.example")
     ///     .sitemaps(true)
@@ -84,7 +84,7 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// let config = spider_core::Config::new("shop").sitemap_url("https://shop.example/sitemap.xml");
+    /// let config = spider_settings::Config::new("shop").sitemap_url("https://shop.example/sitemap.xml");
     /// assert!(config.validate().is_ok());
     /// assert!(config.to_string().contains("sitemap_urls = https://shop.example/sitemap.xml"));
     /// ```
@@ -103,13 +103,13 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// let config = spider_core::Config::new("shop").sitemap_since("2026-01-01");
+    /// let config = spider_settings::Config::new("shop").sitemap_since("2026-01-01");
     /// assert!(config.to_string().contains("sitemap_since = 2026-01-01"));
-    /// assert!(spider_core::Config::new("shop").sitemap_since("1/1/2026").validate().is_err());
+    /// assert!(spider_settings::Config::new("shop").sitemap_since("1/1/2026").validate().is_err());
     /// ```
     #[must_use]
     pub fn sitemap_since(mut self, date: &str) -> Self {
-        match spider_settings::parse_date(date) {
+        match crate::parse_date(date) {
             Ok(date) => self.sitemap_since = Some(date),
             Err(problem) => self.invalid.push(format!("sitemap_since: {problem}")),
         }
@@ -133,14 +133,14 @@ impl Config {
 
     /// Fetch this many pages (answers handed to `parse`), then admit nothing more: the
     /// requests in flight count as pages to come, so the crawl stops at the count, and
-    /// ends with [`CrawlStatus::LimitReached`](crate::CrawlStatus::LimitReached), exit
+    /// ends with `CrawlStatus::LimitReached`, exit
     /// code 0. With a state file the count is over all its runs; in a fleet it is each
     /// worker's (default: no limit).
     ///
     /// # Examples
     ///
     /// ```
-    /// let config = spider_core::Config::new("sample").max_pages(100);
+    /// let config = spider_settings::Config::new("sample").max_pages(100);
     /// assert!(config.to_string().contains("max_pages = 100"));
     /// ```
     #[must_use]
@@ -156,7 +156,7 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// let config = spider_core::Config::new("sample").max_items(1_000);
+    /// let config = spider_settings::Config::new("sample").max_items(1_000);
     /// assert!(config.to_string().contains("max_items = 1000"));
     /// ```
     #[must_use]
@@ -175,7 +175,7 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// let config = spider_core::Config::new("shop").output("shop.jsonl").state("shop.state");
+    /// let config = spider_settings::Config::new("shop").output("shop.jsonl").state("shop.state");
     /// assert!(config.validate().is_ok());
     /// ```
     #[must_use]
@@ -218,7 +218,7 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// let config = spider_core::Config::new("shop")
+    /// let config = spider_settings::Config::new("shop")
     ///     .start_url("https://shop.example/")
     ///     .frontier("redis://127.0.0.1:6379/0")
     ///     .rpm(600);

@@ -3,7 +3,7 @@
 //! from `spider_settings`, so a key means the same here as in `#[spider(...)]`.
 
 use super::Config;
-use crate::error::Error;
+use crate::ConfigError;
 
 impl Config {
     /// Change one setting by its key, as `--set key=value` and `SPIDERLING_KEY=value` do.
@@ -12,25 +12,25 @@ impl Config {
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] for an unknown key (with the closest known one), a key that only
+    /// [`ConfigError`] for an unknown key (with the closest known one), a key that only
     /// compiles into the spider (`follow`, `item`), or a value that does not parse.
     ///
     /// # Examples
     ///
     /// ```
-    /// let config = spider_core::Config::new("books").set("rpm", "300")?.set("delay", "1s..2s")?;
+    /// let config = spider_settings::Config::new("books").set("rpm", "300")?.set("delay", "1s..2s")?;
     /// assert!(config.validate().is_ok());
-    /// let error = spider_core::Config::new("books").set("concurency", "4").unwrap_err();
+    /// let error = spider_settings::Config::new("books").set("concurency", "4").unwrap_err();
     /// assert!(error.to_string().contains("did you mean `concurrency`?"));
-    /// # Ok::<(), spider_core::Error>(())
+    /// # Ok::<(), spider_settings::ConfigError>(())
     /// ```
-    pub fn set(self, key: &str, value: &str) -> Result<Self, Error> {
-        use spider_settings as keys;
-        let shown = spider_settings::redact_spec(value);
-        let problem = |message: String| Error::Config(format!("{key} = {shown:?}: {message}"));
+    pub fn set(self, key: &str, value: &str) -> Result<Self, ConfigError> {
+        use crate as keys;
+        let shown = crate::redact_spec(value);
+        let problem = |message: String| ConfigError::new(format!("{key} = {shown:?}: {message}"));
         let Some(known) = keys::find(key) else {
             let hint = keys::suggest(key).map(|k| format!("; did you mean `{k}`?")).unwrap_or_default();
-            return Err(Error::Config(format!("unknown setting `{key}`{hint}")));
+            return Err(ConfigError::new(format!("unknown setting `{key}`{hint}")));
         };
         if !known.runtime {
             return Err(problem("this key is compiled into the spider; change the attribute".to_owned()));
@@ -106,7 +106,7 @@ impl Config {
             "cache_ttl" => self.cache_ttl(keys::parse_duration(value).map_err(problem)?),
             "revalidate" => self.revalidate(keys::parse_bool(value).map_err(problem)?),
             "proxy" => {
-                spider_settings::parse_proxy(value, false).map_err(problem)?;
+                crate::parse_proxy(value, false).map_err(problem)?;
                 self.proxy(value)
             }
             "geo" => self.geo(keys::parse_country(value).map_err(problem)?),
@@ -132,7 +132,9 @@ impl Config {
             "report" => self.report(value),
             "progress" => self.progress(keys::parse_bool(value).map_err(problem)?),
             "block_target" => self.block_target(keys::parse_decimal(value).map_err(problem)?),
-            other => return Err(Error::Config(format!("setting `{other}` cannot be changed at run time"))),
+            other => {
+                return Err(ConfigError::new(format!("setting `{other}` cannot be changed at run time")))
+            }
         })
     }
 }
