@@ -26,9 +26,11 @@ use crate::error::Error;
 use crate::observe::gauge::{Latencies, Live, Window, WINDOW};
 use crate::observe::stats::{CrawlStatus, Stats};
 use crate::observe::timeline::Recorder;
+use crate::request::host::HostKey;
 use crate::request::Request;
+use crate::request::Ticket;
 use crate::schedule::cache::HttpCache;
-use crate::schedule::frontier::{Checkpoint, Enqueued, HostKey, Journal, RobotsMemo, RunEnd, Ticket};
+use crate::schedule::frontier::{Checkpoint, Enqueued, Journal, RobotsMemo, RunEnd};
 use crate::schedule::retry;
 use crate::schedule::robots::{self, RobotsRules};
 use crate::schedule::throttle::adaptive::{self, Controller, Proposal, Target};
@@ -865,8 +867,7 @@ impl<S: Spider> Dispatcher<S> {
 
     /// Whether the robots.txt of `url`'s host is known here and disallows it.
     fn known_disallowed(&self, url: &Url) -> bool {
-        let Some(&id) = crate::schedule::frontier::host_key(url).and_then(|key| self.host_ids.get(&key))
-        else {
+        let Some(&id) = crate::request::host::host_key(url).and_then(|key| self.host_ids.get(&key)) else {
             return false;
         };
         matches!(&self.hosts[id].robots, RobotsState::Known(rules @ RobotsRules::Rules(_)) if !rules.allows(url))
@@ -945,7 +946,7 @@ fn sitemap_hosts(config: &Config) -> HashSet<HostKey> {
         return HashSet::new();
     }
     let urls = config.start_urls.iter().filter_map(|url| Url::parse(url).ok());
-    urls.filter_map(|url| crate::schedule::frontier::host_key(&url)).collect()
+    urls.filter_map(|url| crate::request::host::host_key(&url)).collect()
 }
 
 /// Requests arrived from a fleet's frontier; never, for a frontier of this process.

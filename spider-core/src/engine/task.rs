@@ -10,9 +10,9 @@ use reqwest::header::LOCATION;
 use tokio::time::Instant;
 
 use super::{Job, Notes, Outcome, Sample, Shared};
+use crate::error::extract::ExtractError;
 use crate::error::Error;
 use crate::extract::hidden::HiddenLinks;
-use crate::extract::item::ExtractError;
 use crate::extract::page::Page;
 use crate::observe::stats::Stats;
 use crate::request::Request;

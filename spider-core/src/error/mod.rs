@@ -5,6 +5,7 @@
 //! on any error type a user meets inside it.
 
 pub(crate) mod cause;
+pub(crate) mod extract;
 
 use std::path::PathBuf;
 
@@ -148,7 +149,7 @@ pub enum Error {
         url: Url,
         /// Which field, which selector, and why.
         #[source]
-        source: Box<crate::extract::item::ExtractError>,
+        source: Box<extract::ExtractError>,
     },
     /// The spider's `parse` returned an error.
     #[error("spider failed on {url}: {source}")]

@@ -2,6 +2,10 @@
 
 pub(crate) mod charset;
 pub(crate) mod content_type;
+pub(crate) mod document;
+pub(crate) mod facts;
+pub(crate) mod field;
+pub(crate) mod fixture;
 pub(crate) mod form;
 pub(crate) mod hidden;
 pub(crate) mod item;
@@ -13,3 +17,6 @@ pub(crate) mod pool;
 pub(crate) mod rfc3339;
 pub(crate) mod sitemap;
 pub(crate) mod stream;
+
+#[cfg(test)]
+mod tests;

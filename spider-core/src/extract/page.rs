@@ -1,4 +1,4 @@
-//! A fetched page, and the parsed document the parse pool hands to closures.
+//! A fetched page: its facts, headers and body, read on the parse pool.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -8,17 +8,17 @@ use bytes::Bytes;
 use encoding_rs::Encoding;
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use reqwest::StatusCode;
-use scraper::element_ref::Select;
-use scraper::{ElementRef, Html, Selector};
+use scraper::Selector;
 use url::Url;
 
-use crate::__private::PageField;
 use crate::error::Error;
 use crate::extract::charset;
 use crate::extract::content_type::{self, ContentType};
+use crate::extract::document::{over_dom, Document};
+use crate::extract::facts::Facts;
 use crate::extract::form::Form;
 use crate::extract::hidden::HiddenLinks;
-use crate::extract::item::{ExtractError, Item};
+use crate::extract::item::Item;
 use crate::extract::pool::ParsePool;
 use crate::extract::stream::{Found, Plan};
 use crate::request::Request;
@@ -34,44 +34,6 @@ pub struct Page {
     facts: Arc<Facts>,
     headers: HeaderMap,
     pool: ParsePool,
-}
-
-/// What is known of a page besides its HTML; a [`Document`] of the page sees it too,
-/// and so does a streaming pass's [`Found`](crate::extract::stream::Found).
-#[derive(Debug)]
-pub(crate) struct Facts {
-    pub(crate) url: Url,
-    status: StatusCode,
-    fetched_at: SystemTime,
-    request: Request,
-    /// Decompressed: what the streaming engine reads and `#[json]` fields parse.
-    pub(crate) body: Bytes,
-    /// Whether [`Document::links`] skips links a person cannot see, and how many it did.
-    hidden: HiddenLinks,
-}
-
-/// `work` over the DOM of `text`, the page's decoded body: the DOM engine, and where the stream falls back.
-fn over_dom<R>(text: &str, facts: &Facts, work: impl FnOnce(&Document<'_>) -> R) -> R {
-    let html = Html::parse_document(text);
-    work(&Document { html: &html, root: html.root_element(), page: facts })
-}
-
-impl Facts {
-    /// A `#[page(...)]` field's text: a meta string its text, another meta value its
-    /// JSON; `None` only for a meta key the request does not have.
-    pub(crate) fn field(&self, field: PageField) -> Option<String> {
-        Some(match field {
-            PageField::Url => self.request.first_url().to_string(),
-            PageField::FinalUrl => self.url.to_string(),
-            PageField::Status => self.status.as_u16().to_string(),
-            PageField::FetchedAt => crate::extract::rfc3339::format(self.fetched_at),
-            PageField::Depth => self.request.depth().to_string(),
-            PageField::Meta(key) => match self.request.meta().get(key)? {
-                serde_json::Value::String(text) => text.clone(),
-                other => other.to_string(),
-            },
-        })
-    }
 }
 
 impl Page {
@@ -92,32 +54,8 @@ impl Page {
         Page { facts: Arc::new(Facts { url, status, fetched_at, request, body, hidden }), headers, pool }
     }
 
-    /// A page made from saved HTML, for testing a spider's `parse` or an item's selectors
-    /// without a server. It has status 200, was fetched now, and has its own one-thread
-    /// parse pool; [`PageFixture`](crate::testing::PageFixture) makes one with another
-    /// status, meta, depth or redirect.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidUrl`] when `url` does not parse; [`Error::Config`] when the parse
-    /// pool's thread cannot start.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), spider_core::Error> {
-    /// let page = spider_core::Page::fixture("https://books.example/", "<a href='/next'>next</a>")?;
-    /// assert_eq!(page.links("a").await?[0].as_str(), "https://books.example/next");
-    /// # Ok(()) }
-    /// ```
-    pub fn fixture(url: &str, html: impl Into<String>) -> Result<Page, Error> {
-        let html: String = html.into();
-        crate::testing::PageFixture::new(url, html).build()
-    }
-
     /// A saved page answering `request` with `status` and a `content_type` body, fetched
-    /// at `fetched_at`: what [`PageFixture`](crate::testing::PageFixture) builds.
+    /// at `fetched_at`: what [`PageFixture`](crate::extract::fixture::PageFixture) builds.
     pub(crate) fn saved(
         request: Request,
         status: StatusCode,
@@ -412,138 +350,6 @@ impl Page {
         let selector = Selector::parse(css)
             .map_err(|e| Error::Selector { selector: css.to_owned(), message: e.to_string() })?;
         self.html(move |doc| doc.links(&selector)).await
-    }
-}
-
-/// A parsed page, or a part of one, alive only inside a parse-pool job.
-///
-/// Besides the HTML it knows the page's facts (its URLs, status, fetch time and request),
-/// which `#[page(...)]` fields of a derived item read; a part made by
-/// [`within`](Self::within) knows the same.
-#[derive(Debug)]
-pub struct Document<'a> {
-    html: &'a Html,
-    root: ElementRef<'a>,
-    page: &'a Facts,
-}
-
-impl<'a> Document<'a> {
-    /// The parsed HTML, for anything beyond the helpers below.
-    pub fn html(&self) -> &'a Html {
-        self.html
-    }
-
-    /// The page's URL (after redirects, the last hop), the base of relative links.
-    pub fn url(&self) -> &'a Url {
-        &self.page.url
-    }
-
-    /// The HTTP status the page was answered with.
-    pub fn status(&self) -> StatusCode {
-        self.page.status
-    }
-
-    /// When the page's answer arrived.
-    pub fn fetched_at(&self) -> SystemTime {
-        self.page.fetched_at
-    }
-
-    /// The request that led to the page: its meta, depth and
-    /// [`first_url`](Request::first_url) (the URL asked for before redirects).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use spider_core::testing::PageFixture;
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), spider_core::Error> {
-    /// let page = PageFixture::new("https://books.example/book_9.html", "<h1>Atlas</h1>")
-    ///     .redirected_from("https://books.example/latest")
-    ///     .meta("category", "maps")
-    ///     .build()?;
-    /// let (asked, answered, category) = page
-    ///     .html(|doc| {
-    ///         let request = doc.request();
-    ///         (request.first_url().path().to_owned(), doc.url().path().to_owned(), request.meta()["category"].clone())
-    ///     })
-    ///     .await?;
-    /// assert_eq!((asked.as_str(), answered.as_str()), ("/latest", "/book_9.html"));
-    /// assert_eq!(category, "maps");
-    /// # Ok(()) }
-    /// ```
-    pub fn request(&self) -> &'a Request {
-        &self.page.request
-    }
-
-    /// The page's body as fetched (decompressed, not decoded): what the `#[json("...")]`
-    /// fields of a derived item read.
-    pub fn body(&self) -> &'a [u8] {
-        &self.page.body
-    }
-
-    /// The form `selector` matches, to fill in and send (see [`Page::form`]); `css` is
-    /// the selector's text, for the error.
-    ///
-    /// # Errors
-    ///
-    /// As for [`Page::form`].
-    pub fn form(&self, selector: &Selector, css: &str) -> Result<Form, Error> {
-        Form::read(self, selector, css)
-    }
-
-    /// The page's facts, which `#[page(...)]` fields read.
-    pub(crate) fn facts(&self) -> &'a Facts {
-        self.page
-    }
-
-    /// The same page seen from `element`: selectors match only inside it. Use it to
-    /// extract one item per repeated block of a page.
-    pub fn within(&self, element: ElementRef<'a>) -> Document<'a> {
-        Document { html: self.html, root: element, page: self.page }
-    }
-
-    /// The elements matching `selector` inside this document (or part).
-    pub fn select<'b>(&self, selector: &'b Selector) -> Select<'a, 'b> {
-        self.root.select(selector)
-    }
-
-    /// Extract an item from this document (see [`Item::extract`]).
-    ///
-    /// # Errors
-    ///
-    /// [`ExtractError`] when the page has the item only in part.
-    pub fn extract<T: Item>(&self) -> Result<Option<T>, ExtractError> {
-        T::extract(self)
-    }
-
-    /// The text of the first element matching `selector`, trimmed, if any.
-    pub fn text(&self, selector: &Selector) -> Option<String> {
-        let element = self.select(selector).next()?;
-        Some(element.text().collect::<String>().trim().to_owned())
-    }
-
-    /// The `href`s of the elements matching `selector`, resolved against the page URL;
-    /// ones that do not resolve are skipped, and so are links a person cannot see (a
-    /// honeypot: see [`Config::follow_hidden`](spider_settings::Config::follow_hidden)), which the
-    /// crawl's stats count.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), spider_core::Error> {
-    /// let html = r#"<a href="/next">next</a> <div style="display:none"><a href="/trap">trap</a></div>"#;
-    /// let page = spider_core::Page::fixture("https://books.example/", html)?;
-    /// assert_eq!(page.links("a").await?.len(), 1);
-    /// # Ok(()) }
-    /// ```
-    pub fn links(&self, selector: &Selector) -> Vec<Url> {
-        self.select(selector)
-            .filter(|element| self.page.hidden.admits(*element))
-            .filter_map(|element| element.value().attr("href"))
-            .filter_map(|href| self.url().join(href.trim()).ok())
-            .collect()
     }
 }
 

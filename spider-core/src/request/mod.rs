@@ -2,6 +2,7 @@
 
 pub(crate) mod canonical;
 pub(crate) mod headers;
+pub(crate) mod host;
 pub(crate) mod identity;
 pub(crate) mod stored;
 
@@ -21,7 +22,12 @@ use url::Url;
 use spider_settings::Config;
 
 use crate::error::Error;
-use crate::schedule::frontier::{Fingerprint, Ticket};
+use crate::request::canonical::{fingerprint, fingerprint_with_body, Fingerprint};
+
+/// A request handed out by a durable frontier's `next`, until it is finished or deferred:
+/// what the frontier knows it by when told its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ticket(pub(crate) i64);
 
 /// The start URLs and the sitemaps of `sitemap_urls` of `config` as requests; call after
 /// [`Config::validate`]. In sticky mode each is a logical task of its own.
@@ -317,11 +323,8 @@ impl Request {
     /// Whether `to` is a URL this request's redirect chain already passed, itself
     /// included: a redirect there would go round for ever.
     pub(crate) fn passed(&self, to: &Url) -> bool {
-        let seen = crate::schedule::frontier::fingerprint(&self.method, to);
-        self.chain
-            .iter()
-            .chain([&self.url])
-            .any(|url| crate::schedule::frontier::fingerprint(&self.method, url) == seen)
+        let seen = fingerprint(&self.method, to);
+        self.chain.iter().chain([&self.url]).any(|url| fingerprint(&self.method, url) == seen)
     }
 
     /// The chain so far and `to`, as `a → b → a`.
@@ -361,7 +364,7 @@ impl Request {
     /// # Ok::<(), spider_core::Error>(())
     /// ```
     pub fn fingerprint(&self) -> Fingerprint {
-        crate::schedule::frontier::fingerprint_with_body(&self.method, &self.url, self.body())
+        fingerprint_with_body(&self.method, &self.url, self.body())
     }
 
     /// Values attached with [`with_meta`](Self::with_meta).

@@ -23,9 +23,9 @@ use reqwest::{Method, StatusCode};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::error::Error;
+use crate::request::canonical::Fingerprint;
 use crate::request::headers::StoredHeaders;
 use crate::request::Request;
-use crate::schedule::frontier::Fingerprint;
 use crate::schedule::state::unix_ms;
 use spider_settings::Config;
 

@@ -26,7 +26,7 @@ pub(crate) enum RobotsRules {
 /// Why robots.txt could not be fetched: a transport error with its root cause first (see
 /// [`Cause::robots_message`](crate::error::cause::Cause::robots_message)), so the host's requests
 /// are given up grouped by it.
-pub(crate) fn unreachable(error: &crate::Error) -> String {
+pub(crate) fn unreachable(error: &crate::error::Error) -> String {
     if error.is_transport() {
         error.cause().robots_message(error)
     } else {
@@ -117,14 +117,15 @@ impl Robots {
     /// [`Error::Config`](crate::Error::Config) when the config cannot build a client (a
     /// bad proxy setting included), or `url` has no host; [`Error::ProxyAuth`](crate::Error::ProxyAuth)
     /// when the gateway refuses the credentials.
-    pub async fn fetch(config: &crate::Config, url: &Url) -> Result<Robots, crate::Error> {
+    pub async fn fetch(config: &spider_settings::Config, url: &Url) -> Result<Robots, crate::error::Error> {
         let robots_url = robots_url(url)
             .filter(|_| url.has_host())
-            .ok_or_else(|| crate::Error::Config(format!("{url} has no host, so no robots.txt")))?;
-        let request = crate::Request::new(robots_url.clone());
+            .ok_or_else(|| crate::error::Error::Config(format!("{url} has no host, so no robots.txt")))?;
+        let request = crate::request::Request::new(robots_url.clone());
         let router = crate::wire::route::Router::new(config)?;
-        let routed = router.route(&request, crate::Route::Auto)?;
-        let refused = || crate::Error::ProxyAuth { gateway: router.gateway_of(&routed).unwrap_or_default() };
+        let routed = router.route(&request, crate::wire::route::Route::Auto)?;
+        let refused =
+            || crate::error::Error::ProxyAuth { gateway: router.gateway_of(&routed).unwrap_or_default() };
         let rules = match crate::wire::transport::Fetcher::new(config).fetch(&routed, &request).await {
             Ok(answer) if answer.status.as_u16() == 407 && routed.proxied() => return Err(refused()),
             Err(error) if routed.proxied() && error.is_proxy_auth() => return Err(refused()),

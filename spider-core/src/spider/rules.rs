@@ -32,13 +32,14 @@ use regex::Regex;
 use scraper::Selector;
 use url::Url;
 
+use crate::extract::document::Document;
 use crate::extract::item::Item;
 use crate::extract::non_page::is_non_page;
-use crate::extract::page::{Document, Page};
+use crate::extract::page::Page;
 use crate::extract::stream::Found;
 use crate::extract::stream::Plan;
+use crate::request::canonical::canonical_url;
 use crate::request::Request;
-use crate::schedule::frontier::canonical_url;
 use crate::spider::Cx;
 
 /// The meta key of a request reached by a rule: the rule's number, counted from 0 in the
@@ -115,7 +116,7 @@ impl LinkRules {
             .iter()
             .map(|rule| Compiled {
                 rule: *rule,
-                css: crate::__private::selector(rule.css),
+                css: crate::extract::field::selector(rule.css),
                 allow: rule.allow.iter().map(|pattern| regex(pattern)).collect(),
                 deny: rule.deny.iter().map(|pattern| regex(pattern)).collect(),
             })
@@ -218,7 +219,7 @@ pub async fn parse_by_link_rules<T: Item>(
     page: Page,
     cx: &mut Cx<T>,
     rules: &'static LinkRules,
-) -> crate::Result {
+) -> crate::error::Result {
     if !page.is_html() {
         cx.not_html = true;
         return Ok(());
@@ -252,8 +253,8 @@ pub async fn parse_by_link_rules<T: Item>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::__private::Nothing;
-    use crate::testing::parse_page;
+    use crate::extract::item::Nothing;
+    use crate::spider::parse_page;
 
     const FOLLOW: LinkRule = LinkRule {
         css: DEFAULT_LINKS,
@@ -403,17 +404,17 @@ mod tests {
 
     struct RuleSpider(&'static LinkRules);
 
-    impl crate::SpiderConfig for RuleSpider {
-        fn config(&self) -> crate::Config {
-            crate::Config::new("rules")
+    impl crate::spider::SpiderConfig for RuleSpider {
+        fn config(&self) -> spider_settings::Config {
+            spider_settings::Config::new("rules")
         }
     }
 
     #[async_trait::async_trait]
-    impl crate::Spider for RuleSpider {
+    impl crate::spider::Spider for RuleSpider {
         type Item = Nothing;
 
-        async fn parse(&self, page: Page, cx: &mut Cx<Nothing>) -> crate::Result {
+        async fn parse(&self, page: Page, cx: &mut Cx<Nothing>) -> crate::error::Result {
             parse_by_link_rules(page, cx, self.0).await
         }
     }

@@ -26,9 +26,9 @@ mod shape;
 use spider_settings::{Combinator, StreamSelector};
 use url::Url;
 
-use crate::__private::{PageField, Source};
+use crate::extract::facts::{Facts, PageField};
+use crate::extract::field::{attribute_value, Reader, Source};
 use crate::extract::json_ld::JsonLd;
-use crate::extract::page::Facts;
 
 pub(crate) use collect::Streamed;
 
@@ -152,7 +152,7 @@ impl<'a> Found<'a> {
             Source::Attr(name) => {
                 let slot = wanted?.attributes.iter().position(|wanted| *wanted == name)?;
                 let value = found.attributes.get(slot)?.as_deref()?;
-                crate::__private::attribute_value(name, value, &self.facts.url)
+                attribute_value(name, value, &self.facts.url)
             }
             Source::Html => None,
         })
@@ -171,24 +171,6 @@ impl<'a> Found<'a> {
             .filter_map(|href| self.facts.url.join(href.trim()).ok())
             .collect()
     }
-}
-
-/// Where a derived item's generated code reads raw values: the DOM
-/// ([`Document`](crate::Document)) or a streaming pass ([`Found`]). One generated body
-/// serves both, so the two engines cannot build an item differently.
-pub trait Reader {
-    /// The first value of `#[css]` field number `field` (`selector` is its selector, for
-    /// the DOM).
-    fn first(&self, field: usize, selector: &scraper::Selector, source: Source) -> Option<String>;
-    /// Every value of that field, in page order.
-    fn all(&self, field: usize, selector: &scraper::Selector, source: Source) -> Vec<String>;
-    /// One of the page's own facts.
-    fn page_field(&self, field: PageField) -> Option<String>;
-    /// The page's JSON-LD blocks; `field` is the number the item's plan gives the
-    /// JSON-LD scripts' selector (after its `#[css]` fields), for the stream.
-    fn json_ld(&self, field: usize) -> JsonLd;
-    /// The page's body as fetched, which `#[json]` fields read.
-    fn body(&self) -> &[u8];
 }
 
 impl Reader for Found<'_> {
@@ -213,6 +195,3 @@ impl Reader for Found<'_> {
         &self.facts.body
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -23,8 +23,8 @@ use reqwest::header::{HeaderMap, COOKIE};
 use url::Url;
 
 use crate::error::Error;
+use crate::request::host::host_key;
 use crate::request::Request;
-use crate::schedule::frontier::host_key;
 use spider_settings::Config;
 
 use agents::Agents;

@@ -17,10 +17,12 @@ use url::Url;
 use super::wire::{self, Round};
 use crate::error::Error;
 use crate::observe::stats::Counts;
+use crate::request::canonical::Fingerprint;
+use crate::request::host::{host_key, HostKey};
 use crate::request::Request;
+use crate::request::Ticket;
 use crate::schedule::frontier::{
-    host_key, Checkpoint, Enqueued, Fingerprint, FleetAnswers, Frontier, HostKey, Journal, PassThrough,
-    RobotsMemo, Rules, Ticket,
+    Checkpoint, Enqueued, FleetAnswers, Frontier, Journal, PassThrough, RobotsMemo, Rules,
 };
 use crate::schedule::robots::RobotsRules;
 use crate::schedule::throttle::adaptive::Proposal;

@@ -19,7 +19,8 @@ use spider_settings::RedisAddress as Address;
 
 use super::ROUND;
 use crate::error::Error;
-use crate::schedule::frontier::{FleetAnswers, HostKey};
+use crate::request::host::HostKey;
+use crate::schedule::frontier::FleetAnswers;
 
 /// How often a busy worker sends a round: each round costs Redis about as much as a page's
 /// changes, so one per page would double its work.

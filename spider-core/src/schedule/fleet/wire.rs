@@ -11,7 +11,8 @@ use url::Url;
 
 use crate::request::stored::Extra;
 use crate::request::Request;
-use crate::schedule::frontier::{RobotsMemo, Ticket};
+use crate::request::Ticket;
+use crate::schedule::frontier::RobotsMemo;
 
 /// A request in Redis: its URL, method, priority, depth and attempts, and the rest when
 /// it has any.

@@ -10,10 +10,12 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use url::Url;
 
-use super::{Frontier, HostKey, Ticket};
+use super::Frontier;
 use crate::error::Error;
 use crate::observe::stats::{Counts, CrawlStatus};
+use crate::request::host::HostKey;
 use crate::request::identity::IdentityChanges;
+use crate::request::Ticket;
 use crate::schedule::throttle::adaptive::Proposal;
 use crate::sinks::failures::Failure;
 use crate::sinks::Committed;

@@ -6,10 +6,12 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use tokio::time::Instant;
 
-use super::{host_key, Enqueued, Frontier, HostKey, Journal, Rules, Ticket};
+use super::{Enqueued, Frontier, Journal, Rules};
 use crate::error::Error;
 use crate::request::canonical::Fingerprint;
+use crate::request::host::{host_key, HostKey};
 use crate::request::Request;
+use crate::request::Ticket;
 use spider_settings::Config;
 
 /// Queues per host plus the set of fingerprints seen.

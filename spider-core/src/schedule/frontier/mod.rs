@@ -11,41 +11,16 @@ mod memory;
 mod rules;
 mod scope;
 
-use std::sync::Arc;
-
 use tokio::time::Instant;
-use url::Url;
 
-pub(crate) use crate::request::canonical::fingerprint_with_body;
-pub use crate::request::canonical::{canonical_url, fingerprint, Fingerprint};
 pub(crate) use journal::{Checkpoint, FleetAnswers, Journal, RobotsMemo, RunEnd};
 pub use memory::MemoryFrontier;
 pub(crate) use memory::PassThrough;
 pub(crate) use rules::Rules;
 
 use crate::error::Error;
-use crate::request::Request;
-
-/// The key of a host's queue, slots and robots.txt: its origin, `scheme://host:port`
-/// (RFC 9309 scopes robots.txt the same way), so two servers on one machine are two hosts.
-pub type HostKey = Arc<str>;
-
-/// The host key of `url`, when it has a host.
-///
-/// # Examples
-///
-/// ```
-/// use spider_core::host_key;
-/// use url::Url;
-///
-/// let url = Url::parse("https://Books.Example/catalogue/").unwrap();
-/// assert_eq!(host_key(&url).as_deref(), Some("https://books.example:443"));
-/// ```
-pub fn host_key(url: &Url) -> Option<HostKey> {
-    let host = url.host_str()?;
-    let port = url.port_or_known_default()?;
-    Some(Arc::from(format!("{}://{host}:{port}", url.scheme())))
-}
+use crate::request::host::HostKey;
+use crate::request::{Request, Ticket};
 
 /// What the frontier did with a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,11 +37,6 @@ pub enum Enqueued {
     /// host is readied when a worker leases it.
     Shared,
 }
-
-/// A request handed out by [`Frontier::next`] of a durable frontier, until it is finished
-/// or deferred: what it is known by when the frontier is told its end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Ticket(pub(crate) i64);
 
 /// The scheduler of requests, in the shape of Scrapy's: enqueue, next, has-pending.
 ///

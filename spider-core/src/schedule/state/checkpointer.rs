@@ -98,7 +98,9 @@ mod tests {
     use super::*;
     use crate::request::Request;
     use crate::schedule::frontier::Frontier;
-    use crate::{Config, StateFrontier};
+    use spider_settings::Config;
+
+    use crate::schedule::state::StateFrontier;
 
     /// The writer holds a transaction open between commits, so copying the log back never
     /// let SQLite start it over: it grew for the whole crawl (15 GB at 10,000,000 URLs).

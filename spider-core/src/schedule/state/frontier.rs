@@ -15,11 +15,11 @@ use super::checkpointer::Checkpointer;
 use super::row::{self, Row};
 use crate::error::Error;
 use crate::observe::stats::CrawlStatus;
+use crate::request::host::{host_key, HostKey};
 use crate::request::identity::IdentityChanges;
 use crate::request::Request;
-use crate::schedule::frontier::{
-    host_key, Checkpoint, Enqueued, Frontier, HostKey, Journal, RobotsMemo, Rules, RunEnd, Ticket,
-};
+use crate::request::Ticket;
+use crate::schedule::frontier::{Checkpoint, Enqueued, Frontier, Journal, RobotsMemo, Rules, RunEnd};
 use crate::sinks::failures::Failure;
 
 /// How long a robots.txt answer is trusted across runs, as RFC 9309 allows a cache to.
@@ -118,7 +118,7 @@ impl StateFrontier {
     /// As [`Crawler::run`](crate::Crawler::run) with a state file: [`Error::State`] for a
     /// file that is not this crawl's, not a state file, truncated or in use;
     /// [`Error::Store`] or [`Error::Io`] when it cannot be read or written.
-    pub fn open(path: &std::path::Path, config: &crate::Config) -> Result<Self, Error> {
+    pub fn open(path: &std::path::Path, config: &spider_settings::Config) -> Result<Self, Error> {
         super::open(path, config, false).map(|opened| opened.frontier)
     }
 

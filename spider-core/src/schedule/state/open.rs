@@ -15,8 +15,9 @@ use super::frontier::{unix_ms, Clock, StateFrontier};
 use super::SCHEMA_VERSION;
 use crate::error::Error;
 use crate::observe::stats::{thousands, Counts};
+use crate::request::host::HostKey;
 use crate::request::identity::SavedIdentity;
-use crate::schedule::frontier::{HostKey, Rules};
+use crate::schedule::frontier::Rules;
 use crate::sinks::Committed;
 use spider_settings::Config;
 

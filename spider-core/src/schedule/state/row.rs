@@ -9,7 +9,7 @@ use url::Url;
 
 use crate::request::stored::Extra;
 use crate::request::Request;
-use crate::schedule::frontier::Ticket;
+use crate::request::Ticket;
 
 /// The JSON of a request's `extra` column, `None` when it has nothing beyond the columns.
 pub(super) fn extra(request: &Request) -> Option<String> {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::schedule::frontier::HostKey;
+use crate::request::host::HostKey;
 
 /// A second block within this many answers of the first moves a host up a tier. Not
 /// "in a row": a limiter answers a few requests between its refusals.

@@ -23,9 +23,9 @@ use spider_settings::Gateway;
 use tokio::time::Instant;
 
 use crate::error::Error;
+use crate::request::host::{host_key, HostKey};
 use crate::request::identity::{Identities, Worn};
 use crate::request::Request;
-use crate::schedule::frontier::{host_key, HostKey};
 use crate::wire::transport::ClientRecipe;
 use spider_settings::Config;
 

@@ -4,9 +4,10 @@
 use proptest::prelude::*;
 use scraper::Selector;
 
-use super::{FieldRead, Found, Plan, Reader};
-use crate::__private::Source;
+use crate::extract::field::Reader;
+use crate::extract::field::Source;
 use crate::extract::page::Page;
+use crate::extract::stream::{FieldRead, Found, Plan};
 
 /// Both engines' values for every read, and the links of every rule; `None` for the
 /// stream when the page does not stream.
@@ -557,7 +558,7 @@ fn pages_in_legacy_encodings_stream_with_the_doms_answers() {
     for (body, content_type) in
         [(russian, "text/html"), (japanese.into_owned(), "text/html; charset=shift_jis")]
     {
-        let page = crate::testing::PageFixture::new("https://shop.example/", body)
+        let page = crate::extract::fixture::PageFixture::new("https://shop.example/", body)
             .content_type(content_type)
             .build()
             .unwrap();

@@ -1,0 +1,61 @@
+//! What is known of a fetched page besides its markup: its URLs, status, fetch time, the
+//! request that led to it, its body, and how its links are read. `#[page(...)]` fields
+//! read these facts, on either engine.
+
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use reqwest::StatusCode;
+use url::Url;
+
+use crate::extract::hidden::HiddenLinks;
+use crate::request::Request;
+
+/// What is known of a page besides its HTML; a [`Document`] of the page sees it too,
+/// and so does a streaming pass's [`Found`](crate::extract::stream::Found).
+#[derive(Debug)]
+pub(crate) struct Facts {
+    pub(crate) url: Url,
+    pub(crate) status: StatusCode,
+    pub(crate) fetched_at: SystemTime,
+    pub(crate) request: Request,
+    /// Decompressed: what the streaming engine reads and `#[json]` fields parse.
+    pub(crate) body: Bytes,
+    /// Whether [`Document::links`] skips links a person cannot see, and how many it did.
+    pub(crate) hidden: HiddenLinks,
+}
+
+/// A `#[page(...)]` field: which of the page's facts it reads.
+#[derive(Debug, Clone, Copy)]
+pub enum PageField {
+    /// The URL the crawl asked for, before redirects.
+    Url,
+    /// The URL of the answer, after redirects.
+    FinalUrl,
+    /// The HTTP status, such as `200`.
+    Status,
+    /// When the answer arrived, RFC 3339 in UTC.
+    FetchedAt,
+    /// Links followed from a start URL.
+    Depth,
+    /// A key of the request's meta.
+    Meta(&'static str),
+}
+
+impl Facts {
+    /// A `#[page(...)]` field's text: a meta string its text, another meta value its
+    /// JSON; `None` only for a meta key the request does not have.
+    pub(crate) fn field(&self, field: PageField) -> Option<String> {
+        Some(match field {
+            PageField::Url => self.request.first_url().to_string(),
+            PageField::FinalUrl => self.url.to_string(),
+            PageField::Status => self.status.as_u16().to_string(),
+            PageField::FetchedAt => crate::extract::rfc3339::format(self.fetched_at),
+            PageField::Depth => self.request.depth().to_string(),
+            PageField::Meta(key) => match self.request.meta().get(key)? {
+                serde_json::Value::String(text) => text.clone(),
+                other => other.to_string(),
+            },
+        })
+    }
+}
