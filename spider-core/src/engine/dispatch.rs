@@ -414,10 +414,10 @@ impl<S: Spider> Dispatcher<S> {
         };
         let counts =
             self.shared.stats.counts(self.shared.pool.html_parses(), self.shared.pool.streamed_pages());
-        let proxy_bytes = self.shared.router.proxy_bytes();
+        let proxy_bytes = self.shared.exchange.proxy_bytes();
         // Only a state file keeps the cookie jars: a fleet's workers keep their own.
         let identities =
-            if self.frontier.keeps_identities() { self.shared.router.identities().changes() } else { None };
+            if self.frontier.keeps_identities() { self.shared.exchange.identities().changes() } else { None };
         let checkpoint = Checkpoint { output, failures, counts: &counts, proxy_bytes, ended, identities };
         if let Err(error) = self.frontier.checkpoint(&checkpoint) {
             self.fail(error);
@@ -480,7 +480,7 @@ impl<S: Spider> Dispatcher<S> {
             && self.slots_taken() < self.concurrency
             && self.limits.admit(&self.shared.stats, self.in_flight)
         {
-            if self.shared.router.budget_reached(|own| self.frontier.fleet_proxy_bytes(own)) {
+            if self.shared.exchange.budget_reached(|own| self.frontier.fleet_proxy_bytes(own)) {
                 tracing::warn!(
                     in_flight = self.in_flight,
                     "proxy budget reached: admitting nothing more, finishing requests in flight"

@@ -50,10 +50,8 @@ use crate::sinks::failures::{Failure, FailuresFile};
 use crate::sinks::{Committed, Encoded, Encoder, Sink};
 use crate::spider::start::Start;
 use crate::spider::Spider;
-use crate::wire::block::BlockRules;
 use crate::wire::classify::Trouble;
-use crate::wire::route::Router;
-use crate::wire::transport::Fetcher;
+use crate::wire::Exchange;
 use spider_settings::Config;
 
 /// Runs a spider to the end.
@@ -148,15 +146,13 @@ impl<S: Spider> Crawler<S> {
             }
             (None, None) => (Box::new(MemoryFrontier::new(&config)) as Box<dyn Journal>, None, None),
         };
-        let fetcher = Fetcher::new(&config);
-        let router = Router::new(&config)?;
+        let exchange = Exchange::new(&config)?;
         let pool = ParsePool::reading(config.parse_threads, config.dom_only)?;
         let mut start = start;
         {
             // Before the start URLs are queued: the hook may log in and add its own.
             let route = |request: &Request| spider.route(request);
-            let mut hook =
-                Start::new(&router, &fetcher, &pool, &route, config.max_redirects, config.follow_hidden);
+            let mut hook = Start::new(&exchange, &pool, &route, config.max_redirects, config.follow_hidden);
             spider.start(&mut hook).await.map_err(|source| Error::Start { source })?;
             start.extend(hook.into_queued());
         }
@@ -193,9 +189,7 @@ impl<S: Spider> Crawler<S> {
             tracing::warn!("no output file: items are counted, not written");
         }
         let shared = Arc::new(Shared {
-            fetcher,
-            router,
-            block_rules: BlockRules::new(&config),
+            exchange,
             pool,
             encoder: config.output.as_deref().map(Encoder::for_output).transpose()?,
             caching: cache.is_some(),
@@ -208,7 +202,7 @@ impl<S: Spider> Crawler<S> {
             spider,
         });
         if let Some(earlier) = earlier.as_mut() {
-            shared.router.identities().resume(std::mem::take(&mut earlier.identities));
+            shared.exchange.identities().resume(std::mem::take(&mut earlier.identities));
         }
         let progress = config.progress.then(|| crate::observe::progress::show(live.subscribe()));
         let (stop_tx, stop_rx) = mpsc::unbounded_channel();
@@ -238,7 +232,7 @@ impl<S: Spider> Crawler<S> {
             unfinished: end.unfinished,
             runs: earlier.as_ref().map_or(0, |e| e.runs) + 1,
             state: config.state.clone(),
-            proxy: shared.router.spend(),
+            proxy: shared.exchange.spend(),
             bad_start_lines,
             failure_examples: shared.stats.failure_examples(),
         };
@@ -345,9 +339,8 @@ async fn wait_for_signal() -> std::io::Result<()> {
 /// What every request task reads.
 struct Shared<S: Spider> {
     spider: S,
-    fetcher: Fetcher,
-    router: Router,
-    block_rules: BlockRules,
+    /// Every request's way out: route, identity, transport, block verdict.
+    exchange: Exchange,
     pool: ParsePool,
     /// Encodes each page's items for the output file, on the page's task.
     encoder: Option<Encoder>,

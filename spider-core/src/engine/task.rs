@@ -6,9 +6,6 @@ mod sitemap;
 
 use std::time::SystemTime;
 
-use reqwest::header::LOCATION;
-use tokio::time::Instant;
-
 use super::{Job, Notes, Outcome, Sample, Shared};
 use crate::error::extract::ExtractError;
 use crate::error::Error;
@@ -17,15 +14,15 @@ use crate::extract::page::Page;
 use crate::observe::stats::Stats;
 use crate::request::Request;
 use crate::schedule::cache::{CacheWrite, Cached, Entry};
-use crate::schedule::frontier::RobotsMemo;
-use crate::schedule::robots::RobotsRules;
+use crate::schedule::robots::{self, RobotsAnswer};
 use crate::sinks::failures::Failure;
 use crate::sinks::Encoded;
 use crate::spider::{Cx, Spider};
 use crate::wire::block::Answer;
 use crate::wire::classify::{self, Trouble};
-use crate::wire::route::Verdict;
+use crate::wire::redirect::{next_hop, Hop};
 use crate::wire::transport::Fetched;
+use crate::wire::{Answered, Exchanged, Judge};
 
 /// Fetch robots.txt. A redirect (RFC 9309 asks to follow five) goes back to the dispatcher
 /// as the next hop, so each hop waits for a slot and a rate token.
@@ -33,30 +30,15 @@ pub(super) async fn fetch_robots<S: Spider>(shared: &Shared<S>, job: Job, notes:
     let request = &job.request;
     let fetched = match answer(shared, request, job.cached, true, notes).await {
         Fetch::Answer { fetched, .. } => fetched,
-        Fetch::Failed(error) => {
-            return Outcome::RobotsUnavailable(crate::schedule::robots::unreachable(&error))
-        }
+        Fetch::Failed(error) => return Outcome::RobotsUnavailable(robots::unreachable(&error)),
         Fetch::Fatal(error) => return Outcome::Fatal(error),
     };
-    let status = fetched.status;
-    shared.stats.status(status.as_u16());
-    // 429 is "slow down", not "no rules": treated as unavailable, as Google does.
-    if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS {
-        return Outcome::RobotsUnavailable(format!("robots.txt answered {status}"));
+    shared.stats.status(fetched.status.as_u16());
+    match robots::read_answer(request, &fetched, &shared.robots_token) {
+        RobotsAnswer::Rules(rules, memo) => Outcome::Robots(rules, memo),
+        RobotsAnswer::Redirect(next) => Outcome::RobotsRedirect(next),
+        RobotsAnswer::Unavailable(reason) => Outcome::RobotsUnavailable(reason),
     }
-    if status.is_redirection() {
-        let location = fetched.headers.get(LOCATION).and_then(|l| l.to_str().ok());
-        return match location.and_then(|l| request.url().join(l).ok()) {
-            Some(next) if request.redirects < 5 => {
-                Outcome::RobotsRedirect(request.redirected(next, status.as_u16()))
-            }
-            _ => {
-                Outcome::RobotsUnavailable(format!("robots.txt answered {status} without a usable redirect"))
-            }
-        };
-    }
-    let rules = RobotsRules::from_answer(status.as_u16(), &fetched.body, &shared.robots_token);
-    Outcome::Robots(rules, RobotsMemo::Answer { status: status.as_u16(), body: fetched.body })
 }
 
 /// Fetch one page, classify the answer and, for a 2xx, parse it and write its items (or
@@ -225,71 +207,45 @@ enum Fetch {
     Fatal(Error),
 }
 
-/// Send `request` on the route the router (and the spider's `route` hook) chooses, and
-/// tell the router what came of it. A gateway's 407 is fatal: the credentials are wrong
-/// for every request, so retrying would only repeat the refusal. An answer leaves its
-/// verdict and latency in `sample`, for the gauges.
+/// Send `request` through the exchange on the route the spider's `route` hook chooses,
+/// judged by its `is_blocked` hook and the block rules; count what the answer was and
+/// leave its verdict and latency in `sample`, for the gauges.
 async fn fetch_routed<S: Spider>(
     shared: &Shared<S>,
     request: &Request,
     sample: &mut Option<Sample>,
 ) -> Fetch {
-    let routed = match shared.router.route(request, shared.spider.route(request)) {
-        Ok(routed) => routed,
-        Err(error) => return Fetch::Fatal(error),
-    };
-    let refused = || Error::ProxyAuth { gateway: shared.router.gateway_of(&routed).unwrap_or_default() };
-    let sent_at = Instant::now();
-    match shared.fetcher.fetch(&routed, request).await {
-        Ok(fetched) => {
-            if routed.proxied() && fetched.status == reqwest::StatusCode::PROXY_AUTHENTICATION_REQUIRED {
-                return Fetch::Fatal(refused());
-            }
-            let kept = shared.router.keep_cookies(&routed, request.url(), &fetched.headers);
-            let answer = Answer { status: fetched.status, headers: &fetched.headers, body: &fetched.body };
-            let blocked =
-                shared.spider.is_blocked(&answer).unwrap_or_else(|| shared.block_rules.blocked(&answer));
-            // A wall served with 200 that hands this identity a cookie is asking for it
-            // back (a consent interstitial): the identity is kept and tries again.
-            let consent = blocked && fetched.status.is_success() && kept > 0;
-            if blocked && !consent {
+    let judge = |answer: &Answer<'_>| shared.spider.is_blocked(answer);
+    let sent = shared.exchange.send(request, shared.spider.route(request), Judge::Spider(&judge)).await;
+    match sent {
+        Err(error) => Fetch::Fatal(error),
+        Ok(Exchanged::Failed(error)) => Fetch::Failed(error),
+        Ok(Exchanged::Answer(Answered { fetched, blocked, consent, new_identity, sent_at, latency })) => {
+            if blocked {
                 Stats::add(&shared.stats.blocked, 1);
             }
             if fetched.status == reqwest::StatusCode::TOO_MANY_REQUESTS {
                 Stats::add(&shared.stats.throttled, 1);
             }
-            *sample = Some(Sample { blocked: blocked && !consent, sent_at, latency: sent_at.elapsed() });
-            let verdict = if blocked && !consent { Verdict::Blocked } else { Verdict::Answered };
-            let new_identity = shared.router.settle(&routed, verdict, fetched.sent, fetched.received);
-            Fetch::Answer { fetched, blocked, consent, new_identity, cached: false }
-        }
-        Err(error) if routed.proxied() && error.is_proxy_auth() => Fetch::Fatal(refused()),
-        Err(error) => {
-            if error.is_connect() {
-                shared.router.settle(&routed, Verdict::Unreachable, 0, 0);
-            }
-            Fetch::Failed(error)
+            *sample = Some(Sample { blocked, sent_at, latency });
+            Fetch::Answer { fetched, blocked: blocked || consent, consent, new_identity, cached: false }
         }
     }
 }
 
+/// The failure a redirect the crawl cannot follow is, or the next hop for the frontier.
 fn redirect<S: Spider>(shared: &Shared<S>, request: &Request, fetched: &Fetched) -> Outcome {
-    let target = fetched
-        .headers
-        .get(LOCATION)
-        .and_then(|location| location.to_str().ok())
-        .and_then(|location| request.url().join(location).ok());
-    let Some(target) = target else {
-        return Outcome::failed(request, Failure::status("bad redirect", fetched.status.as_u16()));
-    };
-    if request.passed(&target) {
-        return Outcome::failed(request, Failure::error("redirect loop", &request.chain_to(&target)));
+    match next_hop(request, fetched.status, &fetched.headers, shared.max_redirects) {
+        Hop::To(next) => Outcome::Redirect(next),
+        Hop::None | Hop::NoTarget => {
+            Outcome::failed(request, Failure::status("bad redirect", fetched.status.as_u16()))
+        }
+        Hop::Loop(chain) => Outcome::failed(request, Failure::error("redirect loop", &chain)),
+        Hop::TooMany => {
+            let error = Error::TooManyRedirects { url: request.url().clone(), limit: shared.max_redirects };
+            Outcome::failed(request, Failure::error("too many redirects", &error))
+        }
     }
-    if request.redirects >= shared.max_redirects {
-        let error = Error::TooManyRedirects { url: request.url().clone(), limit: shared.max_redirects };
-        return Outcome::failed(request, Failure::error("too many redirects", &error));
-    }
-    Outcome::Redirect(request.redirected(target, fetched.status.as_u16()))
 }
 
 /// A static label per status class that stats can count by.

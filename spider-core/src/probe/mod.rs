@@ -74,9 +74,7 @@ use tokio::time::Instant;
 use crate::error::Error;
 use crate::request::Request;
 use crate::schedule::robots::Robots;
-use crate::wire::block::BlockRules;
-use crate::wire::route::Router;
-use crate::wire::transport::Fetcher;
+use crate::wire::Exchange;
 use spider_settings::Config;
 
 pub use plan::ProbePlan;
@@ -135,8 +133,9 @@ pub async fn probe(config: &Config, plan: &ProbePlan) -> Result<ProbeReport, Err
     let mut requests = crate::request::start_requests(config)?;
     let mut spent = 0;
     let mut ceiling = None;
+    let exchange = Exchange::new(config)?;
     if config.obey_robots {
-        let seen = robots_of(config, &requests).await?;
+        let seen = robots_of(&exchange, config, &requests).await?;
         spent += seen.fetched;
         if let Some(why) = seen.unavailable {
             return Ok(ProbeReport::empty(begun, spent, why));
@@ -147,13 +146,7 @@ pub async fn probe(config: &Config, plan: &ProbePlan) -> Result<ProbeReport, Err
         }
         ceiling = seen.robots.iter().filter_map(Robots::crawl_delay).max().map(|d| 1.0 / d.as_secs_f64());
     }
-    let target = Arc::new(Target {
-        router: Router::new(config)?,
-        fetcher: Fetcher::new(config),
-        rules: BlockRules::new(config),
-        requests,
-        turn: AtomicUsize::new(0),
-    });
+    let target = Arc::new(Target { exchange, requests, turn: AtomicUsize::new(0) });
     // One request per URL first: a target that does not answer is an error, not a ramp.
     let mut latency = Duration::ZERO;
     for _ in 0..target.requests.len() {
@@ -182,15 +175,15 @@ struct RobotsSeen {
 }
 
 /// Read the robots.txt of each origin of `requests` once.
-async fn robots_of(config: &Config, requests: &[Request]) -> Result<RobotsSeen, Error> {
+async fn robots_of(exchange: &Exchange, config: &Config, requests: &[Request]) -> Result<RobotsSeen, Error> {
     let mut seen = RobotsSeen { robots: Vec::new(), fetched: 0, unavailable: None };
     for request in requests {
         let origin = request.url().origin();
         if seen.robots.iter().any(|r| r.url().origin() == origin) {
             continue;
         }
-        let robots = Robots::fetch(config, request.url()).await?;
-        seen.fetched += 1;
+        let (robots, sent) = Robots::fetch_through(exchange, config, request.url()).await?;
+        seen.fetched += sent;
         if let Some(reason) = robots.unavailable() {
             seen.unavailable =
                 Some(format!("{} could not be had ({reason}): a crawl fetches nothing there", robots.url()));

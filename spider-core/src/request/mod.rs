@@ -49,6 +49,10 @@ pub(crate) fn start_requests(config: &Config) -> Result<Vec<Request>, Error> {
     pages.chain(sitemaps).collect()
 }
 
+/// How many bytes a sitemap may hold uncompressed, as the protocol has it: "50MB
+/// (52,428,800 bytes)". A sitemap's answer is read up to this, not to the page cap.
+pub(crate) const SITEMAP_MAX_BYTES: usize = 52_428_800;
+
 /// The largest request body a [`Request`] takes: 1 MiB. A form or a JSON query is a few
 /// kilobytes; a body this size is a mistake, and it would be stored with the request in
 /// a state file or a fleet's Redis until it is sent.

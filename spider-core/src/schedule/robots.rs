@@ -8,8 +8,18 @@
 
 use std::time::Duration;
 
+use reqwest::StatusCode;
+use spider_settings::Config;
 use texting_robots::Robot;
 use url::Url;
+
+use crate::error::Error;
+use crate::request::Request;
+use crate::schedule::frontier::RobotsMemo;
+use crate::wire::redirect::{next_hop, Hop};
+use crate::wire::route::Route;
+use crate::wire::transport::Fetched;
+use crate::wire::{Exchange, Exchanged, Judge};
 
 /// The rules of one host for our user agent.
 #[derive(Debug)]
@@ -26,7 +36,7 @@ pub(crate) enum RobotsRules {
 /// Why robots.txt could not be fetched: a transport error with its root cause first (see
 /// [`Cause::robots_message`](crate::error::cause::Cause::robots_message)), so the host's requests
 /// are given up grouped by it.
-pub(crate) fn unreachable(error: &crate::error::Error) -> String {
+pub(crate) fn unreachable(error: &Error) -> String {
     if error.is_transport() {
         error.cause().robots_message(error)
     } else {
@@ -89,6 +99,42 @@ pub(crate) fn robots_url(url: &Url) -> Option<Url> {
     Some(robots)
 }
 
+/// What a robots.txt answer means for its host (RFC 9309).
+#[derive(Debug)]
+pub(crate) enum RobotsAnswer {
+    /// Rules to obey, and the answer they were read from, for a durable frontier to keep.
+    Rules(RobotsRules, RobotsMemo),
+    /// The request for the next hop of a redirect: RFC 9309 follows five.
+    Redirect(Request),
+    /// robots.txt cannot be had: why.
+    Unavailable(String),
+}
+
+/// The most redirects a robots.txt is followed through (RFC 9309).
+const REDIRECTS: u8 = 5;
+
+/// Read `fetched`, the answer to `request` for a robots.txt, for the product token
+/// `token`. A 429 is "slow down", not "no rules": unavailable, as Google has it.
+pub(crate) fn read_answer(request: &Request, fetched: &Fetched, token: &str) -> RobotsAnswer {
+    let status = fetched.status;
+    if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
+        return RobotsAnswer::Unavailable(format!("robots.txt answered {status}"));
+    }
+    match next_hop(request, status, &fetched.headers, REDIRECTS) {
+        Hop::None => {
+            let rules = RobotsRules::from_answer(status.as_u16(), &fetched.body, token);
+            RobotsAnswer::Rules(
+                rules,
+                RobotsMemo::Answer { status: status.as_u16(), body: fetched.body.clone() },
+            )
+        }
+        Hop::To(next) => RobotsAnswer::Redirect(next),
+        Hop::NoTarget | Hop::Loop(_) | Hop::TooMany => {
+            RobotsAnswer::Unavailable(format!("robots.txt answered {status} without a usable redirect"))
+        }
+    }
+}
+
 /// What a host's robots.txt says to a crawl's user agent, for looking before crawling.
 ///
 /// # Examples
@@ -108,36 +154,45 @@ pub struct Robots {
 }
 
 impl Robots {
-    /// Fetch the robots.txt of `url`'s origin once, with the config's user agent, headers,
-    /// timeout and route (proxy, geo), and read it as a crawl would (a 5xx or an unreachable host disallows
-    /// everything).
+    /// Fetch the robots.txt of `url`'s origin as a crawl with `config` would: through its
+    /// exchange (user agent, headers, timeout, route: proxy and geo), following up to five
+    /// redirects, and read it as the crawl reads it (a 5xx, a 429 or an unreachable host
+    /// disallows everything).
     ///
     /// # Errors
     ///
-    /// [`Error::Config`](crate::Error::Config) when the config cannot build a client (a
-    /// bad proxy setting included), or `url` has no host; [`Error::ProxyAuth`](crate::Error::ProxyAuth)
-    /// when the gateway refuses the credentials.
-    pub async fn fetch(config: &spider_settings::Config, url: &Url) -> Result<Robots, crate::error::Error> {
+    /// [`Error::Config`] when the config cannot build its exchange (a bad proxy setting
+    /// included), or `url` has no host; [`Error::ProxyAuth`] when the gateway refuses
+    /// the credentials.
+    pub async fn fetch(config: &Config, url: &Url) -> Result<Robots, Error> {
+        Robots::fetch_through(&Exchange::new(config)?, config, url).await.map(|(robots, _)| robots)
+    }
+
+    /// [`fetch`](Self::fetch), through an exchange already built; also says how many
+    /// requests it sent, redirects included.
+    pub(crate) async fn fetch_through(
+        exchange: &Exchange,
+        config: &Config,
+        url: &Url,
+    ) -> Result<(Robots, u64), Error> {
         let robots_url = robots_url(url)
             .filter(|_| url.has_host())
-            .ok_or_else(|| crate::error::Error::Config(format!("{url} has no host, so no robots.txt")))?;
-        let request = crate::request::Request::new(robots_url.clone());
-        let router = crate::wire::route::Router::new(config)?;
-        let routed = router.route(&request, crate::wire::route::Route::Auto)?;
-        let refused =
-            || crate::error::Error::ProxyAuth { gateway: router.gateway_of(&routed).unwrap_or_default() };
-        let rules = match crate::wire::transport::Fetcher::new(config).fetch(&routed, &request).await {
-            Ok(answer) if answer.status.as_u16() == 407 && routed.proxied() => return Err(refused()),
-            Err(error) if routed.proxied() && error.is_proxy_auth() => return Err(refused()),
-            Ok(answer) if answer.status.as_u16() == 429 => {
-                RobotsRules::Unavailable("robots.txt answered 429".into())
+            .ok_or_else(|| Error::Config(format!("{url} has no host, so no robots.txt")))?;
+        let mut request = Request::new(robots_url.clone());
+        let mut sent = 0;
+        let rules = loop {
+            sent += 1;
+            let fetched = match exchange.send(&request, Route::Auto, Judge::Rules).await? {
+                Exchanged::Answer(answered) => answered.fetched,
+                Exchanged::Failed(error) => break RobotsRules::Unavailable(unreachable(&error)),
+            };
+            match read_answer(&request, &fetched, config.robots_token()) {
+                RobotsAnswer::Rules(rules, _) => break rules,
+                RobotsAnswer::Redirect(next) => request = next,
+                RobotsAnswer::Unavailable(reason) => break RobotsRules::Unavailable(reason),
             }
-            Ok(answer) => {
-                RobotsRules::from_answer(answer.status.as_u16(), &answer.body, config.robots_token())
-            }
-            Err(error) => RobotsRules::Unavailable(unreachable(&error)),
         };
-        Ok(Robots { rules, url: robots_url })
+        Ok((Robots { rules, url: robots_url }, sent))
     }
 
     /// The robots.txt URL read.

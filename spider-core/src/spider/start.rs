@@ -3,15 +3,16 @@
 
 use std::time::SystemTime;
 
-use reqwest::header::{LOCATION, SET_COOKIE};
+use reqwest::header::SET_COOKIE;
 
 use crate::error::Error;
 use crate::extract::hidden::HiddenLinks;
 use crate::extract::page::Page;
 use crate::extract::pool::ParsePool;
 use crate::request::Request;
-use crate::wire::route::{Route, Router, Verdict};
-use crate::wire::transport::Fetcher;
+use crate::wire::redirect::{next_hop, Hop};
+use crate::wire::route::Route;
+use crate::wire::{Exchange, Exchanged, Judge};
 
 /// The crawl as the start hook sees it, before it begins.
 ///
@@ -25,8 +26,7 @@ use crate::wire::transport::Fetcher;
 ///
 /// See [`Spider::start`](crate::Spider::start).
 pub struct Start<'a> {
-    router: &'a Router,
-    fetcher: &'a Fetcher,
+    exchange: &'a Exchange,
     pool: &'a ParsePool,
     route: &'a (dyn Fn(&Request) -> Route + Send + Sync),
     max_redirects: u8,
@@ -43,14 +43,13 @@ impl std::fmt::Debug for Start<'_> {
 
 impl<'a> Start<'a> {
     pub(crate) fn new(
-        router: &'a Router,
-        fetcher: &'a Fetcher,
+        exchange: &'a Exchange,
         pool: &'a ParsePool,
         route: &'a (dyn Fn(&Request) -> Route + Send + Sync),
         max_redirects: u8,
         follow_hidden: bool,
     ) -> Self {
-        Start { router, fetcher, pool, route, max_redirects, follow_hidden, queued: Vec::new() }
+        Start { exchange, pool, route, max_redirects, follow_hidden, queued: Vec::new() }
     }
 
     /// Send `request` now and return its answer, whatever its status: redirects are
@@ -62,54 +61,46 @@ impl<'a> Start<'a> {
     /// # Errors
     ///
     /// What fetching a page can fail with: [`Error::Http`], [`Error::Timeout`],
-    /// [`Error::BodyTooLarge`]; [`Error::TooManyRedirects`] past `max_redirects`.
+    /// [`Error::BodyTooLarge`]; [`Error::TooManyRedirects`] past `max_redirects`;
+    /// [`Error::ProxyAuth`] when the gateway refuses the credentials.
     pub async fn fetch(&self, request: Request) -> Result<Page, Error> {
         let mut request = request;
         loop {
-            let routed = self.router.route(&request, (self.route)(&request))?;
-            let fetched = match self.fetcher.fetch(&routed, &request).await {
-                Ok(fetched) => fetched,
-                Err(error) => {
-                    self.router.settle(&routed, Verdict::Unreachable, 0, 0);
-                    return Err(error);
-                }
+            let fetched = match self.exchange.send(&request, (self.route)(&request), Judge::Nobody).await? {
+                Exchanged::Answer(answered) => answered.fetched,
+                Exchanged::Failed(error) => return Err(error),
             };
-            self.router.settle(&routed, Verdict::Answered, fetched.sent, fetched.received);
             // What the hook signs in with is every identity's: the crawl starts with it.
             for line in fetched.headers.get_all(SET_COOKIE).iter().filter_map(|value| value.to_str().ok()) {
-                if let Err(error) = self.router.identities().seed(request.url(), line) {
+                if let Err(error) = self.exchange.identities().seed(request.url(), line) {
                     tracing::debug!(url = %request.url(), %error, "a cookie the start hook was given is not kept");
                 }
             }
-            let target = fetched
-                .status
-                .is_redirection()
-                .then(|| fetched.headers.get(LOCATION))
-                .flatten()
-                .and_then(|location| location.to_str().ok())
-                .and_then(|location| request.url().join(location).ok());
-            if let Some(target) = target {
-                if request.redirects >= self.max_redirects || request.passed(&target) {
+            match next_hop(&request, fetched.status, &fetched.headers, self.max_redirects) {
+                Hop::To(next) => request = next,
+                Hop::Loop(_) | Hop::TooMany => {
                     return Err(Error::TooManyRedirects {
                         url: request.url().clone(),
                         limit: self.max_redirects,
-                    });
+                    })
                 }
-                request = request.redirected(target, fetched.status.as_u16());
-                continue;
+                Hop::None | Hop::NoTarget => {
+                    let url = request.url().clone();
+                    let hidden = HiddenLinks { follow: self.follow_hidden, ..HiddenLinks::default() };
+                    let (status, headers, body) = (fetched.status, fetched.headers, fetched.body);
+                    let fetched_at = SystemTime::now();
+                    return Ok(Page::new(
+                        url,
+                        status,
+                        headers,
+                        body,
+                        request,
+                        fetched_at,
+                        self.pool.clone(),
+                        hidden,
+                    ));
+                }
             }
-            let url = request.url().clone();
-            let page = Page::new(
-                url,
-                fetched.status,
-                fetched.headers,
-                fetched.body,
-                request,
-                SystemTime::now(),
-                self.pool.clone(),
-                HiddenLinks { follow: self.follow_hidden, ..HiddenLinks::default() },
-            );
-            return Ok(page);
         }
     }
 

@@ -1,6 +1,163 @@
-//! The wire: how a request leaves this machine and how its answer is judged.
+//! The wire: how one request leaves this machine and what its answer means.
+//!
+//! Every request of a crawl is sent through one [`Exchange`]: the crawl's tasks, the
+//! spider's start hook, the probe and `Robots::fetch` alike. It picks the request's
+//! route (`route`: direct or a gateway, the exit country, the sticky session) and its
+//! identity (agent and cookies), sends it on the route's client (`transport`), refuses to
+//! go on after a gateway's 407, keeps the cookies the answer sets, judges whether the
+//! answer is a block (`block`), and teaches the router what came of it. So these steps
+//! happen the same way wherever a request comes from, and a new transport plugs in behind
+//! this one type.
 
 pub(crate) mod block;
 pub(crate) mod classify;
+pub(crate) mod redirect;
 pub(crate) mod route;
 pub(crate) mod transport;
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use spider_settings::Config;
+use tokio::time::Instant;
+
+use crate::error::Error;
+use crate::request::identity::Identities;
+use crate::request::Request;
+use block::{Answer, BlockRules};
+use route::{ProxySpend, Route, Router, Verdict};
+use transport::{Fetched, Transport};
+
+/// Who judges whether an answer is a block, and whether the router learns from it.
+#[derive(Clone, Copy)]
+pub(crate) enum Judge<'a> {
+    /// Nobody: every answer is taken as it is (the start hook signs in, and a refused
+    /// login is an answer for the hook to read).
+    Nobody,
+    /// The block rules (403, 429, challenge pages, `block_markers`).
+    Rules,
+    /// The spider's `is_blocked`, and the block rules where it has no opinion.
+    Spider(&'a (dyn Fn(&Answer<'_>) -> Option<bool> + Send + Sync)),
+    /// The block rules, but a block teaches the router nothing: the probe measures one
+    /// route, and a block would move the host up a tier.
+    Measure,
+}
+
+/// What became of a request sent through the exchange.
+pub(crate) enum Exchanged {
+    /// The answer, judged.
+    Answer(Answered),
+    /// No answer: connecting, sending or reading failed, or the body passed the cap.
+    Failed(Error),
+}
+
+/// An answer and its verdict.
+#[derive(Debug)]
+pub(crate) struct Answered {
+    pub(crate) fetched: Fetched,
+    /// Judged a block (a consent wall is not).
+    pub(crate) blocked: bool,
+    /// A wall that handed this identity a cookie, served with a 2xx: it asks for the
+    /// cookie back, so the same identity tries again.
+    pub(crate) consent: bool,
+    /// Whether a retry leaves as another exit identity, so that a block is met by
+    /// switching rather than by slowing the host down.
+    pub(crate) new_identity: bool,
+    /// When the request left, and how long its answer took.
+    pub(crate) sent_at: Instant,
+    pub(crate) latency: Duration,
+}
+
+/// The crawl's one way out: routes, identities, the transport and the block rules.
+pub(crate) struct Exchange {
+    router: Router,
+    transport: Transport,
+    rules: BlockRules,
+}
+
+impl Exchange {
+    /// The exchange of `config`: its `proxy` tiers resolved (the environment variables they
+    /// name read), its identities (user agents, seed cookies), its clients' recipe.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for what the settings' grammar could not tell: a variable that is
+    /// not set, a file that cannot be read, a certificate that is not PEM.
+    pub(crate) fn new(config: &Config) -> Result<Self, Error> {
+        Ok(Exchange {
+            router: Router::new(config)?,
+            transport: Transport::new(config),
+            rules: BlockRules::new(config),
+        })
+    }
+
+    /// Send `request` on the route `route` asks for, as its identity; judge the answer as
+    /// `judge` says, keep its cookies in the identity and teach the router what came of it.
+    ///
+    /// # Errors
+    ///
+    /// What no request can get past, so the crawl stops: a route the settings cannot give
+    /// ([`Error::Config`]), or a gateway refusing the credentials ([`Error::ProxyAuth`]),
+    /// which would refuse every request alike.
+    pub(crate) async fn send(
+        &self,
+        request: &Request,
+        route: Route,
+        judge: Judge<'_>,
+    ) -> Result<Exchanged, Error> {
+        let routed = self.router.route(request, route)?;
+        let refused = || Error::ProxyAuth { gateway: self.router.gateway_of(&routed).unwrap_or_default() };
+        let sent_at = Instant::now();
+        let fetched = match self.transport.send(&routed.client, &routed.identity.headers, request).await {
+            Ok(fetched) => fetched,
+            Err(error) if routed.proxied() && error.is_proxy_auth() => return Err(refused()),
+            Err(error) => {
+                if error.is_connect() {
+                    self.router.settle(&routed, Verdict::Unreachable, 0, 0);
+                }
+                return Ok(Exchanged::Failed(error));
+            }
+        };
+        let latency = sent_at.elapsed();
+        if routed.proxied() && fetched.status == StatusCode::PROXY_AUTHENTICATION_REQUIRED {
+            return Err(refused());
+        }
+        let kept = self.router.keep_cookies(&routed, request.url(), &fetched.headers);
+        let answer = Answer { status: fetched.status, headers: &fetched.headers, body: &fetched.body };
+        let judged = match judge {
+            Judge::Nobody => false,
+            Judge::Rules | Judge::Measure => self.rules.blocked(&answer),
+            Judge::Spider(hook) => hook(&answer).unwrap_or_else(|| self.rules.blocked(&answer)),
+        };
+        let consent = judged && fetched.status.is_success() && kept > 0;
+        let blocked = judged && !consent;
+        let new_identity = if blocked && matches!(judge, Judge::Measure) {
+            false
+        } else {
+            let verdict = if blocked { Verdict::Blocked } else { Verdict::Answered };
+            self.router.settle(&routed, verdict, fetched.sent, fetched.received)
+        };
+        Ok(Exchanged::Answer(Answered { fetched, blocked, consent, new_identity, sent_at, latency }))
+    }
+
+    /// The crawl's identities, for the state file and for cookies given at run time.
+    pub(crate) fn identities(&self) -> &Identities {
+        self.router.identities()
+    }
+
+    /// Whether the proxy spend has reached `proxy_budget`: this crawl's bytes, or what
+    /// `fleet` makes of them (a fleet's worker counts every worker's).
+    pub(crate) fn budget_reached(&self, fleet: impl FnOnce(u64) -> Option<u64>) -> bool {
+        self.router.budget_reached(fleet)
+    }
+
+    /// Bytes through the gateways so far, both ways.
+    pub(crate) fn proxy_bytes(&self) -> u64 {
+        self.router.proxy_bytes()
+    }
+
+    /// The proxy traffic and spend, when gateways are configured.
+    pub(crate) fn spend(&self) -> Option<ProxySpend> {
+        self.router.spend()
+    }
+}

@@ -1,5 +1,7 @@
-//! Fetch: reqwest clients built from one recipe, one per route (see `proxy`), with a
-//! timeout and caps (a sitemap's is the protocol's 50 MB, not the page cap).
+//! The transport: reqwest clients built from one recipe (the router keeps one per route),
+//! and one request sent on one of them, its answer read within the caps (a sitemap's is
+//! the protocol's 50 MB, not the page cap). A transport with another client (a browser's
+//! wire, a browser) plugs in here, behind the exchange.
 //!
 //! Redirects are not followed here: the engine turns each hop into a new request through
 //! the frontier, so a redirect's target is deduplicated like any link, counts against the
@@ -10,8 +12,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH};
 use reqwest::{Certificate, Client, StatusCode};
 
 use crate::error::Error;
-use crate::request::Request;
-use crate::wire::route::Routed;
+use crate::request::{Request, SITEMAP_MAX_BYTES};
 use spider_settings::Config;
 
 /// A response read in full, within the body cap.
@@ -20,7 +21,7 @@ pub(crate) struct Fetched {
     pub(crate) status: StatusCode,
     pub(crate) headers: HeaderMap,
     pub(crate) body: Bytes,
-    /// Bytes of the request and of the answer as they crossed HTTP (see `proxy::spend`).
+    /// Bytes of the request and of the answer as they crossed HTTP (see `route::spend`).
     pub(crate) sent: u64,
     pub(crate) received: u64,
 }
@@ -85,21 +86,26 @@ fn read_certificate(path: &std::path::Path) -> Result<Certificate, Error> {
         .map_err(|e| Error::Config(format!("ca_cert {} is not a PEM certificate: {e}", path.display())))
 }
 
-/// Sends requests on the client of their route and reads the answers within the cap.
+/// Sends requests on a client and reads the answers within the cap.
 #[derive(Debug, Clone)]
-pub(crate) struct Fetcher {
+pub(crate) struct Transport {
     max_body: usize,
 }
 
-impl Fetcher {
+impl Transport {
     pub(crate) fn new(config: &Config) -> Self {
-        Fetcher { max_body: config.max_body_bytes }
+        Transport { max_body: config.max_body_bytes }
     }
 
-    /// Send `request` on its route, as its identity (agent headers, cookies; the
-    /// request's own headers win), and read its body, decompressed, up to the cap.
-    pub(crate) async fn fetch(&self, routed: &Routed, request: &Request) -> Result<Fetched, Error> {
-        let identity = &routed.identity.headers;
+    /// Send `request` on `client` with `identity`'s headers (its agent's set and its
+    /// cookies; the request's own headers win), and read its body, decompressed, up to
+    /// the cap.
+    pub(crate) async fn send(
+        &self,
+        client: &Client,
+        identity: &HeaderMap,
+        request: &Request,
+    ) -> Result<Fetched, Error> {
         let url = request.url();
         let transport = |source: reqwest::Error| {
             // A connect timeout stays a connect error: a silent gateway gets benched.
@@ -110,8 +116,7 @@ impl Fetcher {
                 Error::Http { url: url.clone(), source: source.without_url() }
             }
         };
-        let mut outgoing = routed
-            .client
+        let mut outgoing = client
             .request(request.method().clone(), url.clone())
             .headers(identity.clone())
             .headers(request.headers().clone());
@@ -122,7 +127,7 @@ impl Fetcher {
         // A sitemap is capped by the protocol's 50 MB, not the page cap. Of a larger one the
         // reader takes what the 50 MB hold: one byte more is read, to tell it was larger.
         let sitemap = request.is_sitemap();
-        let cap = if sitemap { crate::extract::sitemap::MAX_BYTES } else { self.max_body };
+        let cap = if sitemap { SITEMAP_MAX_BYTES } else { self.max_body };
         let too_large = || Error::BodyTooLarge { url: url.clone(), limit: cap };
         let declared = response
             .headers()

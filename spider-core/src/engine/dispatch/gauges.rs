@@ -158,7 +158,7 @@ impl<S: Spider> Dispatcher<S> {
                 }
             }
         }
-        let proxy = self.shared.router.spend();
+        let proxy = self.shared.exchange.spend();
         let live = Live {
             elapsed_secs: stats.elapsed().as_secs_f64(),
             requests: Stats::get(&stats.requests),

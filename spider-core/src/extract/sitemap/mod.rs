@@ -21,9 +21,7 @@ pub(crate) use lastmod::Since;
 /// How many URLs a file may list, as the protocol has it.
 pub(crate) const MAX_URLS: usize = 50_000;
 
-/// How many bytes a file may hold uncompressed, as the protocol has it: "50MB (52,428,800
-/// bytes)".
-pub(crate) const MAX_BYTES: usize = 52_428_800;
+use crate::request::SITEMAP_MAX_BYTES as MAX_BYTES;
 
 /// The most a reading takes: entries, and bytes of XML after inflating.
 #[derive(Debug, Clone, Copy)]
