@@ -1,48 +1,43 @@
-//! The dispatcher: the one task that owns the frontier and admission, launches
-//! requests and absorbs what they report.
+//! The dispatcher: the one task that owns the frontier, the hosts and admission, launches
+//! requests and absorbs what they report. Its parts are its fields: `hosts` (each host's
+//! slots and robots.txt), `admission` (whether the next request may go now), `commit` (the
+//! files and the frontier's checkpoints) and the gauges (`gauges.rs`).
 
-mod gauges;
-mod limits;
-
-pub(super) use limits::Limits;
-
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use reqwest::Method;
+use spider_settings::{Backoff, Config, DelayRange};
 use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use url::Url;
 
+use super::admission::{Admission, Admit, Gate, Standing, Stop};
+use super::commit::{Commit, Progress};
+use super::hosts::{HostId, Hosts, RobotsState};
+use super::protocol::{Done, Job, Notes, Outcome, Report};
 use super::task::{crawl_page, fetch_robots};
-use super::{Done, Files, HostId, Job, Notes, Outcome, Report, Shared};
+use super::Shared;
 use crate::error::cause::Cause;
 use crate::error::Error;
 use crate::observe::gauge::{Latencies, Live, Window, WINDOW};
 use crate::observe::stats::{CrawlStatus, Stats};
 use crate::observe::timeline::Recorder;
-use crate::request::host::HostKey;
-use crate::request::Request;
-use crate::request::Ticket;
-use crate::schedule::cache::HttpCache;
-use crate::schedule::frontier::{Checkpoint, Enqueued, Journal, RobotsMemo, RunEnd};
+use crate::request::host::{host_key, HostKey};
+use crate::request::{Request, Ticket};
+use crate::schedule::frontier::{Enqueued, Home, RobotsMemo, RunEnd};
 use crate::schedule::retry;
 use crate::schedule::robots::{self, RobotsRules};
-use crate::schedule::throttle::adaptive::{self, Controller, Proposal, Target};
-use crate::schedule::throttle::{self, HostSlots, RateGate, SlotState};
+use crate::schedule::throttle::adaptive::{self, Proposal};
+use crate::schedule::throttle::{self, SlotState};
 use crate::sinks::failures::Failure;
 use crate::sinks::Encoded;
 use crate::spider::Spider;
 use crate::wire::classify::Trouble;
-use spider_settings::{Backoff, Config, DelayRange};
-
-/// The longest a finished request waits for its checkpoint (see `checkpoint_due`).
-const GROUP_COMMIT: Duration = Duration::from_millis(2);
 
 /// Start URLs taken from the list in one turn of the dispatcher, beyond the first.
 const START_BATCH: usize = 255;
@@ -71,70 +66,31 @@ pub(super) struct End {
     pub(super) unfinished: usize,
 }
 
-enum RobotsState {
-    Unknown,
-    /// robots.txt redirected: the next hop waits for admission like any request.
-    Redirected(Box<Request>),
-    Fetching,
-    Known(RobotsRules),
-}
-
-pub(super) struct Host {
-    key: HostKey,
-    slots: HostSlots,
-    robots: RobotsState,
-    robots_attempts: u32,
-    last_robots_backoff: Duration,
-    crawl_delay: Duration,
-    in_ready_queue: bool,
-    /// Its answers over the last [`WINDOW`].
-    window: Window,
-    /// Adaptive mode's controller of its slots and pace; none when a Crawl-delay rules.
-    controller: Option<Controller>,
-    /// Good answers since the controller's last step, and whether every slot was busy.
-    good_this_step: usize,
-    saturated: bool,
-}
-
 pub(super) struct Dispatcher<S: Spider> {
-    shared: Arc<Shared<S>>,
-    frontier: Box<dyn Journal>,
-    /// The output and failures files, written only here, in the order requests finish.
-    files: Files,
-    /// Whether the frontier keeps its requests past the process: a state file.
+    pub(super) shared: Arc<Shared<S>>,
+    pub(super) frontier: Box<dyn Home>,
+    pub(super) hosts: Hosts,
+    admission: Admission,
+    commit: Commit,
+    /// Whether the frontier keeps its requests past the process, and whether it holds a
+    /// fleet's limits (see `Home`).
     durable: bool,
-    /// `state_sync`: the files are synced to the disk before each checkpoint.
-    state_sync: bool,
-    /// Changes since the last checkpoint.
-    unsaved: bool,
-    /// With a state file, requests finished since the last checkpoint, and since when:
-    /// each keeps its global slot until committed (see `checkpoint_due`).
-    uncommitted: usize,
-    uncommitted_since: Option<Instant>,
-    /// Requests cut short at shutdown and left in the state file for the next run.
-    left: usize,
-    hosts: Vec<Host>,
-    host_ids: HashMap<HostKey, HostId>,
-    /// With `sitemaps`, the hosts of the start URLs, until their robots.txt arrives: the
-    /// sitemaps it lists are queued then.
-    sitemap_hosts: HashSet<HostKey>,
-    ready: VecDeque<HostId>,
-    timers: BinaryHeap<Reverse<(Instant, HostId)>>,
-    in_flight: usize,
-    concurrency: usize,
-    per_host: usize,
-    obey_robots: bool,
-    retries: u32,
-    backoff: Backoff,
-    delay: DelayRange,
-    rate: Option<RateGate>,
-    /// Whether the frontier holds the limits for a fleet (see [`Journal::shares_limits`]).
     shares_limits: bool,
     /// Woken when a fleet's frontier has new requests for this worker.
     arrivals: Option<Arc<Notify>>,
+    /// Requests cut short at shutdown and left in a durable frontier for the next run.
+    left: usize,
+    /// With `sitemaps`, the hosts of the start URLs, until their robots.txt arrives: the
+    /// sitemaps it lists are queued then.
+    sitemap_hosts: HashSet<HostKey>,
+    pub(super) in_flight: usize,
+    pub(super) concurrency: usize,
+    retries: u32,
+    backoff: Backoff,
+    delay: DelayRange,
     /// Start URLs read from a list while the crawl runs; `None` once it is read to its end.
     start_list: Option<mpsc::Receiver<Request>>,
-    /// A request popped for launch that is waiting for a rate token.
+    /// A request admitted but for its rate token, waiting for it.
     held: Option<(HostId, Job)>,
     rng: SmallRng,
     tasks: JoinSet<()>,
@@ -147,63 +103,47 @@ pub(super) struct Dispatcher<S: Spider> {
     grace: Duration,
     /// Set when the proxy spend reaches the budget: admit nothing, finish what is in flight.
     budget_reached: bool,
-    limits: Limits,
-    /// Adaptive mode's aim, when on.
-    adaptive: Option<Target>,
     /// All answers over the last [`WINDOW`], and the latest latencies.
-    window: Window,
-    latencies: Latencies,
+    pub(super) window: Window,
+    pub(super) latencies: Latencies,
     /// The gauges' channel and timeline, and when they are next published (and the
     /// controllers step).
-    live: watch::Sender<Live>,
-    timeline: Option<Recorder>,
-    next_tick: Instant,
+    pub(super) live: watch::Sender<Live>,
+    pub(super) timeline: Option<Recorder>,
+    pub(super) next_tick: Instant,
     fatal: Option<Error>,
 }
 
 impl<S: Spider> Dispatcher<S> {
     pub(super) fn new(
         config: &Config,
-        frontier: Box<dyn Journal>,
+        mut frontier: Box<dyn Home>,
         shared: Arc<Shared<S>>,
-        files: Files,
+        commit: Commit,
         inputs: Inputs,
         watchers: Watchers,
-        limits: Limits,
+        admission: Admission,
     ) -> Self {
         let Inputs { stop_rx, start_list } = inputs;
         let Watchers { live, timeline } = watchers;
         let (done_tx, done_rx) = mpsc::unbounded_channel();
-        // A fleet's frontier holds the rate for every worker: requests arrive admitted.
-        let shares_limits = frontier.shares_limits();
-        let rate = config.rate.filter(|_| !shares_limits).and_then(RateGate::new);
-        let arrivals = frontier.arrivals();
+        let arrivals = frontier.shared().map(|shared| shared.arrivals());
         let mut dispatcher = Dispatcher {
             shared,
-            durable: frontier.is_durable(),
-            state_sync: config.state_sync,
+            durable: frontier.durable().is_some(),
+            shares_limits: arrivals.is_some(),
             frontier,
-            files,
-            // The seeds, or an earlier run's queue put back: committed before any launch.
-            unsaved: true,
-            uncommitted: 0,
-            uncommitted_since: None,
+            hosts: Hosts::new(config),
+            admission,
+            commit,
+            arrivals,
             left: 0,
-            hosts: Vec::new(),
-            host_ids: HashMap::new(),
             sitemap_hosts: sitemap_hosts(config),
-            ready: VecDeque::new(),
-            timers: BinaryHeap::new(),
             in_flight: 0,
             concurrency: config.concurrency,
-            per_host: config.per_host,
-            obey_robots: config.obey_robots,
             retries: config.retries,
             backoff: config.backoff,
             delay: config.delay,
-            rate,
-            shares_limits,
-            arrivals,
             start_list,
             held: None,
             rng: SmallRng::from_os_rng(),
@@ -214,12 +154,6 @@ impl<S: Spider> Dispatcher<S> {
             draining_until: None,
             grace: config.grace,
             budget_reached: false,
-            limits,
-            adaptive: config.adaptive.then(|| Target {
-                block_rate: config.block_target,
-                ceiling: config.per_host.min(config.concurrency),
-                max_rps: config.rate.and_then(|r| r.per_second()).unwrap_or(f64::INFINITY),
-            }),
             window: Window::new(WINDOW),
             latencies: Latencies::default(),
             live,
@@ -240,20 +174,14 @@ impl<S: Spider> Dispatcher<S> {
         loop {
             let now = Instant::now();
             while self.tasks.try_join_next().is_some() {}
-            if self.checkpoint_due(now) {
+            if self.commit.due(now, self.draining_until.is_some()) {
                 self.checkpoint(None);
             }
             let released = self.frontier.release_due(now);
             for key in self.ok(released).unwrap_or_default() {
                 self.ready_host(key, now);
             }
-            while let Some(&Reverse((due, id))) = self.timers.peek() {
-                if due > now {
-                    break;
-                }
-                self.timers.pop();
-                self.mark_ready(id);
-            }
+            self.hosts.wake_due(now);
             if now >= self.next_tick {
                 self.tick(now);
             }
@@ -264,15 +192,15 @@ impl<S: Spider> Dispatcher<S> {
                 );
                 return self.abandon().await;
             }
-            let rate_wait = self.launch_ready(now);
+            let token_at = self.launch_ready(now);
             if self.is_idle() {
                 return self.end();
             }
             let wake_at = [
-                self.timers.peek().map(|Reverse((due, _))| *due),
-                self.uncommitted_since.map(|since| since + GROUP_COMMIT),
+                self.hosts.next_wake(),
+                self.commit.due_at(),
                 self.frontier.next_due(),
-                rate_wait.map(|wait| now + wait),
+                token_at,
                 self.draining_until,
             ]
             .into_iter()
@@ -332,7 +260,7 @@ impl<S: Spider> Dispatcher<S> {
             && (self.fatal.is_some()
                 || self.draining_until.is_some()
                 || self.budget_reached
-                || self.limits.reached(&self.shared.stats)
+                || self.admission.limit_reached(&self.shared.stats)
                 || (self.held.is_none() && !self.frontier.has_pending() && self.start_list.is_none()))
     }
 
@@ -353,7 +281,7 @@ impl<S: Spider> Dispatcher<S> {
             Some(CrawlStatus::Interrupted)
         } else if self.budget_reached {
             Some(CrawlStatus::BudgetReached)
-        } else if unfinished > 0 && self.limits.reached(&self.shared.stats) {
+        } else if unfinished > 0 && self.admission.limit_reached(&self.shared.stats) {
             // A limit reached as the last request finished leaves nothing: that crawl is
             // complete.
             Some(CrawlStatus::LimitReached)
@@ -370,78 +298,24 @@ impl<S: Spider> Dispatcher<S> {
             RunEnd::Finished(CrawlStatus::Complete)
         };
         self.checkpoint(Some(ended));
-        if let Some(Err(error)) = self.files.cache.as_mut().map(HttpCache::commit) {
-            self.fatal.get_or_insert(error);
-        }
-        // After the last checkpoint: a JSON array's closing bracket is not committed, so a
-        // resumed crawl cuts it off and goes on.
-        if let Some(Err(error)) = self.files.sink.as_mut().map(|sink| sink.finish()) {
-            self.fatal.get_or_insert(error);
-        }
-        if let Some(Err(error)) = self.files.failures.as_mut().map(|file| file.flush()) {
+        if let Err(error) = self.commit.close() {
             self.fatal.get_or_insert(error);
         }
         End { error: self.fatal, stopped, unfinished }
     }
 
-    /// Commit what this run did since the last checkpoint, with a state file: flush the
-    /// files to the operating system, then commit the frontier's changes together with
-    /// their lengths. Without one, the files are flushed when the crawl ends.
+    /// Commit what this run did since the last checkpoint (see `commit.rs`).
     fn checkpoint(&mut self, ended: Option<RunEnd>) {
-        self.unsaved = false;
-        self.uncommitted = 0;
-        self.uncommitted_since = None;
-        if !self.durable {
-            return;
-        }
-        let sync = self.state_sync;
-        let output = self.files.sink.as_mut().map(|sink| {
-            let committed = sink.flush()?;
-            synced(sync, || sink.sync()).map(|()| committed)
+        let shared = &self.shared;
+        let committed = self.commit.checkpoint(self.frontier.durable(), |keeps_identities| Progress {
+            counts: shared.stats.counts(shared.pool.html_parses(), shared.pool.streamed_pages()),
+            proxy_bytes: shared.exchange.proxy_bytes(),
+            identities: if keeps_identities { shared.exchange.identities().changes() } else { None },
+            ended,
         });
-        let failures = self.files.failures.as_mut().map(|file| {
-            let committed = file.flush()?;
-            synced(sync, || file.sync()).map(|()| committed)
-        });
-        let (output, failures) = (output.transpose(), failures.transpose());
-        let (output, failures) = match (output, failures) {
-            (Ok(output), Ok(failures)) => (output, failures),
-            (Err(error), _) | (_, Err(error)) => {
-                // Nothing is committed past what the files hold.
-                self.fail(error);
-                return;
-            }
-        };
-        let counts =
-            self.shared.stats.counts(self.shared.pool.html_parses(), self.shared.pool.streamed_pages());
-        let proxy_bytes = self.shared.exchange.proxy_bytes();
-        // Only a state file keeps the cookie jars: a fleet's workers keep their own.
-        let identities =
-            if self.frontier.keeps_identities() { self.shared.exchange.identities().changes() } else { None };
-        let checkpoint = Checkpoint { output, failures, counts: &counts, proxy_bytes, ended, identities };
-        if let Err(error) = self.frontier.checkpoint(&checkpoint) {
+        if let Err(error) = committed {
             self.fail(error);
         }
-    }
-
-    /// Whether to checkpoint now. Changes that finished no request (the seeds, an earlier
-    /// run's queue) are committed at once. Finished requests are committed in groups, at
-    /// most [`GROUP_COMMIT`] after the first: each commit costs about as much as a hundred
-    /// requests' changes, so one per request would slow a fast crawl by a fifth. Until
-    /// committed, a finished request keeps its global slot, so a crash fetches again at
-    /// most `concurrency` pages: those in flight, and those finished but not committed.
-    fn checkpoint_due(&self, now: Instant) -> bool {
-        match self.uncommitted_since {
-            _ if !self.unsaved => false,
-            None => true,
-            Some(since) => now >= since + GROUP_COMMIT || self.draining_until.is_some(),
-        }
-    }
-
-    /// Global slots taken: requests in flight, and with a state file those finished but
-    /// not yet committed.
-    fn slots_taken(&self) -> usize {
-        self.in_flight + self.uncommitted
     }
 
     /// Stop admitting: the first error of the crawl is the one it ends with.
@@ -457,60 +331,60 @@ impl<S: Spider> Dispatcher<S> {
         result.map_err(|error| self.fail(error)).ok()
     }
 
-    /// The frontier is done with the request of `ticket`.
-    fn finish(&mut self, ticket: Option<Ticket>) {
-        // Also for requests finished unfetched (robots.txt): their end is a change to save,
-        // with the next group.
-        self.unsaved = true;
-        if self.durable {
-            self.uncommitted_since.get_or_insert_with(Instant::now);
-        }
+    /// The frontier is done with the request of `ticket`, which came back from no task
+    /// (robots.txt turned it away), or with one whose task came back already.
+    fn finish(&mut self, ticket: Option<Ticket>, now: Instant) {
+        self.commit.changed(now);
         if let Some(ticket) = ticket {
             let finished = self.frontier.finish(ticket);
             self.ok(finished);
         }
     }
 
-    /// Launch requests while admission allows; returns the wait for the next rate token
+    /// Launch requests while admission allows; returns when the next rate token is due
     /// when that is what stopped it.
-    fn launch_ready(&mut self, now: Instant) -> Option<Duration> {
-        while self.fatal.is_none()
-            && self.draining_until.is_none()
-            && !self.budget_reached
-            && self.slots_taken() < self.concurrency
-            && self.limits.admit(&self.shared.stats, self.in_flight)
-        {
-            if self.shared.exchange.budget_reached(|own| self.frontier.fleet_proxy_bytes(own)) {
-                tracing::warn!(
-                    in_flight = self.in_flight,
-                    "proxy budget reached: admitting nothing more, finishing requests in flight"
-                );
-                self.budget_reached = true;
-                return None;
+    fn launch_ready(&mut self, now: Instant) -> Option<Instant> {
+        loop {
+            let budget_spent = self.budget_reached || {
+                let frontier = &mut self.frontier;
+                self.shared
+                    .exchange
+                    .budget_reached(|own| frontier.shared().and_then(|s| s.fleet_proxy_bytes(own)))
+            };
+            let standing = Standing {
+                slots_taken: self.in_flight + self.commit.slots_held(),
+                in_flight: self.in_flight,
+                stopping: self.fatal.is_some() || self.draining_until.is_some(),
+                budget_spent,
+            };
+            match self.admission.crawl(standing, &self.shared.stats) {
+                Gate::Open => {}
+                Gate::Full | Gate::Closed(Stop::Stopping) => return None,
+                Gate::Closed(Stop::Budget) => {
+                    if !self.budget_reached {
+                        tracing::warn!(
+                            in_flight = self.in_flight,
+                            "proxy budget reached: admitting nothing more, finishing requests in flight"
+                        );
+                        self.budget_reached = true;
+                    }
+                    return None;
+                }
             }
             let (host, job) = match self.held.take() {
                 Some(held) => held,
                 None => self.next_job(now)?,
             };
-            if job.offline() {
-                // Nothing is sent: no rate token, no host slot, no pause.
-                self.launch(host, job, now);
-                continue;
-            }
-            if let Some(rate) = &self.rate {
-                if let Err(wait) = rate.try_pass() {
+            match self.admission.request(&self.hosts[host].slots, job.offline(), now) {
+                Admit::Launch => self.launch(host, job, now),
+                Admit::WaitUntil(at) => {
                     self.held = Some((host, job));
-                    return Some(wait);
+                    return Some(at);
                 }
-            }
-            if self.hosts[host].slots.state(now) != SlotState::Free {
                 // The host was told to slow down while this request waited for its token.
-                self.put_back(host, job);
-                continue;
+                Admit::Hold(_) => self.put_back(host, job),
             }
-            self.launch(host, job, now);
         }
-        None
     }
 
     /// The next request of the first ready host, round-robin. Holds nothing: the host's
@@ -521,13 +395,12 @@ impl<S: Spider> Dispatcher<S> {
         let mut unreachable = Vec::new();
         let mut disallowed = Vec::new();
         let mut failed = None;
-        while let Some(id) = self.ready.pop_front() {
+        while let Some(id) = self.hosts.pop_ready() {
             let host = &mut self.hosts[id];
-            host.in_ready_queue = false;
             match host.slots.state(now) {
                 SlotState::Free => {}
                 SlotState::PausedUntil(due) => {
-                    self.timers.push(Reverse((due, id)));
+                    self.hosts.wake_at(id, due);
                     continue;
                 }
                 // Woken again when a request of this host finishes. Its slots, not its
@@ -583,20 +456,18 @@ impl<S: Spider> Dispatcher<S> {
                 self.fail(error);
             }
             for ticket in disallowed.drain(..) {
-                self.finish(ticket);
+                self.finish(ticket, now);
             }
             for (request, reason) in unreachable.drain(..) {
                 let failure =
                     Failure { reason: Cause::robots_reason(&reason), status: None, error: Some(reason) };
                 self.give_up(request.url(), request.method(), request.attempts + 1, &failure);
-                self.finish(request.ticket);
+                self.finish(request.ticket, now);
             }
             if let Some(mut job) = job {
-                self.mark_ready(id);
-                if let Some(cache) = &self.files.cache {
-                    let cached = cache.lookup(&job.request);
-                    job.cached = self.ok(cached).flatten();
-                }
+                self.hosts.mark_ready(id);
+                let cached = self.commit.cached(&job.request);
+                job.cached = self.ok(cached).flatten();
                 return Some((id, job));
             }
         }
@@ -611,7 +482,7 @@ impl<S: Spider> Dispatcher<S> {
             let deferred = self.frontier.defer(job.request, Instant::now());
             self.ok(deferred);
         }
-        self.mark_ready(id);
+        self.hosts.mark_ready(id);
     }
 
     fn launch(&mut self, id: HostId, job: Job, now: Instant) {
@@ -647,29 +518,24 @@ impl<S: Spider> Dispatcher<S> {
 
     fn on_done(&mut self, done: Done, now: Instant) {
         self.in_flight -= 1;
-        self.unsaved = true;
-        if self.durable {
-            self.uncommitted += 1;
-            self.uncommitted_since.get_or_insert(now);
-        }
+        self.commit.returned(now);
         let ticket = done.ticket;
         let id = done.host;
         if done.network {
             let host = &mut self.hosts[id];
             let pause = throttle::pause(&self.delay, host.crawl_delay, &mut self.rng);
             host.slots.release(now + pause);
-            if let Some(ticket) = ticket {
-                self.frontier.rest_slot(ticket, now + pause);
+            if let (Some(ticket), Some(shared)) = (ticket, self.frontier.shared()) {
+                shared.rest_slot(ticket, now + pause);
             }
         }
         if let Some(sample) = done.notes.sample {
             self.record(id, sample, now);
         }
-        if let (Some(cache), Some(write)) = (self.files.cache.as_mut(), done.notes.cache) {
-            let written = cache.write(write);
+        if let Some(write) = done.notes.cache {
+            let written = self.commit.cache(write);
             self.ok(written);
         }
-        let host = &mut self.hosts[id];
         match done.outcome {
             Outcome::Parsed { items, follows, failed, not_html } => {
                 self.write_items(&items);
@@ -682,7 +548,7 @@ impl<S: Spider> Dispatcher<S> {
                 if let Some((url, method, attempts, failure)) = failed {
                     self.give_up(&url, &method, attempts, &failure);
                 }
-                self.finish(ticket);
+                self.finish(ticket, now);
             }
             Outcome::Sitemap { follows, failed } => {
                 Stats::add(&self.shared.stats.sitemaps, 1);
@@ -692,24 +558,24 @@ impl<S: Spider> Dispatcher<S> {
                 if let Some((url, method, attempts, failure)) = failed {
                     self.give_up(&url, &method, attempts, &failure);
                 }
-                self.finish(ticket);
+                self.finish(ticket, now);
             }
             Outcome::Redirect(request) => {
                 Stats::add(&self.shared.stats.redirects, 1);
                 self.enqueue(request, now);
-                self.finish(ticket);
+                self.finish(ticket, now);
             }
             Outcome::Robots(rules, memo) => {
-                let key = host.key.clone();
-                let remembered = self.frontier.remember_robots(&key, &memo);
-                self.ok(remembered);
+                let key = self.hosts[id].key.clone();
+                self.remember_robots(&key, &memo);
                 if self.sitemap_hosts.remove(&key) {
                     self.queue_sitemaps(&key, rules.sitemaps(), now);
                 }
-                self.learn_robots(id, rules, now);
+                self.hosts.learn_robots(id, rules, now);
             }
-            Outcome::RobotsRedirect(next) => host.robots = RobotsState::Redirected(Box::new(next)),
-            Outcome::RobotsUnavailable(_) if host.robots_attempts < self.retries => {
+            Outcome::RobotsRedirect(next) => self.hosts[id].robots = RobotsState::Redirected(Box::new(next)),
+            Outcome::RobotsUnavailable(_) if self.hosts[id].robots_attempts < self.retries => {
+                let host = &mut self.hosts[id];
                 host.robots_attempts += 1;
                 let wait =
                     retry::wait(&self.backoff, host.last_robots_backoff, Duration::ZERO, &mut self.rng);
@@ -718,11 +584,9 @@ impl<S: Spider> Dispatcher<S> {
                 host.slots.pause_until(now + wait);
             }
             Outcome::RobotsUnavailable(reason) => {
-                tracing::warn!(host = %host.key, %reason, "robots.txt unavailable: nothing on this host is fetched (RFC 9309)");
-                let key = host.key.clone();
-                let remembered =
-                    self.frontier.remember_robots(&key, &RobotsMemo::Unavailable(reason.clone()));
-                self.ok(remembered);
+                let key = self.hosts[id].key.clone();
+                tracing::warn!(host = %key, %reason, "robots.txt unavailable: nothing on this host is fetched (RFC 9309)");
+                self.remember_robots(&key, &RobotsMemo::Unavailable(reason.clone()));
                 self.hosts[id].robots = RobotsState::Known(RobotsRules::Unavailable(reason));
             }
             Outcome::Trouble { request, trouble, retry_after, failure } => {
@@ -730,18 +594,26 @@ impl<S: Spider> Dispatcher<S> {
             }
             Outcome::Failed { url, method, attempts, failure } => {
                 self.give_up(&url, &method, attempts, &failure);
-                self.finish(ticket);
+                self.finish(ticket, now);
             }
-            // Left in flight in the state file, which queues it again on resume.
-            Outcome::Interrupted { .. } if self.frontier.is_durable() => self.left += 1,
+            // Left in flight in a durable frontier, which queues it again on resume.
+            Outcome::Interrupted { .. } if self.durable => self.left += 1,
             Outcome::Interrupted { url, method, attempts } => {
                 let failure = Failure { reason: "interrupted", status: None, error: None };
                 self.give_up(&url, &method, attempts, &failure);
             }
-            // Not finished: with a state file, a resumed crawl fetches it again.
+            // Not finished: with a durable frontier, a resumed crawl fetches it again.
             Outcome::Fatal(error) => self.fail(error),
         }
-        self.mark_ready(id);
+        self.hosts.mark_ready(id);
+    }
+
+    /// Remember what a host's robots.txt said, in a durable frontier.
+    fn remember_robots(&mut self, host: &str, memo: &RobotsMemo) {
+        if let Some(durable) = self.frontier.durable() {
+            let remembered = durable.remember_robots(host, memo);
+            self.ok(remembered);
+        }
     }
 
     /// Queue the sitemaps a start host's robots.txt lists. Only an answer fetched in this
@@ -761,27 +633,11 @@ impl<S: Spider> Dispatcher<S> {
         }
     }
 
-    /// Obey a host's robots.txt, its Crawl-delay included.
-    fn learn_robots(&mut self, id: HostId, rules: RobotsRules, now: Instant) {
-        let host = &mut self.hosts[id];
-        if let Some(delay) = rules.crawl_delay() {
-            tracing::info!(host = %host.key, ?delay, "robots.txt sets a Crawl-delay: one slot, paused at least that long");
-            host.crawl_delay = delay;
-            host.controller = None;
-            host.slots.set_rate(None);
-            host.slots.set_limit(1, now);
-            host.slots.pause_until(now + delay);
-        }
-        host.robots = RobotsState::Known(rules);
-    }
-
     /// Append a page's items to the output file, and count them.
     fn write_items(&mut self, items: &Encoded) {
-        if let Some(sink) = self.files.sink.as_mut() {
-            if let Err(error) = sink.write(items) {
-                self.fail(error);
-                return;
-            }
+        if let Err(error) = self.commit.write_items(items) {
+            self.fail(error);
+            return;
         }
         Stats::add(&self.shared.stats.items, items.count);
     }
@@ -807,24 +663,26 @@ impl<S: Spider> Dispatcher<S> {
             host.slots.pause_until(until);
             tracing::info!(host = %host.key, ?retry_after, "429: backing off the host");
             let key = host.key.clone();
-            self.frontier.hold_host(&key, until);
+            if let Some(shared) = self.frontier.shared() {
+                shared.hold_host(&key, until);
+            }
         }
         if request.attempts >= self.retries {
             let attempts = request.attempts + 1;
             self.give_up(request.url(), request.method(), attempts, failure);
-            self.finish(request.ticket);
+            self.finish(request.ticket, now);
             return;
         }
-        let stats = &self.shared.stats;
         request.attempts += 1;
         request.last_backoff = wait;
         tracing::debug!(url = %request.url(), reason = failure.reason, ?wait, attempt = request.attempts, "retrying");
-        Stats::add(&stats.retries, 1);
+        Stats::add(&self.shared.stats.retries, 1);
         let deferred = self.frontier.defer(request, now + wait);
         self.ok(deferred);
     }
 
-    /// Count a request given up, write it to the failures file and the state file.
+    /// Count a request given up, and file it: the failures file, a durable frontier, the
+    /// timeline.
     fn give_up(&mut self, url: &Url, method: &Method, attempts: u32, failure: &Failure) {
         tracing::warn!(%url, reason = failure.reason, status = ?failure.status, error = failure.error.as_deref().unwrap_or_default(), attempts, "giving up");
         let message = match (&failure.error, failure.status) {
@@ -836,17 +694,12 @@ impl<S: Spider> Dispatcher<S> {
         if let Some(timeline) = &self.timeline {
             timeline.lock().failure(failure.reason, url.as_str(), message);
         }
-        if let Some(file) = self.files.failures.as_mut() {
-            if let Err(error) = file.record(url.as_str(), method.as_str(), attempts, failure) {
-                self.fail(error);
-            }
-        }
-        let recorded = self.frontier.record_failure(url, method, attempts, failure);
-        self.ok(recorded);
+        let filed = self.commit.give_up(self.frontier.durable(), url, method, attempts, failure);
+        self.ok(filed);
     }
 
     fn enqueue(&mut self, request: Request, now: Instant) {
-        if self.shares_limits && self.known_disallowed(request.url()) {
+        if self.shares_limits && self.hosts.known_disallowed(request.url()) {
             // In a fleet, a request leased costs a token of the shared rate even if
             // robots.txt then turns it away: what is known to be disallowed stays here.
             tracing::debug!(url = %request.url(), "disallowed by robots.txt");
@@ -865,77 +718,28 @@ impl<S: Spider> Dispatcher<S> {
         }
     }
 
-    /// Whether the robots.txt of `url`'s host is known here and disallows it.
-    fn known_disallowed(&self, url: &Url) -> bool {
-        let Some(&id) = crate::request::host::host_key(url).and_then(|key| self.host_ids.get(&key)) else {
-            return false;
-        };
-        matches!(&self.hosts[id].robots, RobotsState::Known(rules @ RobotsRules::Rules(_)) if !rules.allows(url))
-    }
-
-    /// Put the host of `key` in the ready queue, meeting it first if new.
+    /// Put the host of `key` in the ready queue, meeting it first if new: with what a
+    /// durable frontier remembers of its robots.txt, and in a fleet its first limits.
     fn ready_host(&mut self, key: HostKey, now: Instant) {
-        let id = match self.host_ids.get(&key) {
-            Some(&id) => id,
-            None => self.add_host(key, now),
-        };
-        self.mark_ready(id);
-    }
-
-    fn add_host(&mut self, key: HostKey, now: Instant) -> HostId {
-        let id = self.hosts.len();
-        // What robots.txt said in an earlier run, if the state file has it.
-        let memo = if self.obey_robots {
-            let memo = self.frontier.robots(&key);
-            self.ok(memo).flatten()
-        } else {
-            None
-        };
-        let robots =
-            if self.obey_robots { RobotsState::Unknown } else { RobotsState::Known(RobotsRules::AllowAll) };
-        self.hosts.push(Host {
-            key: key.clone(),
-            slots: HostSlots::new(self.per_host, now),
-            robots,
-            robots_attempts: 0,
-            last_robots_backoff: Duration::ZERO,
-            crawl_delay: Duration::ZERO,
-            in_ready_queue: false,
-            window: Window::new(WINDOW),
-            controller: None,
-            good_this_step: 0,
-            saturated: false,
-        });
-        if let Some(target) = &self.adaptive {
-            let controller = Controller::new(target, now);
-            let host = &mut self.hosts[id];
-            host.slots.set_limit(controller.limit(), now);
-            host.slots.set_rate(Some(controller.rps()));
-            self.frontier.adapt_host(&key, controller.limit(), controller.rps(), Proposal::First);
-            host.controller = Some(controller);
-        }
-        self.host_ids.insert(key, id);
-        match memo {
-            Some(RobotsMemo::Answer { status, body }) => {
-                let rules = RobotsRules::from_answer(status, &body, &self.shared.robots_token);
-                self.learn_robots(id, rules, now);
+        let id = match self.hosts.id_of(&key) {
+            Some(id) => id,
+            None => {
+                let memo = match self.frontier.durable().filter(|_| self.hosts.obey_robots()) {
+                    Some(durable) => {
+                        let memo = durable.robots(&key);
+                        self.ok(memo).flatten()
+                    }
+                    None => None,
+                };
+                let id = self.hosts.add(key.clone(), now, memo, &self.shared.robots_token);
+                let limits = self.hosts[id].controller.as_ref().map(|c| (c.limit(), c.rps()));
+                if let (Some((limit, rps)), Some(shared)) = (limits, self.frontier.shared()) {
+                    shared.adapt_host(&key, limit, rps, Proposal::First);
+                }
+                id
             }
-            Some(RobotsMemo::Unavailable(reason)) => {
-                self.hosts[id].robots = RobotsState::Known(RobotsRules::Unavailable(reason));
-            }
-            None => {}
-        }
-        id
-    }
-
-    /// Put a host in the ready queue; whether it can really launch is checked when it
-    /// comes out.
-    fn mark_ready(&mut self, id: HostId) {
-        let host = &mut self.hosts[id];
-        if !host.in_ready_queue {
-            host.in_ready_queue = true;
-            self.ready.push_back(id);
-        }
+        };
+        self.hosts.mark_ready(id);
     }
 }
 
@@ -946,7 +750,7 @@ fn sitemap_hosts(config: &Config) -> HashSet<HostKey> {
         return HashSet::new();
     }
     let urls = config.start_urls.iter().filter_map(|url| Url::parse(url).ok());
-    urls.filter_map(|url| crate::request::host::host_key(&url)).collect()
+    urls.filter_map(|url| host_key(&url)).collect()
 }
 
 /// Requests arrived from a fleet's frontier; never, for a frontier of this process.
@@ -962,14 +766,5 @@ async fn next_start(list: Option<&mut mpsc::Receiver<Request>>) -> Option<Reques
     match list {
         Some(list) => list.recv().await,
         None => std::future::pending().await,
-    }
-}
-
-/// Sync a file to the disk with `sync`, when `state_sync` asks for it.
-fn synced(asked: bool, sync: impl FnOnce() -> Result<(), Error>) -> Result<(), Error> {
-    if asked {
-        sync()
-    } else {
-        Ok(())
     }
 }

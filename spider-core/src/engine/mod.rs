@@ -17,20 +17,25 @@
 //! `dispatch` is the dispatcher (and `dispatch::gauges` what it learns from answers each
 //! second); `task` is one request's work; this module starts them and ends the crawl.
 
+mod admission;
+mod commit;
 mod dispatch;
+mod gauges;
+mod hosts;
+mod limits;
+mod protocol;
 mod start_list;
 mod task;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
-use reqwest::Method;
 use tokio::sync::{mpsc, watch};
-use tokio::time::Instant;
-use url::Url;
 
-use dispatch::{Dispatcher, Inputs, Limits, Watchers};
+use admission::Admission;
+use commit::{Commit, Files};
+use dispatch::{Dispatcher, Inputs, Watchers};
+use limits::Limits;
 use start_list::ListReader;
 
 use crate::error::Error;
@@ -41,16 +46,13 @@ use crate::observe::stats::{Counts, CrawlStatus, Ending, Stats, Summary};
 use crate::observe::timeline::Recorder;
 use crate::request::identity::SavedIdentity;
 use crate::request::Request;
-use crate::request::Ticket;
-use crate::schedule::cache::{CacheWrite, Cached, HttpCache};
-use crate::schedule::frontier::{Enqueued, Journal, MemoryFrontier, RobotsMemo};
-use crate::schedule::robots::RobotsRules;
+use crate::schedule::cache::HttpCache;
+use crate::schedule::frontier::{Enqueued, Home, MemoryFrontier};
 use crate::schedule::state;
-use crate::sinks::failures::{Failure, FailuresFile};
-use crate::sinks::{Committed, Encoded, Encoder, Sink};
+use crate::sinks::failures::FailuresFile;
+use crate::sinks::{Committed, Encoder, Sink};
 use crate::spider::start::Start;
 use crate::spider::Spider;
-use crate::wire::classify::Trouble;
 use crate::wire::Exchange;
 use spider_settings::Config;
 
@@ -131,7 +133,7 @@ impl<S: Spider> Crawler<S> {
         };
         let (mut frontier, mut earlier, membership) = match (resumed, fleet) {
             (_, Some((frontier, membership))) => {
-                (Box::new(frontier) as Box<dyn Journal>, None, Some(membership))
+                (Box::new(frontier) as Box<dyn Home>, None, Some(membership))
             }
             (Some(opened), None) => {
                 let earlier = Earlier {
@@ -142,9 +144,9 @@ impl<S: Spider> Crawler<S> {
                     complete: opened.complete,
                     identities: opened.identities,
                 };
-                (Box::new(opened.frontier) as Box<dyn Journal>, Some(earlier), None)
+                (Box::new(opened.frontier) as Box<dyn Home>, Some(earlier), None)
             }
-            (None, None) => (Box::new(MemoryFrontier::new(&config)) as Box<dyn Journal>, None, None),
+            (None, None) => (Box::new(MemoryFrontier::new(&config)) as Box<dyn Home>, None, None),
         };
         let exchange = Exchange::new(&config)?;
         let pool = ParsePool::reading(config.parse_threads, config.dom_only)?;
@@ -210,10 +212,13 @@ impl<S: Spider> Crawler<S> {
         tracing::info!(spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
         let files = Files { sink, failures, cache };
         let limits = Limits::new(&config, earlier.as_ref().map(|e| &e.counts));
+        let admission = Admission::new(&config, limits, frontier.shared().is_some());
+        let commit = Commit::new(files, frontier.durable().is_some(), config.state_sync);
         let (requests, reader) = list.unzip();
         let inputs = Inputs { stop_rx, start_list: requests };
         let watchers = Watchers { live, timeline };
-        let dispatcher = Dispatcher::new(&config, frontier, shared.clone(), files, inputs, watchers, limits);
+        let dispatcher =
+            Dispatcher::new(&config, frontier, shared.clone(), commit, inputs, watchers, admission);
         let end = dispatcher.run().await;
         let bad_start_lines = reader.as_ref().map_or(0, ListReader::bad_lines);
         if let Some(membership) = membership {
@@ -268,7 +273,7 @@ struct Earlier {
 
 /// Queue the start URLs. On a resumed crawl they were seen in its first run, and their
 /// duplicates are not counted again.
-fn seed(frontier: &mut dyn Journal, start: Vec<Request>, stats: &Stats, resumed: bool) -> Result<(), Error> {
+fn seed(frontier: &mut dyn Home, start: Vec<Request>, stats: &Stats, resumed: bool) -> Result<(), Error> {
     for request in start {
         match frontier.enqueue(request)? {
             Enqueued::Accepted(_) | Enqueued::Shared => {}
@@ -354,182 +359,4 @@ struct Shared<S: Spider> {
     retry_statuses: Vec<u16>,
     /// `sitemap_since`: sitemap URLs modified before it are skipped.
     sitemap_since: Option<crate::extract::sitemap::Since>,
-}
-
-type HostId = usize;
-
-/// The files the dispatcher writes.
-struct Files {
-    sink: Option<Sink>,
-    failures: Option<FailuresFile>,
-    /// The HTTP cache, looked up before admission and written with what tasks bring back.
-    cache: Option<HttpCache>,
-}
-
-/// What a task is sent to do: a page, or a host's robots.txt, and the cached answer to
-/// take or to have the server confirm.
-struct Job {
-    request: Request,
-    robots: bool,
-    cached: Option<Cached>,
-}
-
-impl Job {
-    fn page(request: Request) -> Self {
-        Job { request, robots: false, cached: None }
-    }
-
-    fn robots(request: Request) -> Self {
-        Job { request, robots: true, cached: None }
-    }
-
-    /// Whether the answer is taken from the cache without asking the network: then the
-    /// request needs no rate token, no host slot and no pause.
-    fn offline(&self) -> bool {
-        self.cached.as_ref().is_some_and(|cached| !cached.revalidate)
-    }
-}
-
-/// What a task learned besides its outcome: the answer's verdict and latency for the
-/// gauges, and what to write to the cache.
-#[derive(Default)]
-struct Notes {
-    sample: Option<Sample>,
-    cache: Option<CacheWrite>,
-}
-
-/// What a task reports back.
-enum Outcome {
-    /// The page was parsed: its items, encoded; its follow-ups; and the failure if `parse`
-    /// returned an error after finding some (its items are still written and its links
-    /// still followed). `not_html`: the link rules skipped it as not HTML.
-    Parsed {
-        items: Encoded,
-        follows: Vec<Request>,
-        failed: Option<(Url, Method, u32, Failure)>,
-        not_html: bool,
-    },
-    Redirect(Request),
-    /// A sitemap was read: what it lists, as requests; and the failure if it could not be
-    /// read whole (what was read before is still followed).
-    Sitemap {
-        follows: Vec<Request>,
-        failed: Option<(Url, Method, u32, Failure)>,
-    },
-    /// robots.txt's rules, and the answer they were read from, for the state file.
-    Robots(RobotsRules, RobotsMemo),
-    /// robots.txt redirected here.
-    RobotsRedirect(Request),
-    /// robots.txt could not be had; the reason.
-    RobotsUnavailable(String),
-    /// Worth another attempt, if any are left.
-    Trouble {
-        request: Request,
-        trouble: Trouble,
-        retry_after: Option<Duration>,
-        failure: Failure,
-    },
-    /// Given up for good.
-    Failed {
-        url: Url,
-        method: Method,
-        attempts: u32,
-        failure: Failure,
-    },
-    /// Cut short by the end of the crawl: given up as interrupted, or, with a state file,
-    /// left for the next run.
-    Interrupted {
-        url: Url,
-        method: Method,
-        attempts: u32,
-    },
-    Fatal(Error),
-}
-
-impl Outcome {
-    fn failed(request: &Request, failure: Failure) -> Self {
-        Outcome::Failed {
-            url: request.url().clone(),
-            method: request.method().clone(),
-            attempts: request.attempts + 1,
-            failure,
-        }
-    }
-}
-
-struct Done {
-    host: HostId,
-    /// Whether the request went to the network (not answered from the cache): it took a
-    /// host slot, which it gives back.
-    network: bool,
-    /// The request's ticket, when a durable frontier handed it out.
-    ticket: Option<Ticket>,
-    outcome: Outcome,
-    notes: Notes,
-}
-
-/// What the gauges learn from one answer.
-#[derive(Debug, Clone, Copy)]
-struct Sample {
-    blocked: bool,
-    sent_at: Instant,
-    latency: Duration,
-}
-
-/// Reports a task's outcome exactly once, even if the task panics (the spider's `parse`
-/// is user code) or is abandoned at shutdown: a lost report would leave a slot taken for
-/// ever, and the request would be missing from the failures file.
-struct Report {
-    host: HostId,
-    network: bool,
-    robots: bool,
-    ticket: Option<Ticket>,
-    url: Url,
-    method: Method,
-    attempts: u32,
-    to: mpsc::UnboundedSender<Done>,
-    sent: bool,
-}
-
-impl Report {
-    fn send(mut self, outcome: Outcome, notes: Notes) {
-        self.sent = true;
-        let _ = self.to.send(Done {
-            host: self.host,
-            network: self.network,
-            ticket: self.ticket,
-            outcome,
-            notes,
-        });
-    }
-}
-
-impl Drop for Report {
-    fn drop(&mut self) {
-        if self.sent {
-            return;
-        }
-        let panicked = std::thread::panicking();
-        let outcome = if self.robots {
-            // The host must not wait for ever for an answer that will not come.
-            let reason = if panicked { "panic" } else { "interrupted" };
-            Outcome::RobotsUnavailable(format!("robots.txt fetch ended: {reason}"))
-        } else if panicked {
-            let failure = Failure { reason: "panic", status: None, error: None };
-            Outcome::Failed {
-                url: self.url.clone(),
-                method: self.method.clone(),
-                attempts: self.attempts + 1,
-                failure,
-            }
-        } else {
-            Outcome::Interrupted {
-                url: self.url.clone(),
-                method: self.method.clone(),
-                attempts: self.attempts + 1,
-            }
-        };
-        let (host, network, ticket) = (self.host, self.network, self.ticket);
-        let _ = self.to.send(Done { host, network, ticket, outcome, notes: Notes::default() });
-    }
 }

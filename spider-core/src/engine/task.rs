@@ -6,7 +6,8 @@ mod sitemap;
 
 use std::time::SystemTime;
 
-use super::{Job, Notes, Outcome, Sample, Shared};
+use super::protocol::{Job, Notes, Outcome, Sample};
+use super::Shared;
 use crate::error::extract::ExtractError;
 use crate::error::Error;
 use crate::extract::hidden::HiddenLinks;

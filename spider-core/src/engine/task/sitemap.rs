@@ -4,7 +4,8 @@
 
 use bytes::Bytes;
 
-use super::super::{Outcome, Shared};
+use crate::engine::protocol::Outcome;
+use crate::engine::Shared;
 use crate::extract::sitemap::{self, Limits, Problem};
 use crate::request::Request;
 use crate::sinks::failures::Failure;

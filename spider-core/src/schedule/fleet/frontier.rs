@@ -1,4 +1,4 @@
-//! The fleet's frontier as the dispatcher sees it: the [`Frontier`] and [`Journal`] calls
+//! The fleet's frontier as the dispatcher sees it: the [`Frontier`], [`Durable`] and [`SharedLimits`] calls
 //! answered from memory at once, never waiting on Redis. What the dispatcher does goes
 //! into the next round's changes; what the rounds lease arrives in a buffer, each request
 //! with the instant the fleet's limits let it start.
@@ -22,7 +22,7 @@ use crate::request::host::{host_key, HostKey};
 use crate::request::Request;
 use crate::request::Ticket;
 use crate::schedule::frontier::{
-    Checkpoint, Enqueued, FleetAnswers, Frontier, Journal, PassThrough, RobotsMemo, Rules,
+    Checkpoint, Durable, Enqueued, FleetAnswers, Frontier, Home, PassThrough, RobotsMemo, Rules, SharedLimits,
 };
 use crate::schedule::robots::RobotsRules;
 use crate::schedule::throttle::adaptive::Proposal;
@@ -400,19 +400,17 @@ impl FleetFrontier {
     }
 }
 
-impl Journal for FleetFrontier {
-    fn is_durable(&self) -> bool {
-        true
+impl Home for FleetFrontier {
+    fn durable(&mut self) -> Option<&mut dyn Durable> {
+        Some(self)
     }
 
-    fn shares_limits(&self) -> bool {
-        true
+    fn shared(&mut self) -> Option<&mut dyn SharedLimits> {
+        Some(self)
     }
+}
 
-    fn arrivals(&self) -> Option<Arc<Notify>> {
-        Some(self.link.to_dispatcher.clone())
-    }
-
+impl Durable for FleetFrontier {
     fn robots(&mut self, host: &str) -> Result<Option<RobotsMemo>, Error> {
         Ok(self.answers.get(host).cloned())
     }
@@ -449,54 +447,6 @@ impl Journal for FleetFrontier {
         .to_string();
         self.send(|round| round.failures.push(line));
         Ok(())
-    }
-
-    fn rest_slot(&mut self, ticket: Ticket, until: Instant) {
-        self.rest_until.insert(ticket.0, until);
-    }
-
-    fn answered(&mut self, host: &str, blocked: bool) {
-        let answers = &mut self.unsent.answers;
-        match answers.iter_mut().find(|(known, _, _)| known == host) {
-            Some((_, answered, blocks)) => {
-                *answered += 1;
-                *blocks += u64::from(blocked);
-            }
-            None => answers.push((host.to_owned(), 1, u64::from(blocked))),
-        }
-    }
-
-    fn fleet_answers(&self) -> Option<FleetAnswers> {
-        self.link.lock().gauge.clone()
-    }
-
-    fn fleet_proxy_bytes(&self, own: u64) -> Option<u64> {
-        // The fleet's count as last heard, and what this worker spent since it reported.
-        let fleet = self.link.lock().fleet_proxy_bytes?;
-        Some(fleet.saturating_add(own.saturating_sub(self.reported_proxy_bytes)).max(own))
-    }
-
-    fn adapt_host(&mut self, host: &str, limit: usize, rps: f64, proposal: Proposal) {
-        // Not held for a checkpoint: limits follow no file, and may change when no
-        // request finishes (a host's first limits).
-        self.link.lock().outbox.adapt.push((host.to_owned(), limit, rps, proposal as u8));
-        self.link.to_syncer.notify_one();
-    }
-
-    fn fleet_host_limits(&mut self) -> Vec<(HostKey, usize, f64)> {
-        let exchange = self.link.lock();
-        let mut changed = Vec::new();
-        for (host, &limits) in &exchange.fleet_limits {
-            if self.seen_limits.insert(host.clone(), limits) != Some(limits) {
-                changed.push((HostKey::from(host.as_str()), limits.0, limits.1));
-            }
-        }
-        changed
-    }
-
-    fn hold_host(&mut self, host: &str, until: Instant) {
-        let change = (host.to_owned(), millis(until.saturating_duration_since(Instant::now())));
-        self.send(|round| round.pause.push(change));
     }
 
     fn checkpoint(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), Error> {
@@ -551,5 +501,63 @@ impl Journal for FleetFrontier {
         drop(exchange);
         self.link.to_syncer.notify_one();
         Ok(())
+    }
+
+    fn keeps_identities(&self) -> bool {
+        false
+    }
+}
+
+impl SharedLimits for FleetFrontier {
+    fn arrivals(&self) -> Arc<Notify> {
+        self.link.to_dispatcher.clone()
+    }
+
+    fn rest_slot(&mut self, ticket: Ticket, until: Instant) {
+        self.rest_until.insert(ticket.0, until);
+    }
+
+    fn answered(&mut self, host: &str, blocked: bool) {
+        let answers = &mut self.unsent.answers;
+        match answers.iter_mut().find(|(known, _, _)| known == host) {
+            Some((_, answered, blocks)) => {
+                *answered += 1;
+                *blocks += u64::from(blocked);
+            }
+            None => answers.push((host.to_owned(), 1, u64::from(blocked))),
+        }
+    }
+
+    fn fleet_answers(&self) -> Option<FleetAnswers> {
+        self.link.lock().gauge.clone()
+    }
+
+    fn fleet_proxy_bytes(&self, own: u64) -> Option<u64> {
+        // The fleet's count as last heard, and what this worker spent since it reported.
+        let fleet = self.link.lock().fleet_proxy_bytes?;
+        Some(fleet.saturating_add(own.saturating_sub(self.reported_proxy_bytes)).max(own))
+    }
+
+    fn adapt_host(&mut self, host: &str, limit: usize, rps: f64, proposal: Proposal) {
+        // Not held for a checkpoint: limits follow no file, and may change when no
+        // request finishes (a host's first limits).
+        self.link.lock().outbox.adapt.push((host.to_owned(), limit, rps, proposal as u8));
+        self.link.to_syncer.notify_one();
+    }
+
+    fn fleet_host_limits(&mut self) -> Vec<(HostKey, usize, f64)> {
+        let exchange = self.link.lock();
+        let mut changed = Vec::new();
+        for (host, &limits) in &exchange.fleet_limits {
+            if self.seen_limits.insert(host.clone(), limits) != Some(limits) {
+                changed.push((HostKey::from(host.as_str()), limits.0, limits.1));
+            }
+        }
+        changed
+    }
+
+    fn hold_host(&mut self, host: &str, until: Instant) {
+        let change = (host.to_owned(), millis(until.saturating_duration_since(Instant::now())));
+        self.send(|round| round.pause.push(change));
     }
 }

@@ -6,7 +6,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use tokio::time::Instant;
 
-use super::{Enqueued, Frontier, Journal, Rules};
+use super::{Enqueued, Frontier, Home, Rules};
 use crate::error::Error;
 use crate::request::canonical::Fingerprint;
 use crate::request::host::{host_key, HostKey};
@@ -144,7 +144,7 @@ impl Frontier for MemoryFrontier {
     }
 }
 
-impl Journal for MemoryFrontier {}
+impl Home for MemoryFrontier {}
 
 /// A host's queue is not shrunk below this many requests' room (a few kilobytes).
 const MIN_CAPACITY: usize = 16;

@@ -2,18 +2,18 @@
 //!
 //! The engine talks to it through the narrow [`Frontier`] trait (enqueue, next per host,
 //! finish, defer for a retry, has-pending), so the in-memory frontier can be replaced by
-//! the state file's (`state`) or a shared one without touching the engine. What a durable
-//! frontier remembers besides its queues (robots.txt answers, failures, counts, how much of
-//! the output is committed) goes through [`Journal`].
+//! the state file's (`state`) or a fleet's without touching the engine. What a frontier
+//! can do besides its queues is each optional (`home.rs`): keep the crawl past the process
+//! (`Durable`), and hold a fleet's limits (`SharedLimits`).
 
-mod journal;
+mod home;
 mod memory;
 mod rules;
 mod scope;
 
 use tokio::time::Instant;
 
-pub(crate) use journal::{Checkpoint, FleetAnswers, Journal, RobotsMemo, RunEnd};
+pub(crate) use home::{Checkpoint, Durable, FleetAnswers, Home, RobotsMemo, RunEnd, SharedLimits};
 pub use memory::MemoryFrontier;
 pub(crate) use memory::PassThrough;
 pub(crate) use rules::Rules;

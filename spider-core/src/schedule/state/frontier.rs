@@ -19,7 +19,7 @@ use crate::request::host::{host_key, HostKey};
 use crate::request::identity::IdentityChanges;
 use crate::request::Request;
 use crate::request::Ticket;
-use crate::schedule::frontier::{Checkpoint, Enqueued, Frontier, Journal, RobotsMemo, Rules, RunEnd};
+use crate::schedule::frontier::{Checkpoint, Durable, Enqueued, Frontier, Home, RobotsMemo, Rules, RunEnd};
 use crate::sinks::failures::Failure;
 
 /// How long a robots.txt answer is trusted across runs, as RFC 9309 allows a cache to.
@@ -336,11 +336,13 @@ impl Frontier for StateFrontier {
     }
 }
 
-impl Journal for StateFrontier {
-    fn is_durable(&self) -> bool {
-        true
+impl Home for StateFrontier {
+    fn durable(&mut self) -> Option<&mut dyn Durable> {
+        Some(self)
     }
+}
 
+impl Durable for StateFrontier {
     fn robots(&mut self, host: &str) -> Result<Option<RobotsMemo>, Error> {
         type Memo = (Option<u16>, Option<Vec<u8>>, Option<String>, Option<i64>);
         let memo: Option<Memo> = self

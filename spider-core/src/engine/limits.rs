@@ -6,7 +6,7 @@ use crate::observe::stats::{Counts, Stats};
 use spider_settings::Config;
 
 /// The crawl's page and item limits, counted over every run of its state file.
-pub(in crate::engine) struct Limits {
+pub(super) struct Limits {
     max_pages: Option<u64>,
     max_items: Option<u64>,
     /// Pages and items of the state file's earlier runs.
@@ -15,7 +15,7 @@ pub(in crate::engine) struct Limits {
 }
 
 impl Limits {
-    pub(in crate::engine) fn new(config: &Config, earlier: Option<&Counts>) -> Self {
+    pub(super) fn new(config: &Config, earlier: Option<&Counts>) -> Self {
         Limits {
             max_pages: config.max_pages,
             max_items: config.max_items,

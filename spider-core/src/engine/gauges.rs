@@ -6,9 +6,9 @@ use std::cmp::Reverse;
 
 use tokio::time::Instant;
 
-use super::Dispatcher;
-use super::Host;
-use crate::engine::{HostId, Sample};
+use super::dispatch::Dispatcher;
+use super::hosts::{Host, HostId};
+use super::protocol::Sample;
 use crate::observe::gauge::{HostLive, Live};
 use crate::observe::stats::Stats;
 use crate::observe::timeline::{Event, EventKind};
@@ -23,11 +23,14 @@ impl<S: Spider> Dispatcher<S> {
         self.window.record(now, sample.blocked);
         let host = &mut self.hosts[id];
         host.window.record(now, sample.blocked);
-        self.frontier.answered(&host.key, sample.blocked);
-        let host = &mut self.hosts[id];
+        if let Some(shared) = self.frontier.shared() {
+            shared.answered(&host.key, sample.blocked);
+        }
         host.good_this_step += usize::from(!sample.blocked);
-        let (Some(target), Some(controller)) = (&self.adaptive, host.controller.as_mut()) else { return };
-        if let Some(change) = controller.answer(target, now, sample.sent_at, sample.blocked, &host.window) {
+        let target = self.hosts.adaptive();
+        let host = &mut self.hosts[id];
+        let (Some(target), Some(controller)) = (target, host.controller.as_mut()) else { return };
+        if let Some(change) = controller.answer(&target, now, sample.sent_at, sample.blocked, &host.window) {
             self.apply(id, change, now);
         }
     }
@@ -36,15 +39,16 @@ impl<S: Spider> Dispatcher<S> {
     /// and the gauges are published.
     pub(super) fn tick(&mut self, now: Instant) {
         self.next_tick = now + adaptive::STEP;
-        if let Some(target) = self.adaptive {
-            for (key, limit, rps) in self.frontier.fleet_host_limits() {
-                let Some(&id) = self.host_ids.get(&key) else { continue };
+        if let Some(target) = self.hosts.adaptive() {
+            let fleet_limits = self.frontier.shared().map(|shared| shared.fleet_host_limits());
+            for (key, limit, rps) in fleet_limits.unwrap_or_default() {
+                let Some(id) = self.hosts.id_of(&key) else { continue };
                 let change = self.hosts[id].controller.as_mut().and_then(|c| c.adopt(limit, rps, now));
                 if let Some(change) = change {
                     self.apply(id, change, now);
                 }
             }
-            let fleet = self.frontier.fleet_answers();
+            let fleet = self.frontier.shared().and_then(|shared| shared.fleet_answers());
             for id in 0..self.hosts.len() {
                 let host = &mut self.hosts[id];
                 // A fleet's worker uses its share of the host's rate: the fleet's use is its
@@ -81,11 +85,13 @@ impl<S: Spider> Dispatcher<S> {
             Change::Raised | Change::Closed => Some(Proposal::Raise),
             Change::Adopted { .. } => None,
         };
-        if let Some(proposal) = proposal {
-            self.frontier.adapt_host(key, limit, rps, proposal);
-        }
-        if let Change::Tripped { until } = change {
-            self.frontier.hold_host(key, until);
+        if let Some(shared) = self.frontier.shared() {
+            if let Some(proposal) = proposal {
+                shared.adapt_host(key, limit, rps, proposal);
+            }
+            if let Change::Tripped { until } = change {
+                shared.hold_host(key, until);
+            }
         }
         if let Some(timeline) = &self.timeline {
             let (kind, block_rate) = match change {
@@ -120,7 +126,7 @@ impl<S: Spider> Dispatcher<S> {
                 tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, "{by} by another worker of the fleet")
             }
         }
-        self.mark_ready(id);
+        self.hosts.mark_ready(id);
     }
 
     /// Send the gauges to whoever watches: the progress line, the metrics endpoint.
@@ -150,7 +156,7 @@ impl<S: Spider> Dispatcher<S> {
         // A fleet's worker shows the fleet's block rate: one worker's blocks are every
         // worker's concern.
         let mut block_rate = self.window.block_rate();
-        if let Some(fleet) = self.frontier.fleet_answers() {
+        if let Some(fleet) = self.frontier.shared().and_then(|shared| shared.fleet_answers()) {
             block_rate = FleetAnswers::block_rate(fleet.answered, fleet.blocked);
             for host in &mut hosts {
                 if let Some(&(answered, blocked)) = fleet.hosts.get(&host.host) {

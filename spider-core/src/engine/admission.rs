@@ -1,0 +1,230 @@
+//! Admission: whether the next request may go out now.
+//!
+//! A decision is a function of `now` and of what the dispatcher tells it, nothing else: it
+//! reads no clock of its own and waits for nothing, so the dispatcher can sleep until the
+//! earliest instant any decision names, and the tests can run it on a paused clock.
+//!
+//! The crawl first ([`Admission::crawl`]): nothing more once it is stopping or the proxy
+//! budget is spent, no more than `concurrency` global slots, and no more pages than
+//! `max_pages` (those in flight count) or items than `max_items`. Then one request of a host ([`Admission::request`]): the host must have a
+//! free slot past its politeness pause (and past any 429 pause), and the crawl's rate
+//! ceiling a token. A request waiting for its token holds no slot of any kind.
+
+use spider_settings::Config;
+use tokio::time::Instant;
+
+use super::limits::Limits;
+use crate::observe::stats::Stats;
+use crate::schedule::throttle::{HostSlots, RateGate, SlotState};
+
+/// Why the crawl admits nothing more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stop {
+    /// A stop signal, or an error the crawl cannot go on after.
+    Stopping,
+    /// The proxy spend reached `proxy_budget`.
+    Budget,
+}
+
+/// The crawl's gate for the next request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Gate {
+    /// A request may go, if a host can take one.
+    Open,
+    /// Every global slot is taken, or `max_pages`/`max_items` is reached counting what is
+    /// in flight: wait for a request to finish (one that fails makes room for another).
+    Full,
+    /// Nothing more is admitted.
+    Closed(Stop),
+}
+
+/// What admission says of one request of a host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Admit {
+    /// Send it now; its rate token is taken.
+    Launch,
+    /// Not before this instant, the rate ceiling's next token: the dispatcher holds the
+    /// request (no slot taken) until then.
+    WaitUntil(Instant),
+    /// Its host cannot take it now: every slot is busy (`None`: until one finishes) or
+    /// pausing until the instant given. It goes back to its host.
+    Hold(Option<Instant>),
+}
+
+/// What the crawl stands at, as admission reads it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Standing {
+    /// Global slots taken: requests in flight, and with a state file those finished but
+    /// not committed yet.
+    pub(super) slots_taken: usize,
+    /// Requests in flight, which count as pages to come against `max_pages`.
+    pub(super) in_flight: usize,
+    /// A stop signal or an error the crawl cannot go on after.
+    pub(super) stopping: bool,
+    /// The proxy spend is at `proxy_budget`.
+    pub(super) budget_spent: bool,
+}
+
+/// The crawl's admission: its global slots, its rate ceiling and its page and item limits.
+pub(super) struct Admission {
+    concurrency: usize,
+    /// `None` without a ceiling, and in a fleet, whose frontier admits under the fleet's.
+    rate: Option<RateGate>,
+    limits: Limits,
+}
+
+impl Admission {
+    /// The admission of `config`; `shares_limits` when a fleet's frontier holds the rate.
+    pub(super) fn new(config: &Config, limits: Limits, shares_limits: bool) -> Self {
+        let rate = config.rate.filter(|_| !shares_limits).and_then(RateGate::new);
+        Admission { concurrency: config.concurrency, rate, limits }
+    }
+
+    /// Whether the crawl admits another request, standing where `standing` says.
+    pub(super) fn crawl(&self, standing: Standing, stats: &Stats) -> Gate {
+        if standing.stopping {
+            Gate::Closed(Stop::Stopping)
+        } else if standing.budget_spent {
+            Gate::Closed(Stop::Budget)
+        } else if standing.slots_taken >= self.concurrency || !self.limits.admit(stats, standing.in_flight) {
+            Gate::Full
+        } else {
+            Gate::Open
+        }
+    }
+
+    /// Whether a request of the host with `slots` may go at `now`. One answered from the
+    /// cache (`offline`) sends nothing: it needs no slot and no token.
+    pub(super) fn request(&self, slots: &HostSlots, offline: bool, now: Instant) -> Admit {
+        if offline {
+            return Admit::Launch;
+        }
+        match slots.state(now) {
+            SlotState::Busy => Admit::Hold(None),
+            SlotState::PausedUntil(until) => Admit::Hold(Some(until)),
+            SlotState::Free => match self.rate.as_ref().map(RateGate::try_pass) {
+                Some(Err(at)) => Admit::WaitUntil(at),
+                Some(Ok(())) | None => Admit::Launch,
+            },
+        }
+    }
+
+    /// Whether `max_pages` or `max_items` is reached: nothing more will be admitted.
+    pub(super) fn limit_reached(&self, stats: &Stats) -> bool {
+        self.limits.reached(stats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use spider_settings::Config;
+
+    use super::*;
+
+    fn standing(slots_taken: usize) -> Standing {
+        Standing { slots_taken, in_flight: slots_taken, stopping: false, budget_spent: false }
+    }
+
+    fn admission(config: &Config) -> Admission {
+        Admission::new(config, Limits::new(config, None), false)
+    }
+
+    /// Launch whatever admission lets go, one request at a time to a host that is always
+    /// free, for `span`, and say when each went.
+    async fn launches(admission: &Admission, span: Duration) -> Vec<Duration> {
+        let start = Instant::now();
+        let slots = HostSlots::new(1_000, start);
+        let mut sent = Vec::new();
+        while start.elapsed() <= span {
+            match admission.request(&slots, false, Instant::now()) {
+                Admit::Launch => sent.push(start.elapsed()),
+                Admit::WaitUntil(at) => tokio::time::sleep_until(at).await,
+                Admit::Hold(_) => panic!("the host is always free"),
+            }
+        }
+        sent
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_rate_ceiling_lets_exactly_rpm_go_in_any_minute() {
+        let admission = admission(&Config::new("t").rpm(120));
+        let sent = launches(&admission, Duration::from_secs(300)).await;
+        // One every half second, the first at once: 601 in 300 s, and never 121 in 60 s.
+        assert_eq!(sent.len(), 601);
+        assert!(sent.windows(2).all(|pair| pair[1] - pair[0] == Duration::from_millis(500)), "{sent:?}");
+        for (i, at) in sent.iter().enumerate() {
+            let in_minute =
+                sent[i..].iter().take_while(|later| **later < *at + Duration::from_secs(60)).count();
+            assert!(in_minute <= 120, "{in_minute} requests in the minute from {at:?}");
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_host_takes_as_many_as_its_slots_then_waits_for_one_and_its_pause() {
+        let config = Config::new("t").per_host(2);
+        let admission = admission(&config);
+        let start = Instant::now();
+        let mut slots = HostSlots::new(config.per_host, start);
+        for _ in 0..2 {
+            assert_eq!(admission.request(&slots, false, start), Admit::Launch);
+            slots.take(start);
+        }
+        assert_eq!(admission.request(&slots, false, start), Admit::Hold(None), "both slots busy");
+        assert_eq!(admission.request(&slots, true, start), Admit::Launch, "a cached answer takes no slot");
+        let rested = start + Duration::from_secs(2);
+        slots.release(rested);
+        assert_eq!(admission.request(&slots, false, start), Admit::Hold(Some(rested)), "the slot's pause");
+        tokio::time::sleep_until(rested).await;
+        assert_eq!(admission.request(&slots, false, Instant::now()), Admit::Launch);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_429_pauses_every_slot_of_its_host_until_its_retry_after() {
+        let admission = admission(&Config::new("t").per_host(4));
+        let start = Instant::now();
+        let mut slots = HostSlots::new(4, start);
+        slots.take(start);
+        // The dispatcher's reaction to a 429 with `Retry-After: 30`.
+        let retry_after = start + Duration::from_secs(30);
+        slots.pause_until(retry_after);
+        slots.release(start);
+        assert_eq!(admission.request(&slots, false, start), Admit::Hold(Some(retry_after)));
+        tokio::time::sleep(Duration::from_secs(29)).await;
+        assert_eq!(admission.request(&slots, false, Instant::now()), Admit::Hold(Some(retry_after)));
+        tokio::time::sleep_until(retry_after).await;
+        assert_eq!(admission.request(&slots, false, Instant::now()), Admit::Launch);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_waiting_for_its_token_holds_no_slot_and_goes_when_it_is_due() {
+        let admission = admission(&Config::new("t").rps(2));
+        let start = Instant::now();
+        let slots = HostSlots::new(8, start);
+        assert_eq!(admission.request(&slots, false, start), Admit::Launch);
+        let due = start + Duration::from_millis(500);
+        assert_eq!(admission.request(&slots, false, start), Admit::WaitUntil(due));
+        assert_eq!(slots.state(start), SlotState::Free, "nothing taken while waiting");
+        tokio::time::sleep_until(due).await;
+        assert_eq!(admission.request(&slots, false, Instant::now()), Admit::Launch);
+    }
+
+    #[test]
+    fn the_crawl_closes_at_the_budget_and_a_stop_and_fills_at_concurrency_and_the_page_limit() {
+        let config = Config::new("t").concurrency(3).max_pages(10);
+        let admission = admission(&config);
+        let stats = Stats::new();
+        assert_eq!(admission.crawl(standing(2), &stats), Gate::Open);
+        assert_eq!(admission.crawl(Standing { in_flight: 0, ..standing(3) }, &stats), Gate::Full);
+        let spent = Standing { budget_spent: true, ..standing(0) };
+        assert_eq!(admission.crawl(spent, &stats), Gate::Closed(Stop::Budget));
+        let stopping = Standing { stopping: true, budget_spent: true, ..standing(0) };
+        assert_eq!(admission.crawl(stopping, &stats), Gate::Closed(Stop::Stopping));
+        Stats::add(&stats.pages, 8);
+        assert_eq!(admission.crawl(standing(2), &stats), Gate::Full, "8 done and 2 in flight");
+        assert_eq!(admission.crawl(standing(1), &stats), Gate::Open, "one of them failed");
+        Stats::add(&stats.pages, 2);
+        assert!(admission.limit_reached(&stats));
+    }
+}

@@ -1,0 +1,195 @@
+//! Commit: what the crawl writes as requests finish, and when it is made durable.
+//!
+//! Only the dispatcher writes the output and failures files, and only for requests it has
+//! finished, in the same step in which it tells the frontier; with a durable frontier (a
+//! state file, a fleet) a checkpoint then flushes the files and commits their lengths with
+//! every change to the frontier since the last one, in one transaction. Finished requests
+//! are committed in groups, at most [`GROUP_COMMIT`] after the first, and each keeps its
+//! global slot until its group is committed, so a crash fetches again at most
+//! `concurrency` pages.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use tokio::time::Instant;
+use url::Url;
+
+use crate::error::Error;
+use crate::observe::stats::Counts;
+use crate::request::identity::IdentityChanges;
+use crate::request::Request;
+use crate::schedule::cache::{CacheWrite, Cached, HttpCache};
+use crate::schedule::frontier::{Checkpoint, Durable, RunEnd};
+use crate::sinks::failures::{Failure, FailuresFile};
+use crate::sinks::{Encoded, Sink};
+
+/// The longest a finished request waits for its checkpoint (see [`Commit::due`]).
+pub(super) const GROUP_COMMIT: Duration = Duration::from_millis(2);
+
+/// The files the dispatcher writes.
+pub(super) struct Files {
+    pub(super) sink: Option<Sink>,
+    pub(super) failures: Option<FailuresFile>,
+    /// The HTTP cache, looked up before admission and written with what tasks bring back.
+    pub(super) cache: Option<HttpCache>,
+}
+
+/// What a checkpoint commits besides the files' lengths.
+pub(super) struct Progress {
+    pub(super) counts: Counts,
+    pub(super) proxy_bytes: u64,
+    pub(super) identities: Option<IdentityChanges>,
+    pub(super) ended: Option<RunEnd>,
+}
+
+/// The files and the bookkeeping of what is not committed yet.
+pub(super) struct Commit {
+    files: Files,
+    /// Whether the frontier keeps its requests past the process.
+    durable: bool,
+    /// `state_sync`: the files are synced to the disk before each checkpoint.
+    state_sync: bool,
+    /// Changes since the last checkpoint.
+    unsaved: bool,
+    /// With a durable frontier, requests finished since the last checkpoint, and since
+    /// when: each keeps its global slot until committed.
+    uncommitted: usize,
+    uncommitted_since: Option<Instant>,
+}
+
+impl Commit {
+    pub(super) fn new(files: Files, durable: bool, state_sync: bool) -> Self {
+        // The seeds, or an earlier run's queue put back: committed before any launch.
+        Commit { files, durable, state_sync, unsaved: true, uncommitted: 0, uncommitted_since: None }
+    }
+
+    /// A request came back from its task: its global slot is held until it is committed.
+    pub(super) fn returned(&mut self, now: Instant) {
+        self.unsaved = true;
+        if self.durable {
+            self.uncommitted += 1;
+            self.uncommitted_since.get_or_insert(now);
+        }
+    }
+
+    /// The frontier changed without a request coming back (one finished unfetched, as
+    /// robots.txt disallows it): a change to save, with the next group.
+    pub(super) fn changed(&mut self, now: Instant) {
+        self.unsaved = true;
+        if self.durable {
+            self.uncommitted_since.get_or_insert(now);
+        }
+    }
+
+    /// Global slots held by requests finished but not committed yet.
+    pub(super) fn slots_held(&self) -> usize {
+        self.uncommitted
+    }
+
+    /// Whether to checkpoint now. Changes that finished no request (the seeds, an earlier
+    /// run's queue) are committed at once; finished requests in groups, at most
+    /// [`GROUP_COMMIT`] after the first (a commit costs as much as a hundred requests'
+    /// changes: one per request would slow a fast crawl by a fifth), or at once when the
+    /// crawl is draining.
+    pub(super) fn due(&self, now: Instant, draining: bool) -> bool {
+        match self.uncommitted_since {
+            _ if !self.unsaved => false,
+            None => true,
+            Some(since) => now >= since + GROUP_COMMIT || draining,
+        }
+    }
+
+    /// When the open group must be committed.
+    pub(super) fn due_at(&self) -> Option<Instant> {
+        self.uncommitted_since.map(|since| since + GROUP_COMMIT)
+    }
+
+    /// Commit what this run did since the last checkpoint, to a durable frontier: flush
+    /// the files to the operating system (and to the disk with `state_sync`), then commit
+    /// the frontier's changes together with their lengths. Without one, the files are
+    /// flushed when the crawl ends.
+    pub(super) fn checkpoint(
+        &mut self,
+        frontier: Option<&mut dyn Durable>,
+        progress: impl FnOnce(bool) -> Progress,
+    ) -> Result<(), Error> {
+        self.unsaved = false;
+        self.uncommitted = 0;
+        self.uncommitted_since = None;
+        let Some(frontier) = frontier else { return Ok(()) };
+        let sync = self.state_sync;
+        let output = self.files.sink.as_mut().map(|sink| {
+            let committed = sink.flush()?;
+            synced(sync, || sink.sync()).map(|()| committed)
+        });
+        let failures = self.files.failures.as_mut().map(|file| {
+            let committed = file.flush()?;
+            synced(sync, || file.sync()).map(|()| committed)
+        });
+        // Nothing is committed past what the files hold.
+        let (output, failures) = (output.transpose()?, failures.transpose()?);
+        let Progress { counts, proxy_bytes, identities, ended } = progress(frontier.keeps_identities());
+        frontier.checkpoint(&Checkpoint { output, failures, counts: &counts, proxy_bytes, ended, identities })
+    }
+
+    /// Append a page's items to the output file.
+    pub(super) fn write_items(&mut self, items: &Encoded) -> Result<(), Error> {
+        match self.files.sink.as_mut() {
+            Some(sink) => sink.write(items),
+            None => Ok(()),
+        }
+    }
+
+    /// File a request given up: in the failures file, and in a durable frontier.
+    pub(super) fn give_up(
+        &mut self,
+        frontier: Option<&mut dyn Durable>,
+        url: &Url,
+        method: &Method,
+        attempts: u32,
+        failure: &Failure,
+    ) -> Result<(), Error> {
+        if let Some(file) = self.files.failures.as_mut() {
+            file.record(url.as_str(), method.as_str(), attempts, failure)?;
+        }
+        match frontier {
+            Some(frontier) => frontier.record_failure(url, method, attempts, failure),
+            None => Ok(()),
+        }
+    }
+
+    /// The cached answer to `request`, if the crawl keeps a cache and it has one.
+    pub(super) fn cached(&self, request: &Request) -> Result<Option<Cached>, Error> {
+        match &self.files.cache {
+            Some(cache) => cache.lookup(request),
+            None => Ok(None),
+        }
+    }
+
+    /// Store or refresh an answer in the cache.
+    pub(super) fn cache(&mut self, write: CacheWrite) -> Result<(), Error> {
+        match self.files.cache.as_mut() {
+            Some(cache) => cache.write(write),
+            None => Ok(()),
+        }
+    }
+
+    /// After the last checkpoint: commit the cache, close the output (a JSON array's
+    /// closing bracket is not committed, so a resumed crawl cuts it off and goes on), and
+    /// flush the failures. Every step is tried; the first error is returned.
+    pub(super) fn close(&mut self) -> Result<(), Error> {
+        let cache = self.files.cache.as_mut().map_or(Ok(()), HttpCache::commit);
+        let sink = self.files.sink.as_mut().map_or(Ok(()), Sink::finish);
+        let failures = self.files.failures.as_mut().map_or(Ok(()), |file| file.flush().map(|_| ()));
+        cache.and(sink).and(failures)
+    }
+}
+
+/// Sync a file to the disk with `sync`, when `state_sync` asks for it.
+fn synced(asked: bool, sync: impl FnOnce() -> Result<(), Error>) -> Result<(), Error> {
+    if asked {
+        sync()
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,187 @@
+//! What the dispatcher and a request's task tell each other: the job a task is sent to do,
+//! and the outcome it reports back, exactly once, even if the task panics or is abandoned.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use url::Url;
+
+use super::hosts::HostId;
+use crate::error::Error;
+use crate::request::{Request, Ticket};
+use crate::schedule::cache::{CacheWrite, Cached};
+use crate::schedule::frontier::RobotsMemo;
+use crate::schedule::robots::RobotsRules;
+use crate::sinks::failures::Failure;
+use crate::sinks::Encoded;
+use crate::wire::classify::Trouble;
+
+/// What a task is sent to do: a page, or a host's robots.txt, and the cached answer to
+/// take or to have the server confirm.
+pub(super) struct Job {
+    pub(super) request: Request,
+    pub(super) robots: bool,
+    pub(super) cached: Option<Cached>,
+}
+
+impl Job {
+    pub(super) fn page(request: Request) -> Self {
+        Job { request, robots: false, cached: None }
+    }
+
+    pub(super) fn robots(request: Request) -> Self {
+        Job { request, robots: true, cached: None }
+    }
+
+    /// Whether the answer is taken from the cache without asking the network: then the
+    /// request needs no rate token, no host slot and no pause.
+    pub(super) fn offline(&self) -> bool {
+        self.cached.as_ref().is_some_and(|cached| !cached.revalidate)
+    }
+}
+
+/// What a task learned besides its outcome: the answer's verdict and latency for the
+/// gauges, and what to write to the cache.
+#[derive(Default)]
+pub(super) struct Notes {
+    pub(super) sample: Option<Sample>,
+    pub(super) cache: Option<CacheWrite>,
+}
+
+/// What a task reports back.
+pub(super) enum Outcome {
+    /// The page was parsed: its items, encoded; its follow-ups; and the failure if `parse`
+    /// returned an error after finding some (its items are still written and its links
+    /// still followed). `not_html`: the link rules skipped it as not HTML.
+    Parsed {
+        items: Encoded,
+        follows: Vec<Request>,
+        failed: Option<(Url, Method, u32, Failure)>,
+        not_html: bool,
+    },
+    Redirect(Request),
+    /// A sitemap was read: what it lists, as requests; and the failure if it could not be
+    /// read whole (what was read before is still followed).
+    Sitemap {
+        follows: Vec<Request>,
+        failed: Option<(Url, Method, u32, Failure)>,
+    },
+    /// robots.txt's rules, and the answer they were read from, for the state file.
+    Robots(RobotsRules, RobotsMemo),
+    /// robots.txt redirected here.
+    RobotsRedirect(Request),
+    /// robots.txt could not be had; the reason.
+    RobotsUnavailable(String),
+    /// Worth another attempt, if any are left.
+    Trouble {
+        request: Request,
+        trouble: Trouble,
+        retry_after: Option<Duration>,
+        failure: Failure,
+    },
+    /// Given up for good.
+    Failed {
+        url: Url,
+        method: Method,
+        attempts: u32,
+        failure: Failure,
+    },
+    /// Cut short by the end of the crawl: given up as interrupted, or, with a state file,
+    /// left for the next run.
+    Interrupted {
+        url: Url,
+        method: Method,
+        attempts: u32,
+    },
+    Fatal(Error),
+}
+
+impl Outcome {
+    pub(super) fn failed(request: &Request, failure: Failure) -> Self {
+        Outcome::Failed {
+            url: request.url().clone(),
+            method: request.method().clone(),
+            attempts: request.attempts + 1,
+            failure,
+        }
+    }
+}
+
+pub(super) struct Done {
+    pub(super) host: HostId,
+    /// Whether the request went to the network (not answered from the cache): it took a
+    /// host slot, which it gives back.
+    pub(super) network: bool,
+    /// The request's ticket, when a durable frontier handed it out.
+    pub(super) ticket: Option<Ticket>,
+    pub(super) outcome: Outcome,
+    pub(super) notes: Notes,
+}
+
+/// What the gauges learn from one answer.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Sample {
+    pub(super) blocked: bool,
+    pub(super) sent_at: Instant,
+    pub(super) latency: Duration,
+}
+
+/// Reports a task's outcome exactly once, even if the task panics (the spider's `parse`
+/// is user code) or is abandoned at shutdown: a lost report would leave a slot taken for
+/// ever, and the request would be missing from the failures file.
+pub(super) struct Report {
+    pub(super) host: HostId,
+    pub(super) network: bool,
+    pub(super) robots: bool,
+    pub(super) ticket: Option<Ticket>,
+    pub(super) url: Url,
+    pub(super) method: Method,
+    pub(super) attempts: u32,
+    pub(super) to: mpsc::UnboundedSender<Done>,
+    pub(super) sent: bool,
+}
+
+impl Report {
+    pub(super) fn send(mut self, outcome: Outcome, notes: Notes) {
+        self.sent = true;
+        let _ = self.to.send(Done {
+            host: self.host,
+            network: self.network,
+            ticket: self.ticket,
+            outcome,
+            notes,
+        });
+    }
+}
+
+impl Drop for Report {
+    fn drop(&mut self) {
+        if self.sent {
+            return;
+        }
+        let panicked = std::thread::panicking();
+        let outcome = if self.robots {
+            // The host must not wait for ever for an answer that will not come.
+            let reason = if panicked { "panic" } else { "interrupted" };
+            Outcome::RobotsUnavailable(format!("robots.txt fetch ended: {reason}"))
+        } else if panicked {
+            let failure = Failure { reason: "panic", status: None, error: None };
+            Outcome::Failed {
+                url: self.url.clone(),
+                method: self.method.clone(),
+                attempts: self.attempts + 1,
+                failure,
+            }
+        } else {
+            Outcome::Interrupted {
+                url: self.url.clone(),
+                method: self.method.clone(),
+                attempts: self.attempts + 1,
+            }
+        };
+        let (host, network, ticket) = (self.host, self.network, self.ticket);
+        let _ = self.to.send(Done { host, network, ticket, outcome, notes: Notes::default() });
+    }
+}
