@@ -73,7 +73,7 @@ fn main() -> ExitCode {
                 if let Some(host) = now.hosts.first() {
                     println!(
                         "{:5.0}s  {:5}  {:9.1}  {:7.1}  {:9.1}%{}",
-                        now.elapsed_secs,
+                        now.counts.elapsed_secs,
                         host.limit,
                         host.rate_per_sec.unwrap_or_default(),
                         now.pages_per_sec,

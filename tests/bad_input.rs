@@ -54,7 +54,7 @@ async fn a_redirect_chain_back_to_a_url_it_passed_is_a_loop_filed_with_its_chain
     let start = format!("{}loop/a", site.url());
     let config = Config::new("books").start_url(&start).output(dir.path().join("items.jsonl"));
     let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
-    assert_eq!(summary.failures_by_reason.get("redirect loop"), Some(&1), "{summary}");
+    assert_eq!(summary.counts.failures_by_reason.get("redirect loop"), Some(&1), "{summary}");
     let filed = support::read_json_lines(&dir.path().join("items.failures.jsonl"));
     let looped: Vec<_> = filed.iter().filter(|f| f["reason"] == "redirect loop").collect();
     assert_eq!(looped.len(), 1, "{filed:?}");
@@ -71,7 +71,7 @@ async fn a_failure_is_filed_under_the_url_requested_without_its_fragment() {
     let start = format!("{}gone/1#changelog", site.url());
     let config = Config::new("books").start_url(&start).output(dir.path().join("items.jsonl"));
     let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
-    assert_eq!(summary.failures_by_reason.get("http 404"), Some(&1), "{summary}");
+    assert_eq!(summary.counts.failures_by_reason.get("http 404"), Some(&1), "{summary}");
     let filed = support::read_json_lines(&dir.path().join("items.failures.jsonl"));
     assert_eq!(filed.len(), 1, "{filed:?}");
     assert_eq!(filed[0]["url"], format!("{}gone/1", site.url()), "as sent: no fragment");
@@ -94,7 +94,7 @@ async fn bad_bodies_and_redirect_traps_fail_cleanly_and_the_rest_is_kept() {
     let items = read_jsonl(&output);
     assert!(items.iter().any(|item| item.title == "Café Müller"), "Latin-1 decoded: {items:?}");
     assert_eq!(items.len(), 4, "three pages and the Latin-1 one");
-    let failed = &summary.failures_by_reason;
+    let failed = &summary.counts.failures_by_reason;
     assert_eq!(failed.get("body too large"), Some(&2), "the huge page and the gzip bomb: {failed:?}");
     assert_eq!(failed.get("too many redirects"), Some(&1), "{failed:?}");
     assert_eq!(failed.get("redirect loop"), Some(&2), "/cycle and /loop/a: {failed:?}");

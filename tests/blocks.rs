@@ -26,7 +26,7 @@ async fn a_captcha_served_with_200_is_a_block_retried_and_never_an_item() {
         .block_marker("g-recaptcha")
         .backoff(std::time::Duration::from_millis(10), std::time::Duration::from_millis(50));
     let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
-    assert_eq!((summary.status, summary.blocked, summary.items), (CrawlStatus::Complete, 5, 5));
+    assert_eq!((summary.status, summary.counts.blocked, summary.counts.items), (CrawlStatus::Complete, 5, 5));
     let books = read_jsonl(&output);
     assert!(books.iter().all(|b| b.title != "Are you a robot?"), "{books:?}");
     let seen = site.observed();
@@ -47,9 +47,14 @@ async fn fifty_slots_without_a_pause_get_banned() {
     let (config, _) = config_for(&site, dir.path(), "items.jsonl");
     let summary = Crawler::new(BookSpider::new(aggressive(config).retries(1))).run().await.unwrap();
     let seen = site.observed();
-    println!("control: {} items, 429 ×{}, 403 ×{}", summary.items, seen.answered(429), seen.answered(403));
+    println!(
+        "control: {} items, 429 ×{}, 403 ×{}",
+        summary.counts.items,
+        seen.answered(429),
+        seen.answered(403)
+    );
     assert!(seen.answered(403) > 0, "the site banned the crawl");
-    assert!(summary.items < 300);
+    assert!(summary.counts.items < 300);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -84,13 +89,13 @@ async fn adaptive_mode_finds_the_limit_and_finishes_without_a_ban() {
     let rate = served.len() as f64 / span.as_secs_f64();
     println!(
         "adaptive: {} items in {span:?}, {rate:.1} pages/s of 40 allowed; 429 ×{}, 403 ×{}; block rate {:.3}",
-        summary.items,
+        summary.counts.items,
         seen.answered(429),
         seen.answered(403),
         summary.block_rate
     );
     println!("limit and rate each second: {limits:?}");
-    assert_eq!((summary.status, summary.items as usize), (CrawlStatus::Complete, pages));
+    assert_eq!((summary.status, summary.counts.items as usize), (CrawlStatus::Complete, pages));
     assert_eq!(read_jsonl(&output).len(), pages);
     assert_eq!(seen.answered(403), 0, "never banned");
     assert!(summary.block_rate < 0.02, "block rate {} is over the target", summary.block_rate);
@@ -120,7 +125,7 @@ async fn the_metrics_endpoint_serves_the_block_rate_during_the_crawl() {
         }
     }
     let summary = crawl.await.unwrap().unwrap();
-    assert_eq!(summary.items, 50);
+    assert_eq!(summary.counts.items, 50);
     assert!(scraped.len() >= 3, "scraped {} times during the crawl", scraped.len());
     let mut block_rates = Vec::new();
     let mut hosts_seen = false;

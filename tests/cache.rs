@@ -31,7 +31,7 @@ async fn a_second_run_is_answered_from_the_cache_and_the_site_receives_nothing()
     // A politeness pause that would make a fetched crawl slow: a cached one waits for none.
     let first = crawl(config.cache(&cache).per_host(1).delay(Duration::from_millis(20))).await;
     let received = site.received();
-    assert_eq!(first.from_cache, 0);
+    assert_eq!(first.counts.from_cache, 0);
     assert!(received > demo.expected_pages(), "{received}");
 
     let (config, second_output) = config_for(&site, dir.path(), "second.jsonl");
@@ -39,11 +39,14 @@ async fn a_second_run_is_answered_from_the_cache_and_the_site_receives_nothing()
     assert_eq!(site.received(), received, "the second run sent nothing");
     assert_eq!(read_jsonl(&second_output), read_jsonl(&first_output));
     assert_eq!(read_jsonl(&second_output), expected_books(demo.books));
-    assert_eq!(second.requests, 0);
-    assert_eq!(second.from_cache, first.requests, "every answer, robots.txt and the redirect included");
-    assert!(second.elapsed_secs < 5.0, "no politeness pause for a cached answer: {second}");
+    assert_eq!(second.counts.requests, 0);
+    assert_eq!(
+        second.counts.from_cache, first.counts.requests,
+        "every answer, robots.txt and the redirect included"
+    );
+    assert!(second.counts.elapsed_secs < 5.0, "no politeness pause for a cached answer: {second}");
     assert!(
-        second.to_string().contains(&format!("from the cache: {} answers", second.from_cache)),
+        second.to_string().contains(&format!("from the cache: {} answers", second.counts.from_cache)),
         "{second}"
     );
 }
@@ -61,13 +64,13 @@ async fn revalidating_asks_with_the_validators_and_parses_a_304_from_the_cache()
     let second = crawl(config.cache(&cache).revalidate(true)).await;
     let observed = site.observed();
     let asked = &observed.hits[before..];
-    assert_eq!(asked.len() as u64, first.requests, "every answer asked for again");
+    assert_eq!(asked.len() as u64, first.counts.requests, "every answer asked for again");
     // Pages and robots.txt carry validators; the redirect does not, and is fetched again.
     let plain: Vec<String> = asked.iter().filter(|hit| !hit.conditional).map(|hit| hit.resource()).collect();
     assert_eq!(plain, ["/catalogue/latest"], "every other request carries its validators");
     let not_modified = asked.iter().filter(|hit| hit.status == 304).count() as u64;
-    assert_eq!(not_modified, first.requests - 1, "each confirmed with a 304");
-    assert_eq!(second.revalidated, not_modified);
+    assert_eq!(not_modified, first.counts.requests - 1, "each confirmed with a 304");
+    assert_eq!(second.counts.revalidated, not_modified);
     assert_eq!(read_jsonl(&output), expected_books(demo.books), "parsed from the cache");
 }
 
@@ -89,11 +92,11 @@ async fn expired_answers_are_fetched_again_and_blocked_ones_were_never_kept() {
     assert!(fetched.iter().any(|r| r.starts_with("/catalogue/page-2.html")), "the blocked page: {fetched:?}");
     assert!(!fetched.iter().any(|r| r.starts_with("/catalogue/page-1.html")), "a kept page: {fetched:?}");
     assert_eq!(read_jsonl(&output), expected_books(demo.books));
-    assert!(second.from_cache > 0);
+    assert!(second.counts.from_cache > 0);
 
     let received = site.received();
     let (config, _) = config_for(&site, dir.path(), "third.jsonl");
     let third = crawl(config.cache(&cache).cache_ttl(Duration::ZERO)).await;
-    assert_eq!(third.from_cache, 0, "every answer expired");
-    assert_eq!(site.received() - received, third.requests as usize, "all fetched again");
+    assert_eq!(third.counts.from_cache, 0, "every answer expired");
+    assert_eq!(site.received() - received, third.counts.requests as usize, "all fetched again");
 }

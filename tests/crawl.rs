@@ -24,7 +24,7 @@ async fn demo_crawl_yields_exactly_the_catalogue_and_each_page_once() {
     assert_eq!(seen.under("/private/"), 0, "nothing robots.txt disallows");
     // Home, listings, books, and the one redirect hop.
     assert_eq!(seen.pages().count(), demo.expected_pages() + 1);
-    assert_eq!(summary.items, 1000);
+    assert_eq!(summary.counts.items, 1000);
     assert_eq!(summary.failures, 0);
     let stats: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("books.stats.json")).unwrap()).unwrap();
@@ -83,13 +83,13 @@ async fn max_pages_stops_at_the_count_with_the_items_of_those_pages() {
     let summary = Crawler::new(BookSpider::new(config.concurrency(8).max_pages(25))).run().await.unwrap();
     assert_eq!(summary.status, CrawlStatus::LimitReached);
     assert_eq!(summary.exit_code(), std::process::ExitCode::SUCCESS);
-    assert_eq!(summary.pages, 25);
+    assert_eq!(summary.counts.pages, 25);
     assert!(summary.unfinished > 0, "the rest of the site was left: {}", summary.unfinished);
     // The pages, and at most the one redirect hop on the way to one of them.
     let fetched = site.observed().pages().count();
     assert!((25..=26).contains(&fetched), "the site answered {fetched} page requests");
-    assert_eq!(read_jsonl(&output).len() as u64, summary.items);
-    assert!(summary.items > 0 && summary.items < 25, "{} items", summary.items);
+    assert_eq!(read_jsonl(&output).len() as u64, summary.counts.items);
+    assert!(summary.counts.items > 0 && summary.counts.items < 25, "{} items", summary.counts.items);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -100,8 +100,8 @@ async fn max_items_stops_admitting_and_keeps_the_items_in_flight() {
     let summary = Crawler::new(BookSpider::new(config.concurrency(4).max_items(10))).run().await.unwrap();
     assert_eq!(summary.status, CrawlStatus::LimitReached);
     // Each book page gives one item; four were in flight at most when the tenth landed.
-    assert!((10..=14).contains(&summary.items), "{} items", summary.items);
-    assert_eq!(read_jsonl(&output).len() as u64, summary.items, "every item scraped is written");
+    assert!((10..=14).contains(&summary.counts.items), "{} items", summary.counts.items);
+    assert_eq!(read_jsonl(&output).len() as u64, summary.counts.items, "every item scraped is written");
     let fetched = site.observed().pages().count();
     assert!(fetched < 60, "the crawl went on: {fetched} pages of 1,000 books");
 }
@@ -166,7 +166,7 @@ async fn a_crawl_at_its_limit_ends_while_its_start_list_is_still_open() {
         .unwrap();
     drop(done_tx);
 
-    assert_eq!(summary.pages, 1);
+    assert_eq!(summary.counts.pages, 1);
     assert_eq!(read_jsonl(&output).len(), 1);
     assert_eq!(site.observed().pages().count(), 1, "the one page the list gave");
 }
@@ -207,7 +207,7 @@ async fn a_body_over_the_cap_fails_that_page_and_the_crawl_goes_on() {
     // The home page is about 700 bytes and a listing about 4 KB: the cap lets the first
     // through and stops the second.
     let summary = Crawler::new(BookSpider::new(config.max_body_bytes(2_000))).run().await.unwrap();
-    assert_eq!(summary.failures_by_reason.get("body too large"), Some(&1));
+    assert_eq!(summary.counts.failures_by_reason.get("body too large"), Some(&1));
     let seen = site.observed();
     assert_eq!(seen.under("/catalogue/page-1"), 1, "not retried");
     // Past the failed listing, the crawl goes on through the redirect and related books.

@@ -232,7 +232,11 @@ async fn the_live_dashboard_shows_the_adaptive_crawl_of_the_hostile_site() {
 
     let summary = crawl.await.unwrap().unwrap();
     assert_eq!(summary.status, CrawlStatus::Complete);
-    assert!(summary.pages >= pages, "{} pages in all, {pages} when the page was read", summary.pages);
+    assert!(
+        summary.counts.pages >= pages,
+        "{} pages in all, {pages} when the page was read",
+        summary.counts.pages
+    );
     let seen = site.observed();
     assert_eq!(seen.answered(403), 0, "never banned, dashboard or not");
 }
@@ -259,16 +263,16 @@ async fn the_report_opens_from_a_file_and_shows_the_summarys_totals() {
     .await
     .unwrap();
     let page = Rendered(Html::parse_document(&dom));
-    assert_eq!(page.count("pages-total"), summary.pages);
-    assert_eq!(page.count("items-total"), summary.items);
+    assert_eq!(page.count("pages-total"), summary.counts.pages);
+    assert_eq!(page.count("items-total"), summary.counts.items);
     assert_eq!(page.count("failures-total"), summary.failures);
-    assert_eq!(page.count("requests-total"), summary.requests);
+    assert_eq!(page.count("requests-total"), summary.counts.requests);
     assert!(summary.failures >= 9, "six walls and three gone pages: {summary:?}");
     let charts = page.charts();
     assert!(charts.iter().all(|(_, points)| *points >= 2), "the whole crawl's timeline: {charts:?}");
     assert!(page.value("block-rate-peak") > 0.0, "the walls were blocks");
     let failures = page.text("#failures tbody");
-    for reason in summary.failures_by_reason.keys() {
+    for reason in summary.counts.failures_by_reason.keys() {
         assert!(failures.contains(reason.as_str()), "{reason} in {failures}");
     }
     assert!(failures.contains("/captcha/"), "an example URL of the walls: {failures}");
@@ -288,14 +292,14 @@ async fn a_crawl_stopped_by_a_limit_writes_its_report_and_one_that_cannot_be_wri
     assert_eq!(summary.status, CrawlStatus::LimitReached);
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(html.contains(r#""status":"limit_reached""#), "the report says how the crawl ended");
-    assert!(html.contains(&format!(r#""pages":{},"items":{}"#, summary.pages, summary.items)));
+    assert!(html.contains(&format!(r#""pages":{},"items":{}"#, summary.counts.pages, summary.counts.items)));
 
     let site = Sandbox::hostile(HostileSite { pages: 30, ..HostileSite::empty() }).unwrap();
     let (config, _) = config_for(&site, dir.path(), "items.jsonl");
     let nowhere = dir.path().join("no-such-dir").join("crawl.html");
     let summary = Crawler::new(BookSpider::new(config.report(&nowhere))).run().await.unwrap();
     assert_eq!(summary.status, CrawlStatus::Complete);
-    assert_eq!(support::read_jsonl(&output).len() as u64, summary.items);
-    assert_eq!(summary.items, 30);
+    assert_eq!(support::read_jsonl(&output).len() as u64, summary.counts.items);
+    assert_eq!(summary.counts.items, 30);
     assert!(!nowhere.exists());
 }

@@ -42,7 +42,7 @@ async fn a_derived_spider_scrapes_the_catalogue_with_one_parse_per_page() {
     let summary = Crawler::with_config(Derived, config).run().await.unwrap();
 
     assert_eq!(support::read_jsonl(&output), support::expected_books(demo.books));
-    assert_eq!(summary.html_parses, summary.pages, "one HTML parse per page");
+    assert_eq!(summary.counts.html_parses, summary.counts.pages, "one HTML parse per page");
     assert_eq!(site.observed().duplicates(), Default::default());
 }
 
@@ -160,7 +160,7 @@ async fn a_page_with_a_failed_item_still_has_its_links_followed() {
     let config = Strict.config().set("start_urls", &site.url()).unwrap().output(dir.path().join("x.jsonl"));
     let summary = Crawler::with_config(Strict, config).run().await.unwrap();
 
-    assert_eq!(summary.failures_by_reason.get("item"), Some(&(demo.listing_pages() as u64)));
+    assert_eq!(summary.counts.failures_by_reason.get("item"), Some(&(demo.listing_pages() as u64)));
     assert_eq!(
         site.observed().under("/catalogue/book_"),
         demo.books,
@@ -629,9 +629,9 @@ async fn the_streaming_and_dom_engines_write_identical_items() {
         } else {
             Crawler::with_config(engines::Dom, config(engines::Dom.config())).run().await.unwrap()
         };
-        assert_eq!(summary.items, 60, "{name}");
-        let streamed = if streams { summary.pages } else { 0 };
-        assert_eq!(summary.streamed_pages, streamed, "{name}: pages read without a DOM");
+        assert_eq!(summary.counts.items, 60, "{name}");
+        let streamed = if streams { summary.counts.pages } else { 0 };
+        assert_eq!(summary.counts.streamed_pages, streamed, "{name}: pages read without a DOM");
         let mut lines: Vec<String> =
             std::fs::read_to_string(&output).unwrap().lines().map(String::from).collect();
         lines.sort();

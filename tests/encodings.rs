@@ -165,7 +165,7 @@ struct Heading {
 async fn a_derived_spider_reads_legacy_encodings_declared_every_way() {
     let (site, pages) = site();
     let (items, summary) = crawl(Headings, &site).await;
-    assert_eq!((summary.pages as usize, summary.failures), (pages.len(), 0), "{summary}");
+    assert_eq!((summary.counts.pages as usize, summary.failures), (pages.len(), 0), "{summary}");
     let mut headings: Vec<(String, String)> = items
         .iter()
         .map(|item| {

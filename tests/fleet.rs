@@ -259,8 +259,8 @@ async fn one_workers_blocks_slow_every_worker_of_the_fleet_for_that_host() {
     let both = async { tokio::join!(strict.run(), calm.run()) };
     let (strict, calm) = tokio::time::timeout(Duration::from_secs(150), both).await.unwrap();
     let (strict, calm) = (strict.unwrap(), calm.unwrap());
-    assert!(strict.blocked > 0, "the strict worker blocks pages");
-    assert_eq!(calm.blocked, 0, "the calm worker blocks none itself");
+    assert!(strict.counts.blocked > 0, "the strict worker blocks pages");
+    assert_eq!(calm.counts.blocked, 0, "the calm worker blocks none itself");
     let rates = watch.await.unwrap();
     let cut = rates.windows(2).any(|pair| pair[1] < pair[0]);
     assert!(cut, "the calm worker's rate for the host was cut by the other's blocks: {rates:?}");
@@ -350,8 +350,8 @@ async fn every_worker_shows_the_fleets_block_rate() {
     });
     let (strict, calm) = tokio::join!(strict.run(), calm.run());
     let (strict, calm) = (strict.unwrap(), calm.unwrap());
-    assert!(strict.blocked > 0, "the strict worker blocks pages");
-    assert_eq!(calm.blocked, 0, "the calm worker blocks none itself");
+    assert!(strict.counts.blocked > 0, "the strict worker blocks pages");
+    assert_eq!(calm.counts.blocked, 0, "the calm worker blocks none itself");
     let shown = watch.await.unwrap();
     assert!(shown > 0.05, "the calm worker's gauge shows the fleet's blocks: {shown}");
 }

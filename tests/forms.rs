@@ -90,7 +90,7 @@ async fn posts_to_one_url_are_fetched_once_per_body_in_memory_through_a_state_fi
             .map(|h| h.method.as_str())
             .collect();
         assert_eq!(posts, ["POST"; 3], "{home:?}");
-        assert_eq!((summary.duplicates, summary.failures), (1, 0), "{home:?}: {summary}");
+        assert_eq!((summary.counts.duplicates, summary.failures), (1, 0), "{home:?}: {summary}");
     }
 }
 
@@ -107,7 +107,7 @@ async fn posts_are_sent_again_on_a_run_the_cache_answers_and_only_they() {
     let again: Vec<(&str, String)> =
         observed.hits[first..].iter().map(|hit| (hit.method.as_str(), hit.resource())).collect();
     assert_eq!(again, vec![("POST", "/api/search".to_owned()); 3], "only the searches were sent again");
-    assert_eq!(second.from_cache, 2, "robots.txt and the home page from the cache: {second}");
+    assert_eq!(second.counts.from_cache, 2, "robots.txt and the home page from the cache: {second}");
 }
 
 /// Logs in from `parse`: the login page's form, filled in and submitted, then the
@@ -226,7 +226,7 @@ async fn the_start_hook_logs_in_first_and_a_login_without_the_token_stops_the_cr
     let out = dir.path().join("login.jsonl");
     let config = Login { base: site.url(), forge: false }.config().output(&out);
     let summary = Crawler::with_config(Login { base: site.url(), forge: false }, config).run().await.unwrap();
-    assert_eq!((summary.items, summary.failures), (3, 0), "{summary}");
+    assert_eq!((summary.counts.items, summary.failures), (3, 0), "{summary}");
     let observed = site.observed();
     let order: Vec<(&str, String)> = observed
         .hits
@@ -335,7 +335,7 @@ async fn json_fields_come_from_the_api_and_an_answer_that_is_not_json_fails_its_
         site.observed().hits.iter().map(|h| h.resource()).filter(|r| r.contains("page=")).collect();
     assert_eq!(pages.len(), 3, "{pages:?}");
 
-    assert_eq!((summary.failures, summary.failures_by_reason.get("json")), (1, Some(&1)), "{summary}");
+    assert_eq!((summary.failures, summary.counts.failures_by_reason.get("json")), (1, Some(&1)), "{summary}");
     let filed = read_json_lines(&dir.path().join("api.failures.jsonl"));
     let broken = format!("{}api/broken", site.url());
     assert_eq!(filed[0]["url"], broken.as_str());

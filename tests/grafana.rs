@@ -311,7 +311,7 @@ async fn scrape_an_adaptive_crawl() -> BTreeMap<String, Served> {
         }
     }
     let summary = crawl.await.unwrap().expect("the crawl ended within 90 s").unwrap();
-    assert_eq!((summary.status, summary.items), (CrawlStatus::Complete, 200));
+    assert_eq!((summary.status, summary.counts.items), (CrawlStatus::Complete, 200));
     assert!(scrapes.len() >= 3, "scraped {} times during the crawl", scrapes.len());
 
     let mut served: BTreeMap<String, Served> = BTreeMap::new();

@@ -62,7 +62,7 @@ async fn cookies_go_back_to_the_shop_and_nowhere_else() {
     let summary = crawl(config(&site, dir.path(), "").concurrency(1)).await;
 
     assert_eq!(
-        (summary.status, summary.items, summary.failures),
+        (summary.status, summary.counts.items, summary.failures),
         (CrawlStatus::Complete, PRODUCTS as u64 + 1, 0)
     );
     let seen = site.observed();
@@ -100,8 +100,11 @@ async fn hidden_links_are_never_requested_and_are_counted() {
 
     let seen = site.observed();
     assert!(!seen.hits.iter().any(|h| h.target.starts_with("/trap/")), "no honeypot requested");
-    assert_eq!(summary.skipped_hidden, 4, "each of the four hidden links, on the one page that has them");
-    assert_eq!(summary.items, PRODUCTS as u64 + 1);
+    assert_eq!(
+        summary.counts.skipped_hidden, 4,
+        "each of the four hidden links, on the one page that has them"
+    );
+    assert_eq!(summary.counts.items, PRODUCTS as u64 + 1);
     assert_eq!(summary.failures, 0);
 }
 
@@ -111,14 +114,14 @@ async fn a_consent_wall_is_passed_on_the_identity_that_got_its_cookie() {
     let dir = tempfile::tempdir().unwrap();
     let summary = crawl(config(&site, dir.path(), "product/2").max_depth(0)).await;
 
-    assert_eq!((summary.items, summary.failures), (1, 0));
+    assert_eq!((summary.counts.items, summary.failures), (1, 0));
     let seen = site.observed();
     let product: Vec<&Hit> = seen.hits.iter().filter(|h| h.target == "/product/2").collect();
     assert_eq!(product.len(), 2, "the wall, then the product: {product:?}");
     assert_eq!((product[0].status, product[0].cookie.as_deref()), (200, None));
     assert!(product[1].cookie("visitor").is_some(), "sent back with the cookie the wall set");
     assert_eq!(product[0].peer, product[1].peer);
-    assert_eq!(summary.blocked, 0, "a wall that hands out its cookie is no block");
+    assert_eq!(summary.counts.blocked, 0, "a wall that hands out its cookie is no block");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -127,7 +130,7 @@ async fn a_cookie_set_by_a_redirect_goes_with_its_next_hop() {
     let dir = tempfile::tempdir().unwrap();
     let summary = crawl(config(&site, dir.path(), "welcome").max_depth(0)).await;
 
-    assert_eq!((summary.items, summary.failures), (1, 0));
+    assert_eq!((summary.counts.items, summary.failures), (1, 0));
     let seen = site.observed();
     let product: Vec<&Hit> = seen.hits.iter().filter(|h| h.target == "/product/1").collect();
     assert_eq!(product.len(), 1, "no consent wall: {product:?}");
@@ -175,7 +178,7 @@ async fn a_blocked_identity_is_retired_with_its_cookies() {
         "the first trap was followed with the home page's cookie"
     );
     // After the bans, the task went on as fresh identities: every product, and the order.
-    assert_eq!(summary.items, PRODUCTS as u64 + 1, "{summary}");
+    assert_eq!(summary.counts.items, PRODUCTS as u64 + 1, "{summary}");
     assert_eq!(summary.failures, 4, "only the honeypots, given up");
     let sessions: BTreeSet<String> =
         gateway.observed().requests.iter().filter_map(|r| r.session.clone()).collect();
@@ -189,7 +192,7 @@ async fn one_task_keeps_one_cookie_and_one_exit() {
     let sticky = config(&site, dir.path(), "").proxy(gateway.url_with_credentials()).sticky(true);
     let summary = crawl(sticky).await;
 
-    assert_eq!((summary.items, summary.failures), (PRODUCTS as u64 + 1, 0));
+    assert_eq!((summary.counts.items, summary.failures), (PRODUCTS as u64 + 1, 0));
     let seen = site.observed();
     let hits = on_site(&seen);
     let peers: BTreeSet<IpAddr> = hits.iter().filter(|h| h.target != "/robots.txt").map(|h| h.peer).collect();
@@ -253,7 +256,7 @@ async fn an_identity_sends_its_agent_with_the_headers_of_its_browser() {
     let start =
         Firefox.config().set("start_urls", &site.url()).unwrap().output(dir.path().join("items.jsonl"));
     let summary = Crawler::with_config(Firefox, start).run().await.unwrap();
-    assert_eq!(summary.items, PRODUCTS as u64 + 1);
+    assert_eq!(summary.counts.items, PRODUCTS as u64 + 1);
     let seen = site.observed();
     assert!(seen.hits.iter().all(|h| h.user_agent.as_deref() == Some(FIREFOX)));
     assert!(seen.hits.iter().all(|h| h.accept_language.as_deref() == Some("en-US,en;q=0.5")));

@@ -98,8 +98,12 @@ async fn answers_that_are_not_html_are_fetched_but_not_parsed_and_counted_as_ski
     .map(|(path, title, heading)| (path.to_owned(), title.to_owned(), heading.map(str::to_owned)));
     assert_eq!(items, expected, "an item from each HTML answer, none from the others");
 
-    assert_eq!((summary.pages, summary.skipped_not_html, summary.failures), (3, 4, 0), "{summary}");
-    assert_eq!(summary.html_parses, 3, "only the HTML answers are parsed");
+    assert_eq!(
+        (summary.counts.pages, summary.counts.skipped_not_html, summary.failures),
+        (3, 4, 0),
+        "{summary}"
+    );
+    assert_eq!(summary.counts.html_parses, 3, "only the HTML answers are parsed");
     let text = summary.to_string();
     assert!(text.contains("\n  skipped by content type: 4 answers not HTML, not parsed\n"), "{text}");
 }

@@ -28,7 +28,7 @@ async fn a_cpu_heavy_parse_overlaps_fetching_and_fetching_waits_for_it() {
     let summary = Crawler::new(spider).run().await.unwrap();
     let elapsed = started.elapsed();
 
-    assert_eq!(summary.items, 60);
+    assert_eq!(summary.counts.items, 60);
     // One request after another would take pages × (latency + parse); overlapped, the
     // crawl is bound by the single parse thread instead.
     let sequential = (cost * 2) * pages;

@@ -77,7 +77,7 @@ async fn the_probe_reports_a_safe_rate_within_20_percent_below_the_limit_and_nev
     let summary = Crawler::new(BookSpider::new(crawl)).run().await.unwrap();
     let after = site.observed();
     assert_eq!(after.answered(429), throttled_before, "{summary}");
-    assert_eq!((summary.items, after.answered(403)), (100, 0), "{summary}");
+    assert_eq!((summary.counts.items, after.answered(403)), (100, 0), "{summary}");
 }
 
 #[tokio::test]

@@ -30,7 +30,7 @@ async fn rotating_mode_gives_every_request_a_new_connection_and_exit() {
     let config = config.proxy(gateway.url_with_credentials());
     let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
 
-    assert_eq!((summary.status, summary.items), (CrawlStatus::Complete, 10));
+    assert_eq!((summary.status, summary.counts.items), (CrawlStatus::Complete, 10));
     let (seen, through) = (site.observed(), gateway.observed());
     let n = seen.hits.len();
     assert!(n > small_shop().books, "the whole shop: {n} requests");
@@ -56,7 +56,7 @@ async fn sticky_mode_keeps_one_exit_per_logical_task() {
         .sticky(true);
     let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
 
-    assert_eq!((summary.status, summary.items), (CrawlStatus::Complete, 40));
+    assert_eq!((summary.status, summary.counts.items), (CrawlStatus::Complete, 40));
     let through = gateway.observed();
     let mut exits_of: BTreeMap<&str, BTreeSet<IpAddr>> = BTreeMap::new();
     for request in through.requests.iter().filter(|r| !r.target.ends_with("/robots.txt")) {
@@ -93,7 +93,7 @@ async fn a_blocked_session_is_replaced_by_one_with_a_new_identity() {
         .backoff(Duration::from_millis(10), Duration::from_millis(50));
     let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
 
-    assert_eq!((summary.status, summary.items), (CrawlStatus::Complete, 12));
+    assert_eq!((summary.status, summary.counts.items), (CrawlStatus::Complete, 12));
     let seen = site.observed();
     assert!(seen.answered(429) > 0, "the limit did bite");
     let through = gateway.observed();
@@ -161,7 +161,7 @@ async fn geo_rules_pick_the_exit_country_per_host_and_the_hook_overrides_them() 
         .geo_rule("*.de", "de");
     let summary = Crawler::new(Routing(BookSpider::new(config))).run().await.unwrap();
 
-    assert_eq!((summary.status, summary.items), (CrawlStatus::Complete, 3));
+    assert_eq!((summary.status, summary.counts.items), (CrawlStatus::Complete, 3));
     let through = gateway.observed();
     let country_of = |target: &str| {
         let countries: BTreeSet<Option<&str>> = through
@@ -193,7 +193,7 @@ async fn https_targets_go_through_the_gateway_in_a_connect_tunnel() {
         .ca_cert(&ca);
     let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
 
-    assert_eq!((summary.status, summary.items), (CrawlStatus::Complete, 10));
+    assert_eq!((summary.status, summary.counts.items), (CrawlStatus::Complete, 10));
     let through = gateway.observed();
     assert!(!through.requests.is_empty());
     assert!(through.requests.iter().all(|r| r.tunnel), "every request was a CONNECT tunnel");
@@ -222,7 +222,7 @@ async fn a_per_identity_limit_stops_a_direct_crawl_but_not_a_rotating_one() {
     let (config, _) = config_for(&direct_site, dir.path(), "direct.jsonl");
     let direct = Crawler::new(BookSpider::new(quick(config))).run().await.unwrap();
     let seen = direct_site.observed();
-    assert!(direct.items < 30, "direct: {} items", direct.items);
+    assert!(direct.counts.items < 30, "direct: {} items", direct.counts.items);
     assert!(seen.answered(429) + seen.answered(403) > 0, "the site throttled or banned the direct crawl");
     assert_eq!(seen.peers(), BTreeSet::from([LOCAL]));
 
@@ -233,7 +233,7 @@ async fn a_per_identity_limit_stops_a_direct_crawl_but_not_a_rotating_one() {
         .await
         .unwrap();
     let seen = site.observed();
-    assert_eq!((rotating.status, rotating.items), (CrawlStatus::Complete, 30));
+    assert_eq!((rotating.status, rotating.counts.items), (CrawlStatus::Complete, 30));
     assert_eq!(seen.answered(429) + seen.answered(403), 0, "no identity came near the limit");
 }
 
@@ -250,7 +250,7 @@ async fn a_host_climbs_from_direct_to_the_gateway_when_blocked() {
         .backoff(Duration::from_millis(10), Duration::from_millis(50));
     let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
 
-    assert_eq!((summary.status, summary.items), (CrawlStatus::Complete, 30));
+    assert_eq!((summary.status, summary.counts.items), (CrawlStatus::Complete, 30));
     let seen = site.observed();
     let direct = seen.hits.iter().filter(|h| h.peer == LOCAL).count();
     let proxied = gateway.observed().requests.len();
@@ -270,7 +270,7 @@ async fn a_dead_gateway_in_the_pool_is_benched_and_the_crawl_goes_on() {
     let config = config.proxy(pool).retries(5).backoff(Duration::from_millis(10), Duration::from_millis(50));
     let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
 
-    assert_eq!((summary.status, summary.items, summary.failures), (CrawlStatus::Complete, 10, 0));
+    assert_eq!((summary.status, summary.counts.items, summary.failures), (CrawlStatus::Complete, 10, 0));
     let proxy = summary.proxy.unwrap();
     assert!(proxy.gateways[0].benched >= 1, "{:?}", proxy.gateways);
     assert_eq!(gateway.observed().requests.len(), site.observed().hits.len());
@@ -322,6 +322,10 @@ async fn the_budget_stops_admission_and_keeps_what_was_scraped() {
     assert!(through.requests.len() < 200, "stopped early: {} of 331 requests", through.requests.len());
     let ratio = proxy.bytes as f64 / wire as f64;
     assert!((0.8..1.25).contains(&ratio), "the count is close to the gateway's: {ratio:.2}");
-    assert_eq!(support::read_jsonl(&output).len() as u64, summary.items, "every item scraped was written");
-    assert!(summary.items > 0);
+    assert_eq!(
+        support::read_jsonl(&output).len() as u64,
+        summary.counts.items,
+        "every item scraped was written"
+    );
+    assert!(summary.counts.items > 0);
 }

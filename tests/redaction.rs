@@ -46,7 +46,7 @@ async fn credentials_never_show_anywhere() {
     shown.push(config.to_string());
     shown.push(format!("{config:?}"));
     let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
-    assert_eq!(summary.items, 5);
+    assert_eq!(summary.counts.items, 5);
     assert!(summary.proxy.as_ref().unwrap().gateways[0].benched > 0, "the dead gateway was benched");
     shown.push(summary.to_string());
     shown.push(format!("{summary:?}"));

@@ -16,7 +16,7 @@ async fn a_429_with_retry_after_is_not_retried_before_it() {
     let (config, _) = config_for(&site, dir.path(), "items.jsonl");
     let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
 
-    assert_eq!(summary.items, 3);
+    assert_eq!(summary.counts.items, 3);
     let seen = site.observed();
     assert_eq!(seen.answered(429), 3);
     for i in 1..=3 {
@@ -102,7 +102,7 @@ async fn flaky_pages_recover_and_lasting_failures_are_filed_with_their_reason() 
         assert_eq!((*reason, *attempts), expected, "{url}");
     }
     assert!(filed.iter().all(|f| f["failed_at"].as_str().is_some_and(|t| t.ends_with("GMT"))));
-    assert_eq!(summary.failures_by_reason.get("timed out"), Some(&2));
+    assert_eq!(summary.counts.failures_by_reason.get("timed out"), Some(&2));
     let seen = site.observed();
     assert_eq!(seen.times_of("/gone/1").len(), 1, "a 404 is not retried");
     assert_eq!(seen.times_of("/slow/1").len(), 3, "a timeout is retried twice");

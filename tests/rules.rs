@@ -66,7 +66,7 @@ async fn the_rules_reach_every_listing_and_book_once_and_nothing_else() {
     assert_eq!(fetched, expected, "robots.txt, the start page, every listing and every book, each once");
     assert_eq!(read_jsonl(&dir.path().join("out.jsonl")), expected_books(demo.books), "every book once");
     assert_eq!(summary.failures, 0);
-    assert_eq!(summary.html_parses, summary.pages, "one HTML parse per page");
+    assert_eq!(summary.counts.html_parses, summary.counts.pages, "one HTML parse per page");
 }
 
 /// The books whose number ends in 7 denied.

@@ -27,8 +27,8 @@ async fn a_second_ctrl_c_stops_at_once_and_files_what_was_in_flight() {
 
     assert!(started.elapsed() < latency, "stopped in {:?}", started.elapsed());
     assert_eq!(summary.status, CrawlStatus::Interrupted);
-    let abandoned = summary.failures_by_reason.get("interrupted").copied().unwrap_or(0);
-    assert!(abandoned >= 1, "{:?}", summary.failures_by_reason);
+    let abandoned = summary.counts.failures_by_reason.get("interrupted").copied().unwrap_or(0);
+    assert!(abandoned >= 1, "{:?}", summary.counts.failures_by_reason);
     let failures = std::fs::read_to_string(dir.path().join("books.failures.jsonl")).unwrap();
     assert_eq!(failures.lines().count() as u64, abandoned);
     assert!(std::fs::read_to_string(output)

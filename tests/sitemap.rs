@@ -101,8 +101,8 @@ async fn the_sitemaps_robots_txt_names_find_every_book_without_following_a_link(
     // The plain child lists the listings, in the spelling their links use.
     assert_eq!(seen.under("/catalogue/page-"), demo.listing_pages());
     // The home page and the listings; the sitemaps are not pages.
-    assert_eq!(summary.pages as usize, 1 + demo.listing_pages() + demo.books);
-    assert_eq!((summary.sitemaps, summary.failures), (3, 0));
+    assert_eq!(summary.counts.pages as usize, 1 + demo.listing_pages() + demo.books);
+    assert_eq!((summary.counts.sitemaps, summary.failures), (3, 0));
     assert_eq!(summary.status, CrawlStatus::Complete);
 }
 
@@ -118,7 +118,7 @@ async fn sitemap_urls_alone_are_a_whole_crawl() {
     let seen = site.observed();
     assert_each_fetched_once(&seen, demo.books);
     assert_eq!(count(&seen, "/"), 0, "no start URL, no home page");
-    assert_eq!(summary.sitemaps, 3);
+    assert_eq!(summary.counts.sitemaps, 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -190,8 +190,8 @@ async fn a_broken_sitemap_is_one_failure_with_its_reason_and_the_crawl_goes_on()
     let error = failures[0]["error"].as_str().unwrap();
     assert!(error.contains("XML error at byte") && error.contains("</lok>"), "{error}");
     assert!(error.contains("the 3 URLs before it were taken"), "{error}");
-    assert_eq!(summary.failures_by_reason.get("sitemap malformed"), Some(&1));
-    assert_eq!(summary.sitemaps, 4);
+    assert_eq!(summary.counts.failures_by_reason.get("sitemap malformed"), Some(&1));
+    assert_eq!(summary.counts.sitemaps, 4);
     // A failure in the failures file, as for any request: complete, exit code 3.
     assert_eq!(summary.status, CrawlStatus::CompleteWithFailures);
 }
@@ -214,7 +214,7 @@ async fn a_sitemap_over_50_000_urls_gives_its_first_50_000_and_a_failure() {
         (failures[0]["url"].as_str(), failures[0]["reason"].as_str()),
         (Some(huge.as_str()), Some("sitemap over 50,000 URLs"))
     );
-    assert_eq!(summary.failures_by_reason.get("sitemap over 50,000 URLs"), Some(&1));
+    assert_eq!(summary.counts.failures_by_reason.get("sitemap over 50,000 URLs"), Some(&1));
     let seen = site.observed();
     assert_eq!(seen.hits.len(), 2, "robots.txt and the sitemap, nothing it lists: {:?}", seen.hits);
 }
@@ -238,7 +238,7 @@ async fn a_state_file_neither_loses_nor_repeats_sitemaps_across_runs() {
     let seen = site.observed();
     assert_each_fetched_once(&seen, demo.books);
     assert_eq!(count(&seen, "/robots.txt"), 1, "the second run remembers robots.txt");
-    assert_eq!(second.sitemaps, 3, "counted over both runs");
+    assert_eq!(second.counts.sitemaps, 3, "counted over both runs");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -264,5 +264,5 @@ async fn a_fleet_reads_each_sitemap_once_and_finds_every_book_once() {
     let seen = site.observed();
     assert_each_fetched_once(&seen, demo.books);
     assert_eq!(count(&seen, "/robots.txt"), 1, "robots.txt once for the fleet");
-    assert_eq!(a.sitemaps + b.sitemaps, 3);
+    assert_eq!(a.counts.sitemaps + b.counts.sitemaps, 3);
 }

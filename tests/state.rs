@@ -369,13 +369,13 @@ async fn a_finished_crawl_is_already_complete_unless_a_new_start_url_arrives() {
 
     let again = Crawler::new(BookSpider::new(config.clone().state(&state))).run().await.unwrap();
     assert_eq!(again.status, spiderling::CrawlStatus::AlreadyComplete);
-    assert_eq!((again.items, again.runs), (20, 1));
+    assert_eq!((again.counts.items, again.runs), (20, 1));
     assert_eq!(site.received(), received, "nothing fetched");
 
     let new = format!("{}catalogue/book_3.html?edition=2", site.url());
     let more = Crawler::new(BookSpider::new(config.start_url(&new).state(&state))).run().await.unwrap();
     assert_eq!(more.status, spiderling::CrawlStatus::Complete);
-    assert_eq!((more.runs, more.items), (2, 21), "{more}");
+    assert_eq!((more.runs, more.counts.items), (2, 21), "{more}");
     let fetched: Vec<String> =
         site.observed().hits[received..].iter().map(|hit| hit.target.clone()).collect();
     assert_eq!(fetched, ["/catalogue/book_3.html?edition=2"], "only the new page; robots.txt was remembered");

@@ -39,7 +39,12 @@ async fn fails_with(url: &str, obey_robots: bool, timeout: Duration, reason: &st
     let error = filed[0]["error"].as_str().unwrap();
     assert!(error.contains(says), "{error}");
     assert!(!error.contains('\n'), "{error}");
-    assert_eq!(summary.failures_by_reason.get(reason), Some(&1), "{:?}", summary.failures_by_reason);
+    assert_eq!(
+        summary.counts.failures_by_reason.get(reason),
+        Some(&1),
+        "{:?}",
+        summary.counts.failures_by_reason
+    );
     assert!(summary.to_string().contains(&format!("{reason} ×1")), "{summary}");
     assert_eq!(summary.failure_examples.get(reason).map(String::as_str), Some(error));
 }

@@ -142,17 +142,18 @@ pub(crate) fn run(args: Args) -> ExitCode {
     };
     let elapsed = started.elapsed();
     let Some(seen) = seen.lock().unwrap_or_else(|e| e.into_inner()).take() else {
-        let statuses: Vec<String> = summary.statuses.iter().map(|(s, n)| format!("{s} ×{n}")).collect();
+        let statuses: Vec<String> =
+            summary.counts.statuses.iter().map(|(s, n)| format!("{s} ×{n}")).collect();
         eprintln!("error: no page from {}", args.url);
         eprintln!("  statuses: {}", if statuses.is_empty() { "none".into() } else { statuses.join(", ") });
-        if summary.blocked > 0 {
-            eprintln!("  block verdict: blocked ({} answers judged blocked)", summary.blocked);
+        if summary.counts.blocked > 0 {
+            eprintln!("  block verdict: blocked ({} answers judged blocked)", summary.counts.blocked);
         }
-        if summary.robots_disallowed > 0 {
+        if summary.counts.robots_disallowed > 0 {
             eprintln!("  robots.txt disallows it (--ignore-robots to fetch it anyway)");
         }
-        for (reason, n) in &summary.failures_by_reason {
-            eprintln!("  failed: {reason} ×{n} (after {} retries)", summary.retries);
+        for (reason, n) in &summary.counts.failures_by_reason {
+            eprintln!("  failed: {reason} ×{n} (after {} retries)", summary.counts.retries);
             if let Some(message) = summary.failure_examples.get(reason) {
                 eprintln!("    {message}");
             }
@@ -160,12 +161,12 @@ pub(crate) fn run(args: Args) -> ExitCode {
         return ExitCode::FAILURE;
     };
     println!("{} {} in {} ms, {} bytes", seen.status, seen.url, elapsed.as_millis(), seen.bytes);
-    match summary.blocked {
+    match summary.counts.blocked {
         0 => println!("  block verdict: not blocked"),
         n => println!("  block verdict: not blocked, after {n} blocked answers were retried"),
     }
-    if summary.retries > 0 {
-        println!("  after {} retries", summary.retries);
+    if summary.counts.retries > 0 {
+        println!("  after {} retries", summary.counts.retries);
     }
     for gateway in summary.proxy.iter().flat_map(|p| &p.gateways).filter(|g| g.requests > 0) {
         let bytes = gateway.bytes_sent + gateway.bytes_received;

@@ -354,7 +354,7 @@ fn a_crawl_killed_with_sigkill_shows_a_run_running_or_killed_and_after_resuming_
     assert_eq!(killed["hosts"][0]["robots_status"], 200);
 
     let summary = crawl(crawl_config(&site.url(), dir.path()));
-    assert_eq!(summary.items, 60);
+    assert_eq!(summary.counts.items, 60);
     let resumed = json(&path);
     assert_eq!(resumed["status"], "complete");
     let runs = resumed["runs"].as_array().unwrap();
@@ -403,7 +403,7 @@ fn state_reads_a_crawl_while_it_runs_and_the_crawl_goes_on_undisturbed() {
     assert!(text.contains(" running or killed "), "read while the run had not ended: {text}");
 
     let summary = running.join().unwrap();
-    assert_eq!(summary.items, 30, "the crawl went on undisturbed");
+    assert_eq!(summary.counts.items, 30, "the crawl went on undisturbed");
     let report = json(&path);
     assert_eq!(report["status"], "complete");
     assert_eq!(report["output"]["items"], 30);

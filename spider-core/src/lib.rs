@@ -37,27 +37,28 @@ mod wire;
 
 pub use async_trait::async_trait;
 pub use engine::Crawler;
+pub use error::cause::Cause;
 pub use error::extract::{ExtractError, ExtractErrorKind, FieldSource};
+pub use error::reason::{Reason, StatusClass};
 pub use error::{BoxError, Error, Result};
 pub use extract::document::Document;
 pub use extract::form::Form;
 pub use extract::item::Item;
 pub use extract::page::Page;
 pub use extract::pool::ParsePool;
+pub use observe::counters::Counts;
 pub use observe::gauge::{HostLive, Live, WINDOW};
 pub use observe::progress::{log_in_colour, LogWriter};
-pub use observe::stats::{CrawlStatus, Summary};
+pub use observe::summary::{CrawlStatus, Summary};
 pub use probe::{probe, ProbePlan, ProbeReport, ProbeStep};
 pub use request::canonical::{canonical_url, fingerprint, Fingerprint};
 pub use request::host::{host_key, HostKey};
 pub use request::{Request, Ticket, MAX_REQUEST_BODY};
-pub use schedule::fleet::{FleetCrawl, FleetReport, FleetStatus, FleetTotals, FleetWorker, WorkerState};
+pub use schedule::fleet::{FleetCrawl, FleetReport, FleetStatus, FleetWorker, WorkerState};
 pub use schedule::frontier::{Enqueued, Frontier, MemoryFrontier};
 
 pub use schedule::robots::Robots;
-pub use schedule::state::{
-    RunCounts, StateFrontier, StateHost, StateOutput, StateReport, StateRun, SCHEMA_VERSION,
-};
+pub use schedule::state::{StateFrontier, StateHost, StateOutput, StateReport, StateRun, SCHEMA_VERSION};
 pub use spider::start::Start;
 pub use spider::{Cx, Spider, SpiderConfig};
 pub use spider_settings::{

@@ -101,37 +101,6 @@ impl fmt::Debug for Gateway {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const TEMPLATE: &str = "{user}-country-{geo}-session-{session}";
-
-    #[test]
-    fn credentials_never_print() {
-        let gateway = Gateway::parse("http://acct%2B1:hunter2@gw.example:8000", "proxy").unwrap();
-        assert_eq!(gateway.to_string(), "http://***@gw.example:8000/");
-        assert!(!format!("{gateway:?}").contains("hunter2"));
-        assert_eq!(gateway.username(TEMPLATE, None, None).unwrap(), "acct+1");
-        for bad in ["http://me:hunter2@", "http://me:hunter2", "http://me:hun/ter2@gw"] {
-            let error = Gateway::parse(bad, "env:P").unwrap_err();
-            assert!(!error.contains("hunter2") && !error.contains("ter2"), "{error}");
-        }
-        let open = Gateway::parse("http://gw.example:3128", "proxy").unwrap();
-        assert_eq!(open.username(TEMPLATE, Some("us"), None), None, "no credentials, no auth");
-    }
-
-    #[test]
-    fn usernames_leave_out_parts_without_a_value() {
-        let gateway = Gateway::parse("http://acct:pw@gw.example:8000", "proxy").unwrap();
-        let name = |template, geo, session| gateway.username(template, geo, session).unwrap();
-        assert_eq!(name(TEMPLATE, Some("de"), None), "acct-country-de");
-        assert_eq!(name(TEMPLATE, None, Some("s1")), "acct-session-s1");
-        assert_eq!(name(TEMPLATE, Some("us"), Some("s1")), "acct-country-us-session-s1");
-        assert_eq!(name("zone-x-{user}.{geo}", Some("fr"), None), "zone-x-acct.fr");
-    }
-}
-
 /// The tiers of a `proxy` setting with every gateway read: the environment variables it
 /// names looked up, each URL parsed with its credentials held apart. A tier without
 /// gateways is `direct`.
@@ -181,4 +150,35 @@ pub fn resolve_proxy(spec: &str) -> Result<Vec<Vec<Gateway>>, String> {
         tiers.push(gateways);
     }
     Ok(tiers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEMPLATE: &str = "{user}-country-{geo}-session-{session}";
+
+    #[test]
+    fn credentials_never_print() {
+        let gateway = Gateway::parse("http://acct%2B1:hunter2@gw.example:8000", "proxy").unwrap();
+        assert_eq!(gateway.to_string(), "http://***@gw.example:8000/");
+        assert!(!format!("{gateway:?}").contains("hunter2"));
+        assert_eq!(gateway.username(TEMPLATE, None, None).unwrap(), "acct+1");
+        for bad in ["http://me:hunter2@", "http://me:hunter2", "http://me:hun/ter2@gw"] {
+            let error = Gateway::parse(bad, "env:P").unwrap_err();
+            assert!(!error.contains("hunter2") && !error.contains("ter2"), "{error}");
+        }
+        let open = Gateway::parse("http://gw.example:3128", "proxy").unwrap();
+        assert_eq!(open.username(TEMPLATE, Some("us"), None), None, "no credentials, no auth");
+    }
+
+    #[test]
+    fn usernames_leave_out_parts_without_a_value() {
+        let gateway = Gateway::parse("http://acct:pw@gw.example:8000", "proxy").unwrap();
+        let name = |template, geo, session| gateway.username(template, geo, session).unwrap();
+        assert_eq!(name(TEMPLATE, Some("de"), None), "acct-country-de");
+        assert_eq!(name(TEMPLATE, None, Some("s1")), "acct-session-s1");
+        assert_eq!(name(TEMPLATE, Some("us"), Some("s1")), "acct-country-us-session-s1");
+        assert_eq!(name("zone-x-{user}.{geo}", Some("fr"), None), "zone-x-acct.fr");
+    }
 }

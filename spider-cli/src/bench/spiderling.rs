@@ -106,8 +106,8 @@ pub(super) async fn crawl(
     let elapsed_secs = started.elapsed().as_secs_f64();
     let gauges = live.borrow().clone();
     Ok(Run {
-        pages: usize::try_from(summary.pages).unwrap_or(usize::MAX),
-        streamed_pages: usize::try_from(summary.streamed_pages).unwrap_or(usize::MAX),
+        pages: usize::try_from(summary.counts.pages).unwrap_or(usize::MAX),
+        streamed_pages: usize::try_from(summary.counts.streamed_pages).unwrap_or(usize::MAX),
         items: lines_in(output),
         elapsed_secs,
         latency_p50_ms: gauges.latency_p50_ms,

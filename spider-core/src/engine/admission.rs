@@ -14,7 +14,7 @@ use spider_settings::Config;
 use tokio::time::Instant;
 
 use super::limits::Limits;
-use crate::observe::stats::Stats;
+use crate::observe::counters::Tally;
 use crate::schedule::throttle::{HostSlots, RateGate, SlotState};
 
 /// Why the crawl admits nothing more.
@@ -81,12 +81,12 @@ impl Admission {
     }
 
     /// Whether the crawl admits another request, standing where `standing` says.
-    pub(super) fn crawl(&self, standing: Standing, stats: &Stats) -> Gate {
+    pub(super) fn crawl(&self, standing: Standing, tally: &Tally) -> Gate {
         if standing.stopping {
             Gate::Closed(Stop::Stopping)
         } else if standing.budget_spent {
             Gate::Closed(Stop::Budget)
-        } else if standing.slots_taken >= self.concurrency || !self.limits.admit(stats, standing.in_flight) {
+        } else if standing.slots_taken >= self.concurrency || !self.limits.admit(tally, standing.in_flight) {
             Gate::Full
         } else {
             Gate::Open
@@ -110,8 +110,8 @@ impl Admission {
     }
 
     /// Whether `max_pages` or `max_items` is reached: nothing more will be admitted.
-    pub(super) fn limit_reached(&self, stats: &Stats) -> bool {
-        self.limits.reached(stats)
+    pub(super) fn limit_reached(&self, tally: &Tally) -> bool {
+        self.limits.reached(tally)
     }
 }
 
@@ -214,17 +214,17 @@ mod tests {
     fn the_crawl_closes_at_the_budget_and_a_stop_and_fills_at_concurrency_and_the_page_limit() {
         let config = Config::new("t").concurrency(3).max_pages(10);
         let admission = admission(&config);
-        let stats = Stats::new();
-        assert_eq!(admission.crawl(standing(2), &stats), Gate::Open);
-        assert_eq!(admission.crawl(Standing { in_flight: 0, ..standing(3) }, &stats), Gate::Full);
+        let tally = Tally::new();
+        assert_eq!(admission.crawl(standing(2), &tally), Gate::Open);
+        assert_eq!(admission.crawl(Standing { in_flight: 0, ..standing(3) }, &tally), Gate::Full);
         let spent = Standing { budget_spent: true, ..standing(0) };
-        assert_eq!(admission.crawl(spent, &stats), Gate::Closed(Stop::Budget));
+        assert_eq!(admission.crawl(spent, &tally), Gate::Closed(Stop::Budget));
         let stopping = Standing { stopping: true, budget_spent: true, ..standing(0) };
-        assert_eq!(admission.crawl(stopping, &stats), Gate::Closed(Stop::Stopping));
-        Stats::add(&stats.pages, 8);
-        assert_eq!(admission.crawl(standing(2), &stats), Gate::Full, "8 done and 2 in flight");
-        assert_eq!(admission.crawl(standing(1), &stats), Gate::Open, "one of them failed");
-        Stats::add(&stats.pages, 2);
-        assert!(admission.limit_reached(&stats));
+        assert_eq!(admission.crawl(stopping, &tally), Gate::Closed(Stop::Stopping));
+        tally.pages.add(8);
+        assert_eq!(admission.crawl(standing(2), &tally), Gate::Full, "8 done and 2 in flight");
+        assert_eq!(admission.crawl(standing(1), &tally), Gate::Open, "one of them failed");
+        tally.pages.add(2);
+        assert!(admission.limit_reached(&tally));
     }
 }

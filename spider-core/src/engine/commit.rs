@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use url::Url;
 
 use crate::error::Error;
-use crate::observe::stats::Counts;
+use crate::observe::counters::Counts;
 use crate::request::identity::IdentityChanges;
 use crate::request::Request;
 use crate::schedule::cache::{CacheWrite, Cached, HttpCache};

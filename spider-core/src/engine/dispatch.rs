@@ -23,9 +23,11 @@ use super::protocol::{Done, Job, Notes, Outcome, Report};
 use super::task::{crawl_page, fetch_robots};
 use super::Shared;
 use crate::error::cause::Cause;
+use crate::error::reason::Reason;
 use crate::error::Error;
 use crate::observe::gauge::{Latencies, Live, Window, WINDOW};
-use crate::observe::stats::{CrawlStatus, Stats};
+
+use crate::observe::summary::CrawlStatus;
 use crate::observe::timeline::Recorder;
 use crate::request::host::{host_key, HostKey};
 use crate::request::{Request, Ticket};
@@ -260,7 +262,7 @@ impl<S: Spider> Dispatcher<S> {
             && (self.fatal.is_some()
                 || self.draining_until.is_some()
                 || self.budget_reached
-                || self.admission.limit_reached(&self.shared.stats)
+                || self.admission.limit_reached(&self.shared.tally)
                 || (self.held.is_none() && !self.frontier.has_pending() && self.start_list.is_none()))
     }
 
@@ -281,7 +283,7 @@ impl<S: Spider> Dispatcher<S> {
             Some(CrawlStatus::Interrupted)
         } else if self.budget_reached {
             Some(CrawlStatus::BudgetReached)
-        } else if unfinished > 0 && self.admission.limit_reached(&self.shared.stats) {
+        } else if unfinished > 0 && self.admission.limit_reached(&self.shared.tally) {
             // A limit reached as the last request finished leaves nothing: that crawl is
             // complete.
             Some(CrawlStatus::LimitReached)
@@ -292,7 +294,7 @@ impl<S: Spider> Dispatcher<S> {
             RunEnd::Failed
         } else if let Some(stopped) = stopped {
             RunEnd::Finished(stopped)
-        } else if self.shared.stats.failure_count() > 0 {
+        } else if self.shared.tally.failure_count() > 0 {
             RunEnd::Finished(CrawlStatus::CompleteWithFailures)
         } else {
             RunEnd::Finished(CrawlStatus::Complete)
@@ -308,7 +310,7 @@ impl<S: Spider> Dispatcher<S> {
     fn checkpoint(&mut self, ended: Option<RunEnd>) {
         let shared = &self.shared;
         let committed = self.commit.checkpoint(self.frontier.durable(), |keeps_identities| Progress {
-            counts: shared.stats.counts(shared.pool.html_parses(), shared.pool.streamed_pages()),
+            counts: shared.tally.counts(shared.pool.html_parses(), shared.pool.streamed_pages()),
             proxy_bytes: shared.exchange.proxy_bytes(),
             identities: if keeps_identities { shared.exchange.identities().changes() } else { None },
             ended,
@@ -357,7 +359,7 @@ impl<S: Spider> Dispatcher<S> {
                 stopping: self.fatal.is_some() || self.draining_until.is_some(),
                 budget_spent,
             };
-            match self.admission.crawl(standing, &self.shared.stats) {
+            match self.admission.crawl(standing, &self.shared.tally) {
                 Gate::Open => {}
                 Gate::Full | Gate::Closed(Stop::Stopping) => return None,
                 Gate::Closed(Stop::Budget) => {
@@ -440,7 +442,7 @@ impl<S: Spider> Dispatcher<S> {
                                 unreachable.push((request, reason.clone()));
                             } else {
                                 tracing::debug!(url = %request.url(), "disallowed by robots.txt");
-                                Stats::add(&self.shared.stats.robots_disallowed, 1);
+                                self.shared.tally.robots_disallowed.add(1);
                                 disallowed.push(request.ticket);
                             }
                         }
@@ -460,7 +462,7 @@ impl<S: Spider> Dispatcher<S> {
             }
             for (request, reason) in unreachable.drain(..) {
                 let failure =
-                    Failure { reason: Cause::robots_reason(&reason), status: None, error: Some(reason) };
+                    Failure::error(Reason::RobotsUnavailable(Cause::behind_robots_message(&reason)), &reason);
                 self.give_up(request.url(), request.method(), request.attempts + 1, &failure);
                 self.finish(request.ticket, now);
             }
@@ -489,7 +491,7 @@ impl<S: Spider> Dispatcher<S> {
         let network = !job.offline();
         if network {
             self.hosts[id].slots.take(now);
-            Stats::add(&self.shared.stats.requests, 1);
+            self.shared.tally.requests.add(1);
         }
         self.in_flight += 1;
         let request = &job.request;
@@ -539,9 +541,9 @@ impl<S: Spider> Dispatcher<S> {
         match done.outcome {
             Outcome::Parsed { items, follows, failed, not_html } => {
                 self.write_items(&items);
-                let counter =
-                    if not_html { &self.shared.stats.skipped_not_html } else { &self.shared.stats.pages };
-                Stats::add(counter, 1);
+                let tally = &self.shared.tally;
+                let counter = if not_html { &tally.skipped_not_html } else { &tally.pages };
+                counter.add(1);
                 for request in follows {
                     self.enqueue(request, now);
                 }
@@ -551,7 +553,7 @@ impl<S: Spider> Dispatcher<S> {
                 self.finish(ticket, now);
             }
             Outcome::Sitemap { follows, failed } => {
-                Stats::add(&self.shared.stats.sitemaps, 1);
+                self.shared.tally.sitemaps.add(1);
                 for request in follows {
                     self.enqueue(request, now);
                 }
@@ -561,7 +563,7 @@ impl<S: Spider> Dispatcher<S> {
                 self.finish(ticket, now);
             }
             Outcome::Redirect(request) => {
-                Stats::add(&self.shared.stats.redirects, 1);
+                self.shared.tally.redirects.add(1);
                 self.enqueue(request, now);
                 self.finish(ticket, now);
             }
@@ -599,7 +601,7 @@ impl<S: Spider> Dispatcher<S> {
             // Left in flight in a durable frontier, which queues it again on resume.
             Outcome::Interrupted { .. } if self.durable => self.left += 1,
             Outcome::Interrupted { url, method, attempts } => {
-                let failure = Failure { reason: "interrupted", status: None, error: None };
+                let failure = Failure::bare(Reason::Interrupted);
                 self.give_up(&url, &method, attempts, &failure);
             }
             // Not finished: with a durable frontier, a resumed crawl fetches it again.
@@ -639,7 +641,7 @@ impl<S: Spider> Dispatcher<S> {
             self.fail(error);
             return;
         }
-        Stats::add(&self.shared.stats.items, items.count);
+        self.shared.tally.items.add(items.count);
     }
 
     /// Defer the request for a jittered backoff (holding no slot), or give it up when
@@ -675,8 +677,8 @@ impl<S: Spider> Dispatcher<S> {
         }
         request.attempts += 1;
         request.last_backoff = wait;
-        tracing::debug!(url = %request.url(), reason = failure.reason, ?wait, attempt = request.attempts, "retrying");
-        Stats::add(&self.shared.stats.retries, 1);
+        tracing::debug!(url = %request.url(), reason = %failure.reason, ?wait, attempt = request.attempts, "retrying");
+        self.shared.tally.retries.add(1);
         let deferred = self.frontier.defer(request, now + wait);
         self.ok(deferred);
     }
@@ -684,15 +686,15 @@ impl<S: Spider> Dispatcher<S> {
     /// Count a request given up, and file it: the failures file, a durable frontier, the
     /// timeline.
     fn give_up(&mut self, url: &Url, method: &Method, attempts: u32, failure: &Failure) {
-        tracing::warn!(%url, reason = failure.reason, status = ?failure.status, error = failure.error.as_deref().unwrap_or_default(), attempts, "giving up");
+        tracing::warn!(%url, reason = %failure.reason, status = ?failure.status, error = failure.error.as_deref().unwrap_or_default(), attempts, "giving up");
         let message = match (&failure.error, failure.status) {
             (Some(error), _) => error.clone(),
             (None, Some(status)) => format!("status {status}"),
-            (None, None) => failure.reason.to_owned(),
+            (None, None) => failure.reason.as_str().to_owned(),
         };
-        self.shared.stats.failure(failure.reason, &message);
+        self.shared.tally.failure(failure.reason, &message);
         if let Some(timeline) = &self.timeline {
-            timeline.lock().failure(failure.reason, url.as_str(), message);
+            timeline.lock().failure(failure.reason.as_str(), url.as_str(), message);
         }
         let filed = self.commit.give_up(self.frontier.durable(), url, method, attempts, failure);
         self.ok(filed);
@@ -703,17 +705,17 @@ impl<S: Spider> Dispatcher<S> {
             // In a fleet, a request leased costs a token of the shared rate even if
             // robots.txt then turns it away: what is known to be disallowed stays here.
             tracing::debug!(url = %request.url(), "disallowed by robots.txt");
-            Stats::add(&self.shared.stats.robots_disallowed, 1);
+            self.shared.tally.robots_disallowed.add(1);
             return;
         }
         let enqueued = self.frontier.enqueue(request);
         let enqueued = self.ok(enqueued);
-        let stats = &self.shared.stats;
+        let tally = &self.shared.tally;
         match enqueued {
             Some(Enqueued::Accepted(key)) => self.ready_host(key, now),
-            Some(Enqueued::Duplicate) => Stats::add(&stats.duplicates, 1),
-            Some(Enqueued::OutOfScope) => Stats::add(&stats.out_of_scope, 1),
-            Some(Enqueued::TooDeep) => Stats::add(&stats.too_deep, 1),
+            Some(Enqueued::Duplicate) => tally.duplicates.add(1),
+            Some(Enqueued::OutOfScope) => tally.out_of_scope.add(1),
+            Some(Enqueued::TooDeep) => tally.too_deep.add(1),
             Some(Enqueued::Shared) | None => {}
         }
     }

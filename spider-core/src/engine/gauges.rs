@@ -10,7 +10,6 @@ use super::dispatch::Dispatcher;
 use super::hosts::{Host, HostId};
 use super::protocol::Sample;
 use crate::observe::gauge::{HostLive, Live};
-use crate::observe::stats::Stats;
 use crate::observe::timeline::{Event, EventKind};
 use crate::schedule::frontier::FleetAnswers;
 use crate::schedule::throttle::adaptive::{self, Change, Controller, Proposal};
@@ -101,7 +100,7 @@ impl<S: Spider> Dispatcher<S> {
                 Change::Raised | Change::Closed | Change::Adopted { lower: false } => (None, None),
             };
             if let Some(kind) = kind {
-                let t = self.shared.stats.elapsed().as_secs_f64();
+                let t = self.shared.tally.elapsed().as_secs_f64();
                 let host = key.to_string();
                 timeline.lock().event(Event { t, host, kind, limit, rate: rps, block_rate });
             }
@@ -134,7 +133,7 @@ impl<S: Spider> Dispatcher<S> {
         /// Hosts listed, the busiest first.
         const HOSTS_SHOWN: usize = 50;
         self.window.expire(now);
-        let stats = &self.shared.stats;
+        let tally = &self.shared.tally;
         let [p50, p90, p95, p99] = self.latencies.percentiles();
         let mut hosts: Vec<&mut Host> = self.hosts.iter_mut().collect();
         for host in &mut hosts {
@@ -166,15 +165,8 @@ impl<S: Spider> Dispatcher<S> {
         }
         let proxy = self.shared.exchange.spend();
         let live = Live {
-            elapsed_secs: stats.elapsed().as_secs_f64(),
-            requests: Stats::get(&stats.requests),
-            pages: Stats::get(&stats.pages),
-            skipped_not_html: Stats::get(&stats.skipped_not_html),
-            skipped_hidden: Stats::get(&stats.skipped_hidden),
-            items: Stats::get(&stats.items),
-            retries: Stats::get(&stats.retries),
-            failures: stats.failure_count(),
-            blocked: Stats::get(&stats.blocked),
+            counts: tally.counts(self.shared.pool.html_parses(), self.shared.pool.streamed_pages()),
+            failures: tally.failure_count(),
             pages_per_sec: self.window.good_per_second(),
             block_rate,
             latency_p50_ms: p50,
@@ -187,8 +179,6 @@ impl<S: Spider> Dispatcher<S> {
             proxy_bytes: proxy.as_ref().map_or(0, |p| p.bytes),
             proxy_spend: proxy.as_ref().map_or(0.0, |p| p.spend),
             proxy_budget: proxy.as_ref().and_then(|p| p.budget),
-            statuses: stats.statuses(),
-            failures_by_reason: stats.failures_by_reason(),
             hosts,
         };
         if let Some(timeline) = &self.timeline {

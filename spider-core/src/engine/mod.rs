@@ -40,9 +40,10 @@ use start_list::ListReader;
 
 use crate::error::Error;
 use crate::extract::pool::ParsePool;
+use crate::observe::counters::{Counts, Tally};
 use crate::observe::dashboard::{write_report, Board};
 use crate::observe::gauge::Live;
-use crate::observe::stats::{Counts, CrawlStatus, Ending, Stats, Summary};
+use crate::observe::summary::{CrawlStatus, Ending, Summary};
 use crate::observe::timeline::Recorder;
 use crate::request::identity::SavedIdentity;
 use crate::request::Request;
@@ -122,7 +123,7 @@ impl<S: Spider> Crawler<S> {
         let Crawler { spider, config, live } = self;
         config.validate()?;
         let start = crate::request::start_requests(&config)?;
-        let stats = Stats::new();
+        let tally = Tally::new();
         // The state file first: one that is not this crawl's is refused before anything is
         // fetched or any file is touched.
         let resumed =
@@ -158,7 +159,7 @@ impl<S: Spider> Crawler<S> {
             spider.start(&mut hook).await.map_err(|source| Error::Start { source })?;
             start.extend(hook.into_queued());
         }
-        seed(frontier.as_mut(), start, &stats, earlier.as_ref().is_some_and(|e| e.runs > 0))?;
+        seed(frontier.as_mut(), start, &tally, earlier.as_ref().is_some_and(|e| e.runs > 0))?;
         // A start list may hold new URLs: a crawl given one is never already complete.
         let done_before = |e: &&Earlier| e.complete && !frontier.has_pending() && config.start_list.is_none();
         if let Some(earlier) = earlier.as_ref().filter(done_before) {
@@ -195,7 +196,7 @@ impl<S: Spider> Crawler<S> {
             pool,
             encoder: config.output.as_deref().map(Encoder::for_output).transpose()?,
             caching: cache.is_some(),
-            stats,
+            tally,
             robots_token: config.robots_token().to_owned(),
             max_redirects: config.max_redirects,
             follow_hidden: config.follow_hidden,
@@ -231,7 +232,7 @@ impl<S: Spider> Crawler<S> {
         }
 
         let mut counts = earlier.as_ref().map(|e| e.counts.clone()).unwrap_or_default();
-        counts.add(&shared.stats.counts(shared.pool.html_parses(), shared.pool.streamed_pages()));
+        counts.add(&shared.tally.counts(shared.pool.html_parses(), shared.pool.streamed_pages()));
         let ending = Ending {
             stopped: end.stopped,
             unfinished: end.unfinished,
@@ -239,7 +240,7 @@ impl<S: Spider> Crawler<S> {
             state: config.state.clone(),
             proxy: shared.exchange.spend(),
             bad_start_lines,
-            failure_examples: shared.stats.failure_examples(),
+            failure_examples: shared.tally.failure_examples(),
         };
         let summary = Summary::new(&config.name, counts, ending);
         if let (Some(path), Some(board)) = (&config.report, &board) {
@@ -252,7 +253,7 @@ impl<S: Spider> Crawler<S> {
         if let Some(path) = config.stats_path() {
             write_stats(&path, &summary)?;
         }
-        tracing::info!(pages = summary.pages, items = summary.items, failures = summary.failures, status = ?summary.status, "crawl finished");
+        tracing::info!(pages = summary.counts.pages, items = summary.counts.items, failures = summary.failures, status = ?summary.status, "crawl finished");
         match end.error {
             Some(error) => Err(error),
             None => Ok(summary),
@@ -273,14 +274,14 @@ struct Earlier {
 
 /// Queue the start URLs. On a resumed crawl they were seen in its first run, and their
 /// duplicates are not counted again.
-fn seed(frontier: &mut dyn Home, start: Vec<Request>, stats: &Stats, resumed: bool) -> Result<(), Error> {
+fn seed(frontier: &mut dyn Home, start: Vec<Request>, tally: &Tally, resumed: bool) -> Result<(), Error> {
     for request in start {
         match frontier.enqueue(request)? {
             Enqueued::Accepted(_) | Enqueued::Shared => {}
             Enqueued::Duplicate if resumed => {}
-            Enqueued::Duplicate => Stats::add(&stats.duplicates, 1),
-            Enqueued::OutOfScope => Stats::add(&stats.out_of_scope, 1),
-            Enqueued::TooDeep => Stats::add(&stats.too_deep, 1),
+            Enqueued::Duplicate => tally.duplicates.add(1),
+            Enqueued::OutOfScope => tally.out_of_scope.add(1),
+            Enqueued::TooDeep => tally.too_deep.add(1),
         }
     }
     Ok(())
@@ -353,7 +354,7 @@ struct Shared<S: Spider> {
     caching: bool,
     /// Whether links a person cannot see are followed (`Config::follow_hidden`).
     follow_hidden: bool,
-    stats: Stats,
+    tally: Tally,
     robots_token: String,
     max_redirects: u8,
     retry_statuses: Vec<u16>,

@@ -9,6 +9,7 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::hosts::HostId;
+use crate::error::reason::Reason;
 use crate::error::Error;
 use crate::request::{Request, Ticket};
 use crate::schedule::cache::{CacheWrite, Cached};
@@ -167,7 +168,7 @@ impl Drop for Report {
             let reason = if panicked { "panic" } else { "interrupted" };
             Outcome::RobotsUnavailable(format!("robots.txt fetch ended: {reason}"))
         } else if panicked {
-            let failure = Failure { reason: "panic", status: None, error: None };
+            let failure = Failure::bare(Reason::Panic);
             Outcome::Failed {
                 url: self.url.clone(),
                 method: self.method.clone(),

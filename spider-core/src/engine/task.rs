@@ -9,10 +9,10 @@ use std::time::SystemTime;
 use super::protocol::{Job, Notes, Outcome, Sample};
 use super::Shared;
 use crate::error::extract::ExtractError;
+use crate::error::reason::Reason;
 use crate::error::Error;
 use crate::extract::hidden::HiddenLinks;
 use crate::extract::page::Page;
-use crate::observe::stats::Stats;
 use crate::request::Request;
 use crate::schedule::cache::{CacheWrite, Cached, Entry};
 use crate::schedule::robots::{self, RobotsAnswer};
@@ -34,10 +34,10 @@ pub(super) async fn fetch_robots<S: Spider>(shared: &Shared<S>, job: Job, notes:
         Fetch::Failed(error) => return Outcome::RobotsUnavailable(robots::unreachable(&error)),
         Fetch::Fatal(error) => return Outcome::Fatal(error),
     };
-    shared.stats.status(fetched.status.as_u16());
+    shared.tally.status(fetched.status.as_u16());
     match robots::read_answer(request, &fetched, &shared.robots_token) {
         RobotsAnswer::Rules(rules, memo) => Outcome::Robots(rules, memo),
-        RobotsAnswer::Redirect(next) => Outcome::RobotsRedirect(next),
+        RobotsAnswer::Redirect(next) => Outcome::RobotsRedirect(*next),
         RobotsAnswer::Unavailable(reason) => Outcome::RobotsUnavailable(reason),
     }
 }
@@ -53,21 +53,21 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
             }
             Fetch::Fatal(error) => return Outcome::Fatal(error),
             Fetch::Failed(error) if error.is_transport() => {
-                let failure = Failure::error(error.cause().phrase(), &error);
+                let failure = Failure::error(Reason::Transport(error.cause()), &error);
                 return Outcome::Trouble { request, trouble: Trouble::TryAgain, retry_after: None, failure };
             }
             Fetch::Failed(error) => {
                 let reason = match error {
-                    Error::BodyTooLarge { .. } => "body too large",
-                    _ => "fetch",
+                    Error::BodyTooLarge { .. } => Reason::BodyTooLarge,
+                    _ => Reason::Fetch,
                 };
                 return Outcome::failed(&request, Failure::error(reason, &error));
             }
         };
     let status = fetched.status;
-    shared.stats.status(status.as_u16());
+    shared.tally.status(status.as_u16());
     if !cached {
-        Stats::add(&shared.stats.bytes, fetched.body.len() as u64);
+        shared.tally.bytes.add(fetched.body.len() as u64);
     }
     if !blocked && status.is_redirection() {
         return redirect(shared, &request, &fetched);
@@ -77,11 +77,11 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         // 403 and 429 keep their configured reactions; a challenge or a marked page is
         // always worth another identity.
         let (reason, trouble) = if consent {
-            ("consent wall", Trouble::TryAgain)
+            (Reason::ConsentWall, Trouble::TryAgain)
         } else if blocked && !matches!(code, 403 | 429) {
-            ("blocked", Trouble::SwitchIdentity)
+            (Reason::Blocked, Trouble::SwitchIdentity)
         } else {
-            (status_reason(code), classify::classify_status(status, &shared.retry_statuses))
+            (Reason::of_status(code), classify::classify_status(status, &shared.retry_statuses))
         };
         let failure = Failure::status(reason, code);
         return match trouble {
@@ -106,7 +106,7 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
     let page =
         Page::new(url.clone(), status, headers, body, request, SystemTime::now(), pool, hidden.clone());
     let parsed = shared.spider.parse(page, &mut cx).await;
-    Stats::add(&shared.stats.skipped_hidden, hidden.skipped());
+    shared.tally.skipped_hidden.add(hidden.skipped());
     // Items emitted before an error are kept: nothing scraped is lost.
     let items = match &shared.encoder {
         Some(encoder) => match encoder.encode(&cx.items) {
@@ -119,9 +119,9 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         // An item found only in part is a failed item, an answer that is not the JSON asked
         // for a failed JSON read; any other error a failed parse.
         let reason = match source.downcast_ref::<Error>() {
-            _ if source.is::<ExtractError>() => "item",
-            Some(Error::Json { .. }) => "json",
-            _ => "parse",
+            _ if source.is::<ExtractError>() => Reason::Item,
+            Some(Error::Json { .. }) => Reason::Json,
+            _ => Reason::Parse,
         };
         let error = Error::Spider { url: url.clone(), source };
         let failed = Some((url, method, attempts, Failure::error(reason, &error)));
@@ -153,7 +153,7 @@ async fn answer<S: Spider>(
         (Fetch::Answer { fetched, .. }, Some(cached))
             if fetched.status == reqwest::StatusCode::NOT_MODIFIED =>
         {
-            Stats::add(&shared.stats.revalidated, 1);
+            shared.tally.revalidated.add(1);
             notes.cache = Some(CacheWrite::Touch(cached.fingerprint()));
             from_cache(shared, request, cached)
         }
@@ -178,7 +178,7 @@ async fn answer<S: Spider>(
 /// A cached answer as if it had just arrived: never blocked (blocked answers are not
 /// kept), nothing crossed the network.
 fn from_cache<S: Spider>(shared: &Shared<S>, request: &Request, cached: Cached) -> Fetch {
-    Stats::add(&shared.stats.from_cache, 1);
+    shared.tally.from_cache.add(1);
     match cached.answer() {
         Ok((status, headers, body)) => {
             let fetched = Fetched { status, headers, body, sent: 0, received: 0 };
@@ -223,10 +223,10 @@ async fn fetch_routed<S: Spider>(
         Ok(Exchanged::Failed(error)) => Fetch::Failed(error),
         Ok(Exchanged::Answer(Answered { fetched, blocked, consent, new_identity, sent_at, latency })) => {
             if blocked {
-                Stats::add(&shared.stats.blocked, 1);
+                shared.tally.blocked.add(1);
             }
             if fetched.status == reqwest::StatusCode::TOO_MANY_REQUESTS {
-                Stats::add(&shared.stats.throttled, 1);
+                shared.tally.throttled.add(1);
             }
             *sample = Some(Sample { blocked, sent_at, latency });
             Fetch::Answer { fetched, blocked: blocked || consent, consent, new_identity, cached: false }
@@ -237,30 +237,14 @@ async fn fetch_routed<S: Spider>(
 /// The failure a redirect the crawl cannot follow is, or the next hop for the frontier.
 fn redirect<S: Spider>(shared: &Shared<S>, request: &Request, fetched: &Fetched) -> Outcome {
     match next_hop(request, fetched.status, &fetched.headers, shared.max_redirects) {
-        Hop::To(next) => Outcome::Redirect(next),
+        Hop::To(next) => Outcome::Redirect(*next),
         Hop::None | Hop::NoTarget => {
-            Outcome::failed(request, Failure::status("bad redirect", fetched.status.as_u16()))
+            Outcome::failed(request, Failure::status(Reason::BadRedirect, fetched.status.as_u16()))
         }
-        Hop::Loop(chain) => Outcome::failed(request, Failure::error("redirect loop", &chain)),
+        Hop::Loop(chain) => Outcome::failed(request, Failure::error(Reason::RedirectLoop, &chain)),
         Hop::TooMany => {
             let error = Error::TooManyRedirects { url: request.url().clone(), limit: shared.max_redirects };
-            Outcome::failed(request, Failure::error("too many redirects", &error))
+            Outcome::failed(request, Failure::error(Reason::TooManyRedirects, &error))
         }
-    }
-}
-
-/// A static label per status class that stats can count by.
-fn status_reason(status: u16) -> &'static str {
-    match status {
-        403 => "http 403",
-        404 => "http 404",
-        408 => "http 408",
-        429 => "http 429",
-        400..=499 => "http 4xx",
-        500 => "http 500",
-        502 => "http 502",
-        503 => "http 503",
-        504 => "http 504",
-        _ => "http 5xx",
     }
 }

@@ -11,8 +11,9 @@ use std::io;
 
 /// The root cause of a transport error, the short phrase a crawl's failures are counted
 /// by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Cause {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Cause {
     /// Nothing listens on the port.
     Refused,
     /// No answer within the timeout (or no connection within the connect timeout).
@@ -32,7 +33,7 @@ pub(crate) enum Cause {
 }
 
 impl Cause {
-    const ALL: [Cause; 8] = [
+    pub(crate) const ALL: [Cause; 8] = [
         Cause::Refused,
         Cause::TimedOut,
         Cause::Reset,
@@ -117,7 +118,7 @@ impl Cause {
 
     /// The reason of a request given up because its host's robots.txt could not be had
     /// for this cause.
-    fn behind_robots(self) -> &'static str {
+    pub(crate) fn behind_robots(self) -> &'static str {
         match self {
             Cause::Refused => "robots.txt unavailable: connection refused",
             Cause::TimedOut => "robots.txt unavailable: timed out",
@@ -137,14 +138,13 @@ impl Cause {
         format!("{}: {error}", self.phrase())
     }
 
-    /// The reason of a request given up because robots.txt could not be had, read from
-    /// the message [`robots_message`](Self::robots_message) wrote (a status, such as
-    /// `robots.txt answered 503`, has no transport cause).
-    pub(crate) fn robots_reason(message: &str) -> &'static str {
+    /// The cause robots.txt could not be had for, read from the message
+    /// [`robots_message`](Self::robots_message) wrote; none for a status, such as
+    /// `robots.txt answered 503`.
+    pub(crate) fn behind_robots_message(message: &str) -> Option<Cause> {
         Cause::ALL
             .into_iter()
             .find(|cause| message.strip_prefix(cause.phrase()).is_some_and(|rest| rest.starts_with(": ")))
-            .map_or("robots.txt unavailable", Cause::behind_robots)
     }
 }
 
@@ -214,8 +214,8 @@ mod tests {
     fn a_remembered_robots_message_keeps_its_cause() {
         for cause in Cause::ALL {
             let message = cause.robots_message(&"request to http://a.example/robots.txt failed");
-            assert_eq!(Cause::robots_reason(&message), cause.behind_robots());
+            assert_eq!(Cause::behind_robots_message(&message), Some(cause));
         }
-        assert_eq!(Cause::robots_reason("robots.txt answered 503"), "robots.txt unavailable");
+        assert_eq!(Cause::behind_robots_message("robots.txt answered 503"), None);
     }
 }

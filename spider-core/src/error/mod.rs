@@ -6,6 +6,7 @@
 
 pub(crate) mod cause;
 pub(crate) mod extract;
+pub(crate) mod reason;
 
 use std::path::PathBuf;
 

@@ -6,11 +6,13 @@
 //! among those received in the last [`WINDOW`]: a gauge that moves while the crawl runs,
 //! not a total discovered at the end.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use serde::Serialize;
 use tokio::time::Instant;
+
+use crate::observe::counters::Counts;
 
 /// The span of the sliding windows.
 pub const WINDOW: Duration = Duration::from_secs(10);
@@ -119,7 +121,7 @@ pub struct HostLive {
 /// tokio::spawn(async move {
 ///     while live.changed().await.is_ok() {
 ///         let now = live.borrow().clone();
-///         eprintln!("{:.1} pages/s, block rate {:.1}%", now.pages_per_sec, now.block_rate * 100.0);
+///         eprintln!("{} pages, {:.1}/s, block rate {:.1}%", now.counts.pages, now.pages_per_sec, now.block_rate * 100.0);
 ///     }
 /// });
 /// crawler.run().await.ok();
@@ -128,24 +130,11 @@ pub struct HostLive {
 #[derive(Debug, Clone, Default, Serialize)]
 #[non_exhaustive]
 pub struct Live {
-    /// Seconds since the crawl started.
-    pub elapsed_secs: f64,
-    /// Requests sent so far.
-    pub requests: u64,
-    /// Pages parsed so far.
-    pub pages: u64,
-    /// Answers the link rules skipped as not HTML so far (see `Summary::skipped_not_html`).
-    pub skipped_not_html: u64,
-    /// Links not followed because a person could not see them (see `Summary::skipped_hidden`).
-    pub skipped_hidden: u64,
-    /// Items written so far.
-    pub items: u64,
-    /// Retries so far.
-    pub retries: u64,
+    /// Every counter so far (see [`Counts`]), with the seconds since the crawl started.
+    #[serde(flatten)]
+    pub counts: Counts,
     /// Requests given up so far.
     pub failures: u64,
-    /// Answers judged blocked so far.
-    pub blocked: u64,
     /// Answers that were not blocks, per second, over the window.
     pub pages_per_sec: f64,
     /// Blocked answers over answers, over the window, all hosts.
@@ -170,10 +159,6 @@ pub struct Live {
     pub proxy_spend: f64,
     /// The `proxy_budget`, if any.
     pub proxy_budget: Option<f64>,
-    /// Answers so far by HTTP status.
-    pub statuses: BTreeMap<u16, u64>,
-    /// Requests given up so far, by reason.
-    pub failures_by_reason: BTreeMap<String, u64>,
     /// The 50 hosts with the most answers in the window, busiest first.
     pub hosts: Vec<HostLive>,
 }

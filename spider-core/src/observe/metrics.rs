@@ -16,7 +16,8 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 use tokio::sync::watch;
 
-use crate::observe::gauge::Live;
+use crate::observe::counters::Counts;
+use crate::observe::gauge::{HostLive, Live};
 
 /// The content type of the Prometheus text format.
 const TEXT_FORMAT: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -53,28 +54,18 @@ struct Snapshot(watch::Receiver<Live>);
 impl Collector for Snapshot {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let live = self.0.borrow().clone();
-        let counters = [
-            ("spiderling_requests", "Requests sent, retries and robots.txt included", live.requests),
-            ("spiderling_pages", "Pages parsed", live.pages),
-            (
-                "spiderling_skipped_not_html",
-                "Answers the link rules skipped by content type, not HTML",
-                live.skipped_not_html,
-            ),
-            (
-                "spiderling_skipped_hidden",
-                "Links not followed because a person could not see them",
-                live.skipped_hidden,
-            ),
-            ("spiderling_items", "Items written", live.items),
-            ("spiderling_retries", "Attempts retried", live.retries),
-            ("spiderling_failures", "Requests given up", live.failures),
-            ("spiderling_blocked", "Answers judged blocked", live.blocked),
-            ("spiderling_proxy_bytes", "Bytes through proxy gateways", live.proxy_bytes),
+        // Every counter of the table, then the two the table does not tally.
+        let table = Counts::TABLE
+            .iter()
+            .zip(live.counts.named())
+            .map(|((name, doc), (_, value))| (format!("spiderling_{name}"), first_sentence(doc), value));
+        let others = [
+            ("spiderling_failures".to_owned(), "Requests given up", live.failures),
+            ("spiderling_proxy_bytes".to_owned(), "Bytes through proxy gateways", live.proxy_bytes),
         ];
-        for (name, help, value) in counters {
+        for (name, help, value) in table.chain(others) {
             let counter = ConstCounter::new(value);
-            counter.encode(encoder.encode_descriptor(name, help, None, counter.metric_type())?)?;
+            counter.encode(encoder.encode_descriptor(&name, help, None, counter.metric_type())?)?;
         }
         let gauges = [
             ("spiderling_block_rate", "Blocked answers over answers in the last 10 s", live.block_rate),
@@ -99,7 +90,7 @@ impl Collector for Snapshot {
             let gauge = ConstGauge::new(value);
             gauge.encode(encoder.encode_descriptor(name, help, None, gauge.metric_type())?)?;
         }
-        type PerHost = fn(&crate::observe::gauge::HostLive) -> f64;
+        type PerHost = fn(&HostLive) -> f64;
         let per_host: [(&str, &str, PerHost); 3] = [
             ("spiderling_host_block_rate", "A host's block rate over the last 10 s", |h| h.block_rate),
             ("spiderling_host_limit", "Requests a host may have in flight", |h| h.limit as f64),
@@ -119,6 +110,12 @@ impl Collector for Snapshot {
     }
 }
 
+/// A counter's doc up to the end of its first clause, for the metric's help.
+fn first_sentence(doc: &str) -> &str {
+    let doc = doc.trim();
+    doc.split_once(['.', ':']).map_or(doc, |(first, _)| first)
+}
+
 #[cfg(test)]
 mod tests {
     use http_body_util::BodyExt;
@@ -127,7 +124,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_scrape_serves_the_latest_snapshots_counters() {
-        let live = Live { pages: 12, skipped_not_html: 3, skipped_hidden: 4, ..Live::default() };
+        let counts = Counts { pages: 12, skipped_not_html: 3, skipped_hidden: 4, ..Counts::default() };
+        let live = Live { counts, ..Live::default() };
         let (_publish, latest) = watch::channel(live);
         let scrape = Metrics::new(latest).scrape();
         let body = scrape.into_body().collect().await.unwrap().to_bytes();
@@ -136,6 +134,7 @@ mod tests {
             "spiderling_pages_total 12",
             "spiderling_skipped_not_html_total 3",
             "spiderling_skipped_hidden_total 4",
+            "spiderling_revalidated_total 0",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }

@@ -96,14 +96,14 @@ pub(crate) fn show(mut live: watch::Receiver<Live>) -> JoinHandle<()> {
 fn line(live: &Live) -> String {
     let mut line = format!(
         "{} pages · {:.0}/s · block rate {:.1}% · in flight {}/{} · queued {} · p50 {:.0} ms · items {} · failures {}",
-        live.pages,
+        live.counts.pages,
         live.pages_per_sec,
         live.block_rate * 100.0,
         live.in_flight,
         live.concurrency_limit,
         live.queued,
         live.latency_p50_ms,
-        live.items,
+        live.counts.items,
         live.failures,
     );
     if live.proxy_bytes > 0 {
@@ -128,10 +128,12 @@ fn line(live: &Live) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observe::counters::Counts;
 
     #[test]
     fn one_line_with_the_block_rate() {
-        let live = Live { pages: 120, pages_per_sec: 40.2, block_rate: 0.015, items: 100, ..Live::default() };
+        let counts = Counts { pages: 120, items: 100, ..Counts::default() };
+        let live = Live { counts, pages_per_sec: 40.2, block_rate: 0.015, ..Live::default() };
         let line = line(&live);
         assert!(line.starts_with("120 pages · 40/s · block rate 1.5% · in flight 0/0"), "{line}");
         assert!(!line.contains("proxy"));

@@ -116,19 +116,19 @@ impl Timeline {
 
     fn point(&self, live: &Live) -> Point {
         let items_per_sec = match self.recent.back() {
-            Some(last) if live.elapsed_secs > last.t => {
-                live.items.saturating_sub(last.items) as f64 / (live.elapsed_secs - last.t)
+            Some(last) if live.counts.elapsed_secs > last.t => {
+                live.counts.items.saturating_sub(last.items) as f64 / (live.counts.elapsed_secs - last.t)
             }
             _ => 0.0,
         };
         Point {
-            t: (live.elapsed_secs * 1e3).round() / 1e3,
-            pages: live.pages,
-            items: live.items,
-            requests: live.requests,
-            retries: live.retries,
+            t: (live.counts.elapsed_secs * 1e3).round() / 1e3,
+            pages: live.counts.pages,
+            items: live.counts.items,
+            requests: live.counts.requests,
+            retries: live.counts.retries,
             failures: live.failures,
-            blocked: live.blocked,
+            blocked: live.counts.blocked,
             pages_per_sec: live.pages_per_sec,
             items_per_sec,
             block_rate: live.block_rate,
@@ -227,9 +227,13 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observe::counters::Counts;
 
     fn second(t: f64, items: u64) -> Live {
-        Live { elapsed_secs: t, items, pages: items, ..Live::default() }
+        Live {
+            counts: Counts { elapsed_secs: t, items, pages: items, ..Counts::default() },
+            ..Live::default()
+        }
     }
 
     #[test]
@@ -242,7 +246,7 @@ mod tests {
         assert_eq!(recent.len(), RECENT);
         assert_eq!((recent[0].t, recent[599].t), (100.0, 699.0));
         assert!(recent.iter().all(|p| (p.items_per_sec - 3.0).abs() < 1e-9));
-        assert_eq!(timeline.latest().items, 699 * 3);
+        assert_eq!(timeline.latest().counts.items, 699 * 3);
     }
 
     #[test]

@@ -105,7 +105,7 @@ pub(crate) enum RobotsAnswer {
     /// Rules to obey, and the answer they were read from, for a durable frontier to keep.
     Rules(RobotsRules, RobotsMemo),
     /// The request for the next hop of a redirect: RFC 9309 follows five.
-    Redirect(Request),
+    Redirect(Box<Request>),
     /// robots.txt cannot be had: why.
     Unavailable(String),
 }
@@ -188,7 +188,7 @@ impl Robots {
             };
             match read_answer(&request, &fetched, config.robots_token()) {
                 RobotsAnswer::Rules(rules, _) => break rules,
-                RobotsAnswer::Redirect(next) => request = next,
+                RobotsAnswer::Redirect(next) => request = *next,
                 RobotsAnswer::Unavailable(reason) => break RobotsRules::Unavailable(reason),
             }
         };

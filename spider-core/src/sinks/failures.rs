@@ -5,24 +5,30 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
+use crate::error::reason::Reason;
 use crate::error::Error;
 use crate::sinks::AppendFile;
 
 /// Why an attempt failed: a reason stats count by, and the detail.
 #[derive(Debug)]
 pub(crate) struct Failure {
-    pub(crate) reason: &'static str,
+    pub(crate) reason: Reason,
     pub(crate) status: Option<u16>,
     pub(crate) error: Option<String>,
 }
 
 impl Failure {
-    pub(crate) fn status(reason: &'static str, status: u16) -> Self {
+    pub(crate) fn status(reason: Reason, status: u16) -> Self {
         Failure { reason, status: Some(status), error: None }
     }
 
-    pub(crate) fn error(reason: &'static str, error: &dyn std::fmt::Display) -> Self {
+    pub(crate) fn error(reason: Reason, error: &dyn std::fmt::Display) -> Self {
         Failure { reason, status: None, error: Some(error.to_string()) }
+    }
+
+    /// A failure with nothing to say beyond its reason.
+    pub(crate) fn bare(reason: Reason) -> Self {
+        Failure { reason, status: None, error: None }
     }
 }
 
@@ -65,7 +71,7 @@ impl FailuresFile {
             url,
             method,
             attempts,
-            reason: failure.reason,
+            reason: failure.reason.as_str(),
             status: failure.status,
             error: failure.error.as_deref(),
             failed_at: httpdate::fmt_http_date(SystemTime::now()),

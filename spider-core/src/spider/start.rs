@@ -77,7 +77,7 @@ impl<'a> Start<'a> {
                 }
             }
             match next_hop(&request, fetched.status, &fetched.headers, self.max_redirects) {
-                Hop::To(next) => request = next,
+                Hop::To(next) => request = *next,
                 Hop::Loop(_) | Hop::TooMany => {
                     return Err(Error::TooManyRedirects {
                         url: request.url().clone(),

@@ -14,7 +14,7 @@ pub(crate) enum Hop {
     /// The answer is no redirect.
     None,
     /// The request for the next hop.
-    To(Request),
+    To(Box<Request>),
     /// A redirect without a `Location` that resolves against the request's URL.
     NoTarget,
     /// A hop back to a URL of the chain, the request's own included: the chain, as
@@ -41,7 +41,7 @@ pub(crate) fn next_hop(request: &Request, status: StatusCode, headers: &HeaderMa
     if request.redirects >= limit {
         return Hop::TooMany;
     }
-    Hop::To(request.redirected(target, status.as_u16()))
+    Hop::To(Box::new(request.redirected(target, status.as_u16())))
 }
 
 #[cfg(test)]

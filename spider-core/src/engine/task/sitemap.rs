@@ -6,6 +6,7 @@ use bytes::Bytes;
 
 use crate::engine::protocol::Outcome;
 use crate::engine::Shared;
+use crate::error::reason::Reason;
 use crate::extract::sitemap::{self, Limits, Problem};
 use crate::request::Request;
 use crate::sinks::failures::Failure;
@@ -16,7 +17,7 @@ pub(in crate::engine) async fn read<S: Spider>(shared: &Shared<S>, request: Requ
     let (base, since) = (request.url().clone(), shared.sitemap_since);
     let read = shared.pool.run(move || sitemap::read(&body, &base, since, Limits::PROTOCOL)).await;
     let Ok(listing) = read else {
-        return Outcome::failed(&request, Failure { reason: "panic", status: None, error: None });
+        return Outcome::failed(&request, Failure::bare(Reason::Panic));
     };
     let entries = listing.pages.len() + listing.sitemaps.len();
     let pages = listing.pages.into_iter().filter_map(|url| shared.spider.sitemap_request(url));

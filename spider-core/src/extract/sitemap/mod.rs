@@ -21,6 +21,7 @@ pub(crate) use lastmod::Since;
 /// How many URLs a file may list, as the protocol has it.
 pub(crate) const MAX_URLS: usize = 50_000;
 
+use crate::error::reason::Reason;
 use crate::request::SITEMAP_MAX_BYTES as MAX_BYTES;
 
 /// The most a reading takes: entries, and bytes of XML after inflating.
@@ -61,12 +62,12 @@ pub(crate) enum Problem {
 
 impl Problem {
     /// The reason stats count it by.
-    pub(crate) fn reason(&self) -> &'static str {
+    pub(crate) fn reason(&self) -> Reason {
         match self {
-            Problem::TooManyUrls { .. } => "sitemap over 50,000 URLs",
-            Problem::TooLarge { .. } => "sitemap over 50 MB",
-            Problem::Malformed(_) => "sitemap malformed",
-            Problem::NotASitemap(_) => "not a sitemap",
+            Problem::TooManyUrls { .. } => Reason::SitemapTooManyUrls,
+            Problem::TooLarge { .. } => Reason::SitemapTooLarge,
+            Problem::Malformed(_) => Reason::SitemapMalformed,
+            Problem::NotASitemap(_) => Reason::NotASitemap,
         }
     }
 }

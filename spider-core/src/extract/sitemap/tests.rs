@@ -117,7 +117,7 @@ fn the_protocol_allows_50_000_urls() {
     assert_eq!(listing.pages.len(), 50_000);
     assert_eq!(listing.pages.last().map(Url::path), Some("/p/50000"));
     let problem = listing.problem.unwrap();
-    assert_eq!(problem.reason(), "sitemap over 50,000 URLs");
+    assert_eq!(problem.reason().as_str(), "sitemap over 50,000 URLs");
     assert!(problem.to_string().contains("the first 50000 were taken"), "{problem}");
 }
 
@@ -153,7 +153,7 @@ fn a_gzip_bomb_is_inflated_no_further_than_the_limit() {
     assert!(bomb.len() < 1024 * 1024, "{}", bomb.len());
     let listing = read(&bomb, &base(), None, Limits::PROTOCOL);
     assert_eq!(paths(&listing.pages), ["/a"]);
-    assert_eq!(listing.problem.map(|p| p.reason()), Some("sitemap over 50 MB"));
+    assert_eq!(listing.problem.map(|p| p.reason().as_str()), Some("sitemap over 50 MB"));
 }
 
 #[test]
@@ -164,13 +164,13 @@ fn malformed_xml_keeps_the_urls_before_the_mistake_and_says_where() {
     let listing = read(xml.as_bytes(), &base(), None, Limits::PROTOCOL);
     assert_eq!(paths(&listing.pages), ["/a", "/b"]);
     let problem = listing.problem.unwrap();
-    assert_eq!(problem.reason(), "sitemap malformed");
+    assert_eq!(problem.reason().as_str(), "sitemap malformed");
     let at = xml.find("</url></urlset>").unwrap();
     assert!(problem.to_string().contains(&format!("XML error at byte {at}")), "{problem}");
 
     let cut = read(&xml.as_bytes()[..60], &base(), None, Limits::PROTOCOL);
     assert_eq!(paths(&cut.pages), ["/a"]);
-    assert_eq!(cut.problem.map(|p| p.reason()), Some("sitemap malformed"));
+    assert_eq!(cut.problem.map(|p| p.reason().as_str()), Some("sitemap malformed"));
 
     let unknown = read(
         b"<urlset><url><loc>https://shop.example/&nbsp;</loc></url></urlset>",
@@ -187,7 +187,7 @@ fn a_damaged_gzip_stream_is_malformed() {
     damaged.truncate(damaged.len() / 2);
     let listing = read(&damaged, &base(), None, Limits::PROTOCOL);
     let problem = listing.problem.unwrap();
-    assert_eq!(problem.reason(), "sitemap malformed");
+    assert_eq!(problem.reason().as_str(), "sitemap malformed");
     assert!(problem.to_string().contains("gzip"), "{problem}");
 }
 
@@ -203,7 +203,7 @@ fn what_is_not_a_sitemap_says_what_it_is() {
         let listing = read(body, &base(), None, Limits::PROTOCOL);
         assert!(listing.pages.is_empty());
         let problem = listing.problem.unwrap();
-        assert_eq!(problem.reason(), "not a sitemap");
+        assert_eq!(problem.reason().as_str(), "not a sitemap");
         assert!(problem.to_string().contains(says), "{problem}");
     }
 }

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::observe::gauge::HostLive;
-use crate::observe::stats::{CrawlStatus, Summary};
+use crate::observe::summary::{CrawlStatus, Summary};
 use crate::observe::timeline::{Event, Example, Point, Recorder, Timeline};
 use spider_settings::Config;
 
@@ -57,13 +57,13 @@ impl Board {
         let series: Vec<&Point> = timeline.recent().collect();
         let since = series.first().map_or(0.0, |p| p.t);
         let totals = Totals {
-            pages: latest.pages,
-            items: latest.items,
-            requests: latest.requests,
-            retries: latest.retries,
-            blocked: latest.blocked,
+            pages: latest.counts.pages,
+            items: latest.counts.items,
+            requests: latest.counts.requests,
+            retries: latest.counts.retries,
+            blocked: latest.counts.blocked,
             failures: latest.failures,
-            elapsed_secs: latest.elapsed_secs,
+            elapsed_secs: latest.counts.elapsed_secs,
         };
         let view = View {
             live: true,
@@ -76,8 +76,8 @@ impl Board {
             series,
             events: timeline.events_since(since).collect(),
             hosts: &latest.hosts,
-            statuses: &latest.statuses,
-            failures: reasons(&timeline, &latest.failures_by_reason),
+            statuses: &latest.counts.statuses,
+            failures: reasons(&timeline, &latest.counts.failures_by_reason),
             settings: &self.settings,
             summary: None,
         };
@@ -89,13 +89,13 @@ impl Board {
         let timeline = self.timeline.lock();
         let series: Vec<&Point> = timeline.whole().iter().collect();
         let totals = Totals {
-            pages: summary.pages,
-            items: summary.items,
-            requests: summary.requests,
-            retries: summary.retries,
-            blocked: summary.blocked,
+            pages: summary.counts.pages,
+            items: summary.counts.items,
+            requests: summary.counts.requests,
+            retries: summary.counts.retries,
+            blocked: summary.counts.blocked,
             failures: summary.failures,
-            elapsed_secs: summary.elapsed_secs,
+            elapsed_secs: summary.counts.elapsed_secs,
         };
         let view = View {
             live: false,
@@ -108,8 +108,8 @@ impl Board {
             series,
             events: timeline.events_since(0.0).collect(),
             hosts: &timeline.latest().hosts,
-            statuses: &summary.statuses,
-            failures: reasons(&timeline, &summary.failures_by_reason),
+            statuses: &summary.counts.statuses,
+            failures: reasons(&timeline, &summary.counts.failures_by_reason),
             settings: &self.settings,
             summary: Some(summary.to_string()),
         };

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{with_data, Board};
 use crate::error::Error;
-use crate::observe::stats::Summary;
+use crate::observe::summary::Summary;
 
 /// Write the report of a crawl that ended with `summary` to `path`.
 pub(crate) fn write_report(path: &Path, board: &Board, summary: &Summary) -> Result<(), Error> {
@@ -24,8 +24,9 @@ pub(crate) fn write_report(path: &Path, board: &Board, summary: &Summary) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observe::counters::Counts;
     use crate::observe::gauge::Live;
-    use crate::observe::stats::{Counts, Ending};
+    use crate::observe::summary::Ending;
     use crate::observe::timeline::Recorder;
     use spider_settings::Config;
 
@@ -49,7 +50,8 @@ mod tests {
             .proxy("http://acct:hunter2@gateway.example:7777")
             .report("crawl.html");
         let recorder = Recorder::default();
-        recorder.lock().record(&Live { elapsed_secs: 1.0, pages: 3, ..Live::default() });
+        let counts = Counts { elapsed_secs: 1.0, pages: 3, ..Counts::default() };
+        recorder.lock().record(&Live { counts, ..Live::default() });
         recorder.lock().failure("status", "https://shop.example/</script><b>", "status 404".to_owned());
         let board = Board::new(&config, recorder);
         let counts = Counts {

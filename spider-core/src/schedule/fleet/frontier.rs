@@ -16,7 +16,7 @@ use url::Url;
 
 use super::wire::{self, Round};
 use crate::error::Error;
-use crate::observe::stats::Counts;
+use crate::observe::counters::Counts;
 use crate::request::canonical::Fingerprint;
 use crate::request::host::{host_key, HostKey};
 use crate::request::Request;
@@ -440,7 +440,7 @@ impl Durable for FleetFrontier {
             "url": url.as_str(),
             "method": method.as_str(),
             "attempts": attempts,
-            "reason": failure.reason,
+            "reason": failure.reason.as_str(),
             "status": failure.status,
             "error": failure.error,
         })
@@ -450,26 +450,28 @@ impl Durable for FleetFrontier {
     }
 
     fn checkpoint(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), Error> {
+        // Every counter of the table, the statuses and the failures by reason, as far as
+        // they grew since the last report: the fleet's totals are the sum of its workers'.
         let counts = checkpoint.counts;
-        let mut added = Vec::new();
-        for (name, now, before) in [
-            ("requests", counts.requests, self.reported.requests),
-            ("pages", counts.pages, self.reported.pages),
-            ("skipped_not_html", counts.skipped_not_html, self.reported.skipped_not_html),
-            ("skipped_hidden", counts.skipped_hidden, self.reported.skipped_hidden),
-            ("items", counts.items, self.reported.items),
-            ("retries", counts.retries, self.reported.retries),
-            ("blocked", counts.blocked, self.reported.blocked),
-            ("failures", counts.failures(), self.reported.failures()),
-            ("bytes", counts.bytes, self.reported.bytes),
-        ] {
+        let mut added: Vec<(String, u64)> = Vec::new();
+        let mut grew = |name: String, now: u64, before: u64| {
             if now > before {
                 added.push((name, now - before));
             }
+        };
+        for ((name, now), (_, before)) in counts.named().into_iter().zip(self.reported.named()) {
+            grew(name.to_owned(), now, before);
+        }
+        for (status, now) in &counts.statuses {
+            grew(format!("status:{status}"), *now, self.reported.statuses.get(status).copied().unwrap_or(0));
+        }
+        for (reason, now) in &counts.failures_by_reason {
+            let before = self.reported.failures_by_reason.get(reason).copied().unwrap_or(0);
+            grew(format!("failure:{reason}"), *now, before);
         }
         self.reported = counts.clone();
         if checkpoint.proxy_bytes > self.reported_proxy_bytes {
-            added.push(("proxy_bytes", checkpoint.proxy_bytes - self.reported_proxy_bytes));
+            added.push(("proxy_bytes".to_owned(), checkpoint.proxy_bytes - self.reported_proxy_bytes));
             self.reported_proxy_bytes = checkpoint.proxy_bytes;
         }
         let ending = checkpoint.ended.is_some();

@@ -31,7 +31,7 @@ use std::time::Duration;
 use redis::Client;
 
 pub(crate) use frontier::FleetFrontier;
-pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetTotals, FleetWorker, WorkerState};
+pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetWorker, WorkerState};
 
 use self::clock::RedisClock;
 use self::frontier::Link;

@@ -18,7 +18,8 @@ use spider_settings::RedisAddress as Address;
 
 use super::{prefix, syncer, CRAWLS};
 use crate::error::Error;
-use crate::observe::stats::{size, thousands};
+use crate::observe::counters::Counts;
+use crate::observe::summary::{size, thousands};
 use crate::schedule::state::{date, elapsed, table, unix_ms};
 
 /// The crawls of a fleet's Redis, each with its workers, frontier and totals.
@@ -80,7 +81,7 @@ pub struct FleetCrawl {
     /// Requests given up, as listed in Redis.
     pub failures: u64,
     /// The fleet's counts, every worker's summed, the gone ones' included.
-    pub totals: FleetTotals,
+    pub totals: Counts,
     /// The live workers' pages per second, summed.
     pub pages_per_sec: f64,
     /// Blocked answers per request, from the totals; 0 before any request.
@@ -101,32 +102,6 @@ pub enum FleetStatus {
     /// Not done, and no worker heard from within [`FleetReport::SILENT_AFTER`]: the
     /// workers were stopped or lost; starting one goes on with the crawl.
     Stalled,
-}
-
-/// A fleet's counts, in a [`FleetCrawl`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[non_exhaustive]
-pub struct FleetTotals {
-    /// Requests sent, robots.txt, redirects and retries included.
-    pub requests: u64,
-    /// Pages with a 2xx status handed to `parse`, less those skipped as not HTML.
-    pub pages: u64,
-    /// Answers the link rules skipped by content type, not HTML (`Summary::skipped_not_html`).
-    pub skipped_not_html: u64,
-    /// Links not followed because a person could not see them (`Summary::skipped_hidden`).
-    pub skipped_hidden: u64,
-    /// Items written.
-    pub items: u64,
-    /// Requests sent again after a failure.
-    pub retries: u64,
-    /// Answers judged blocks.
-    pub blocked: u64,
-    /// Requests given up.
-    pub failures: u64,
-    /// Body bytes received.
-    pub bytes: u64,
-    /// Links found that the fleet had queued already.
-    pub duplicates: u64,
 }
 
 /// One worker of a fleet's crawl, as its last heartbeat says, in a [`FleetCrawl`].
@@ -325,18 +300,15 @@ async fn read_crawl(
         .collect();
 
     let stat = |name: &str| stats.get(name).and_then(|n| n.parse::<i64>().ok()).map_or(0, count);
-    let totals = FleetTotals {
-        requests: stat("requests"),
-        pages: stat("pages"),
-        skipped_not_html: stat("skipped_not_html"),
-        skipped_hidden: stat("skipped_hidden"),
-        items: stat("items"),
-        retries: stat("retries"),
-        blocked: stat("blocked"),
-        failures: stat("failures"),
-        bytes: stat("bytes"),
-        duplicates: stat("duplicates"),
-    };
+    let mut totals = Counts::from_named(stat);
+    for (name, n) in &stats {
+        let n = n.parse::<i64>().map_or(0, count);
+        if let Some(status) = name.strip_prefix("status:").and_then(|code| code.parse().ok()) {
+            totals.statuses.insert(status, n);
+        } else if let Some(reason) = name.strip_prefix("failure:") {
+            totals.failures_by_reason.insert(reason.to_owned(), n);
+        }
+    }
     let live = workers.iter().filter(|w| w.state == WorkerState::Live);
     // Folded from 0.0: `sum` of no floats is -0.0, which prints as such.
     let pages_per_sec = live.clone().fold(0.0, |sum, w| sum + w.pages_per_sec);
@@ -511,7 +483,7 @@ impl fmt::Display for FleetCrawl {
                 thousands(t.items),
                 thousands(t.retries),
                 thousands(t.blocked),
-                thousands(t.failures),
+                thousands(t.failures()),
                 size(t.bytes),
                 thousands(t.duplicates)
             ),
@@ -608,7 +580,7 @@ mod tests {
             deferred: 2,
             seen: 20_000,
             failures: 1,
-            totals: FleetTotals { requests: 2_000, pages: 1_280, blocked: 5, ..FleetTotals::default() },
+            totals: Counts { requests: 2_000, pages: 1_280, blocked: 5, ..Counts::default() },
             pages_per_sec: 120.0,
             block_rate: 0.0025,
             workers,

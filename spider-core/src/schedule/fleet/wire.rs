@@ -142,8 +142,9 @@ pub(super) struct Round {
     pub(super) window_s: u64,
     /// JSON lines of requests given up.
     pub(super) failures: Vec<String>,
-    /// Counters to add to the fleet's totals.
-    pub(super) stats: BTreeMap<&'static str, u64>,
+    /// Counters to add to the fleet's totals, by the names of the counter table (and
+    /// `failure:REASON`, `status:CODE`, `proxy_bytes`).
+    pub(super) stats: BTreeMap<String, u64>,
     /// The worker's heartbeat (JSON), about once a second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) beat: Option<String>,
@@ -374,7 +375,7 @@ mod tests {
         for _ in 0..3 {
             let mut checkpoint = Round::default();
             checkpoint.answers.push(("https://a.example".into(), 2, 1));
-            checkpoint.stats.insert("pages", 2);
+            checkpoint.stats.insert("pages".to_owned(), 2);
             outbox.append(checkpoint);
         }
         assert!(!outbox.has_changes(), "counts alone are no reason for a round");

@@ -12,7 +12,8 @@ use url::Url;
 
 use super::Frontier;
 use crate::error::Error;
-use crate::observe::stats::{Counts, CrawlStatus};
+use crate::observe::counters::Counts;
+use crate::observe::summary::CrawlStatus;
 use crate::request::host::HostKey;
 use crate::request::identity::IdentityChanges;
 use crate::request::Ticket;

@@ -14,7 +14,7 @@ use url::Url;
 use super::checkpointer::Checkpointer;
 use super::row::{self, Row};
 use crate::error::Error;
-use crate::observe::stats::CrawlStatus;
+use crate::observe::summary::CrawlStatus;
 use crate::request::host::{host_key, HostKey};
 use crate::request::identity::IdentityChanges;
 use crate::request::Request;
@@ -404,7 +404,7 @@ impl Durable for StateFrontier {
                     url.as_str(),
                     method.as_str(),
                     attempts,
-                    failure.reason,
+                    failure.reason.as_str(),
                     failure.status,
                     failure.error,
                     unix_ms(SystemTime::now())
@@ -573,7 +573,7 @@ mod tests {
         assert!(opened.identities.is_empty());
         let saved =
             SavedIdentity { key: "host:http://h.example:80".into(), agent: None, cookies: "{}".into() };
-        let counts = crate::observe::stats::Counts::default();
+        let counts = crate::observe::counters::Counts::default();
         let checkpoint = Checkpoint {
             output: None,
             failures: None,

@@ -20,7 +20,8 @@ use serde::Serialize;
 use super::open::check_header;
 use super::SCHEMA_VERSION;
 use crate::error::Error;
-use crate::observe::stats::{size, thousands, Counts};
+use crate::observe::counters::Counts;
+use crate::observe::summary::{size, thousands};
 
 /// What a state file holds: the crawl, its runs, its frontier per host, its failures.
 ///
@@ -75,7 +76,7 @@ pub struct StateReport {
     /// Every run that worked on the crawl, first first.
     pub runs: Vec<StateRun>,
     /// The runs' counts, summed.
-    pub totals: RunCounts,
+    pub totals: Counts,
     /// Requests queued, over every host.
     pub queued: u64,
     /// Requests handed out and not finished, over every host: in flight in a running
@@ -124,23 +125,7 @@ pub struct StateRun {
     /// `error`; `None` while it runs, or if it was killed.
     pub status: Option<String>,
     /// What it did, as of its last checkpoint.
-    pub counts: RunCounts,
-}
-
-/// A run's counts, or the sum of a crawl's runs, in a [`StateReport`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[non_exhaustive]
-pub struct RunCounts {
-    /// Requests sent, robots.txt, redirects and retries included.
-    pub requests: u64,
-    /// Pages with a 2xx status handed to `parse`.
-    pub pages: u64,
-    /// Items written.
-    pub items: u64,
-    /// Requests given up.
-    pub failures: u64,
-    /// Wall-clock time, in seconds.
-    pub elapsed_secs: f64,
+    pub counts: Counts,
 }
 
 /// One host of a crawl, in a [`StateReport`].
@@ -305,7 +290,7 @@ fn read(path: &Path, conn: &Connection) -> Result<StateReport, Error> {
         let counts: Counts = serde_json::from_str(&json)
             .map_err(|e| refuse(format!("is damaged: the counts of run {number}: {e}")))?;
         totals.add(&counts);
-        runs.push(StateRun { number, started_at_ms, ended_at_ms, status, counts: RunCounts::of(&counts) });
+        runs.push(StateRun { number, started_at_ms, ended_at_ms, status, counts });
     }
 
     let mut hosts: HashMap<i64, StateHost> = HashMap::new();
@@ -394,7 +379,7 @@ fn read(path: &Path, conn: &Connection) -> Result<StateReport, Error> {
         status: fact("status"),
         output,
         runs,
-        totals: RunCounts::of(&totals),
+        totals,
         queued,
         in_flight,
         deferred,
@@ -423,18 +408,6 @@ fn earliest(a: Option<i64>, b: Option<i64>) -> Option<i64> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
-    }
-}
-
-impl RunCounts {
-    fn of(counts: &Counts) -> Self {
-        RunCounts {
-            requests: counts.requests,
-            pages: counts.pages,
-            items: counts.items,
-            failures: counts.failures(),
-            elapsed_secs: counts.elapsed_secs,
-        }
     }
 }
 
@@ -572,7 +545,7 @@ impl fmt::Display for Shown<'_> {
                 thousands(totals.pages),
                 thousands(totals.items),
                 thousands(totals.requests),
-                thousands(totals.failures),
+                thousands(totals.failures()),
                 elapsed(totals.elapsed_secs)
             ),
         };
@@ -771,7 +744,7 @@ mod tests {
             status: "paused".to_owned(),
             output: None,
             runs: Vec::new(),
-            totals: RunCounts::default(),
+            totals: Counts::default(),
             queued: 30,
             in_flight: 0,
             deferred: 0,

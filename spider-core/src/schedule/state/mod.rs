@@ -26,7 +26,7 @@ mod row;
 pub(crate) use frontier::unix_ms;
 pub use frontier::StateFrontier;
 pub(crate) use inspect::{date, elapsed, table};
-pub use inspect::{RunCounts, StateHost, StateOutput, StateReport, StateRun};
+pub use inspect::{StateHost, StateOutput, StateReport, StateRun};
 pub(crate) use open::open;
 
 /// The version of the schema this build reads and writes; a file of another version is
