@@ -417,9 +417,7 @@ fn prepare(
         .with_ansi(spider_core::log_in_colour())
         .with_writer(|| spider_core::LogWriter)
         .try_init();
-    // Variables that are not Unicode cannot be ours; skip them instead of panicking.
-    let env = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
-    let config = settings(config, env, set, output).map(with_flags).map_err(|error| {
+    let config = settings(config, environment(), set, output).map(with_flags).map_err(|error| {
         eprintln!("error: {error}");
         error.exit_code()
     })?;
@@ -429,6 +427,33 @@ fn prepare(
         ExitCode::FAILURE
     })?;
     Ok((config, runtime))
+}
+
+/// `config` under the `SPIDERLING_<KEY>` environment variables, then under `set`, each
+/// `KEY=VALUE` as `--set` gives it: the layering of a spider binary, for a command of your
+/// own (as `spiderling fetch` and `spiderling probe` use it).
+///
+/// # Errors
+///
+/// [`Error::Config`] naming the variable or the flag and the key, and what is wrong.
+///
+/// # Examples
+///
+/// ```
+/// let config = spiderling::cli::layer(spiderling::Config::new("shop"), &["rpm=300".to_owned()])?;
+/// assert!(config.to_string().contains("rpm = 300"));
+/// let error = spiderling::cli::layer(spiderling::Config::new("shop"), &["rmp=300".to_owned()]).unwrap_err();
+/// assert!(error.to_string().contains("--set rmp: unknown setting `rmp`; did you mean `rpm`?"), "{error}");
+/// # Ok::<(), spiderling::Error>(())
+/// ```
+pub fn layer(config: Config, set: &[String]) -> Result<Config, Error> {
+    settings(config, environment(), set, None)
+}
+
+/// The process's environment; variables that are not Unicode cannot be ours and are
+/// skipped instead of panicking.
+fn environment() -> impl Iterator<Item = (String, String)> {
+    std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
 }
 
 /// Layer the environment and the `--set` flags (then `-o`) over the spider's own settings.

@@ -41,6 +41,11 @@ pub(crate) struct Args {
     /// Trust this PEM certificate too, e.g. the one `spiderling sandbox --tls` writes.
     #[arg(long, value_name = "PATH")]
     ca_cert: Option<String>,
+    /// Change any setting, as `key=value` (repeatable), as a spider binary's `--set` does;
+    /// `SPIDERLING_<KEY>` variables are read too. The flags above are shortcuts for the keys
+    /// they name, and win.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
 }
 
 /// What the page showed.
@@ -106,7 +111,17 @@ pub(crate) fn run(args: Args) -> ExitCode {
             }
         }
     }
-    let mut config = Config::new("fetch").start_url(args.url.as_str()).obey_robots(!args.ignore_robots);
+    let config = Config::new("fetch").start_url(args.url.as_str());
+    let mut config = match spiderling::cli::layer(config, &args.set) {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.ignore_robots {
+        config = config.obey_robots(false);
+    }
     for (key, value) in [("proxy", &args.proxy), ("geo", &args.geo), ("ca_cert", &args.ca_cert)] {
         if let Some(value) = value {
             config = match config.set(key, value) {

@@ -35,6 +35,11 @@ pub(crate) struct Args {
     /// Trust this PEM certificate too, e.g. the one `spiderling sandbox --tls` writes.
     #[arg(long, value_name = "PATH")]
     ca_cert: Option<String>,
+    /// Change any setting, as `key=value` (repeatable), as a spider binary's `--set` does;
+    /// `SPIDERLING_<KEY>` variables are read too. The flags above are shortcuts for the keys
+    /// they name, and win.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
 }
 
 pub(crate) fn run(args: Args) -> ExitCode {
@@ -67,7 +72,11 @@ fn config_of(args: &Args) -> Result<Config, String> {
             ))
         }
     }
-    let mut config = Config::new("probe").start_url(args.url.as_str()).obey_robots(!args.ignore_robots);
+    let config = Config::new("probe").start_url(args.url.as_str());
+    let mut config = spiderling::cli::layer(config, &args.set).map_err(|error| error.to_string())?;
+    if args.ignore_robots {
+        config = config.obey_robots(false);
+    }
     if let Some(slots) = args.concurrency {
         config = config.concurrency(slots);
     }

@@ -50,59 +50,15 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// Without `rule(...)`s, `item` and `follow`, write the crawl yourself:
 /// `#[async_trait] impl Spider for Books { type Item = ...; async fn parse(...) }`.
 ///
-/// | key | value | default |
-/// | --- | --- | --- |
-/// | `name` | string | the struct's name in snake_case |
-/// | `start_urls` | list of absolute http(s) URLs, checked | none |
-/// | `allowed_domains` | list of domains (subdomains included) | any domain |
-/// | `sitemaps` | `true` / `false`: read the sitemaps the robots.txt of each start URL's host names in `Sitemap:` lines | `false` |
-/// | `sitemap_urls` | list of absolute http(s) URLs, checked: sitemaps or sitemap indexes read as the crawl starts (gzip or not); their URLs go to `Spider::sitemap_request` and are followed like links | none |
-/// | `sitemap_since` | `"YYYY-MM-DD"`, checked: sitemap URLs whose `<lastmod>` is before this day (UTC) are skipped; those without one are kept | none skipped |
-/// | `profile` | `"polite"` (4 slots, 2–5 s), `"general"` (20, 1–3 s), `"bulk"` (40, 0.5–1.5 s) | none |
-/// | `concurrency` | whole number ≥ 1: requests in flight, all hosts | 16 |
-/// | `per_host` | whole number ≥ 1: requests in flight, one host | 8 |
-/// | `rpm` / `rps` | whole number ≥ 1: hard rate ceiling (one of the two) | none |
-/// | `delay` | `"500ms"` or `"1s..3s"`: pause per host slot | none |
-/// | `retries` | whole number: attempts after the first | 3 |
-/// | `timeout` | `"30s"`: time for one attempt | 30 s |
-/// | `max_depth` | whole number: links followed from a start URL | no limit |
-/// | `max_pages` / `max_items` | whole number ≥ 1: pages fetched, or items written, before the crawl stops admitting | no limit |
-/// | `user_agent` | string | `spiderling/VERSION` |
-/// | `headers` | list of `"Name: value"` | none |
-/// | `obey_robots` | `true` / `false` | `true` |
-/// | `parse_threads` | whole number ≥ 1: threads of the HTML parse pool | the number of CPUs |
-/// | `output` | file name; `.jsonl`, `.csv` or `.json` | none |
-/// | `state` | file name: a state file (SQLite) that keeps the crawl across Ctrl-C, crashes and `kill -9`; the same command goes on where it stopped | none |
-/// | `frontier` | a Redis URL, or `env:VAR` holding one: every worker started with it shares one crawl, its queue and its limits | none |
-/// | `crawl_id` | with `frontier`, the shared crawl's name | the spider's name |
-/// | `lease` | with `frontier`, how long a silent worker keeps its requests before others take them | `60s` |
-/// | `state_sync` | `true` / `false`: sync the files to the disk at each checkpoint, to survive a power loss too | `false` |
-/// | `cache` | file name: an HTTP cache (SQLite); later runs are answered from it without the network | none |
-/// | `cache_ttl` | `"24h"`: cached answers older than this are fetched again | never expire |
-/// | `revalidate` | `true` / `false`: ask with `If-None-Match` / `If-Modified-Since` before using a cached answer | `false` |
-/// | `proxy` | `"direct"`, `"env:VAR"` or a gateway URL without credentials; `,` pools, `>` tiers cheapest first | direct |
-/// | `geo` | two-letter country code, checked | the gateway's choice |
-/// | `geo_rules` | list of `"PATTERN=CC"`, such as `"*.de=de"` | none |
-/// | `sticky` | `true` / `false`: one exit per logical task | `false` |
-/// | `proxy_user_template` | with `{user}`, `{geo}`, `{session}`, checked | `{user}-country-{geo}-session-{session}` |
-/// | `proxy_price_per_gb` | number: price of a GB through the gateways | 0 |
-/// | `proxy_budget` | number: stop admitting at this spend (exit code 4) | none |
-/// | `ca_cert` | path of a PEM certificate to trust too | none |
-/// | `adaptive` | `true` / `false`: each host's slots and rate found from its block rate | `false` |
-/// | `block_target` | fraction: the block rate adaptive mode keeps under | 0.02 |
-/// | `metrics` | address to serve Prometheus metrics on, such as `"127.0.0.1:9898"` | none |
-/// | `dashboard` | address to serve a live dashboard on, such as `"127.0.0.1:9898"` (the same as `metrics` serves both); no authentication, keep it on loopback | none |
-/// | `report` | file name: a self-contained HTML report written when the crawl ends | none |
-/// | `progress` | `true` / `false`: live status line (terminal) or log line every 5 s | `true` |
-/// | `block_markers` | list of text that marks a page as a block, even with 200 | none |
-/// | `follow` | CSS selector, checked: links to follow; those to files that are not pages (archives, images, audio, video, office documents and PDFs, programs, stylesheets, scripts) are skipped | none |
-/// | `item` | a `#[derive(Item)]` type: emitted when a page has one (with `follow`, the short form of one rule: `rule(css = "...", follow, parse = Item)`) | none |
-/// | `rule(...)` | a link rule, repeatable, instead of `follow` and `item`: see below | none |
-/// | `extract` | `"dom"` or `"stream"`: the engine reading pages, see below | `"stream"` when every selector streams, else `"dom"` |
+/// The keys, from the settings' one table (`spider_settings::KEYS`), which `--set` and the
+/// environment read too:
 ///
-/// Every key but `profile`, `follow`, `item`, `rule` and `extract` can be changed at run time without
-/// a rebuild: `SPIDERLING_RPM=300` or `--set rpm=300` with `spiderling::cli::main`. Proxy
-/// credentials belong there (or in the variable `env:VAR` names), never in code.
+#[doc = include_str!(concat!(env!("OUT_DIR"), "/keys.md"))]
+///
+/// Besides them, `rule(...)`, repeatable, is a link rule instead of `follow` and `item` (see
+/// below). Every key not marked "in `#[spider(...)]` only" can be changed at run time
+/// without a rebuild: `SPIDERLING_RPM=300` or `--set rpm=300` with `spiderling::cli::main`.
+/// Proxy credentials belong there (or in the variable `env:VAR` names), never in code.
 ///
 /// # Link rules
 ///

@@ -18,6 +18,7 @@ pub(crate) enum Value {
     Delay(Duration, Duration),
     Header(Vec<(String, String)>),
     GeoRules(Vec<(String, String)>),
+    Statuses(Vec<syn::LitInt>),
     Decimal(f64),
     Type(syn::Path),
 }
@@ -238,6 +239,23 @@ fn check(key: &'static Key, expr: &Expr, errors: &mut Errors) -> Option<Value> {
                 n.base10_parse::<u32>().ok().map(|n| Value::Decimal(n.into()))
             }
             _ => expect(&format!("a number, such as `{name} = 8.5`")),
+        },
+        Kind::StatusList => match expr {
+            Expr::Array(ExprArray { elems, .. }) => {
+                let mut codes = Vec::new();
+                for elem in elems {
+                    match elem {
+                        Expr::Lit(ExprLit { lit: Lit::Int(n), .. })
+                            if n.base10_parse::<u16>().is_ok_and(|code| (100..=599).contains(&code)) =>
+                        {
+                            codes.push(n.clone());
+                        }
+                        other => errors.at(other, "an HTTP status is a whole number from 100 to 599"),
+                    }
+                }
+                Some(Value::Statuses(codes))
+            }
+            _ => expect(&format!("a list of statuses, such as `{name} = [429, 503]`")),
         },
         Kind::Type => match expr {
             Expr::Path(path) if path.qself.is_none() => Some(Value::Type(path.path.clone())),

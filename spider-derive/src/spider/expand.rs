@@ -61,12 +61,15 @@ fn call(key: &str, value: &Value) -> Vec<TokenStream> {
             headers.iter().map(|(name, value)| quote!(.header(#name, #value))).collect()
         }
         (_, Value::Delay(min, max)) => {
+            // `delay` is a range of pauses; `backoff` the bounds of a wait.
+            let method = if key == "delay" { format_ident!("delay_range") } else { method };
             let (min, max) = (millis(*min), millis(*max));
-            vec![quote!(.delay_range(
+            vec![quote!(.#method(
                 ::spiderling::__private::Duration::from_millis(#min),
                 ::spiderling::__private::Duration::from_millis(#max),
             ))]
         }
+        (_, Value::Statuses(codes)) => vec![quote!(.#method([#(#codes),*]))],
         (_, Value::Duration(duration)) => {
             let ms = millis(*duration);
             vec![quote!(.#method(::spiderling::__private::Duration::from_millis(#ms)))]

@@ -176,7 +176,7 @@ pub struct Config {
     #[doc(hidden)]
     pub progress: bool,
     /// Mistakes found by setters that cannot fail, reported by `validate`.
-    invalid: Vec<String>,
+    pub(crate) invalid: Vec<String>,
 }
 
 /// The `proxy` setting as written: it may hold credentials, so its Debug shows them

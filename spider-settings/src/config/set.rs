@@ -1,6 +1,7 @@
 //! Run-time overrides: one setting changed by its key and a text value, as
 //! `--set key=value` and `SPIDERLING_KEY=value` do. The keys and their value grammar come
-//! from `spider_settings`, so a key means the same here as in `#[spider(...)]`.
+//! and the way each sets a config come from the one table (`keys.rs`), so a key means the
+//! same here as in `#[spider(...)]`.
 
 use super::Config;
 use crate::ConfigError;
@@ -25,117 +26,16 @@ impl Config {
     /// # Ok::<(), spider_settings::ConfigError>(())
     /// ```
     pub fn set(self, key: &str, value: &str) -> Result<Self, ConfigError> {
-        use crate as keys;
-        let shown = crate::redact_spec(value);
-        let problem = |message: String| ConfigError::new(format!("{key} = {shown:?}: {message}"));
-        let Some(known) = keys::find(key) else {
-            let hint = keys::suggest(key).map(|k| format!("; did you mean `{k}`?")).unwrap_or_default();
+        let Some(known) = crate::find(key) else {
+            let hint = crate::suggest(key).map(|k| format!("; did you mean `{k}`?")).unwrap_or_default();
             return Err(ConfigError::new(format!("unknown setting `{key}`{hint}")));
         };
-        if !known.runtime {
-            return Err(problem("this key is compiled into the spider; change the attribute".to_owned()));
+        let problem =
+            |message: String| ConfigError::new(format!("{key} = {:?}: {message}", crate::redact_spec(value)));
+        match known.set(self, value) {
+            Some(set) => set.map_err(problem),
+            None => Err(problem("this key is compiled into the spider; change the attribute".to_owned())),
         }
-        let list = || value.split(',').map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned).collect();
-        let count = |positive| keys::parse_count(value, positive).map_err(problem);
-        let size =
-            |positive| count(positive).and_then(|n| usize::try_from(n).map_err(|e| problem(e.to_string())));
-        let small =
-            |positive| count(positive).and_then(|n| u32::try_from(n).map_err(|e| problem(e.to_string())));
-        Ok(match key {
-            "name" => Config { name: value.to_owned(), ..self },
-            "start_urls" => Config { start_urls: list(), ..self },
-            "allowed_domains" => Config { allowed_domains: list(), ..self },
-            "sitemaps" => self.sitemaps(keys::parse_bool(value).map_err(problem)?),
-            "sitemap_urls" => Config { sitemap_urls: list(), ..self },
-            "sitemap_since" => {
-                keys::parse_date(value).map_err(problem)?;
-                self.sitemap_since(value)
-            }
-            "concurrency" => self.concurrency(size(true)?),
-            "per_host" => self.per_host(size(true)?),
-            "rpm" => self.rpm(small(true)?),
-            "rps" => self.rps(small(true)?),
-            "delay" => {
-                let (min, max) = keys::parse_delay(value).map_err(problem)?;
-                self.delay_range(min, max)
-            }
-            "retries" => self.retries(small(false)?),
-            "timeout" => self.timeout(keys::parse_duration(value).map_err(problem)?),
-            "max_depth" => self.max_depth(small(false)?),
-            "max_pages" => self.max_pages(count(true)?),
-            "max_items" => self.max_items(count(true)?),
-            "user_agent" => self.user_agent(value),
-            "headers" => {
-                let mut headers = Vec::new();
-                for header in value.split(',').filter(|h| !h.trim().is_empty()) {
-                    let (name, val) = header
-                        .split_once(':')
-                        .ok_or_else(|| problem(format!("`{header}` is not `Name: value`")))?;
-                    headers.push((name.trim().to_owned(), val.trim().to_owned()));
-                }
-                Config { headers, ..self }
-            }
-            "cookies" => self.cookies(keys::parse_bool(value).map_err(problem)?),
-            // Agents hold commas ("KHTML, like Gecko"): at run time they are split at `|`.
-            "user_agents" => {
-                let agents = value.split('|').map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
-                Config { user_agents: agents.collect(), ..self }
-            }
-            "user_agents_file" => self.user_agents_file(value),
-            "follow_hidden" => self.follow_hidden(keys::parse_bool(value).map_err(problem)?),
-            "obey_robots" => self.obey_robots(keys::parse_bool(value).map_err(problem)?),
-            "parse_threads" => self.parse_threads(size(true)?),
-            "extract" => match value {
-                "dom" => self.dom_only(true),
-                "stream" => {
-                    return Err(problem(
-                        "the streaming engine is chosen when the spider is built: \
-                         `#[spider(extract = \"stream\")]`; at run time only `dom` can be asked"
-                            .to_owned(),
-                    ))
-                }
-                _ => return Err(problem("expected `dom`".to_owned())),
-            },
-            "output" => self.output(value),
-            "state" => self.state(value),
-            "state_sync" => self.state_sync(keys::parse_bool(value).map_err(problem)?),
-            "frontier" => self.frontier(value),
-            "crawl_id" => self.crawl_id(value),
-            "lease" => self.lease(keys::parse_duration(value).map_err(problem)?),
-            "cache" => self.cache(value),
-            "cache_ttl" => self.cache_ttl(keys::parse_duration(value).map_err(problem)?),
-            "revalidate" => self.revalidate(keys::parse_bool(value).map_err(problem)?),
-            "proxy" => {
-                crate::parse_proxy(value, false).map_err(problem)?;
-                self.proxy(value)
-            }
-            "geo" => self.geo(keys::parse_country(value).map_err(problem)?),
-            "geo_rules" => {
-                let mut geo_rules = Vec::new();
-                for rule in value.split(',').map(str::trim).filter(|r| !r.is_empty()) {
-                    geo_rules.push(keys::parse_geo_rule(rule).map_err(problem)?);
-                }
-                Config { geo_rules, ..self }
-            }
-            "sticky" => self.sticky(keys::parse_bool(value).map_err(problem)?),
-            "proxy_user_template" => {
-                keys::check_user_template(value).map_err(problem)?;
-                self.proxy_user_template(value)
-            }
-            "proxy_price_per_gb" => self.proxy_price_per_gb(keys::parse_decimal(value).map_err(problem)?),
-            "proxy_budget" => self.proxy_budget(keys::parse_decimal(value).map_err(problem)?),
-            "ca_cert" => self.ca_cert(value),
-            "block_markers" => Config { block_markers: list(), ..self },
-            "adaptive" => self.adaptive(keys::parse_bool(value).map_err(problem)?),
-            "metrics" => self.metrics(value),
-            "dashboard" => self.dashboard(value),
-            "report" => self.report(value),
-            "progress" => self.progress(keys::parse_bool(value).map_err(problem)?),
-            "block_target" => self.block_target(keys::parse_decimal(value).map_err(problem)?),
-            other => {
-                return Err(ConfigError::new(format!("setting `{other}` cannot be changed at run time")))
-            }
-        })
     }
 }
 

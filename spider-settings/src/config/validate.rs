@@ -23,29 +23,33 @@ impl Config {
         }
         if let Some(rate) = &self.rate {
             if rate.requests().is_none() {
-                problems.push("a rate of 0 admits nothing; write at least 1, or no rate".to_owned());
+                problems.push(format!("{} = 0 admits nothing; write at least 1, or no rate", rate_key(rate)));
             }
         }
         if self.delay.min() > self.delay.max() {
             problems.push(format!(
-                "delay range {:?}..{:?} is reversed; write the smaller bound first",
+                "delay = {:?}..{:?} is reversed; write the smaller bound first",
                 self.delay.min(),
                 self.delay.max()
             ));
         }
         if self.backoff.base > self.backoff.cap {
-            problems.push("backoff base is above its cap; write base <= cap".to_owned());
+            problems.push(format!(
+                "backoff = {:?}..{:?}: the shortest wait is above the longest; write the shorter first",
+                self.backoff.base, self.backoff.cap
+            ));
         }
         if self.timeout.is_zero() {
             problems.push("timeout = 0 fails every request; write a positive duration".to_owned());
         }
-        let urls = self.start_urls.iter().map(|url| ("start", url));
-        for (what, url) in urls.chain(self.sitemap_urls.iter().map(|url| ("sitemap", url))) {
+        let urls = self.start_urls.iter().map(|url| ("start_urls", "start", url));
+        let sitemaps = self.sitemap_urls.iter().map(|url| ("sitemap_urls", "sitemap", url));
+        for (key, what, url) in urls.chain(sitemaps) {
             match url::Url::parse(url) {
                 Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => {}
-                Ok(_) => problems.push(format!("{what} URL {url:?} is not http or https")),
+                Ok(_) => problems.push(format!("{key}: {what} URL {url:?} is not http or https")),
                 Err(e) => problems.push(format!(
-                    "{what} URL {url:?} does not parse ({e}); write an absolute URL such as \"https://example.com/\""
+                    "{key}: {what} URL {url:?} does not parse ({e}); write an absolute URL such as \"https://example.com/\""
                 )),
             }
         }
@@ -54,7 +58,7 @@ impl Config {
             if http::header::HeaderName::from_bytes(name.as_bytes()).is_err()
                 || http::header::HeaderValue::from_str(value).is_err()
             {
-                problems.push(format!("header {name:?} is not a valid HTTP header"));
+                problems.push(format!("headers: header {name:?} is not a valid HTTP header"));
             }
         }
         if http::header::HeaderValue::from_str(&self.user_agent).is_err() {
@@ -143,12 +147,14 @@ impl Config {
     fn proxy_problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
         if let Some(geo) = &self.geo {
-            problems.extend(crate::parse_country(geo).err());
+            problems.extend(crate::parse_country(geo).err().map(|problem| format!("geo: {problem}")));
         }
         for (pattern, country) in &self.geo_rules {
-            problems.extend(crate::parse_geo_rule(&format!("{pattern}={country}")).err());
+            let rule = crate::parse_geo_rule(&format!("{pattern}={country}"));
+            problems.extend(rule.err().map(|problem| format!("geo_rules: {problem}")));
         }
-        problems.extend(crate::check_user_template(&self.proxy_user_template).err());
+        let template = crate::check_user_template(&self.proxy_user_template);
+        problems.extend(template.err().map(|problem| format!("proxy_user_template: {problem}")));
         for (key, amount) in
             [("proxy_price_per_gb", Some(self.proxy_price_per_gb)), ("proxy_budget", self.proxy_budget)]
         {
@@ -164,7 +170,7 @@ impl Config {
             problems.push("proxy_budget needs proxy_price_per_gb to turn bytes into spend".to_owned());
         }
         if self.block_markers.iter().any(String::is_empty) {
-            problems.push("an empty block marker matches every page; remove it".to_owned());
+            problems.push("block_markers: an empty marker matches every page; remove it".to_owned());
         }
         for (key, addr) in [("metrics", &self.metrics), ("dashboard", &self.dashboard)] {
             if let Some(addr) = addr.as_ref().filter(|a| a.parse::<std::net::SocketAddr>().is_err()) {
@@ -204,12 +210,21 @@ fn seed_cookie_problem(url: &str, line: &str) -> Option<String> {
     };
     let name = line.split_once('=').map_or(line, |(name, _)| name).trim();
     let Ok(cookie) = cookie_store::RawCookie::parse(line) else {
-        return Some(format!("cookie for {url}: {name:?} is not a Set-Cookie line"));
+        return Some(format!("seed_cookie for {url}: {name:?} is not a Set-Cookie line"));
     };
     let mut store = cookie_store::CookieStore::default();
     let host = url.host_str().unwrap_or_default();
     store
         .insert_raw(&cookie, &url)
         .err()
-        .map(|_| format!("cookie for {url}: cookie {name:?} is not for {host}"))
+        .map(|_| format!("seed_cookie for {url}: cookie {name:?} is not for {host}"))
+}
+
+/// The key a rate ceiling was set with.
+fn rate_key(rate: &crate::RateCeiling) -> &'static str {
+    if rate.per() == std::time::Duration::from_secs(1) {
+        "rps"
+    } else {
+        "rpm"
+    }
 }
