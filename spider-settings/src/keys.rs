@@ -216,7 +216,7 @@ pub const KEYS: &[Key] = &[
         default: "`false`",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(c.sitemaps(crate::parse_bool(v)?))),
-        show: |c| c.sitemaps.then(|| "true".to_owned()),
+        show: |c| sitemap_group(c).then(|| c.sitemaps.to_string()),
     },
     Key {
         name: "sitemap_urls",
@@ -227,7 +227,7 @@ pub const KEYS: &[Key] = &[
         default: "none",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(Config { sitemap_urls: list(v), ..c })),
-        show: |c| listed(&c.sitemap_urls),
+        show: |c| sitemap_group(c).then(|| words(&c.sitemap_urls)),
     },
     Key {
         name: "sitemap_since",
@@ -240,7 +240,7 @@ pub const KEYS: &[Key] = &[
             crate::parse_date(v)?;
             Ok(c.sitemap_since(v))
         }),
-        show: |c| c.sitemap_since.map(|d| d.to_string()),
+        show: |c| sitemap_group(c).then(|| c.sitemap_since.map_or("none".to_owned(), |d| d.to_string())),
     },
     Key {
         name: "max_depth",
@@ -688,26 +688,6 @@ pub const KEYS: &[Key] = &[
         show: |c| Some(path(&c.output).unwrap_or_else(|| "none".to_owned())),
     },
     Key {
-        name: "stats",
-        kind: Kind::Text,
-        stage: Stage::Store,
-        doc: "the stats file, the summary as JSON",
-        default: "beside the output, `books.jsonl` → `books.stats.json`",
-        surface: Where::Everywhere,
-        set: Some(|c, v| Ok(c.stats(v))),
-        show: |c| path(&c.stats),
-    },
-    Key {
-        name: "failures",
-        kind: Kind::Text,
-        stage: Stage::Store,
-        doc: "the failures file, one JSON line per request given up",
-        default: "beside the output, `books.failures.jsonl`",
-        surface: Where::Everywhere,
-        set: Some(|c, v| Ok(c.failures(v))),
-        show: |c| path(&c.failures),
-    },
-    Key {
         name: "state",
         kind: Kind::Text,
         stage: Stage::Store,
@@ -719,16 +699,6 @@ pub const KEYS: &[Key] = &[
         show: |c| path(&c.state),
     },
     Key {
-        name: "fresh",
-        kind: Kind::Bool,
-        stage: Stage::Store,
-        doc: "with a state file, discard what it holds and start over (`--fresh`)",
-        default: "`false`",
-        surface: Where::Everywhere,
-        set: Some(|c, v| Ok(c.fresh(crate::parse_bool(v)?))),
-        show: |c| c.fresh.then(|| "true".to_owned()),
-    },
-    Key {
         name: "state_sync",
         kind: Kind::Bool,
         stage: Stage::Store,
@@ -738,6 +708,16 @@ pub const KEYS: &[Key] = &[
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(c.state_sync(crate::parse_bool(v)?))),
         show: |c| c.state_sync.then(|| "true".to_owned()),
+    },
+    Key {
+        name: "fresh",
+        kind: Kind::Bool,
+        stage: Stage::Store,
+        doc: "with a state file, discard what it holds and start over (`--fresh`)",
+        default: "`false`",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.fresh(crate::parse_bool(v)?))),
+        show: |c| c.fresh.then(|| "true".to_owned()),
     },
     Key {
         name: "frontier",
@@ -808,6 +788,26 @@ pub const KEYS: &[Key] = &[
         show: |c| c.revalidate.then(|| "true".to_owned()),
     },
     Key {
+        name: "stats",
+        kind: Kind::Text,
+        stage: Stage::Store,
+        doc: "the stats file, the summary as JSON",
+        default: "beside the output, `books.jsonl` → `books.stats.json`",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.stats(v))),
+        show: |c| path(&c.stats),
+    },
+    Key {
+        name: "failures",
+        kind: Kind::Text,
+        stage: Stage::Store,
+        doc: "the failures file, one JSON line per request given up",
+        default: "beside the output, `books.failures.jsonl`",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.failures(v))),
+        show: |c| path(&c.failures),
+    },
+    Key {
         name: "grace",
         kind: Kind::Duration,
         stage: Stage::Run,
@@ -871,6 +871,11 @@ pub const KEYS: &[Key] = &[
         show: |c| (!c.progress).then(|| "false".to_owned()),
     },
 ];
+
+/// Whether any sitemap key is set: then all three are shown.
+fn sitemap_group(config: &Config) -> bool {
+    config.sitemaps || !config.sitemap_urls.is_empty() || config.sitemap_since.is_some()
+}
 
 /// A comma-separated list, trimmed, without empty entries.
 fn list(text: &str) -> Vec<String> {

@@ -44,6 +44,16 @@ struct Book {
     cache = ".spiderling/cache",
     cache_ttl = "24h",
     revalidate = true,
+    start_list = "more-books.txt",
+    retry_statuses = [429, 503],
+    backoff = "1s..30s",
+    max_redirects = 4,
+    max_body_bytes = 1000000,
+    stats = "books.stats.json",
+    failures = "books.failures.jsonl",
+    fresh = true,
+    grace = "3s",
+    handle_signals = false,
     follow = "a.next, h3 > a",
     item = Book,
 )]
@@ -75,6 +85,12 @@ pub(crate) fn main() {
     assert!(settings.contains(
         "sitemaps = false · sitemap_urls = https://books.example/sitemap.xml, https://books.example/news.xml.gz · sitemap_since = 2026-01-01"
     ), "{settings}");
+    assert!(settings.contains("start_list = more-books.txt"), "{settings}");
+    assert!(settings.contains("retries = 4 · retry_statuses = 429, 503 · backoff = 1s..30s"), "{settings}");
+    assert!(settings.contains("max_redirects = 4 · max_body_bytes = 1000000"), "{settings}");
+    assert!(settings.contains("stats = books.stats.json · failures = books.failures.jsonl"), "{settings}");
+    assert!(settings.contains("fresh = true"), "{settings}");
+    assert!(settings.contains("grace = 3s · handle_signals = false"), "{settings}");
     let links_only = LinksOnly.config();
     assert!(links_only.validate().is_ok());
     assert!(links_only.to_string().contains("settings of links_only"));
