@@ -54,10 +54,12 @@ pub use probe::{probe, ProbePlan, ProbeReport, ProbeStep};
 pub use request::canonical::{canonical_url, fingerprint, Fingerprint};
 pub use request::host::{host_key, HostKey};
 pub use request::{Request, Ticket, MAX_REQUEST_BODY};
+#[cfg(feature = "fleet")]
 pub use schedule::fleet::{FleetCrawl, FleetReport, FleetStatus, FleetWorker, WorkerState};
 pub use schedule::frontier::{Enqueued, Frontier, MemoryFrontier};
 
 pub use schedule::robots::Robots;
+#[cfg(feature = "state")]
 pub use schedule::state::{StateFrontier, StateHost, StateOutput, StateReport, StateRun, SCHEMA_VERSION};
 pub use spider::start::Start;
 pub use spider::{Cx, Spider, SpiderConfig};

@@ -23,6 +23,7 @@ mod dispatch;
 mod gauges;
 mod hosts;
 mod limits;
+mod open;
 mod protocol;
 mod start_list;
 mod task;
@@ -36,22 +37,18 @@ use admission::Admission;
 use commit::{Commit, Files};
 use dispatch::{Dispatcher, Inputs, Watchers};
 use limits::Limits;
+use open::{lodge, open_files, Earlier, Lodging, Watch};
 use start_list::ListReader;
 
 use crate::error::Error;
 use crate::extract::pool::ParsePool;
-use crate::observe::counters::{Counts, Tally};
-use crate::observe::dashboard::{write_report, Board};
+use crate::observe::counters::Tally;
 use crate::observe::gauge::Live;
 use crate::observe::summary::{CrawlStatus, Ending, Summary};
-use crate::observe::timeline::Recorder;
-use crate::request::identity::SavedIdentity;
 use crate::request::Request;
 use crate::schedule::cache::HttpCache;
-use crate::schedule::frontier::{Enqueued, Home, MemoryFrontier};
-use crate::schedule::state;
-use crate::sinks::failures::FailuresFile;
-use crate::sinks::{Committed, Encoder, Sink};
+use crate::schedule::frontier::{Enqueued, Home};
+use crate::sinks::Encoder;
 use crate::spider::start::Start;
 use crate::spider::Spider;
 use crate::wire::Exchange;
@@ -126,29 +123,7 @@ impl<S: Spider> Crawler<S> {
         let tally = Tally::new();
         // The state file first: one that is not this crawl's is refused before anything is
         // fetched or any file is touched.
-        let resumed =
-            config.state.as_deref().map(|path| state::open(path, &config, config.fresh)).transpose()?;
-        let fleet = match config.frontier.as_deref() {
-            Some(address) => Some(crate::schedule::fleet::join(&config, address).await?),
-            None => None,
-        };
-        let (mut frontier, mut earlier, membership) = match (resumed, fleet) {
-            (_, Some((frontier, membership))) => {
-                (Box::new(frontier) as Box<dyn Home>, None, Some(membership))
-            }
-            (Some(opened), None) => {
-                let earlier = Earlier {
-                    counts: opened.earlier,
-                    runs: opened.runs,
-                    output: opened.output,
-                    failures: opened.failures,
-                    complete: opened.complete,
-                    identities: opened.identities,
-                };
-                (Box::new(opened.frontier) as Box<dyn Home>, Some(earlier), None)
-            }
-            (None, None) => (Box::new(MemoryFrontier::new(&config)) as Box<dyn Home>, None, None),
-        };
+        let Lodging { mut frontier, mut earlier, fleet } = lodge(&config).await?;
         let exchange = Exchange::new(&config)?;
         let pool = ParsePool::reading(config.parse_threads, config.dom_only)?;
         let mut start = start;
@@ -180,13 +155,7 @@ impl<S: Spider> Crawler<S> {
         let cache = HttpCache::open(&config)?;
         // Bound before the output file is opened: a port in use must not cost the items of
         // the last run.
-        let timeline = (config.dashboard.is_some() || config.report.is_some()).then(Recorder::default);
-        let board = timeline.clone().map(|timeline| Board::new(&config, timeline));
-        let servers: Vec<Background> = crate::observe::serve::start(&config, &live, board.clone())
-            .await?
-            .into_iter()
-            .map(Background)
-            .collect();
+        let watch = Watch::start(&config, &live).await?;
         let (sink, failures) = open_files(&config, earlier.as_ref())?;
         if sink.is_none() {
             tracing::warn!("no output file: items are counted, not written");
@@ -217,15 +186,13 @@ impl<S: Spider> Crawler<S> {
         let commit = Commit::new(files, frontier.durable().is_some(), config.state_sync);
         let (requests, reader) = list.unzip();
         let inputs = Inputs { stop_rx, start_list: requests };
-        let watchers = Watchers { live, timeline };
+        let watchers = Watchers { live, timeline: watch.timeline() };
         let dispatcher =
             Dispatcher::new(&config, frontier, shared.clone(), commit, inputs, watchers, admission);
         let end = dispatcher.run().await;
         let bad_start_lines = reader.as_ref().map_or(0, ListReader::bad_lines);
-        if let Some(membership) = membership {
-            membership.leave(config.grace).await;
-        }
-        drop((signals, servers));
+        fleet.leave(config.grace).await;
+        drop(signals);
         if let Some(progress) = progress {
             // The dispatcher's end closed the snapshots: the line clears itself.
             let _ = progress.await;
@@ -243,13 +210,7 @@ impl<S: Spider> Crawler<S> {
             failure_examples: shared.tally.failure_examples(),
         };
         let summary = Summary::new(&config.name, counts, ending);
-        if let (Some(path), Some(board)) = (&config.report, &board) {
-            // The items are already safe: a report that cannot be written is only logged.
-            match write_report(path, board, &summary) {
-                Ok(()) => tracing::info!(path = %path.display(), "report written"),
-                Err(error) => tracing::error!(%error, "the report was not written"),
-            }
-        }
+        watch.end(&config, &summary);
         if let Some(path) = config.stats_path() {
             write_stats(&path, &summary)?;
         }
@@ -259,17 +220,6 @@ impl<S: Spider> Crawler<S> {
             None => Ok(summary),
         }
     }
-}
-
-/// What the earlier runs of a state file left.
-struct Earlier {
-    counts: Counts,
-    runs: u32,
-    output: Committed,
-    failures: u64,
-    complete: bool,
-    /// The identities its last checkpoint saved.
-    identities: Vec<SavedIdentity>,
 }
 
 /// Queue the start URLs. On a resumed crawl they were seen in its first run, and their
@@ -285,27 +235,6 @@ fn seed(frontier: &mut dyn Home, start: Vec<Request>, tally: &Tally, resumed: bo
         }
     }
     Ok(())
-}
-
-/// The output and failures files: new ones, or a resumed crawl's cut back to what its
-/// state file committed.
-fn open_files(
-    config: &Config,
-    earlier: Option<&Earlier>,
-) -> Result<(Option<Sink>, Option<FailuresFile>), Error> {
-    let output = earlier.map_or(Committed::default(), |e| e.output);
-    let sink = match config.output.as_deref() {
-        Some(path) if output.bytes > 0 => Some(Sink::resume(path, output)?),
-        Some(path) => Some(Sink::create(path)?),
-        None => None,
-    };
-    let committed = earlier.map_or(0, |e| e.failures);
-    let failures = match config.failures_path() {
-        Some(path) if committed > 0 => Some(FailuresFile::resume(&path, committed)?),
-        Some(path) => Some(FailuresFile::create(&path)?),
-        None => None,
-    };
-    Ok((sink, failures))
 }
 
 /// A task that ends with the crawl, whichever way the crawl ends.

@@ -29,6 +29,16 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// ```
 pub type Result<T = (), E = BoxError> = std::result::Result<T, E>;
 
+impl Error {
+    /// The error for a key whose stage this build of spiderling leaves out.
+    #[cfg(not(all(feature = "state", feature = "fleet", feature = "observe")))]
+    pub(crate) fn left_out(key: &str, feature: &str) -> Error {
+        Error::Config(format!(
+            "{key} needs spiderling's `{feature}` feature, which this build leaves out; build spiderling with it (it is on by default)"
+        ))
+    }
+}
+
 impl From<spider_settings::ConfigError> for Error {
     fn from(error: spider_settings::ConfigError) -> Self {
         Error::Config(error.message().to_owned())

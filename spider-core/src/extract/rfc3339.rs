@@ -24,7 +24,7 @@ pub(crate) fn format(time: SystemTime) -> String {
 /// days fall into 400-year cycles of 146,097 days, a cycle's years into years of 365 days
 /// (with a leap day every fourth year but the hundredth ones, and the four-hundredth
 /// year's back), and a year's days into months of five-month rhythms of 153 days.
-fn civil_date(days: u64) -> (u64, u64, u64) {
+pub(crate) fn civil_date(days: u64) -> (u64, u64, u64) {
     const DAYS_TO_1970: u64 = 719_468; // from 0000-03-01 to 1970-01-01
     const CYCLE: u64 = 146_097; // days in 400 years
     let days = days + DAYS_TO_1970;

@@ -1,11 +1,14 @@
-//! Live progress: a status line under the logs when stderr is a terminal, a compact log
-//! line every few seconds when it is not (CI, files), both from the engine's [`Live`]
-//! snapshots. [`LogWriter`] keeps log lines above the status line.
+//! Live progress: a status line under the logs when stderr is a terminal (with the
+//! `observe` feature, which brings indicatif), a compact log line every few seconds
+//! otherwise (CI, files), both from the engine's [`Live`] snapshots. [`LogWriter`] keeps
+//! log lines above the status line.
 
 use std::io::{IsTerminal, Write};
+#[cfg(feature = "observe")]
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+#[cfg(feature = "observe")]
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -17,6 +20,7 @@ const LOG_EVERY: Duration = Duration::from_secs(5);
 
 /// The status line on screen, if any. Logging is global to the process, so the line it
 /// must step around is too.
+#[cfg(feature = "observe")]
 static STATUS_LINE: Mutex<Option<ProgressBar>> = Mutex::new(None);
 
 /// Standard error for log lines: while a crawl shows its status line, each line is
@@ -42,11 +46,11 @@ impl Write for LogWriter {
     }
 
     fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        let shown = STATUS_LINE.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        match shown {
-            Some(bar) => bar.suspend(|| std::io::stderr().write_all(buf)),
-            None => std::io::stderr().write_all(buf),
+        #[cfg(feature = "observe")]
+        if let Some(bar) = STATUS_LINE.lock().unwrap_or_else(PoisonError::into_inner).clone() {
+            return bar.suspend(|| std::io::stderr().write_all(buf));
         }
+        std::io::stderr().write_all(buf)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
@@ -64,6 +68,7 @@ pub fn log_in_colour() -> bool {
 pub(crate) fn show(mut live: watch::Receiver<Live>) -> JoinHandle<()> {
     let terminal = std::io::stderr().is_terminal();
     tokio::spawn(async move {
+        #[cfg(feature = "observe")]
         let bar = terminal.then(|| {
             let bar = ProgressBar::new_spinner();
             bar.set_style(
@@ -73,11 +78,16 @@ pub(crate) fn show(mut live: watch::Receiver<Live>) -> JoinHandle<()> {
             *STATUS_LINE.lock().unwrap_or_else(PoisonError::into_inner) = Some(bar.clone());
             bar
         });
+        #[cfg(not(feature = "observe"))]
+        let bar: Option<()> = terminal.then_some(()).filter(|()| false);
         let mut last_log = tokio::time::Instant::now();
         while live.changed().await.is_ok() {
             let line = line(&live.borrow());
             match &bar {
+                #[cfg(feature = "observe")]
                 Some(bar) => bar.set_message(line),
+                #[cfg(not(feature = "observe"))]
+                Some(()) => {}
                 None if last_log.elapsed() >= LOG_EVERY => {
                     last_log = tokio::time::Instant::now();
                     tracing::info!(target: "spiderling::progress", "{line}");
@@ -85,6 +95,7 @@ pub(crate) fn show(mut live: watch::Receiver<Live>) -> JoinHandle<()> {
                 None => {}
             }
         }
+        #[cfg(feature = "observe")]
         if let Some(bar) = bar {
             STATUS_LINE.lock().unwrap_or_else(PoisonError::into_inner).take();
             bar.finish_and_clear();

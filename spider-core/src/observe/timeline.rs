@@ -176,7 +176,11 @@ impl Timeline {
             examples.push(Example { url: url.to_owned(), message });
         }
     }
+}
 
+/// What the dashboard and the report read.
+#[cfg(feature = "observe")]
+impl Timeline {
     /// The last ten minutes, one point a second.
     pub(crate) fn recent(&self) -> impl Iterator<Item = &Point> {
         self.recent.iter()
@@ -224,7 +228,7 @@ impl Recorder {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "observe"))]
 mod tests {
     use super::*;
     use crate::observe::counters::Counts;

@@ -2,7 +2,9 @@
 //! the HTTP cache (an answer's): each header a `[name, value]` pair, the value as text when
 //! it is text and as its bytes otherwise, so nothing is lost either way.
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::HeaderMap;
+#[cfg(any(feature = "state", feature = "fleet"))]
+use reqwest::header::{HeaderName, HeaderValue};
 use serde::{Deserialize, Serialize};
 
 /// A header map as stored.
@@ -29,7 +31,11 @@ impl StoredHeaders {
         });
         StoredHeaders(pairs.collect())
     }
+}
 
+/// Reading back what a state file or a fleet keeps.
+#[cfg(any(feature = "state", feature = "fleet"))]
+impl StoredHeaders {
     pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -4,6 +4,7 @@ pub(crate) mod canonical;
 pub(crate) mod headers;
 pub(crate) mod host;
 pub(crate) mod identity;
+#[cfg(any(feature = "state", feature = "fleet"))]
 pub(crate) mod stored;
 
 use std::sync::Arc;

@@ -14,7 +14,9 @@ mod sink;
 use std::path::Path;
 
 pub(crate) use encode::{Encoded, Encoder};
-pub(crate) use file::{check_resumable, AppendFile};
+#[cfg(feature = "state")]
+pub(crate) use file::check_resumable;
+pub(crate) use file::AppendFile;
 pub(crate) use sink::{Committed, Sink};
 
 use crate::error::Error;

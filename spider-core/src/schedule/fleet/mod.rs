@@ -98,7 +98,7 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
         .atomic()
         .hset_nx(&meta, "spider", config.name())
         .ignore()
-        .hset_nx(&meta, "created_ms", crate::schedule::state::unix_ms(std::time::SystemTime::now()))
+        .hset_nx(&meta, "created_ms", crate::observe::tables::unix_ms(std::time::SystemTime::now()))
         .ignore()
         .sadd(CRAWLS, crawl)
         .ignore()

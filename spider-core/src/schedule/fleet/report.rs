@@ -19,8 +19,8 @@ use spider_settings::RedisAddress as Address;
 use super::{prefix, syncer, CRAWLS};
 use crate::error::Error;
 use crate::observe::counters::Counts;
-use crate::observe::summary::{size, thousands};
-use crate::schedule::state::{date, elapsed, table, unix_ms};
+use crate::observe::tables::{date, elapsed, table, unix_ms};
+use crate::observe::text::{size, thousands};
 
 /// The crawls of a fleet's Redis, each with its workers, frontier and totals.
 ///

@@ -174,7 +174,7 @@ impl Syncer {
             round.beat = Some(
                 serde_json::json!({
                     "pid": std::process::id(),
-                    "at_ms": crate::schedule::state::unix_ms(std::time::SystemTime::now()),
+                    "at_ms": crate::observe::tables::unix_ms(std::time::SystemTime::now()),
                     "requests": counts.requests,
                     "pages": counts.pages,
                     "items": counts.items,

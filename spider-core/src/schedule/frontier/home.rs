@@ -124,8 +124,10 @@ pub(crate) enum RobotsMemo {
     Unavailable(String),
 }
 
-/// What a checkpoint commits with the frontier's changes.
+/// What a checkpoint commits with the frontier's changes, to a durable frontier (the
+/// `state` and `fleet` features bring one each, and each reads its part of this).
 #[derive(Debug)]
+#[cfg_attr(not(all(feature = "state", feature = "fleet")), allow(dead_code))]
 pub(crate) struct Checkpoint<'a> {
     /// The output file's committed length and items, when there is one.
     pub(crate) output: Option<Committed>,

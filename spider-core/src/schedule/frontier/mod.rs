@@ -13,8 +13,11 @@ mod scope;
 
 use tokio::time::Instant;
 
-pub(crate) use home::{Checkpoint, Durable, FleetAnswers, Home, RobotsMemo, RunEnd, SharedLimits};
+#[cfg(feature = "fleet")]
+pub(crate) use home::SharedLimits;
+pub(crate) use home::{Checkpoint, Durable, FleetAnswers, Home, RobotsMemo, RunEnd};
 pub use memory::MemoryFrontier;
+#[cfg(feature = "fleet")]
 pub(crate) use memory::PassThrough;
 pub(crate) use rules::Rules;
 

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use reqwest::Method;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -15,6 +15,7 @@ use super::checkpointer::Checkpointer;
 use super::row::{self, Row};
 use crate::error::Error;
 use crate::observe::summary::CrawlStatus;
+use crate::observe::tables::unix_ms;
 use crate::request::host::{host_key, HostKey};
 use crate::request::identity::IdentityChanges;
 use crate::request::Request;
@@ -102,11 +103,6 @@ impl Clock {
         let after = u64::try_from(ms.saturating_sub(self.unix_ms)).unwrap_or(0);
         self.instant + Duration::from_millis(after)
     }
-}
-
-/// Milliseconds since the unix epoch, as the state file and the cache keep times.
-pub(crate) fn unix_ms(at: SystemTime) -> i64 {
-    at.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 impl StateFrontier {

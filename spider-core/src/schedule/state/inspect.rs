@@ -21,7 +21,8 @@ use super::open::check_header;
 use super::SCHEMA_VERSION;
 use crate::error::Error;
 use crate::observe::counters::Counts;
-use crate::observe::summary::{size, thousands};
+use crate::observe::tables::{date, elapsed, table};
+use crate::observe::text::{size, thousands};
 
 /// What a state file holds: the crawl, its runs, its frontier per host, its failures.
 ///
@@ -443,22 +444,6 @@ fn immutable_uri(path: &Path) -> Option<String> {
     Some(uri)
 }
 
-/// A unix time in milliseconds as a date: `2025-06-01 14:03:22 UTC`.
-pub(crate) fn date(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, time) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's days-to-civil: the proleptic Gregorian calendar in 400-year eras.
-    let z = days + 719_468;
-    let (era, day_of_era) = (z.div_euclid(146_097), z.rem_euclid(146_097));
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let mp = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC", time / 3600, time % 3600 / 60, time % 60)
-}
-
 /// The recorded HTTP date of `created_at` in the format of [`date`], or as recorded.
 fn created(recorded: &str) -> String {
     httpdate::parse_http_date(recorded)
@@ -466,19 +451,6 @@ fn created(recorded: &str) -> String {
         .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
         .and_then(|since| i64::try_from(since.as_millis()).ok())
         .map_or_else(|| recorded.to_owned(), date)
-}
-
-/// A duration in seconds, readably: `0.42 s`, `12.3 s`, `4 min 05 s`, `2 h 03 min`.
-pub(crate) fn elapsed(secs: f64) -> String {
-    if secs < 60.0 {
-        return format!("{secs:.prec$} s", prec = if secs < 1.0 { 2 } else { 1 });
-    }
-    let whole = Duration::from_secs_f64(secs).as_secs();
-    if whole < 3600 {
-        format!("{} min {:02} s", whole / 60, whole % 60)
-    } else {
-        format!("{} h {:02} min", whole / 3600, whole % 3600 / 60)
-    }
 }
 
 /// The crawl's status in words, with what the same command would do.
@@ -648,39 +620,6 @@ impl fmt::Display for Shown<'_> {
         };
         write!(f, "  {:<9} {failures}", "failures")
     }
-}
-
-/// Rows under a header, each column as wide as its widest cell; numbers (`true`) to the
-/// right.
-pub(crate) fn table(
-    f: &mut fmt::Formatter<'_>,
-    columns: &[(&str, bool)],
-    rows: &[Vec<String>],
-) -> fmt::Result {
-    let widths: Vec<usize> = columns
-        .iter()
-        .enumerate()
-        .map(|(i, (title, _))| {
-            rows.iter()
-                .filter_map(|row| row.get(i))
-                .map(|cell| cell.chars().count())
-                .fold(title.len(), usize::max)
-        })
-        .collect();
-    let header: Vec<String> = columns.iter().map(|(title, _)| (*title).to_owned()).collect();
-    for row in std::iter::once(&header).chain(rows) {
-        let mut line = String::from("  ");
-        for ((cell, (_, number)), width) in row.iter().zip(columns).zip(&widths) {
-            line.push_str("  ");
-            if *number {
-                line.push_str(&format!("{cell:>width$}"));
-            } else {
-                line.push_str(&format!("{cell:<width$}"));
-            }
-        }
-        writeln!(f, "{}", line.trim_end())?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

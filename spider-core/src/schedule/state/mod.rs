@@ -23,9 +23,7 @@ mod inspect;
 mod open;
 mod row;
 
-pub(crate) use frontier::unix_ms;
 pub use frontier::StateFrontier;
-pub(crate) use inspect::{date, elapsed, table};
 pub use inspect::{StateHost, StateOutput, StateReport, StateRun};
 pub(crate) use open::open;
 

@@ -11,11 +11,12 @@ use std::time::SystemTime;
 use rusqlite::{params, Connection, OpenFlags};
 
 use super::checkpointer::Checkpointer;
-use super::frontier::{unix_ms, Clock, StateFrontier};
+use super::frontier::{Clock, StateFrontier};
 use super::SCHEMA_VERSION;
 use crate::error::Error;
 use crate::observe::counters::Counts;
-use crate::observe::summary::thousands;
+use crate::observe::tables::unix_ms;
+use crate::observe::text::thousands;
 use crate::request::host::HostKey;
 use crate::request::identity::SavedIdentity;
 use crate::schedule::frontier::Rules;

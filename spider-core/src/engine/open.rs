@@ -1,0 +1,220 @@
+//! What a crawl opens before its first request and closes after its last: where its
+//! frontier lives (memory, a state file, a fleet's Redis), its files, its HTTP cache, and
+//! what watches it (the metrics and dashboard server, the report). The parts that need a
+//! cargo feature are here, each refused with a clear error when the build leaves it out.
+
+use std::path::Path;
+
+use spider_settings::Config;
+use tokio::sync::watch;
+
+use crate::error::Error;
+use crate::observe::counters::Counts;
+use crate::observe::gauge::Live;
+use crate::observe::summary::Summary;
+use crate::observe::timeline::Recorder;
+use crate::request::identity::SavedIdentity;
+use crate::schedule::frontier::{Home, MemoryFrontier};
+use crate::sinks::failures::FailuresFile;
+use crate::sinks::{Committed, Sink};
+
+/// What the earlier runs of a state file left.
+pub(super) struct Earlier {
+    pub(super) counts: Counts,
+    pub(super) runs: u32,
+    pub(super) output: Committed,
+    pub(super) failures: u64,
+    pub(super) complete: bool,
+    /// The identities its last checkpoint saved.
+    pub(super) identities: Vec<SavedIdentity>,
+}
+
+/// Where the crawl lives.
+pub(super) struct Lodging {
+    pub(super) frontier: Box<dyn Home>,
+    /// With a state file, what its earlier runs left.
+    pub(super) earlier: Option<Earlier>,
+    /// The fleet joined, when the frontier is a fleet's.
+    pub(super) fleet: Fleet,
+}
+
+/// The crawl's frontier: a fleet's (`frontier`), a state file's (`state`), or in memory.
+pub(super) async fn lodge(config: &Config) -> Result<Lodging, Error> {
+    if let Some(address) = config.frontier.as_deref() {
+        return join(config, address).await;
+    }
+    if let Some(path) = config.state.as_deref() {
+        return resume(config, path);
+    }
+    Ok(Lodging { frontier: Box::new(MemoryFrontier::new(config)), earlier: None, fleet: Fleet::default() })
+}
+
+#[cfg(feature = "state")]
+fn resume(config: &Config, path: &Path) -> Result<Lodging, Error> {
+    let opened = crate::schedule::state::open(path, config, config.fresh)?;
+    let earlier = Earlier {
+        counts: opened.earlier,
+        runs: opened.runs,
+        output: opened.output,
+        failures: opened.failures,
+        complete: opened.complete,
+        identities: opened.identities,
+    };
+    Ok(Lodging { frontier: Box::new(opened.frontier), earlier: Some(earlier), fleet: Fleet::default() })
+}
+
+#[cfg(not(feature = "state"))]
+fn resume(_: &Config, _: &Path) -> Result<Lodging, Error> {
+    Err(Error::left_out("state", "state"))
+}
+
+#[cfg(feature = "fleet")]
+async fn join(config: &Config, address: &str) -> Result<Lodging, Error> {
+    let (frontier, membership) = crate::schedule::fleet::join(config, address).await?;
+    Ok(Lodging { frontier: Box::new(frontier), earlier: None, fleet: Fleet(Some(membership)) })
+}
+
+#[cfg(not(feature = "fleet"))]
+async fn join(_: &Config, _: &str) -> Result<Lodging, Error> {
+    Err(Error::left_out("frontier", "fleet"))
+}
+
+/// The fleet a worker joined, if it did: left when the crawl ends.
+#[derive(Default)]
+pub(super) struct Fleet(#[cfg(feature = "fleet")] Option<crate::schedule::fleet::Membership>);
+
+impl Fleet {
+    /// Give back what this worker holds, within `grace`.
+    pub(super) async fn leave(self, grace: std::time::Duration) {
+        #[cfg(feature = "fleet")]
+        if let Some(membership) = self.0 {
+            membership.leave(grace).await;
+        }
+        let _ = grace;
+    }
+}
+
+/// The output and failures files: new ones, or a resumed crawl's cut back to what its
+/// state file committed.
+pub(super) fn open_files(
+    config: &Config,
+    earlier: Option<&Earlier>,
+) -> Result<(Option<Sink>, Option<FailuresFile>), Error> {
+    let output = earlier.map_or(Committed::default(), |e| e.output);
+    let sink = match config.output.as_deref() {
+        Some(path) if output.bytes > 0 => Some(Sink::resume(path, output)?),
+        Some(path) => Some(Sink::create(path)?),
+        None => None,
+    };
+    let committed = earlier.map_or(0, |e| e.failures);
+    let failures = match config.failures_path() {
+        Some(path) if committed > 0 => Some(FailuresFile::resume(&path, committed)?),
+        Some(path) => Some(FailuresFile::create(&path)?),
+        None => None,
+    };
+    Ok((sink, failures))
+}
+
+/// What watches the crawl: the timeline a dashboard or a report draws, and the servers of
+/// `metrics` and `dashboard`, stopped when this is dropped.
+pub(super) struct Watch {
+    timeline: Option<Recorder>,
+    #[cfg(feature = "observe")]
+    board: Option<crate::observe::dashboard::Board>,
+    /// The servers: stopped when the watch is dropped, after the report.
+    #[cfg(feature = "observe")]
+    _servers: Vec<super::Background>,
+}
+
+impl Watch {
+    /// Bind the servers `config` asks for, and keep a timeline for a dashboard or a report.
+    #[cfg(feature = "observe")]
+    pub(super) async fn start(config: &Config, live: &watch::Sender<Live>) -> Result<Watch, Error> {
+        use crate::observe::dashboard::Board;
+        let timeline = (config.dashboard.is_some() || config.report.is_some()).then(Recorder::default);
+        let board = timeline.clone().map(|timeline| Board::new(config, timeline));
+        let servers = crate::observe::serve::start(config, live, board.clone()).await?;
+        Ok(Watch { timeline, board, _servers: servers.into_iter().map(super::Background).collect() })
+    }
+
+    /// Refuse what only the `observe` feature serves or writes.
+    #[cfg(not(feature = "observe"))]
+    pub(super) async fn start(config: &Config, _: &watch::Sender<Live>) -> Result<Watch, Error> {
+        let asked = [("metrics", config.metrics.is_some()), ("dashboard", config.dashboard.is_some())];
+        let asked = asked.into_iter().chain([("report", config.report.is_some())]);
+        match asked.into_iter().find(|(_, set)| *set) {
+            Some((key, _)) => Err(Error::left_out(key, "observe")),
+            None => Ok(Watch { timeline: None }),
+        }
+    }
+
+    /// The timeline the dispatcher records each second into, when one is kept.
+    pub(super) fn timeline(&self) -> Option<Recorder> {
+        self.timeline.clone()
+    }
+
+    /// Stop the servers, and write the report of the crawl that ended with `summary`.
+    pub(super) fn end(self, config: &Config, summary: &Summary) {
+        #[cfg(feature = "observe")]
+        if let (Some(path), Some(board)) = (&config.report, &self.board) {
+            // The items are already safe: a report that cannot be written is only logged.
+            match crate::observe::dashboard::write_report(path, board, summary) {
+                Ok(()) => tracing::info!(path = %path.display(), "report written"),
+                Err(error) => tracing::error!(%error, "the report was not written"),
+            }
+        }
+        let _ = (config, summary);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[cfg(not(all(feature = "state", feature = "fleet", feature = "observe")))]
+    use super::*;
+    #[cfg(not(all(feature = "state", feature = "fleet", feature = "observe")))]
+    use crate::schedule::cache::HttpCache;
+
+    /// What a build without a feature says to a setting that needs it.
+    #[cfg(not(all(feature = "state", feature = "fleet", feature = "observe")))]
+    async fn refusal(config: Config) -> String {
+        match lodge(&config).await {
+            Ok(lodging) => {
+                let (live, _) = watch::channel(Live::default());
+                let cache = HttpCache::open(&config).err();
+                let watch = Watch::start(&config, &live).await.err();
+                drop(lodging);
+                cache.or(watch).map(|error| error.to_string()).unwrap_or_default()
+            }
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[cfg(not(feature = "state"))]
+    #[tokio::test]
+    async fn a_state_file_and_a_cache_need_the_state_feature() {
+        let state = refusal(Config::new("shop").state("shop.state")).await;
+        assert!(state.contains("state needs spiderling's `state` feature"), "{state}");
+        let cache = refusal(Config::new("shop").cache("shop.cache")).await;
+        assert!(cache.contains("cache needs spiderling's `state` feature"), "{cache}");
+    }
+
+    #[cfg(not(feature = "fleet"))]
+    #[tokio::test]
+    async fn a_fleet_needs_the_fleet_feature() {
+        let fleet = refusal(Config::new("shop").frontier("redis://127.0.0.1:1/0")).await;
+        assert!(fleet.contains("frontier needs spiderling's `fleet` feature"), "{fleet}");
+    }
+
+    #[cfg(not(feature = "observe"))]
+    #[tokio::test]
+    async fn metrics_a_dashboard_and_a_report_need_the_observe_feature() {
+        for (config, key) in [
+            (Config::new("shop").metrics("127.0.0.1:9898"), "metrics"),
+            (Config::new("shop").dashboard("127.0.0.1:9898"), "dashboard"),
+            (Config::new("shop").report("crawl.html"), "report"),
+        ] {
+            let refused = refusal(config).await;
+            assert!(refused.contains(&format!("{key} needs spiderling's `observe` feature")), "{refused}");
+        }
+    }
+}

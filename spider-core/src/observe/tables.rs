@@ -1,0 +1,67 @@
+//! The reports of a state file and a fleet as a person reads them: dates, durations and
+//! tables; and times as the stores keep them.
+
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::extract::rfc3339::civil_date;
+
+/// A unix time in milliseconds as a date: `2025-06-01 14:03:22 UTC` (one before 1970 as
+/// 1970-01-01).
+pub(crate) fn date(ms: i64) -> String {
+    let secs = u64::try_from(ms.div_euclid(1000)).unwrap_or(0);
+    let (days, time) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_date(days);
+    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC", time / 3600, time % 3600 / 60, time % 60)
+}
+
+/// A duration in seconds, readably: `0.42 s`, `12.3 s`, `4 min 05 s`, `2 h 03 min`.
+pub(crate) fn elapsed(secs: f64) -> String {
+    if secs < 60.0 {
+        return format!("{secs:.prec$} s", prec = if secs < 1.0 { 2 } else { 1 });
+    }
+    let whole = Duration::from_secs_f64(secs).as_secs();
+    if whole < 3600 {
+        format!("{} min {:02} s", whole / 60, whole % 60)
+    } else {
+        format!("{} h {:02} min", whole / 3600, whole % 3600 / 60)
+    }
+}
+
+/// Rows under a header, each column as wide as its widest cell; numbers (`true`) to the
+/// right.
+pub(crate) fn table(
+    f: &mut fmt::Formatter<'_>,
+    columns: &[(&str, bool)],
+    rows: &[Vec<String>],
+) -> fmt::Result {
+    let widths: Vec<usize> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, (title, _))| {
+            rows.iter()
+                .filter_map(|row| row.get(i))
+                .map(|cell| cell.chars().count())
+                .fold(title.len(), usize::max)
+        })
+        .collect();
+    let header: Vec<String> = columns.iter().map(|(title, _)| (*title).to_owned()).collect();
+    for row in std::iter::once(&header).chain(rows) {
+        let mut line = String::from("  ");
+        for ((cell, (_, number)), width) in row.iter().zip(columns).zip(&widths) {
+            line.push_str("  ");
+            if *number {
+                line.push_str(&format!("{cell:>width$}"));
+            } else {
+                line.push_str(&format!("{cell:<width$}"));
+            }
+        }
+        writeln!(f, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+/// Milliseconds since the unix epoch, as the state file and the cache keep times.
+pub(crate) fn unix_ms(at: SystemTime) -> i64 {
+    at.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
