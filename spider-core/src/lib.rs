@@ -1,25 +1,31 @@
-//! The Spiderling runtime.
+//! The Spiderling runtime: what `#[derive(Spider)]` turns into a crawl.
 //!
-//! A request travels through these stages, each a module:
+//! The crate is in layers, each a module that uses only those below it (a test reads
+//! every path to keep it so); the settings of a crawl, [`Config`], are a crate of their
+//! own below all of them (`spider-settings`):
 //!
 //! ```text
-//! start URLs / Cx::follow
-//!   → frontier   canonicalise, fingerprint, dedupe, allowed domains, depth   (frontier)
-//!   → robots     each host's robots.txt fetched first and obeyed             (robots)
-//!   → admission  host slot + politeness pause → global slot → rate token     (throttle)
-//!   → route      direct or a gateway: tier, exit country, sticky session     (proxy)
-//!   → fetch      one pooled client; timeout; body and decompression cap      (fetch)
-//!   → block?     403/429, challenge pages, markers, the spider's verdict    (block)
-//!   → classify   2xx parse · 3xx via frontier · slow down · retry · give up (classify)
-//!   → retry?     deferred in the frontier, decorrelated-jitter backoff       (retry)
-//!   → parse      Spider::parse; HTML work on a bounded rayon pool            (spider, page, parse)
-//!   → export     JSONL / CSV / JSON, buffered, flushed at the end            (export)
-//!   → failures   every request given up, with its reason                     (failures)
-//!   → stats      counters, the final summary and stats file                  (stats)
+//! engine     the dispatcher (hosts, admission, commit) and one task per request   ┐ probe
+//! schedule   frontier, throttle, robots.txt, state file, fleet, HTTP cache        │
+//! observe    the counter table, gauges, summary, metrics, dashboard, progress     │
+//! spider     Spider, Cx, the start hook, link rules                               │
+//! extract    Page, Document, items, the streaming engine, forms, sitemaps         │
+//! sinks      the output file, the failures file                                   │
+//! wire       the Exchange: route, identity, transport, 407, cookies, block verdict│
+//! request    Request, canonical URL, host key, fingerprint, identities            │
+//! error      Error, the cause of a transport error, why a request was given up    ┘
 //! ```
 //!
-//! The [`engine`](Crawler) ties them together with one dispatcher task that owns the
-//! frontier and admission, and one task per request in flight.
+//! One request's path: the frontier takes it (canonical URL, fingerprint, scope, depth),
+//! the dispatcher admits it when its host has a free slot past its pause and the rate
+//! ceiling a token, a task sends it through the exchange (`wire`: its route and
+//! identity, the answer judged), a 2xx goes to [`Spider::parse`] (HTML on the parse pool),
+//! and the dispatcher writes its items, files its failure or queues its retry, and tells
+//! the frontier, committed together with a durable frontier's checkpoint.
+//!
+//! The cargo features `state` (SQLite: the state file, the HTTP cache), `fleet` (Redis)
+//! and `observe` (the crawl's HTTP server, the report, the status line) are on by default;
+//! without one, a setting that needs it is refused with an error that names it.
 
 #[doc(hidden)]
 pub mod __private;
@@ -45,28 +51,38 @@ pub use extract::document::Document;
 pub use extract::form::Form;
 pub use extract::item::Item;
 pub use extract::page::Page;
-pub use extract::pool::ParsePool;
 pub use observe::counters::Counts;
 pub use observe::gauge::{HostLive, Live, WINDOW};
-pub use observe::progress::{log_in_colour, LogWriter};
 pub use observe::summary::{CrawlStatus, Summary};
 pub use probe::{probe, ProbePlan, ProbeReport, ProbeStep};
-pub use request::canonical::{canonical_url, fingerprint, Fingerprint};
-pub use request::host::{host_key, HostKey};
-pub use request::{Request, Ticket, MAX_REQUEST_BODY};
+pub use request::Request;
+pub use request::MAX_REQUEST_BODY;
 #[cfg(feature = "fleet")]
 pub use schedule::fleet::{FleetCrawl, FleetReport, FleetStatus, FleetWorker, WorkerState};
-pub use schedule::frontier::{Enqueued, Frontier, MemoryFrontier};
-
 pub use schedule::robots::Robots;
 #[cfg(feature = "state")]
-pub use schedule::state::{StateFrontier, StateHost, StateOutput, StateReport, StateRun, SCHEMA_VERSION};
+pub use schedule::state::{StateHost, StateOutput, StateReport, StateRun};
 pub use spider::start::Start;
 pub use spider::{Cx, Spider, SpiderConfig};
 pub use spider_settings::{
-    Config, ConfigError, DelayRange, RateCeiling, DEFAULT_RETRY_STATUSES, DEFAULT_USER_AGENT,
-    DEFAULT_USER_TEMPLATE,
+    Config, ConfigError, DEFAULT_RETRY_STATUSES, DEFAULT_USER_AGENT, DEFAULT_USER_TEMPLATE,
 };
 pub use wire::block::Answer;
 pub use wire::route::{GatewayTraffic, ProxySpend, Route};
 pub use {reqwest, scraper, url};
+
+// What the benchmarks, the tests and the `spiderling` command reach below a spider's view:
+// the frontiers themselves, fingerprints and host keys, and the log writer of `cli`.
+#[doc(hidden)]
+pub use observe::progress::{log_in_colour, LogWriter};
+#[doc(hidden)]
+pub use request::canonical::{canonical_url, fingerprint, Fingerprint};
+#[doc(hidden)]
+pub use request::host::{host_key, HostKey};
+#[doc(hidden)]
+pub use request::Ticket;
+#[doc(hidden)]
+pub use schedule::frontier::{Enqueued, Frontier, MemoryFrontier};
+#[doc(hidden)]
+#[cfg(feature = "state")]
+pub use schedule::state::StateFrontier;

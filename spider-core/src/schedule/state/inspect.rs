@@ -62,7 +62,7 @@ use crate::observe::text::{size, thousands};
 pub struct StateReport {
     /// The state file, as given to [`StateReport::read`].
     pub path: PathBuf,
-    /// Its schema version: [`SCHEMA_VERSION`], as a file of another is refused.
+    /// Its schema version; a file of another than this build's is refused.
     pub schema_version: u32,
     /// The name of the spider whose crawl it is.
     pub spider: String,
