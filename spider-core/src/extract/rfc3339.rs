@@ -8,7 +8,7 @@ pub(crate) fn format(time: SystemTime) -> String {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let seconds = since.as_secs();
     let (days, second_of_day) = (seconds / 86_400, seconds % 86_400);
-    let (year, month, day) = civil_date(days);
+    let (year, month, day) = civil_date(i64::try_from(days).unwrap_or(i64::MAX));
     format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
         second_of_day / 3600,
@@ -18,24 +18,24 @@ pub(crate) fn format(time: SystemTime) -> String {
     )
 }
 
-/// The Gregorian date `days` after 1970-01-01.
+/// The Gregorian date `days` after 1970-01-01 (before it, when negative).
 ///
 /// Counted from 0000-03-01, so that each year ends with February and its leap day: the
 /// days fall into 400-year cycles of 146,097 days, a cycle's years into years of 365 days
 /// (with a leap day every fourth year but the hundredth ones, and the four-hundredth
 /// year's back), and a year's days into months of five-month rhythms of 153 days.
-pub(crate) fn civil_date(days: u64) -> (u64, u64, u64) {
-    const DAYS_TO_1970: u64 = 719_468; // from 0000-03-01 to 1970-01-01
-    const CYCLE: u64 = 146_097; // days in 400 years
+pub(crate) fn civil_date(days: i64) -> (i64, i64, i64) {
+    const DAYS_TO_1970: i64 = 719_468; // from 0000-03-01 to 1970-01-01
+    const CYCLE: i64 = 146_097; // days in 400 years
     let days = days + DAYS_TO_1970;
-    let (cycle, day_of_cycle) = (days / CYCLE, days % CYCLE);
+    let (cycle, day_of_cycle) = (days.div_euclid(CYCLE), days.rem_euclid(CYCLE));
     let year_of_cycle =
         (day_of_cycle - day_of_cycle / 1460 + day_of_cycle / 36_524 - day_of_cycle / (CYCLE - 1)) / 365;
     let day_of_year = day_of_cycle - (365 * year_of_cycle + year_of_cycle / 4 - year_of_cycle / 100);
     let month_from_march = (5 * day_of_year + 2) / 153;
     let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
     let month = if month_from_march < 10 { month_from_march + 3 } else { month_from_march - 9 };
-    let year = cycle * 400 + year_of_cycle + u64::from(month <= 2);
+    let year = cycle * 400 + year_of_cycle + i64::from(month <= 2);
     (year, month, day)
 }
 

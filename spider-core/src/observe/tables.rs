@@ -6,11 +6,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::extract::rfc3339::civil_date;
 
-/// A unix time in milliseconds as a date: `2025-06-01 14:03:22 UTC` (one before 1970 as
-/// 1970-01-01).
+/// A unix time in milliseconds as a date: `2025-06-01 14:03:22 UTC`.
 pub(crate) fn date(ms: i64) -> String {
-    let secs = u64::try_from(ms.div_euclid(1000)).unwrap_or(0);
-    let (days, time) = (secs / 86_400, secs % 86_400);
+    let secs = ms.div_euclid(1000);
+    let (days, time) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let (year, month, day) = civil_date(days);
     format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC", time / 3600, time % 3600 / 60, time % 60)
 }
