@@ -106,18 +106,6 @@ impl Clock {
 }
 
 impl StateFrontier {
-    /// Open the state file at `path` for the crawl of `config` (its name, output file,
-    /// allowed domains and depth limit), creating it if there is none.
-    ///
-    /// # Errors
-    ///
-    /// As [`Crawler::run`](crate::Crawler::run) with a state file: [`Error::State`] for a
-    /// file that is not this crawl's, not a state file, truncated or in use;
-    /// [`Error::Store`] or [`Error::Io`] when it cannot be read or written.
-    pub fn open(path: &std::path::Path, config: &spider_settings::Config) -> Result<Self, Error> {
-        super::open(path, config, false).map(|opened| opened.frontier)
-    }
-
     /// Make every change since the last commit durable.
     ///
     /// # Errors

@@ -355,3 +355,17 @@ fn absolute(path: &Path) -> Result<String, Error> {
         .map(|p| p.display().to_string())
         .map_err(|source| Error::Io { path: path.to_owned(), source })
 }
+
+impl StateFrontier {
+    /// Open the state file at `path` for the crawl of `config` (its name, output file,
+    /// allowed domains and depth limit), creating it if there is none.
+    ///
+    /// # Errors
+    ///
+    /// As [`Crawler::run`](crate::Crawler::run) with a state file: [`Error::State`] for a
+    /// file that is not this crawl's, not a state file, truncated or in use;
+    /// [`Error::Store`] or [`Error::Io`] when it cannot be read or written.
+    pub fn open(path: &std::path::Path, config: &spider_settings::Config) -> Result<Self, Error> {
+        open(path, config, false).map(|opened| opened.frontier)
+    }
+}
