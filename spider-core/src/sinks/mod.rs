@@ -1,5 +1,7 @@
-//! Exporters: a page's items are encoded on its own task, in the format the output file's
-//! extension names, and appended to the file by the dispatcher as it finishes the page.
+//! Sinks: where a crawl's items and failures are written. A page's items are encoded on
+//! its own task, in the format the output file's extension names, and appended to the file
+//! by the dispatcher as it finishes the page; a request given up is a line of the failures
+//! file.
 //!
 //! Splitting the two keeps serialisation off the dispatcher and lets the dispatcher alone
 //! decide the order of the file: every byte in it belongs to a page the dispatcher has
