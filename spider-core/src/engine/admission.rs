@@ -1,14 +1,17 @@
 //! Admission: whether the next request may go out now.
 //!
-//! A decision is a function of `now` and of what the dispatcher tells it, nothing else: it
-//! reads no clock of its own and waits for nothing, so the dispatcher can sleep until the
-//! earliest instant any decision names, and the tests can run it on a paused clock.
+//! A decision is a function of what the dispatcher tells it and of tokio's clock (the
+//! rate ceiling's tokens are counted on it): it waits for nothing, so the dispatcher can
+//! sleep until the earliest instant any decision names, and the tests can run it on a
+//! paused clock.
 //!
 //! The crawl first ([`Admission::crawl`]): nothing more once it is stopping or the proxy
 //! budget is spent, no more than `concurrency` global slots, and no more pages than
-//! `max_pages` (those in flight count) or items than `max_items`. Then one request of a host ([`Admission::request`]): the host must have a
-//! free slot past its politeness pause (and past any 429 pause), and the crawl's rate
-//! ceiling a token. A request waiting for its token holds no slot of any kind.
+//! `max_pages` (those in flight count) or items than `max_items`; the spend is read last,
+//! only when all else would admit, since in a fleet reading it takes the link's lock.
+//! Then one request of a host ([`Admission::request`]): the host must have a free slot
+//! past its politeness pause (and past any 429 pause), and the crawl's rate ceiling a
+//! token. A request waiting for its token holds no slot of any kind.
 
 use spider_settings::Config;
 use tokio::time::Instant;
@@ -61,8 +64,8 @@ pub(super) struct Standing {
     pub(super) in_flight: usize,
     /// A stop signal or an error the crawl cannot go on after.
     pub(super) stopping: bool,
-    /// The proxy spend is at `proxy_budget`.
-    pub(super) budget_spent: bool,
+    /// The proxy spend was found at `proxy_budget` before: the crawl stays closed.
+    pub(super) budget_reached: bool,
 }
 
 /// The crawl's admission: its global slots, its rate ceiling and its page and item limits.
@@ -80,14 +83,22 @@ impl Admission {
         Admission { concurrency: config.concurrency, rate, limits }
     }
 
-    /// Whether the crawl admits another request, standing where `standing` says.
-    pub(super) fn crawl(&self, standing: Standing, tally: &Tally) -> Gate {
+    /// Whether the crawl admits another request, standing where `standing` says;
+    /// `budget_spent` is asked only when nothing else keeps the gate shut.
+    pub(super) fn crawl(
+        &self,
+        standing: Standing,
+        tally: &Tally,
+        budget_spent: impl FnOnce() -> bool,
+    ) -> Gate {
         if standing.stopping {
             Gate::Closed(Stop::Stopping)
-        } else if standing.budget_spent {
+        } else if standing.budget_reached {
             Gate::Closed(Stop::Budget)
         } else if standing.slots_taken >= self.concurrency || !self.limits.admit(tally, standing.in_flight) {
             Gate::Full
+        } else if budget_spent() {
+            Gate::Closed(Stop::Budget)
         } else {
             Gate::Open
         }
@@ -124,7 +135,7 @@ mod tests {
     use super::*;
 
     fn standing(slots_taken: usize) -> Standing {
-        Standing { slots_taken, in_flight: slots_taken, stopping: false, budget_spent: false }
+        Standing { slots_taken, in_flight: slots_taken, stopping: false, budget_reached: false }
     }
 
     fn admission(config: &Config) -> Admission {
@@ -215,15 +226,24 @@ mod tests {
         let config = Config::new("t").concurrency(3).max_pages(10);
         let admission = admission(&config);
         let tally = Tally::new();
-        assert_eq!(admission.crawl(standing(2), &tally), Gate::Open);
-        assert_eq!(admission.crawl(Standing { in_flight: 0, ..standing(3) }, &tally), Gate::Full);
-        let spent = Standing { budget_spent: true, ..standing(0) };
-        assert_eq!(admission.crawl(spent, &tally), Gate::Closed(Stop::Budget));
-        let stopping = Standing { stopping: true, budget_spent: true, ..standing(0) };
-        assert_eq!(admission.crawl(stopping, &tally), Gate::Closed(Stop::Stopping));
+        let unspent = || false;
+        assert_eq!(admission.crawl(standing(2), &tally, unspent), Gate::Open);
+        assert_eq!(admission.crawl(Standing { in_flight: 0, ..standing(3) }, &tally, unspent), Gate::Full);
+        assert_eq!(admission.crawl(standing(0), &tally, || true), Gate::Closed(Stop::Budget));
+        let reached = Standing { budget_reached: true, ..standing(0) };
+        assert_eq!(admission.crawl(reached, &tally, unspent), Gate::Closed(Stop::Budget));
+        let stopping = Standing { stopping: true, budget_reached: true, ..standing(0) };
+        assert_eq!(admission.crawl(stopping, &tally, unspent), Gate::Closed(Stop::Stopping));
         tally.pages.add(8);
-        assert_eq!(admission.crawl(standing(2), &tally), Gate::Full, "8 done and 2 in flight");
-        assert_eq!(admission.crawl(standing(1), &tally), Gate::Open, "one of them failed");
+        assert_eq!(admission.crawl(standing(2), &tally, unspent), Gate::Full, "8 done and 2 in flight");
+        let asked = std::cell::Cell::new(false);
+        let spent = || {
+            asked.set(true);
+            true
+        };
+        assert_eq!(admission.crawl(standing(2), &tally, spent), Gate::Full, "a full crawl ends at its limit");
+        assert!(!asked.get(), "the spend is not read while the crawl is full");
+        assert_eq!(admission.crawl(standing(1), &tally, unspent), Gate::Open, "one of them failed");
         tally.pages.add(2);
         assert!(admission.limit_reached(&tally));
     }

@@ -347,19 +347,16 @@ impl<S: Spider> Dispatcher<S> {
     /// when that is what stopped it.
     fn launch_ready(&mut self, now: Instant) -> Option<Instant> {
         loop {
-            let budget_spent = self.budget_reached || {
-                let frontier = &mut self.frontier;
-                self.shared
-                    .exchange
-                    .budget_reached(|own| frontier.shared().and_then(|s| s.fleet_proxy_bytes(own)))
-            };
             let standing = Standing {
                 slots_taken: self.in_flight + self.commit.slots_held(),
                 in_flight: self.in_flight,
                 stopping: self.fatal.is_some() || self.draining_until.is_some(),
-                budget_spent,
+                budget_reached: self.budget_reached,
             };
-            match self.admission.crawl(standing, &self.shared.tally) {
+            let (exchange, frontier) = (&self.shared.exchange, &mut self.frontier);
+            let budget_spent =
+                || exchange.budget_reached(|own| frontier.shared().and_then(|s| s.fleet_proxy_bytes(own)));
+            match self.admission.crawl(standing, &self.shared.tally, budget_spent) {
                 Gate::Open => {}
                 Gate::Full | Gate::Closed(Stop::Stopping) => return None,
                 Gate::Closed(Stop::Budget) => {

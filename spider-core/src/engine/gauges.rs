@@ -164,9 +164,10 @@ impl<S: Spider> Dispatcher<S> {
             }
         }
         let proxy = self.shared.exchange.spend();
+        let counts = tally.counts(self.shared.pool.html_parses(), self.shared.pool.streamed_pages());
         let live = Live {
-            counts: tally.counts(self.shared.pool.html_parses(), self.shared.pool.streamed_pages()),
-            failures: tally.failure_count(),
+            failures: counts.failures(),
+            counts,
             pages_per_sec: self.window.good_per_second(),
             block_rate,
             latency_p50_ms: p50,
