@@ -74,7 +74,7 @@ use tokio::time::Instant;
 use crate::error::Error;
 use crate::request::Request;
 use crate::schedule::robots::Robots;
-use crate::wire::Exchange;
+use crate::wire::{Exchange, Judge};
 use spider_settings::Config;
 
 pub use plan::ProbePlan;
@@ -182,7 +182,7 @@ async fn robots_of(exchange: &Exchange, config: &Config, requests: &[Request]) -
         if seen.robots.iter().any(|r| r.url().origin() == origin) {
             continue;
         }
-        let (robots, sent) = Robots::fetch_through(exchange, config, request.url()).await?;
+        let (robots, sent) = Robots::fetch_through(exchange, Judge::Measure, config, request.url()).await?;
         seen.fetched += sent;
         if let Some(reason) = robots.unavailable() {
             seen.unavailable =

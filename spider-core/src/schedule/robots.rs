@@ -121,7 +121,7 @@ pub(crate) fn read_answer(request: &Request, fetched: &Fetched, token: &str) -> 
         return RobotsAnswer::Unavailable(format!("robots.txt answered {status}"));
     }
     match next_hop(request, status, &fetched.headers, REDIRECTS) {
-        Hop::None => {
+        Hop::NotRedirect => {
             let rules = RobotsRules::from_answer(status.as_u16(), &fetched.body, token);
             RobotsAnswer::Rules(
                 rules,
@@ -165,13 +165,17 @@ impl Robots {
     /// included), or `url` has no host; [`Error::ProxyAuth`] when the gateway refuses
     /// the credentials.
     pub async fn fetch(config: &Config, url: &Url) -> Result<Robots, Error> {
-        Robots::fetch_through(&Exchange::new(config)?, config, url).await.map(|(robots, _)| robots)
+        Robots::fetch_through(&Exchange::new(config)?, Judge::Rules, config, url)
+            .await
+            .map(|(robots, _)| robots)
     }
 
-    /// [`fetch`](Self::fetch), through an exchange already built; also says how many
-    /// requests it sent, redirects included.
+    /// [`fetch`](Self::fetch), through an exchange already built, its answers judged as
+    /// `judge` says (the probe's teach its router nothing); also says how many requests it
+    /// sent, redirects included.
     pub(crate) async fn fetch_through(
         exchange: &Exchange,
+        judge: Judge<'_>,
         config: &Config,
         url: &Url,
     ) -> Result<(Robots, u64), Error> {
@@ -182,7 +186,7 @@ impl Robots {
         let mut sent = 0;
         let rules = loop {
             sent += 1;
-            let fetched = match exchange.send(&request, Route::Auto, Judge::Rules).await? {
+            let fetched = match exchange.send(&request, Route::Auto, judge).await? {
                 Exchanged::Answer(answered) => answered.fetched,
                 Exchanged::Failed(error) => break RobotsRules::Unavailable(unreachable(&error)),
             };
