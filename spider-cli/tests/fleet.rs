@@ -135,6 +135,8 @@ fn seed(redis: &Redis) {
         "33",
         "duplicates",
         "4500",
+        "failure:http_404",
+        "1",
     ]);
 
     let p = "spiderling:books";
@@ -216,6 +218,8 @@ fn one_crawl_by_its_id_and_an_unknown_one_names_those_there_are() {
     assert_eq!((crawl["queued"].as_u64(), crawl["leased"].as_u64()), (Some(1234), Some(4)));
     assert_eq!((crawl["deferred"].as_u64(), crawl["seen"].as_u64()), (Some(2), Some(5)));
     assert_eq!(crawl["totals"]["duplicates"], 4500);
+    assert_eq!(crawl["totals"]["failures_by_reason"], serde_json::json!({"http_404": 1}));
+    assert_eq!(crawl["totals"]["failures"], 1, "the total beside the reasons");
     assert_eq!(crawl["pages_per_sec"], 150.0);
     assert_eq!(crawl["block_rate"], 0.05);
     let workers = crawl["workers"].as_array().unwrap();

@@ -364,6 +364,7 @@ fn a_crawl_killed_with_sigkill_shows_a_run_running_or_killed_and_after_resuming_
     assert!(runs[1]["ended_at_ms"].as_i64().unwrap() >= runs[1]["started_at_ms"].as_i64().unwrap());
     assert_eq!(resumed["output"]["items"], 60, "every book written once");
     assert_eq!(resumed["totals"]["items"], 60);
+    assert_eq!((&resumed["totals"]["failures"], &runs[1]["counts"]["failures"]), (&0.into(), &0.into()));
     let pages = resumed["totals"]["pages"].as_u64().unwrap();
     assert!(pages >= demo.expected_pages() as u64, "{pages} pages");
     assert_eq!(["queued", "in_flight", "deferred"].map(|key| resumed[key].as_u64()), [Some(0); 3]);

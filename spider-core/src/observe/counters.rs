@@ -184,6 +184,19 @@ impl Counts {
     }
 }
 
+/// `counts` with their `failures` total beside the counters, as the summary has it, so
+/// that a reader of a report's JSON needs not sum the reasons.
+#[cfg(any(feature = "state", feature = "fleet"))]
+pub(crate) fn with_failures<S: serde::Serializer>(counts: &Counts, serializer: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct WithFailures<'a> {
+        #[serde(flatten)]
+        counts: &'a Counts,
+        failures: u64,
+    }
+    WithFailures { counts, failures: counts.failures() }.serialize(serializer)
+}
+
 /// Requests given up, by reason, and the first message of each reason.
 #[derive(Debug, Default)]
 struct Failures {

@@ -80,7 +80,9 @@ pub struct FleetCrawl {
     pub seen: u64,
     /// Requests given up, as listed in Redis.
     pub failures: u64,
-    /// The fleet's counts, every worker's summed, the gone ones' included.
+    /// The fleet's counts, every worker's summed, the gone ones' included; in JSON with
+    /// their `failures` total.
+    #[serde(serialize_with = "crate::observe::counters::with_failures")]
     pub totals: Counts,
     /// The live workers' pages per second, summed.
     pub pages_per_sec: f64,
@@ -188,7 +190,7 @@ impl FleetReport {
     ///
     /// ```no_run
     /// # async fn show() -> Result<(), spider_core::Error> {
-    /// let report = spider_core::FleetReport::read("env:SPIDERLING_REDIS", None).await?;
+    /// let report = spider_core::FleetReport::read("env:FLEET_REDIS", None).await?;
     /// for crawl in &report.crawls {
     ///     println!("{}: {} pages, {:.1} pages/s", crawl.id, crawl.totals.pages, crawl.pages_per_sec);
     /// }

@@ -76,7 +76,8 @@ pub struct StateReport {
     pub output: Option<StateOutput>,
     /// Every run that worked on the crawl, first first.
     pub runs: Vec<StateRun>,
-    /// The runs' counts, summed.
+    /// The runs' counts, summed; in JSON with their `failures` total.
+    #[serde(serialize_with = "crate::observe::counters::with_failures")]
     pub totals: Counts,
     /// Requests queued, over every host.
     pub queued: u64,
@@ -125,7 +126,8 @@ pub struct StateRun {
     /// `complete_with_failures`, `interrupted`, `budget_reached`, `already_complete`) or
     /// `error`; `None` while it runs, or if it was killed.
     pub status: Option<String>,
-    /// What it did, as of its last checkpoint.
+    /// What it did, as of its last checkpoint; in JSON with its `failures` total.
+    #[serde(serialize_with = "crate::observe::counters::with_failures")]
     pub counts: Counts,
 }
 
