@@ -51,7 +51,7 @@ fn explicit_keys_win_over_the_profile() {
     let settings = Derived.config().to_string();
     assert!(settings.contains("concurrency = 16"), "the key: {settings}");
     assert!(settings.contains("per_host = 40"), "the profile: {settings}");
-    assert!(settings.contains("delay = 500ms..1.5s"), "the profile: {settings}");
+    assert!(settings.contains("delay = 500ms..1500ms"), "the profile: {settings}");
     assert!(settings.contains("settings of derived"), "{settings}");
 }
 

@@ -7,9 +7,8 @@
 /// The cells of a table row, `None` for a line that is not one.
 fn cells(line: &str) -> Option<usize> {
     let inner = line.trim().strip_prefix('|')?.strip_suffix('|')?;
-    // `\|` is a pipe inside a cell, and a pipe inside inline code is one too.
+    // `\|` is a pipe inside a cell; GitHub splits a cell at any other, inline code too.
     let mut count = 1;
-    let mut in_code = false;
     let mut escaped = false;
     for c in inner.chars() {
         match c {
@@ -17,8 +16,7 @@ fn cells(line: &str) -> Option<usize> {
                 escaped = true;
                 continue;
             }
-            '`' => in_code = !in_code,
-            '|' if !in_code && !escaped => count += 1,
+            '|' if !escaped => count += 1,
             _ => {}
         }
         escaped = false;

@@ -1,5 +1,6 @@
-//! Proxy credentials never show: not in logs at any level, errors, stats, the failures
-//! file, the summary or the settings printed at start. Alone in its binary because it
+//! Credentials never show (a proxy's, a fleet's Redis password, a header's token): not
+//! in logs at any level, errors, stats, the failures file, the summary or the settings
+//! printed at start. Alone in its binary because it
 //! installs the process-wide log subscriber.
 
 #![allow(clippy::unwrap_used)]
@@ -84,6 +85,17 @@ async fn credentials_never_show_anywhere() {
     let odd = Config::new("x").proxy(format!("direct > http://acct:x,{SECRET}>y/z@gw:8000"));
     shown.push(odd.to_string());
     shown.push(format!("{odd:?}"));
+
+    // A fleet's Redis password and a header's token, printed and in errors.
+    let fleet = Config::new("x")
+        .frontier(format!("redis://:{SECRET}@127.0.0.1:1/0"))
+        .header("Authorization", format!("Bearer {SECRET}"));
+    shown.push(fleet.to_string());
+    shown.push(format!("{fleet:?}"));
+    for (key, bad) in [("headers", format!("Authorization Bearer {SECRET}")), ("headers", SECRET.to_owned())]
+    {
+        shown.push(Config::new("x").set(key, &bad).unwrap_err().to_string());
+    }
 
     // The standard flags of a spider binary, with a mistake next to the password.
     for set in [format!("proxy=http://acct:{SECRET}@gw:1 >"), format!("http://acct:{SECRET}@gw:1")] {

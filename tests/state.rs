@@ -244,6 +244,13 @@ fn ctrl_c_pauses_the_same_command_goes_on_and_a_finished_crawl_says_so() {
     assert!(logged.contains("discarding") && logged.contains("over 2 runs"), "{logged}");
     assert!(printed.contains("books: 1051 pages, 1000 items") && !printed.contains("runs"), "{printed}");
     assert_eq!(support::read_json_lines(&output).len(), 1000);
+
+    // The key does what the flag does.
+    let (code, printed, logged) =
+        books_example(&["--set", "fresh=true", "--set", "rps=200"], &state, &output);
+    assert_eq!(code, 0, "{printed}");
+    assert!(logged.contains("discarding"), "{logged}");
+    assert!(printed.contains("books: 1051 pages, 1000 items") && !printed.contains("runs"), "{printed}");
 }
 
 /// A finished crawl of `site` keeping its state in `dir`, and the state file's path.

@@ -78,7 +78,9 @@ impl Gateway {
         &self.url
     }
 
-    /// The password the gateway wants with every username; never print it.
+    /// The password the gateway wants with every username, for the transport's
+    /// Proxy-Authorization; never print it.
+    #[doc(hidden)]
     pub fn password(&self) -> &str {
         &self.password
     }

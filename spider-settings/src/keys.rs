@@ -84,6 +84,8 @@ pub enum Where {
     Everywhere,
     /// Only in `#[spider(...)]`: it is compiled into the spider.
     CompileTime,
+    /// Only at run time: compiled in, it would act on every run.
+    RunTime,
 }
 
 /// The part of a crawl a key configures: the settings a crawl prints show one line each.
@@ -107,6 +109,23 @@ pub enum Stage {
     Store,
     /// How the crawl runs and is watched.
     Run,
+}
+
+impl Stage {
+    /// The part's name in one word, for messages.
+    pub fn word(self) -> &'static str {
+        match self {
+            Stage::Scope => "scope",
+            Stage::Admission => "admission",
+            Stage::Retry => "retry",
+            Stage::Fetch => "fetch",
+            Stage::Identity => "identity",
+            Stage::Proxy => "proxy",
+            Stage::Parse => "parse",
+            Stage::Store => "store",
+            Stage::Run => "run",
+        }
+    }
 }
 
 /// Sets a key on a config from its text at run time, or says why not.
@@ -143,7 +162,21 @@ impl std::fmt::Debug for Key {
 impl Key {
     /// Whether it can be changed at run time.
     pub fn at_run_time(&self) -> bool {
-        self.surface == Where::Everywhere
+        self.surface != Where::CompileTime
+    }
+
+    /// Whether `#[spider(...)]` may write it.
+    pub fn at_compile_time(&self) -> bool {
+        self.surface != Where::RunTime
+    }
+
+    /// The largest whole number it takes, for the derive to refuse a larger one where
+    /// the compiler's message would not name the key.
+    pub fn most(&self) -> u64 {
+        match self.name {
+            "max_redirects" => u64::from(u8::MAX),
+            _ => u64::from(u32::MAX),
+        }
     }
 
     /// `config` with this key set from `text`, as `--set` does.
@@ -154,6 +187,15 @@ impl Key {
     /// The value `config` has, as printed, if it says something.
     pub(crate) fn show(&self, config: &Config) -> Option<String> {
         (self.show)(config)
+    }
+
+    /// A value given for this key, as an error may repeat it: credentials in URLs
+    /// starred, headers not at all (their values are tokens).
+    pub(crate) fn echo(&self, value: &str) -> String {
+        match self.name {
+            "headers" => "…".to_owned(),
+            _ => format!("{:?}", crate::redact_spec(value)),
+        }
     }
 }
 
@@ -185,7 +227,7 @@ pub const KEYS: &[Key] = &[
         default: "none",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(Config { start_urls: list(v), ..c })),
-        show: |c| Some(words(&c.start_urls)),
+        show: |c| listed(&c.start_urls.iter().map(|url| crate::redact_url(url)).collect::<Vec<_>>()),
     },
     Key {
         name: "start_list",
@@ -206,7 +248,7 @@ pub const KEYS: &[Key] = &[
         default: "any domain",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(Config { allowed_domains: list(v), ..c })),
-        show: |c| Some(words(&c.allowed_domains)),
+        show: |c| listed(&c.allowed_domains),
     },
     Key {
         name: "sitemaps",
@@ -227,7 +269,10 @@ pub const KEYS: &[Key] = &[
         default: "none",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(Config { sitemap_urls: list(v), ..c })),
-        show: |c| sitemap_group(c).then(|| words(&c.sitemap_urls)),
+        show: |c| {
+            listed(&c.sitemap_urls.iter().map(|url| crate::redact_url(url)).collect::<Vec<_>>())
+                .filter(|_| sitemap_group(c))
+        },
     },
     Key {
         name: "sitemap_since",
@@ -237,6 +282,9 @@ pub const KEYS: &[Key] = &[
         default: "none skipped",
         surface: Where::Everywhere,
         set: Some(|c, v| {
+            if is_none(v) {
+                return Ok(Config { sitemap_since: None, ..c });
+            }
             crate::parse_date(v)?;
             Ok(c.sitemap_since(v))
         }),
@@ -246,10 +294,16 @@ pub const KEYS: &[Key] = &[
         name: "max_depth",
         kind: Kind::Count,
         stage: Stage::Scope,
-        doc: "links followed from a start URL",
+        doc: "links followed from a start URL; `none` at run time lifts a limit compiled in",
         default: "no limit",
         surface: Where::Everywhere,
-        set: Some(|c, v| Ok(c.max_depth(small(v, false)?))),
+        set: Some(|c, v| {
+            if is_none(v) {
+                Ok(Config { max_depth: None, ..c })
+            } else {
+                Ok(c.max_depth(small(v, false)?))
+            }
+        }),
         show: |c| Some(c.max_depth.map_or("none".to_owned(), |d| d.to_string())),
     },
     Key {
@@ -308,10 +362,12 @@ pub const KEYS: &[Key] = &[
         kind: Kind::Positive,
         stage: Stage::Admission,
         doc: "hard ceiling of requests per minute over the whole crawl, retries and robots.txt \
-            included (one of `rpm` and `rps`)",
+            included (one of `rpm` and `rps`); `none` at run time lifts a ceiling compiled in",
         default: "none",
         surface: Where::Everywhere,
-        set: Some(|c, v| Ok(c.rpm(small(v, true)?))),
+        set: Some(
+            |c, v| if is_none(v) { Ok(Config { rate: None, ..c }) } else { Ok(c.rpm(small(v, true)?)) },
+        ),
         show: |c| {
             Some(match c.rate {
                 Some(rate) if rate.per() == Duration::from_secs(60) => {
@@ -340,10 +396,14 @@ pub const KEYS: &[Key] = &[
         name: "delay",
         kind: Kind::Delay,
         stage: Stage::Admission,
-        doc: "pause each host slot takes between two requests, drawn from the range",
+        doc: "pause each host slot takes between two requests, drawn from the range; `none` at run \
+            time for no pause",
         default: "none",
         surface: Where::Everywhere,
         set: Some(|c, v| {
+            if is_none(v) {
+                return Ok(Config { delay: DelayRange::ZERO, ..c });
+            }
             let (min, max) = crate::parse_delay(v)?;
             Ok(c.delay_range(min, max))
         }),
@@ -404,8 +464,8 @@ pub const KEYS: &[Key] = &[
             Ok(c.backoff(base, cap))
         }),
         show: |c| {
-            (c.backoff != crate::Config::new("").backoff)
-                .then(|| format!("{:?}..{:?}", c.backoff.base, c.backoff.cap))
+            (c.backoff != defaults().backoff)
+                .then(|| format!("{}..{}", duration(c.backoff.base), duration(c.backoff.cap)))
         },
     },
     Key {
@@ -416,7 +476,7 @@ pub const KEYS: &[Key] = &[
         default: "`\"30s\"`",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(c.timeout(crate::parse_duration(v)?))),
-        show: |c| Some(format!("{:?}", c.timeout)),
+        show: |c| Some(duration(c.timeout)),
     },
     Key {
         name: "user_agent",
@@ -436,7 +496,7 @@ pub const KEYS: &[Key] = &[
         default: "none",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(Config { headers: crate::parse_headers(v)?, ..c })),
-        show: |c| Some(words(&c.headers.iter().map(|(name, _)| format!("{name}: …")).collect::<Vec<_>>())),
+        show: |c| listed(&c.headers.iter().map(|(name, _)| format!("{name}: …")).collect::<Vec<_>>()),
     },
     Key {
         name: "obey_robots",
@@ -461,7 +521,7 @@ pub const KEYS: &[Key] = &[
                     .map_err(|_| "at most 255 redirects".to_owned())?,
             ))
         }),
-        show: |c| (c.max_redirects != 10).then(|| c.max_redirects.to_string()),
+        show: |c| (c.max_redirects != defaults().max_redirects).then(|| c.max_redirects.to_string()),
     },
     Key {
         name: "max_body_bytes",
@@ -472,7 +532,7 @@ pub const KEYS: &[Key] = &[
         default: "8 MiB",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(c.max_body_bytes(size(v, true)?))),
-        show: |c| (c.max_body_bytes != 8 * 1024 * 1024).then(|| c.max_body_bytes.to_string()),
+        show: |c| (c.max_body_bytes != defaults().max_body_bytes).then(|| c.max_body_bytes.to_string()),
     },
     Key {
         name: "ca_cert",
@@ -580,10 +640,7 @@ pub const KEYS: &[Key] = &[
         default: "none",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(Config { geo_rules: crate::parse_geo_rules(v)?, ..c })),
-        show: |c| {
-            (!c.geo_rules.is_empty())
-                .then(|| words(&c.geo_rules.iter().map(|(p, cc)| format!("{p}={cc}")).collect::<Vec<_>>()))
-        },
+        show: |c| listed(&c.geo_rules.iter().map(|(p, cc)| format!("{p}={cc}")).collect::<Vec<_>>()),
     },
     Key {
         name: "sticky",
@@ -639,9 +696,7 @@ pub const KEYS: &[Key] = &[
         default: "the number of CPUs",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(c.parse_threads(size(v, true)?))),
-        show: |c| {
-            (c.parse_threads != crate::Config::new("").parse_threads).then(|| c.parse_threads.to_string())
-        },
+        show: |c| (c.parse_threads != defaults().parse_threads).then(|| c.parse_threads.to_string()),
     },
     Key {
         name: "extract",
@@ -681,10 +736,11 @@ pub const KEYS: &[Key] = &[
         name: "output",
         kind: Kind::Text,
         stage: Stage::Store,
-        doc: "the items file; `.jsonl`, `.csv` or `.json` picks the format",
+        doc: "the items file; `.jsonl`, `.csv` or `.json` picks the format; `none` at run time \
+            writes none (`./none` is a file of that name)",
         default: "none: items are counted, not written",
         surface: Where::Everywhere,
-        set: Some(|c, v| Ok(c.output(v))),
+        set: Some(|c, v| if is_none(v) { Ok(Config { output: None, ..c }) } else { Ok(c.output(v)) }),
         show: |c| Some(path(&c.output).unwrap_or_else(|| "none".to_owned())),
     },
     Key {
@@ -713,9 +769,9 @@ pub const KEYS: &[Key] = &[
         name: "fresh",
         kind: Kind::Bool,
         stage: Stage::Store,
-        doc: "with a state file, discard what it holds and start over (`--fresh`)",
+        doc: "with a state file, discard what it holds and start over, as `--fresh` does",
         default: "`false`",
-        surface: Where::Everywhere,
+        surface: Where::RunTime,
         set: Some(|c, v| Ok(c.fresh(crate::parse_bool(v)?))),
         show: |c| c.fresh.then(|| "true".to_owned()),
     },
@@ -753,7 +809,7 @@ pub const KEYS: &[Key] = &[
         default: "`\"60s\"`",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(c.lease(crate::parse_duration(v)?))),
-        show: |c| c.frontier.as_ref().map(|_| format!("{:?}", c.lease)),
+        show: |c| c.frontier.as_ref().map(|_| duration(c.lease)),
     },
     Key {
         name: "cache",
@@ -774,7 +830,7 @@ pub const KEYS: &[Key] = &[
         default: "never expire",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(c.cache_ttl(crate::parse_duration(v)?))),
-        show: |c| c.cache_ttl.map(|ttl| format!("{ttl:?}")),
+        show: |c| c.cache_ttl.map(duration),
     },
     Key {
         name: "revalidate",
@@ -815,7 +871,7 @@ pub const KEYS: &[Key] = &[
         default: "`\"10s\"`",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(c.grace(crate::parse_duration(v)?))),
-        show: |c| (c.grace != Duration::from_secs(10)).then(|| format!("{:?}", c.grace)),
+        show: |c| (c.grace != defaults().grace).then(|| duration(c.grace)),
     },
     Key {
         name: "handle_signals",
@@ -872,6 +928,11 @@ pub const KEYS: &[Key] = &[
     },
 ];
 
+/// The defaults, which a key shown only when changed compares against.
+fn defaults() -> Config {
+    Config::new("")
+}
+
 /// Whether any sitemap key is set: then all three are shown.
 fn sitemap_group(config: &Config) -> bool {
     config.sitemaps || !config.sitemap_urls.is_empty() || config.sitemap_since.is_some()
@@ -890,18 +951,27 @@ fn small(text: &str, positive: bool) -> Result<u32, String> {
     u32::try_from(crate::parse_count(text, positive)?).map_err(|e| e.to_string())
 }
 
-/// A list as printed: its items, or `none`.
-fn words<T: AsRef<str>>(items: &[T]) -> String {
-    if items.is_empty() {
-        "none".to_owned()
-    } else {
-        items.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(", ")
-    }
+/// Whether a run-time value is `none`, which clears what the key limits.
+fn is_none(text: &str) -> bool {
+    text.trim() == "none"
 }
 
-/// A list, when it has items.
-fn listed(items: &[String]) -> Option<String> {
-    (!items.is_empty()).then(|| words(items))
+/// A list as printed, when it has items: an empty one is left out rather than printed
+/// as a word its key would read back as an item.
+fn listed<T: AsRef<str>>(items: &[T]) -> Option<String> {
+    (!items.is_empty()).then(|| items.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(", "))
+}
+
+/// A duration as `--set` reads it back: whole hours, minutes, seconds or milliseconds.
+fn duration(time: Duration) -> String {
+    let ms = time.as_millis();
+    match ms {
+        0 => "0ms".to_owned(),
+        _ if ms.is_multiple_of(3_600_000) => format!("{}h", ms / 3_600_000),
+        _ if ms.is_multiple_of(60_000) => format!("{}m", ms / 60_000),
+        _ if ms.is_multiple_of(1_000) => format!("{}s", ms / 1_000),
+        _ => format!("{ms}ms"),
+    }
 }
 
 fn path(path: &Option<PathBuf>) -> Option<String> {
@@ -912,9 +982,9 @@ fn range(delay: DelayRange) -> String {
     if delay == DelayRange::ZERO {
         "none".to_owned()
     } else if delay.min() == delay.max() {
-        format!("{:?}", delay.min())
+        duration(delay.min())
     } else {
-        format!("{:?}..{:?}", delay.min(), delay.max())
+        format!("{}..{}", duration(delay.min()), duration(delay.max()))
     }
 }
 
@@ -947,7 +1017,11 @@ pub fn closest<'a>(unknown: &str, candidates: &[&'a str]) -> Option<&'a str> {
 pub fn markdown() -> String {
     let mut table = String::from("| key | value | what it does | default |\n| --- | --- | --- | --- |\n");
     for key in KEYS {
-        let only = if key.at_run_time() { "" } else { " (in `#[spider(...)]` only)" };
+        let only = match key.surface {
+            Where::Everywhere => "",
+            Where::CompileTime => " (in `#[spider(...)]` only)",
+            Where::RunTime => " (at run time only)",
+        };
         table.push_str(&format!(
             "| `{}` | {} | {}{only} | {} |\n",
             key.name,
@@ -1018,6 +1092,33 @@ mod tests {
                 assert!(shown.contains(&format!("{} = ", key.name)), "{} is not shown:\n{shown}", key.name);
             }
         }
+    }
+
+    #[test]
+    fn what_the_settings_print_reads_back_as_the_same_setting() {
+        // Their values are not printed: agents are long, headers hold tokens.
+        let unprinted = ["user_agents", "headers"];
+        for key in KEYS.iter().filter(|key| key.at_run_time() && !unprinted.contains(&key.name)) {
+            let mut base = Config::new("shop");
+            if let Some(other) = beside(key.name).and_then(find) {
+                base = other
+                    .set(base, sample(other))
+                    .and_then(Result::ok)
+                    .unwrap_or_else(|| panic!("{}", other.name));
+            }
+            let sampled = key.set(base.clone(), sample(key)).and_then(Result::ok);
+            for config in [Some(base.clone()), sampled].into_iter().flatten() {
+                let Some(shown) = key.show(&config) else { continue };
+                let again = key.set(base.clone(), &shown).and_then(Result::ok);
+                let again = again.unwrap_or_else(|| panic!("{} = {shown} does not read back", key.name));
+                assert_eq!(key.show(&again).as_deref(), Some(shown.as_str()), "{}", key.name);
+                assert_eq!(again.to_string(), config.to_string(), "{} = {shown}", key.name);
+            }
+        }
+        let slow = Config::new("shop").timeout(Duration::from_millis(1500)).lease(Duration::from_secs(7200));
+        assert_eq!(find("timeout").and_then(|key| key.show(&slow)).as_deref(), Some("1500ms"));
+        let lifted = find("max_depth").and_then(|key| key.set(Config::new("shop").max_depth(3), "none"));
+        assert_eq!(lifted.and_then(Result::ok).map(|config| config.max_depth), Some(None));
     }
 
     #[test]

@@ -187,20 +187,52 @@ pub fn check_selector(css: &str, parse: impl FnOnce(&str) -> Result<(), String>)
     Err(format!("invalid CSS selector `{css}`: {why}"))
 }
 
-/// Parse headers written `Name: value`, separated by commas.
+/// Parse headers written `Name: value`, separated by commas. A comma starts the next
+/// header only where `Name:` follows it, so a value that lists things (`Accept: text/html,
+/// application/json`) stays whole.
 ///
 /// # Errors
 ///
-/// The header that is not `Name: value`; its value is never repeated.
+/// Which header is not `Name: value`, by its place; no value is ever repeated, since
+/// headers carry tokens.
+///
+/// # Examples
+///
+/// ```
+/// let text = "Accept: text/html, application/json, Referer: https://a.example/, https://b.example/, X-Key: k";
+/// let headers = spider_settings::parse_headers(text).unwrap();
+/// assert_eq!(headers[0], ("Accept".to_owned(), "text/html, application/json".to_owned()));
+/// assert_eq!(headers[1].1, "https://a.example/, https://b.example/");
+/// assert_eq!(headers[2], ("X-Key".to_owned(), "k".to_owned()));
+/// assert!(!spider_settings::parse_headers("Bearer secret").unwrap_err().contains("secret"));
+/// ```
 pub fn parse_headers(text: &str) -> Result<Vec<(String, String)>, String> {
-    let mut headers = Vec::new();
-    for header in text.split(',').filter(|h| !h.trim().is_empty()) {
-        let (name, value) = header.split_once(':').ok_or_else(|| {
-            format!("`{}` is not `Name: value`", header.split(':').next().unwrap_or_default().trim())
-        })?;
-        headers.push((name.trim().to_owned(), value.trim().to_owned()));
+    let mut headers: Vec<(String, String)> = Vec::new();
+    for part in text.split(',') {
+        // `https://…` after a comma is part of a value, not a header called `https`.
+        let named = part
+            .split_once(':')
+            .filter(|(name, value)| is_header_name(name.trim()) && !value.starts_with("//"));
+        match (named, headers.last_mut()) {
+            (Some((name, value)), _) => headers.push((name.trim().to_owned(), value.trim().to_owned())),
+            (None, Some((_, value))) if !part.trim().is_empty() => {
+                value.push_str(", ");
+                value.push_str(part.trim());
+            }
+            (None, Some(_)) => {}
+            (None, None) if part.trim().is_empty() => {}
+            (None, None) => return Err("the first header is not `Name: value`".to_owned()),
+        }
     }
     Ok(headers)
+}
+
+/// Whether `name` is an HTTP header name: a token (RFC 9110), not a number, so a time's
+/// `12:` is not taken for one.
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        && !name.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Parse per-host country rules, `*.de=de`, separated by commas.

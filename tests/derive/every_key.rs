@@ -12,6 +12,7 @@ struct Book {
     name = "books",
     start_urls = ["https://books.example/", "https://books.example/new"],
     allowed_domains = ["books.example"],
+    sitemaps = false,
     sitemap_urls = ["https://books.example/sitemap.xml", "https://books.example/news.xml.gz"],
     sitemap_since = "2026-01-01",
     profile = "polite",
@@ -51,7 +52,6 @@ struct Book {
     max_body_bytes = 1000000,
     stats = "books.stats.json",
     failures = "books.failures.jsonl",
-    fresh = true,
     grace = "3s",
     handle_signals = false,
     follow = "a.next, h3 > a",
@@ -60,8 +60,34 @@ struct Book {
 struct Books;
 
 #[derive(Spider, Default)]
-#[spider(rps = 2, delay = "500ms", follow = "a", start_urls = ["https://books.example/"], sitemaps = true)]
+#[spider(
+    rps = 2,
+    delay = "500ms",
+    follow = "a",
+    start_urls = ["https://books.example/"],
+    sitemaps = true,
+)]
 struct LinksOnly;
+
+#[derive(Spider, Default)]
+#[spider(
+    start_urls = ["https://books.example/"],
+    adaptive = true,
+    block_target = 0.05,
+    block_markers = ["g-recaptcha"],
+    cookies = false,
+    user_agents = ["agent-a/1", "agent-b/2"],
+    user_agents_file = "agents.txt",
+    follow_hidden = true,
+    extract = "stream",
+    frontier = "redis://127.0.0.1:6379/0",
+    crawl_id = "books-fleet",
+    lease = "2m",
+    metrics = "127.0.0.1:9899",
+    progress = false,
+    follow = "a[href]",
+)]
+struct Watched;
 
 pub(crate) fn main() {
     // The route's variable and the certificate are read when the settings are checked.
@@ -79,7 +105,7 @@ pub(crate) fn main() {
     assert!(settings.contains("dashboard = 127.0.0.1:9898 · report = books.html"), "{settings}");
     assert!(settings.contains("output = books.csv · state = books.state · state_sync = true"), "{settings}");
     assert!(
-        settings.contains("cache = .spiderling/cache · cache_ttl = 86400s · revalidate = true"),
+        settings.contains("cache = .spiderling/cache · cache_ttl = 24h · revalidate = true"),
         "{settings}"
     );
     assert!(settings.contains(
@@ -89,13 +115,37 @@ pub(crate) fn main() {
     assert!(settings.contains("retries = 4 · retry_statuses = 429, 503 · backoff = 1s..30s"), "{settings}");
     assert!(settings.contains("max_redirects = 4 · max_body_bytes = 1000000"), "{settings}");
     assert!(settings.contains("stats = books.stats.json · failures = books.failures.jsonl"), "{settings}");
-    assert!(settings.contains("fresh = true"), "{settings}");
     assert!(settings.contains("grace = 3s · handle_signals = false"), "{settings}");
     let links_only = LinksOnly.config();
     assert!(links_only.validate().is_ok());
     assert!(links_only.to_string().contains("settings of links_only"));
-    assert!(links_only.to_string().contains("sitemaps = true · sitemap_urls = none"), "{links_only}");
+    assert!(links_only.to_string().contains("sitemaps = true · sitemap_since = none"), "{links_only}");
+    let watched = Watched.config();
+    assert!(watched.validate().is_ok(), "{:?}", watched.validate());
+    let settings = watched.to_string();
+    assert!(settings.contains("adaptive = true · block_target = 0.05"), "{settings}");
+    assert!(settings.contains("block_markers = g-recaptcha"), "{settings}");
+    assert!(
+        settings.contains("cookies = false · user_agents = 2 listed · user_agents_file = agents.txt"),
+        "{settings}"
+    );
+    assert!(settings.contains("follow_hidden = true"), "{settings}");
+    assert!(
+        settings.contains("frontier = redis://127.0.0.1:6379/0 · crawl_id = books-fleet · lease = 2m"),
+        "{settings}"
+    );
+    assert!(settings.contains("metrics = 127.0.0.1:9899 · progress = false"), "{settings}");
+    // Every key the attribute takes is written above (`fresh` is run time only).
+    let this_file = include_str!("every_key.rs");
+    for key in spider_settings::KEYS.iter().filter(|key| key.at_compile_time()) {
+        assert!(
+            this_file.contains(&format!("    {} = ", key.name)),
+            "`{}` is not in a test spider",
+            key.name
+        );
+    }
     fn crawls<S: Spider>(_: S) {}
     crawls(Books);
     crawls(LinksOnly);
+    crawls(Watched);
 }

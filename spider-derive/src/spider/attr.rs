@@ -77,6 +77,10 @@ impl Settings {
                     errors.at(&ident, format!("unknown key `{name}`{hint}"));
                     return Ok(());
                 };
+                if !key.at_compile_time() {
+                    errors.at(&ident, format!("`{name}` is given at run time (`--set {name}=...`): compiled in, it would act on every run"));
+                    return Ok(());
+                }
                 if let Some(value) = check(key, &expr, errors) {
                     settings.values.push((key, value));
                 }
@@ -147,6 +151,10 @@ fn check(key: &'static Key, expr: &Expr, errors: &mut Errors) -> Option<Value> {
             Expr::Lit(ExprLit { lit: Lit::Int(n), .. }) => match n.base10_parse::<u32>() {
                 Ok(0) if key.kind == Kind::Positive => {
                     errors.at(n, format!("`{name} = 0` admits nothing; write at least 1"));
+                    None
+                }
+                Ok(big) if u64::from(big) > key.most() => {
+                    errors.at(n, format!("`{name}` is at most {}", key.most()));
                     None
                 }
                 Ok(_) => Some(Value::Number(n.clone())),

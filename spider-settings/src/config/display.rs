@@ -1,5 +1,6 @@
 //! How a [`Config`] prints: the settings as `key = value`, one line for each part of the
 //! crawl, as the table of keys shows them (header values and proxy credentials left out).
+//! Its `Debug` shows the same values, so that no way of printing a config shows a secret.
 
 use super::Config;
 use crate::{Stage, KEYS};
@@ -32,5 +33,20 @@ impl std::fmt::Display for Config {
             }
         }
         Ok(())
+    }
+}
+
+/// The keys as the settings show them, and the seed cookies by count: a derived `Debug`
+/// would print header values and a Redis password.
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut fields = f.debug_struct("Config");
+        fields.field("name", &self.name);
+        for key in KEYS {
+            if let Some(value) = key.show(self) {
+                fields.field(key.name, &value);
+            }
+        }
+        fields.field("seed_cookies", &self.seed_cookies).finish_non_exhaustive()
     }
 }

@@ -55,7 +55,7 @@ pub const DEFAULT_USER_AGENT: &str = concat!("spiderling/", env!("CARGO_PKG_VERS
 ///     .delay_range(Duration::from_secs(1), Duration::from_secs(3));
 /// assert!(config.validate().is_ok());
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Config {
     #[doc(hidden)]
     pub name: String,

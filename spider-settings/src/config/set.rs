@@ -1,7 +1,7 @@
 //! Run-time overrides: one setting changed by its key and a text value, as
-//! `--set key=value` and `SPIDERLING_KEY=value` do. The keys and their value grammar come
-//! and the way each sets a config come from the one table (`keys.rs`), so a key means the
-//! same here as in `#[spider(...)]`.
+//! `--set key=value` and `SPIDERLING_KEY=value` do. The keys, their value grammar and how
+//! each sets a config come from the one table (`keys.rs`), so a key means the same here
+//! as in `#[spider(...)]`.
 
 use super::Config;
 use crate::ConfigError;
@@ -30,8 +30,7 @@ impl Config {
             let hint = crate::suggest(key).map(|k| format!("; did you mean `{k}`?")).unwrap_or_default();
             return Err(ConfigError::new(format!("unknown setting `{key}`{hint}")));
         };
-        let problem =
-            |message: String| ConfigError::new(format!("{key} = {:?}: {message}", crate::redact_spec(value)));
+        let problem = |message: String| ConfigError::new(format!("{key} = {}: {message}", known.echo(value)));
         match known.set(self, value) {
             Some(set) => set.map_err(problem),
             None => Err(problem("this key is compiled into the spider; change the attribute".to_owned())),

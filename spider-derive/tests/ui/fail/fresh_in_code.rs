@@ -1,0 +1,10 @@
+use spiderling::prelude::*;
+
+#[derive(Spider, Default)]
+#[spider(
+    state = "books.state",
+    fresh = true,
+)]
+struct Books;
+
+fn main() {}
