@@ -25,6 +25,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use spider_core::{Config, Crawler, Error, ProbePlan, Spider};
+/// The parts of a crawl the keys configure, for [`layer`].
+pub use spider_settings::Stage;
 
 const SETTINGS_HELP: &str = "Settings: defaults < profile < #[spider(...)] < SPIDERLING_<KEY> < --set.\n\
                              Example: --set rps=5 --set delay=1s..3s -o items.csv";
@@ -362,7 +364,12 @@ fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
             Some(path) => config.start_list(path),
             None => config,
         };
-        config.fresh(fresh)
+        // Absent, the flag leaves `fresh` as `--set` or the environment put it.
+        if fresh {
+            config.fresh(true)
+        } else {
+            config
+        }
     };
     let (config, runtime) = match prepare(spider.config(), &log_level, &set, output.as_deref(), with_flags) {
         Ok(prepared) => prepared,
@@ -417,7 +424,7 @@ fn prepare(
         .with_ansi(spider_core::log_in_colour())
         .with_writer(|| spider_core::LogWriter)
         .try_init();
-    let config = settings(config, environment(), set, output).map(with_flags).map_err(|error| {
+    let config = settings(config, environment(), set, output, None).map(with_flags).map_err(|error| {
         eprintln!("error: {error}");
         error.exit_code()
     })?;
@@ -431,7 +438,9 @@ fn prepare(
 
 /// `config` under the `SPIDERLING_<KEY>` environment variables, then under `set`, each
 /// `KEY=VALUE` as `--set` gives it: the layering of a spider binary, for a command of your
-/// own (as `spiderling fetch` and `spiderling probe` use it).
+/// own that sends requests without crawling (as `spiderling fetch` and `spiderling probe`
+/// use it). Only the keys of `stages` apply: a variable of another key is left for the
+/// crawls it was exported for, and `--set` of one is refused.
 ///
 /// # Errors
 ///
@@ -440,14 +449,18 @@ fn prepare(
 /// # Examples
 ///
 /// ```
-/// let config = spiderling::cli::layer(spiderling::Config::new("shop"), &["rpm=300".to_owned()])?;
-/// assert!(config.to_string().contains("rpm = 300"));
-/// let error = spiderling::cli::layer(spiderling::Config::new("shop"), &["rmp=300".to_owned()]).unwrap_err();
-/// assert!(error.to_string().contains("--set rmp: unknown setting `rmp`; did you mean `rpm`?"), "{error}");
+/// use spiderling::cli::{layer, Stage};
+/// let wire = [Stage::Fetch, Stage::Identity, Stage::Proxy];
+/// let config = layer(spiderling::Config::new("shop"), &["timeout=5s".to_owned()], &wire)?;
+/// assert!(config.to_string().contains("timeout = 5s"));
+/// let error = layer(spiderling::Config::new("shop"), &["timout=5s".to_owned()], &wire).unwrap_err();
+/// assert!(error.to_string().contains("--set timout: unknown setting `timout`; did you mean `timeout`?"), "{error}");
+/// let error = layer(spiderling::Config::new("shop"), &["output=a.jsonl".to_owned()], &wire).unwrap_err();
+/// assert!(error.to_string().contains("this command takes only the fetch, identity and proxy keys"), "{error}");
 /// # Ok::<(), spiderling::Error>(())
 /// ```
-pub fn layer(config: Config, set: &[String]) -> Result<Config, Error> {
-    settings(config, environment(), set, None)
+pub fn layer(config: Config, set: &[String], stages: &[Stage]) -> Result<Config, Error> {
+    settings(config, environment(), set, None, Some(stages))
 }
 
 /// The process's environment; variables that are not Unicode cannot be ours and are
@@ -456,16 +469,23 @@ fn environment() -> impl Iterator<Item = (String, String)> {
     std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
 }
 
-/// Layer the environment and the `--set` flags (then `-o`) over the spider's own settings.
+/// Layer the environment and the `--set` flags (then `-o`) over the spider's own settings;
+/// with `stages`, only their keys.
 fn settings(
     mut config: Config,
     env: impl IntoIterator<Item = (String, String)>,
     set: &[String],
     output: Option<&std::path::Path>,
+    stages: Option<&[Stage]>,
 ) -> Result<Config, Error> {
+    let applies = |key: &str| match (stages, spider_settings::find(key)) {
+        (Some(stages), Some(known)) => stages.contains(&known.stage),
+        _ => true,
+    };
     let mut from_env: Vec<(String, String)> = env
         .into_iter()
         .filter_map(|(name, value)| Some((name.strip_prefix("SPIDERLING_")?.to_ascii_lowercase(), value)))
+        .filter(|(key, _)| applies(key))
         .collect();
     from_env.sort();
     for (key, value) in from_env {
@@ -477,8 +497,19 @@ fn settings(
             // The text may be a secret typed without its key: not repeated.
             return Err(Error::Config("--set takes key=value, such as --set rpm=300".to_owned()));
         };
-        config =
-            config.set(key.trim(), value.trim()).map_err(|e| from(&format!("--set {}", key.trim()), e))?;
+        let key = key.trim();
+        if let Some(stages) = stages.filter(|_| !applies(key)) {
+            let names: Vec<&str> = stages.iter().map(|stage| stage.word()).collect();
+            let names = match names.split_last() {
+                Some((last, [])) => (*last).to_owned(),
+                Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+                None => "no".to_owned(),
+            };
+            return Err(Error::Config(format!(
+                "--set {key}: a crawl's setting; this command takes only the {names} keys"
+            )));
+        }
+        config = config.set(key, value.trim()).map_err(|e| from(&format!("--set {key}"), e))?;
     }
     if let Some(output) = output {
         config = config.output(output);
@@ -502,7 +533,7 @@ mod tests {
     /// The attribute's settings under `env` and the crawl flags `args`.
     fn layered(env: Vec<(String, String)>, args: &[&str]) -> Result<Config, Error> {
         let flags = parse(args).unwrap().flags;
-        settings(attribute(), env, &flags.set, flags.output.as_deref())
+        settings(attribute(), env, &flags.set, flags.output.as_deref(), None)
     }
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {

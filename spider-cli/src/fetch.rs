@@ -7,8 +7,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use spiderling::async_trait;
+use spiderling::cli::Stage;
 use spiderling::scraper::Selector;
 use spiderling::{Config, Crawler, Cx, Page, Spider, SpiderConfig};
+
+/// The keys this command takes: how its requests are sent. A crawl's own (its start
+/// URLs, its output, its state file or fleet) do not apply to it.
+const WIRE: [Stage; 4] = [Stage::Retry, Stage::Fetch, Stage::Identity, Stage::Proxy];
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -41,9 +46,10 @@ pub(crate) struct Args {
     /// Trust this PEM certificate too, e.g. the one `spiderling sandbox --tls` writes.
     #[arg(long, value_name = "PATH")]
     ca_cert: Option<String>,
-    /// Change any setting, as `key=value` (repeatable), as a spider binary's `--set` does;
-    /// `SPIDERLING_<KEY>` variables are read too. The flags above are shortcuts for the keys
-    /// they name, and win.
+    /// Change a setting of how requests are sent, as `key=value` (repeatable), as a spider
+    /// binary's `--set` does: the retry, fetch, identity and proxy keys; `SPIDERLING_<KEY>` variables of
+    /// those keys are read too (the others are a crawl's). The flags above are shortcuts
+    /// for the keys they name, and win.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
 }
@@ -112,7 +118,7 @@ pub(crate) fn run(args: Args) -> ExitCode {
         }
     }
     let config = Config::new("fetch").start_url(args.url.as_str());
-    let mut config = match spiderling::cli::layer(config, &args.set) {
+    let mut config = match spiderling::cli::layer(config, &args.set, &WIRE) {
         Ok(config) => config,
         Err(error) => {
             eprintln!("error: {error}");

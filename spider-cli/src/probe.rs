@@ -4,9 +4,13 @@
 
 use std::process::ExitCode;
 
-use spiderling::cli::ProbeFlags;
+use spiderling::cli::{ProbeFlags, Stage};
 use spiderling::url::Url;
 use spiderling::Config;
+
+/// The keys this command takes: how its requests are sent. A crawl's own (its start
+/// URLs, its output, its state file or fleet) do not apply to it.
+const WIRE: [Stage; 4] = [Stage::Admission, Stage::Fetch, Stage::Identity, Stage::Proxy];
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -35,9 +39,10 @@ pub(crate) struct Args {
     /// Trust this PEM certificate too, e.g. the one `spiderling sandbox --tls` writes.
     #[arg(long, value_name = "PATH")]
     ca_cert: Option<String>,
-    /// Change any setting, as `key=value` (repeatable), as a spider binary's `--set` does;
-    /// `SPIDERLING_<KEY>` variables are read too. The flags above are shortcuts for the keys
-    /// they name, and win.
+    /// Change a setting of how requests are sent, as `key=value` (repeatable), as a spider
+    /// binary's `--set` does: the admission, fetch, identity and proxy keys; `SPIDERLING_<KEY>` variables of
+    /// those keys are read too (the others are a crawl's). The flags above are shortcuts
+    /// for the keys they name, and win.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
 }
@@ -73,7 +78,7 @@ fn config_of(args: &Args) -> Result<Config, String> {
         }
     }
     let config = Config::new("probe").start_url(args.url.as_str());
-    let mut config = spiderling::cli::layer(config, &args.set).map_err(|error| error.to_string())?;
+    let mut config = spiderling::cli::layer(config, &args.set, &WIRE).map_err(|error| error.to_string())?;
     if args.ignore_robots {
         config = config.obey_robots(false);
     }

@@ -53,6 +53,46 @@ fn fetch_goes_through_a_gateway_from_the_environment_with_a_country() {
 }
 
 #[test]
+fn fetch_takes_the_wire_keys_of_the_environment_and_leaves_a_crawls_own_alone() {
+    let site = Sandbox::demo(DemoSite { books: 5, per_page: 5, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let items = dir.path().join("crawl.jsonl");
+    let url = format!("{}catalogue/book_2.html", site.url());
+    // What a shell left exported for a crawl: its start URLs and its output.
+    let output = Command::new(env!("CARGO_BIN_EXE_spiderling"))
+        .args(["fetch", &url, "--css", "h1.title", "--set", "user_agent=fetch-test/2"])
+        .env("SPIDERLING_START_URLS", format!("{}catalogue/book_4.html", site.url()))
+        .env("SPIDERLING_OUTPUT", &items)
+        .env("SPIDERLING_TIMEOUT", "nonsense")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "the timeout is a wire key, and not a duration: {output:?}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("SPIDERLING_TIMEOUT"), "{output:?}");
+    let output = Command::new(env!("CARGO_BIN_EXE_spiderling"))
+        .args(["fetch", &url, "--css", "h1.title", "--set", "user_agent=fetch-test/2"])
+        .env("SPIDERLING_START_URLS", format!("{}catalogue/book_4.html", site.url()))
+        .env("SPIDERLING_OUTPUT", &items)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(stdout(&output).starts_with(&format!("200 {url} in ")), "{output:?}");
+    let seen = site.observed();
+    let pages: Vec<&str> = seen.pages().map(|hit| hit.target.as_str()).collect();
+    assert_eq!(pages, ["/catalogue/book_2.html"], "the URL given, not the crawl's");
+    assert!(seen.hits.iter().all(|hit| hit.user_agent.as_deref() == Some("fetch-test/2")), "{:?}", seen.hits);
+    assert!(!items.exists(), "the crawl's output is not written");
+
+    let output = spiderling(&["fetch", &url, "--set", &format!("output={}", items.display())]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains("--set output: a crawl's setting; this command takes only the retry, fetch, identity and proxy keys"),
+        "{error}"
+    );
+    assert_eq!(site.observed().pages().count(), 1, "nothing sent after the refusal");
+}
+
+#[test]
 fn fetch_gives_the_block_verdict_of_a_captcha_wall() {
     let site = Sandbox::hostile(HostileSite { captcha: 1, ..HostileSite::empty() }).unwrap();
     let url = format!("{}captcha/1", site.url());
