@@ -110,10 +110,13 @@ impl Collector for Snapshot {
     }
 }
 
-/// A counter's doc up to the end of its first clause, for the metric's help.
+/// A counter's doc up to the end of its first clause, for the metric's help. A clause
+/// ends at a full stop or colon followed by a space, so `robots.txt` and `Page::html`
+/// stay whole.
 fn first_sentence(doc: &str) -> &str {
     let doc = doc.trim();
-    doc.split_once(['.', ':']).map_or(doc, |(first, _)| first)
+    let end = [". ", ": "].iter().filter_map(|stop| doc.find(stop)).min().unwrap_or(doc.len());
+    doc[..end].trim_end_matches('.')
 }
 
 #[cfg(test)]
@@ -135,6 +138,9 @@ mod tests {
             "spiderling_skipped_not_html_total 3",
             "spiderling_skipped_hidden_total 4",
             "spiderling_revalidated_total 0",
+            "# HELP spiderling_requests Requests sent, robots.txt, redirects and retries included",
+            "# HELP spiderling_robots_disallowed Requests dropped because robots.txt disallows them",
+            "# HELP spiderling_html_parses HTML documents parsed on the parse pool; one per page when a spider does all its work on a page in one `Page::html` job, as the derived rules do",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }
