@@ -238,7 +238,7 @@ async fn fetch_routed<S: Spider>(
 fn redirect<S: Spider>(shared: &Shared<S>, request: &Request, fetched: &Fetched) -> Outcome {
     match next_hop(request, fetched.status, &fetched.headers, shared.max_redirects) {
         Hop::To(next) => Outcome::Redirect(*next),
-        Hop::None | Hop::NoTarget => {
+        Hop::NotRedirect | Hop::NoTarget => {
             Outcome::failed(request, Failure::status(Reason::BadRedirect, fetched.status.as_u16()))
         }
         Hop::Loop(chain) => Outcome::failed(request, Failure::error(Reason::RedirectLoop, &chain)),

@@ -84,7 +84,7 @@ impl<'a> Start<'a> {
                         limit: self.max_redirects,
                     })
                 }
-                Hop::None | Hop::NoTarget => {
+                Hop::NotRedirect | Hop::NoTarget => {
                     let url = request.url().clone();
                     let hidden = HiddenLinks { follow: self.follow_hidden, ..HiddenLinks::default() };
                     let (status, headers, body) = (fetched.status, fetched.headers, fetched.body);

@@ -51,8 +51,7 @@ pub(crate) enum Exchanged {
     Failed(Error),
 }
 
-/// An answer and its verdict.
-#[derive(Debug)]
+/// An answer and its verdict. Not `Debug`: its headers hold the cookies the site set.
 pub(crate) struct Answered {
     pub(crate) fetched: Fetched,
     /// Judged a block (a consent wall is not).

@@ -1,7 +1,9 @@
 //! Where a redirect leads. Redirects are never followed by the client: the crawl sends
-//! each hop back through the frontier (so a target is deduplicated and admitted like any
-//! link), the start hook and robots.txt follow theirs at once; all of them read the hop
-//! here, so a loop or a chain too long is the same thing everywhere.
+//! each hop back through the dispatcher (a page's through the frontier, so a target is
+//! deduplicated and admitted like any link; a robots.txt's waits for a slot and a token
+//! like its first request), while the start hook and `Robots::fetch` follow theirs at
+//! once; all of them read the hop here, so a loop or a chain too long is the same thing
+//! everywhere.
 
 use reqwest::header::{HeaderMap, LOCATION};
 use reqwest::StatusCode;
@@ -12,7 +14,7 @@ use crate::request::Request;
 #[derive(Debug)]
 pub(crate) enum Hop {
     /// The answer is no redirect.
-    None,
+    NotRedirect,
     /// The request for the next hop.
     To(Box<Request>),
     /// A redirect without a `Location` that resolves against the request's URL.
@@ -28,7 +30,7 @@ pub(crate) enum Hop {
 /// at most `limit` hops.
 pub(crate) fn next_hop(request: &Request, status: StatusCode, headers: &HeaderMap, limit: u8) -> Hop {
     if !status.is_redirection() {
-        return Hop::None;
+        return Hop::NotRedirect;
     }
     let target = headers
         .get(LOCATION)
@@ -69,6 +71,6 @@ mod tests {
         let Hop::To(third) = next_hop(&second, found, &to("/c"), 2) else { panic!("a hop") };
         assert!(matches!(next_hop(&third, found, &to("/d"), 2), Hop::TooMany));
         assert!(matches!(next_hop(&first, found, &HeaderMap::new(), 2), Hop::NoTarget));
-        assert!(matches!(next_hop(&first, StatusCode::OK, &to("/b"), 2), Hop::None));
+        assert!(matches!(next_hop(&first, StatusCode::OK, &to("/b"), 2), Hop::NotRedirect));
     }
 }

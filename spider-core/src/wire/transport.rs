@@ -1,7 +1,8 @@
 //! The transport: reqwest clients built from one recipe (the router keeps one per route),
 //! and one request sent on one of them, its answer read within the caps (a sitemap's is
-//! the protocol's 50 MB, not the page cap). A transport with another client (a browser's
-//! wire, a browser) plugs in here, behind the exchange.
+//! the protocol's 50 MB, not the page cap). Another client (one that
+//! speaks TLS as a browser does, or a headless browser) plugs in here, behind the
+//! exchange.
 //!
 //! Redirects are not followed here: the engine turns each hop into a new request through
 //! the frontier, so a redirect's target is deduplicated like any link, counts against the
@@ -15,8 +16,8 @@ use crate::error::Error;
 use crate::request::{Request, SITEMAP_MAX_BYTES};
 use spider_settings::Config;
 
-/// A response read in full, within the body cap.
-#[derive(Debug)]
+/// A response read in full, within the body cap. Not `Debug`: its headers hold the
+/// cookies the site set.
 pub(crate) struct Fetched {
     pub(crate) status: StatusCode,
     pub(crate) headers: HeaderMap,
