@@ -2,8 +2,10 @@
 //!
 //! Only the dispatcher writes the output and failures files, and only for requests it has
 //! finished, in the same step in which it tells the frontier; with a durable frontier (a
-//! state file, a fleet) a checkpoint then flushes the files and commits their lengths with
-//! every change to the frontier since the last one, in one transaction. Finished requests
+//! state file, a fleet) a checkpoint then flushes the files and only then hands the
+//! frontier every change since the last one: a state file commits them with the files'
+//! lengths in one transaction; a fleet's worker sends its requests' ends to Redis, so a
+//! worker killed before leaves them leased, to be fetched again, never done and lost. Finished requests
 //! are committed in groups, at most [`GROUP_COMMIT`] after the first, and each keeps its
 //! global slot until its group is committed, so a crash fetches again at most
 //! `concurrency` pages.

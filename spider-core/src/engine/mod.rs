@@ -14,8 +14,13 @@
 //! task fetches, classifies the answer, runs the spider's `parse` (CPU work on the parse
 //! pool), writes the items and reports back; the follow-ups go to the frontier.
 //!
-//! `dispatch` is the dispatcher (and `dispatch::gauges` what it learns from answers each
-//! second); `task` is one request's work; this module starts them and ends the crawl.
+//! `dispatch` is the dispatcher's loop; it asks `admission` what may go (with the page
+//! and item `limits`), keeps its hosts in `hosts` (slots, robots.txt, the ready queue),
+//! writes and checkpoints through `commit`, and hears from its tasks in the messages of
+//! `protocol`; `gauges` is what it learns from answers each second. `task` is one
+//! request's work, `start_list` feeds the start URLs, `open` opens what a crawl keeps
+//! (its frontier, files and watchers); this module wires them together and ends the
+//! crawl.
 
 mod admission;
 mod commit;

@@ -11,8 +11,9 @@ use url::Url;
 use crate::extract::hidden::HiddenLinks;
 use crate::request::Request;
 
-/// What is known of a page besides its HTML; a [`Document`] of the page sees it too,
-/// and so does a streaming pass's [`Found`](crate::extract::stream::Found).
+/// What is known of a page besides its HTML; a
+/// [`Document`](crate::extract::document::Document) of the page sees it too, and so does a
+/// streaming pass's [`Found`](crate::extract::stream::Found).
 #[derive(Debug)]
 pub(crate) struct Facts {
     pub(crate) url: Url,
@@ -21,7 +22,8 @@ pub(crate) struct Facts {
     pub(crate) request: Request,
     /// Decompressed: what the streaming engine reads and `#[json]` fields parse.
     pub(crate) body: Bytes,
-    /// Whether [`Document::links`] skips links a person cannot see, and how many it did.
+    /// Whether [`Document::links`](crate::extract::document::Document::links) skips links
+    /// a person cannot see, and how many it did.
     pub(crate) hidden: HiddenLinks,
 }
 

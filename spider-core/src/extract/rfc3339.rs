@@ -8,7 +8,8 @@ pub(crate) fn format(time: SystemTime) -> String {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let seconds = since.as_secs();
     let (days, second_of_day) = (seconds / 86_400, seconds % 86_400);
-    let (year, month, day) = civil_date(i64::try_from(days).unwrap_or(i64::MAX));
+    // At most u64::MAX / 86,400 days: an i64 holds it.
+    let (year, month, day) = civil_date(days as i64);
     format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
         second_of_day / 3600,

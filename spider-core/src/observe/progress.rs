@@ -66,10 +66,9 @@ pub fn log_in_colour() -> bool {
 
 /// Show the progress of the crawl until the returned task is aborted or the snapshots end.
 pub(crate) fn show(mut live: watch::Receiver<Live>) -> JoinHandle<()> {
-    let terminal = std::io::stderr().is_terminal();
     tokio::spawn(async move {
         #[cfg(feature = "observe")]
-        let bar = terminal.then(|| {
+        let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::new_spinner();
             bar.set_style(
                 ProgressStyle::with_template("{spinner} {elapsed} {msg}")
@@ -78,8 +77,9 @@ pub(crate) fn show(mut live: watch::Receiver<Live>) -> JoinHandle<()> {
             *STATUS_LINE.lock().unwrap_or_else(PoisonError::into_inner) = Some(bar.clone());
             bar
         });
+        // Without indicatif there is no status line: progress goes to the log.
         #[cfg(not(feature = "observe"))]
-        let bar: Option<()> = terminal.then_some(()).filter(|()| false);
+        let bar: Option<std::convert::Infallible> = None;
         let mut last_log = tokio::time::Instant::now();
         while live.changed().await.is_ok() {
             let line = line(&live.borrow());
@@ -87,7 +87,7 @@ pub(crate) fn show(mut live: watch::Receiver<Live>) -> JoinHandle<()> {
                 #[cfg(feature = "observe")]
                 Some(bar) => bar.set_message(line),
                 #[cfg(not(feature = "observe"))]
-                Some(()) => {}
+                Some(never) => match *never {},
                 None if last_log.elapsed() >= LOG_EVERY => {
                     last_log = tokio::time::Instant::now();
                     tracing::info!(target: "spiderling::progress", "{line}");

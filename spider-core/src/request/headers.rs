@@ -33,7 +33,7 @@ impl StoredHeaders {
     }
 }
 
-/// Reading back what a state file or a fleet keeps.
+/// Reading back what a state file, a fleet or the HTTP cache keeps.
 #[cfg(any(feature = "state", feature = "fleet"))]
 impl StoredHeaders {
     pub(crate) fn is_empty(&self) -> bool {

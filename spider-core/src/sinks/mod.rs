@@ -6,7 +6,7 @@
 //! Splitting the two keeps serialisation off the dispatcher and lets the dispatcher alone
 //! decide the order of the file: every byte in it belongs to a page the dispatcher has
 //! finished, so the file's length at a checkpoint of the state file is exactly the items
-//! of the pages that checkpoint records as done (see `state`).
+//! of the pages that checkpoint records as done (see `schedule::state`).
 
 mod encode;
 pub(crate) mod failures;

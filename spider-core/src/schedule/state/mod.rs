@@ -13,9 +13,9 @@
 //! last one (pages finished, links queued, retries deferred) with the files' lengths. A
 //! resumed crawl cuts each file back to its committed length and queues again whatever
 //! was in flight: the items beyond the cut belong to exactly the pages the frontier still
-//! holds, which are fetched and written again. The dispatcher checkpoints after each turn
-//! that finished a request, before it launches the next, so what a crash makes fetch
-//! twice is at most what was in flight.
+//! holds, which are fetched and written again. Finished requests are checkpointed in
+//! groups (the engine's `commit`), each keeping its global slot until its group is
+//! committed, so what a crash makes fetch twice is at most `concurrency` pages.
 
 mod checkpointer;
 mod frontier;

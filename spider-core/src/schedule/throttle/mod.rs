@@ -1,11 +1,7 @@
-//! Admission: what a request waits for between the frontier and the network.
-//!
-//! In order: a free slot of its host whose politeness pause has elapsed ([`slots`]), a
-//! global slot (a count of requests in flight, owned by the engine's dispatcher), and a
-//! token of the global rate ceiling ([`rate`]). Only the dispatcher waits on these, and it
-//! waits for the earliest of them with nothing reserved, so a host waiting for its pause
-//! never holds a global slot and never delays another host. In adaptive mode ([`adaptive`])
-//! each host's slots and pace are set by a controller that watches its block rate.
+//! Throttles: the per-host slots and politeness pauses ([`slots`]), the global rate
+//! ceiling ([`rate`]), and in adaptive mode ([`adaptive`]) the controller that sets each
+//! host's slots and pace from its block rate. The engine's admission decides, in its
+//! order, what may go under them; these only count and wait for nothing.
 
 pub(crate) mod adaptive;
 mod delay;
