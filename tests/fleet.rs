@@ -324,7 +324,23 @@ fn an_unreachable_or_refusing_redis_is_a_configuration_error_before_any_request(
         .unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(stderr.contains("cannot use the fleet's Redis at redis://***@"), "{stderr}");
+    assert!(stderr.contains("it refused the password the address gives"), "{stderr}");
     assert!(!stderr.contains("wrong-pw"), "the password is never printed: {stderr}");
+
+    // No password at all: redis-rs words it as an aborted transaction; the worker says what is wrong.
+    let mut args = vec!["--set".to_owned(), format!("start_urls={}", site.url())];
+    args.extend(["--set".to_owned(), format!("frontier={}", redis.url())]);
+    let run = Command::new(std::env::current_exe().unwrap())
+        .args(["fleet_worker", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(WORKER, args.join("\n"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("it wants a password, and the address gives none; give it in the URL"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Transaction aborted"), "{stderr}");
     assert_eq!(site.received(), 0, "nothing is fetched");
 }
 

@@ -74,6 +74,29 @@ impl Drop for Membership {
     }
 }
 
+/// What to tell the user when Redis could not be reached or refused us, in words of
+/// their own: redis-rs reports a password Redis wants inside a transaction as
+/// `Transaction aborted: [(Index 18446744073709551615, ...NOAUTH...)]`. `None` for any
+/// other error.
+fn refusal(address: &Address, error: &redis::RedisError) -> Option<String> {
+    let text = error.to_string();
+    let password =
+        "give it in the URL (redis://:PASSWORD@HOST:PORT/DB, or env:VAR naming a variable that holds it)";
+    if error.code() == Some("NOAUTH") || text.contains("NOAUTH") {
+        Some(format!("it wants a password, and the address gives none; {password}"))
+    } else if error.kind() == redis::ErrorKind::AuthenticationFailed
+        || error.code() == Some("WRONGPASS")
+        || text.contains("WRONGPASS")
+    {
+        Some(format!("it refused the password the address gives; {password}"))
+    } else if error.is_io_error() || error.is_connection_refusal() || error.is_timeout() {
+        let problem = text.replace(address.url(), &address.to_string());
+        Some(format!("{problem}; is redis-server running there? start it, or fix the host, port or database"))
+    } else {
+        None
+    }
+}
+
 /// Join the crawl `config` names in the fleet's Redis (creating it if this is the first
 /// worker), before anything is fetched.
 ///
@@ -83,14 +106,15 @@ impl Drop for Membership {
 /// of that name made by another spider.
 pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontier, Membership), Error> {
     let address = Address::parse(address).map_err(Error::Config)?;
-    let refused = |problem: String| {
-        let problem = problem.replace(address.url(), &address.to_string());
-        Error::Config(format!(
-            "cannot use the fleet's Redis at {address}: {problem}; start it (redis-server), or fix frontier"
-        ))
+    let refused = |error: redis::RedisError| {
+        let problem = refusal(&address, &error).unwrap_or_else(|| {
+            let problem = error.to_string().replace(address.url(), &address.to_string());
+            format!("{problem}; start it (redis-server), or fix frontier")
+        });
+        Error::Config(format!("cannot use the fleet's Redis at {address}: {problem}"))
     };
-    let client = Client::open(address.url()).map_err(|e| refused(e.to_string()))?;
-    let mut connection = syncer::connect(&client).await.map_err(|e| refused(e.to_string()))?;
+    let client = Client::open(address.url()).map_err(refused)?;
+    let mut connection = syncer::connect(&client).await.map_err(refused)?;
     let crawl = config.fleet_crawl();
     let prefix = prefix(crawl);
     let meta = format!("{prefix}:meta");
@@ -106,7 +130,7 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
         .exists(format!("{prefix}:done"))
         .query_async(&mut connection)
         .await
-        .map_err(|e| refused(e.to_string()))?;
+        .map_err(refused)?;
     if spider != config.name() {
         return Err(Error::Config(format!(
             "the crawl {crawl:?} in {address} belongs to the spider {spider:?}; give this one another crawl_id"

@@ -11,7 +11,7 @@ use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use redis::aio::MultiplexedConnection;
-use redis::{Client, ErrorKind, RedisError};
+use redis::{Client, RedisError};
 use serde::{Deserialize, Serialize};
 
 use spider_settings::RedisAddress as Address;
@@ -236,21 +236,16 @@ impl FleetReport {
 /// A Redis error as ours: not reaching Redis, or being refused by it, is a matter of
 /// the address or the password (exit code 2); anything else a failed read.
 fn failure(address: &Address, error: &RedisError) -> Error {
-    let problem = error.to_string().replace(address.url(), &address.to_string());
-    let refused = error.kind() == ErrorKind::AuthenticationFailed
-        || matches!(error.code(), Some("NOAUTH" | "WRONGPASS"));
-    let unreachable = error.is_io_error() || error.is_connection_refusal() || error.is_timeout();
-    let hint = if refused {
-        "give its password in the URL (redis://:PASSWORD@HOST:PORT/DB, or env:VAR naming a variable that holds it)"
-    } else if unreachable {
-        "is redis-server running there? fix the host, port or database if not"
-    } else {
-        return Error::Fleet {
+    match super::refusal(address, error) {
+        Some(refusal) => Error::Config(format!("cannot read the fleet's Redis at {address}: {refusal}")),
+        None => Error::Fleet {
             address: address.to_string(),
-            message: format!("reading the fleet failed: {problem}"),
-        };
-    };
-    Error::Config(format!("cannot read the fleet's Redis at {address}: {problem}; {hint}"))
+            message: format!(
+                "reading the fleet failed: {}",
+                error.to_string().replace(address.url(), &address.to_string())
+            ),
+        },
+    }
 }
 
 /// The keys of one crawl, as `round.lua`'s header lists them.

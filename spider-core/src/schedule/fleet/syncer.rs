@@ -74,7 +74,12 @@ pub(super) async fn connect(client: &Client) -> redis::RedisResult<MultiplexedCo
     let config = AsyncConnectionConfig::new()
         .set_connection_timeout(Some(CALL_TIMEOUT))
         .set_response_timeout(Some(CALL_TIMEOUT));
-    client.get_multiplexed_async_connection_with_config(&config).await
+    let mut connection = client.get_multiplexed_async_connection_with_config(&config).await?;
+    // A plain command first, so that a password Redis wants is refused here, as NOAUTH:
+    // refused inside a transaction, redis-rs 1.8 miscounts the replies (a subtraction
+    // that overflows, a panic in a debug build).
+    redis::cmd("PING").query_async::<()>(&mut connection).await?;
+    Ok(connection)
 }
 
 impl Syncer {
