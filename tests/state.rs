@@ -388,3 +388,169 @@ async fn a_finished_crawl_is_already_complete_unless_a_new_start_url_arrives() {
     assert_eq!(fetched, ["/catalogue/book_3.html?edition=2"], "only the new page; robots.txt was remembered");
     assert_eq!(support::read_json_lines(&output).len(), 21);
 }
+
+/// Two processes starting at once on a new file each built a file of their own, renamed it
+/// into place and locked their own: the loser saw "database is locked", and now and then
+/// both ran and wrote every item twice. Two opens at once, many times over: one opens, the
+/// other is told the file is in use (exit 2).
+#[test]
+fn two_crawls_starting_at_once_on_a_new_state_file_one_runs_and_the_other_is_told_it_is_in_use() {
+    for trial in 0..100 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("books.state");
+        let start = std::sync::Barrier::new(2);
+        let open = || {
+            start.wait();
+            spiderling::StateFrontier::open(&path, &spiderling::Config::new("books"))
+        };
+        let (first, second) = std::thread::scope(|scope| {
+            let first = scope.spawn(open);
+            let second = scope.spawn(open);
+            (first.join().unwrap(), second.join().unwrap())
+        });
+        let (_opened, refused) = match (first, second) {
+            (Ok(opened), Err(refused)) | (Err(refused), Ok(opened)) => (opened, refused),
+            (first, second) => {
+                panic!("trial {trial}: one open and one refusal, not {first:?} and {second:?}")
+            }
+        };
+        assert!(matches!(refused, Error::State { .. }), "trial {trial}: {refused:?}");
+        assert!(refused.to_string().contains("in use by another crawl"), "trial {trial}: {refused}");
+        assert_eq!(refused.exit_code(), std::process::ExitCode::from(2));
+    }
+}
+
+fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// A refusal used to close a read-write connection, which copies the log into the file and
+/// deletes it. A crawl killed with its log beside the file, refused for another output and
+/// another spider: the file, its log and the log's index stay byte for byte, and the right
+/// command then finishes the crawl with every book once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_state_file_is_left_byte_for_byte_with_its_log_and_the_crawl_goes_on_after() {
+    let (demo, site) = slow_site(300);
+    let dir = tempfile::tempdir().unwrap();
+    let (config, output) = config_for(&site, dir.path(), "books.jsonl");
+    let state = dir.path().join("books.state");
+    let args: Vec<String> = vec![
+        "-o".into(),
+        output.display().to_string(),
+        "--set".into(),
+        format!("state={}", state.display()),
+        "--set".into(),
+        format!("start_urls={}", site.url()),
+        "--log-level".into(),
+        "error".into(),
+    ];
+    let mut child = spawn_child(&args);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while site.received() < 60 && Instant::now() < deadline && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(sidecar(&state, "-wal").exists() && sidecar(&state, "-shm").exists(), "the kill left the log");
+
+    let check = untouched(&site, dir.path());
+    let other_output = config.clone().output(dir.path().join("other.jsonl")).state(&state);
+    let message = refusal(Crawler::new(BookSpider::new(other_output)).run().await);
+    assert!(message.contains("was written for"), "{message}");
+    let other_spider = config.clone().set("name", "news").unwrap().state(&state);
+    let message = refusal(Crawler::new(BookSpider::new(other_spider)).run().await);
+    assert!(message.contains("belongs to the spider"), "{message}");
+    check();
+
+    Crawler::new(BookSpider::new(config.state(&state))).run().await.unwrap();
+    assert_eq!(support::read_jsonl(&output), expected_books(demo.books), "every book, each once");
+}
+
+/// A damaged page of the seen set let a crawl start, then stopped every run with "database
+/// disk image is malformed" and no word of what to do. It is found at open: refused
+/// (exit 2), left as it was, and `--fresh` starts over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_page_is_found_at_open_and_the_file_refused_with_what_to_do() {
+    let site = Sandbox::demo(DemoSite { books: 200, per_page: 10, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = finished_crawl(&site, dir.path()).await;
+    let (root, page_size) = {
+        let db = rusqlite::Connection::open(&state).unwrap();
+        let root: i64 = db
+            .query_row("SELECT rootpage FROM sqlite_master WHERE name = 'seen'", [], |row| row.get(0))
+            .unwrap();
+        let page_size: i64 = db.query_row("PRAGMA page_size", [], |row| row.get(0)).unwrap();
+        (usize::try_from(root).unwrap(), usize::try_from(page_size).unwrap())
+    };
+    let mut bytes = std::fs::read(&state).unwrap();
+    bytes[(root - 1) * page_size..root * page_size].fill(0xa5);
+    std::fs::write(&state, &bytes).unwrap();
+
+    let (config, output) = config_for(&site, dir.path(), "books.jsonl");
+    let check = untouched(&site, dir.path());
+    let message = refusal(Crawler::new(BookSpider::new(config.clone().state(&state))).run().await);
+    assert!(message.contains("is damaged") && message.contains("--fresh"), "{message}");
+    check();
+
+    let fresh = config.state(&state).set("fresh", "true").unwrap();
+    Crawler::new(BookSpider::new(fresh)).run().await.unwrap();
+    assert_eq!(support::read_jsonl(&output), expected_books(200));
+}
+
+/// Creation on a full disk left a half-made file that the next run refused, and an orphan
+/// log; a kill during creation left a temporary file nothing removed. Now a failed creation
+/// leaves nothing, the next open removes what a killed one left, and once there is room
+/// the file is made.
+#[test]
+fn a_state_file_created_on_a_full_disk_leaves_nothing_and_is_made_once_there_is_room() {
+    let Some(disk) = support::SmallDisk::mount(1 << 20) else { return };
+    let path = disk.path().join("books.state");
+    let config = spiderling::Config::new("books");
+    // What a creation killed before its rename leaves.
+    std::fs::write(disk.path().join(".books.state.new-4242"), b"half a database").unwrap();
+    std::fs::write(disk.path().join(".books.state.new-4242-journal"), b"and its journal").unwrap();
+    disk.fill_leaving(16 * 1024);
+
+    let error = spiderling::StateFrontier::open(&path, &config).unwrap_err();
+    assert!(matches!(error, Error::Store { .. } | Error::Io { .. }), "{error:?}");
+    assert_eq!(disk.files(), Vec::<String>::new(), "no state file, log or temporary file left");
+
+    disk.free();
+    let mut frontier = spiderling::StateFrontier::open(&path, &config).unwrap();
+    use spiderling::Frontier;
+    frontier.enqueue(spiderling::Request::get("https://books.example/a").unwrap()).unwrap();
+    frontier.commit().unwrap();
+    drop(frontier);
+    let mut again = spiderling::StateFrontier::open(&path, &config).unwrap();
+    assert!(again.next("https://books.example:443").unwrap().is_some(), "what was committed is there");
+}
+
+/// When the disk filled, the commit failed, but the end of the run still recorded the
+/// output's length outside the failed transaction: the resumed crawl wrote items twice.
+/// Crawls stopped by a full disk at different moments, each resumed once there is room:
+/// every book once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_stopped_by_a_full_disk_goes_on_once_there_is_room_and_writes_every_book_once() {
+    let Some(disk) = support::SmallDisk::mount(64 << 20) else { return };
+    let site = Sandbox::demo(DemoSite { books: 300, per_page: 10, ..DemoSite::default() }).unwrap();
+    for (trial, leave_kib) in [128_u64, 256, 384, 512, 768, 1024, 1536].into_iter().enumerate() {
+        for name in disk.files() {
+            std::fs::remove_file(disk.path().join(name)).unwrap();
+        }
+        let (config, output) = config_for(&site, disk.path(), "books.jsonl");
+        let config = config.state(disk.path().join("books.state"));
+        disk.fill_leaving(leave_kib * 1024);
+        let stopped = Crawler::new(BookSpider::new(config.clone())).run().await;
+        assert!(stopped.is_err(), "trial {trial}: the full disk stops the crawl: {stopped:?}");
+        disk.free();
+        let resumed = Crawler::new(BookSpider::new(config)).run().await;
+        assert!(resumed.is_ok(), "trial {trial} ({leave_kib} KiB): {resumed:?}");
+        let written = support::read_jsonl(&output);
+        let twice = written.windows(2).filter(|pair| pair[0] == pair[1]).count();
+        let missing = expected_books(300).iter().filter(|book| !written.contains(book)).count();
+        assert_eq!((missing, twice), (0, 0), "trial {trial} ({leave_kib} KiB): books missing, books twice");
+        assert_eq!(written.len(), 300);
+    }
+}

@@ -240,3 +240,79 @@ impl std::io::Write for CapturedLog {
         Ok(())
     }
 }
+
+/// A small file system of its own (tmpfs) mounted on a temporary directory, for the tests
+/// of a full disk; unmounted when dropped. Mounting needs root (CI runs as root).
+pub struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    /// A tmpfs of `bytes`, or `None` (said on stderr) where this process may not mount one.
+    pub fn mount(bytes: u64) -> Option<SmallDisk> {
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::piped())
+            .output();
+        match mounted {
+            Ok(out) if out.status.success() => Some(SmallDisk { dir }),
+            Ok(out) => {
+                eprintln!(
+                    "skipped: a tmpfs cannot be mounted here ({}); run as root, as CI does",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+                None
+            }
+            Err(error) => {
+                eprintln!("skipped: `mount` cannot be run here ({error}); run as root, as CI does");
+                None
+            }
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Fill the file system with `filler` until it is full, then give back `leave` bytes.
+    pub fn fill_leaving(&self, leave: u64) {
+        use std::io::Write;
+        let path = self.path().join("filler");
+        let mut file = std::fs::File::create(&path).unwrap();
+        let block = vec![0x5a_u8; 64 * 1024];
+        while file.write_all(&block).is_ok() {}
+        while file.write_all(&block[..4096]).is_ok() {}
+        drop(file);
+        let len = std::fs::metadata(&path).unwrap().len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(len.saturating_sub(leave))
+            .unwrap();
+    }
+
+    /// Give back all the room the filler took.
+    pub fn free(&self) {
+        std::fs::remove_file(self.path().join("filler")).unwrap();
+    }
+
+    /// The names of the files in it, but the filler.
+    pub fn files(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name != "filler")
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(self.dir.path()).status();
+    }
+}

@@ -79,6 +79,11 @@ pub struct StateFrontier {
     pub(super) started_at: i64,
     pub(super) output: Option<String>,
     pub(super) failures: Option<String>,
+    /// Why a commit failed, once one has: nothing is committed after it. SQLite may roll
+    /// the failed transaction back and leave the connection committing every statement on
+    /// its own, which would record a file length or a finished request without the rest of
+    /// its checkpoint.
+    pub(super) failed: Option<String>,
 }
 
 /// Converts between the engine's instants and the file's unix milliseconds, from one
@@ -112,6 +117,7 @@ impl StateFrontier {
     ///
     /// [`Error::Store`] when SQLite cannot write it.
     pub fn commit(&mut self) -> Result<(), Error> {
+        self.writable()?;
         let store = |source| Error::Store { path: self.path.clone(), source: Box::new(source) };
         for (host, (done, failed)) in self.finished.drain() {
             self.conn
@@ -119,16 +125,55 @@ impl StateFrontier {
                 .and_then(|mut update| update.execute(params![host, done, failed]))
                 .map_err(store)?;
         }
-        self.conn.execute_batch("COMMIT").map_err(store)?;
+        if let Err(error) = self.conn.execute_batch("COMMIT") {
+            return Err(self.give_up_committing(error));
+        }
         if self.checkpointer.take_long_log() {
             // Copy back what the checkpointing thread has not yet (this commit, mostly), so
             // that the next transaction reads the file alone and its first write starts the
             // log over (see `checkpointer.rs`). Once per pass of that thread: if this one
             // could not copy everything (the thread, or a reader, was in the way), the
             // thread's next measure asks again.
-            self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())).map_err(store)?;
+            if let Err(error) = self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+                return Err(self.give_up_committing(error));
+            }
         }
-        self.conn.execute_batch("BEGIN IMMEDIATE").map_err(store)
+        match self.conn.execute_batch("BEGIN IMMEDIATE") {
+            Ok(()) => Ok(()),
+            Err(error) => Err(self.give_up_committing(error)),
+        }
+    }
+
+    /// Refuse every write once a commit has failed, or once SQLite has rolled back the
+    /// open transaction after a failed statement (the file always has one open, so a
+    /// connection committing on its own means that happened).
+    fn writable(&mut self) -> Result<(), Error> {
+        if self.failed.is_none() && self.conn.is_autocommit() {
+            self.failed = Some("a write failed, and SQLite rolled back what it was part of".to_owned());
+            // A deferred BEGIN takes no lock and writes nothing, so it does not fail as
+            // the disk fills.
+            let _ = self.conn.execute_batch("BEGIN");
+        }
+        match &self.failed {
+            None => Ok(()),
+            Some(why) => Err(Error::State {
+                path: self.path.clone(),
+                message: format!(
+                    "could not be written ({why}), so nothing after its last checkpoint is recorded; the next \
+                     run goes on from that checkpoint"
+                ),
+            }),
+        }
+    }
+
+    /// After a failed commit: keep every later change in a transaction that is never
+    /// committed, and say why.
+    fn give_up_committing(&mut self, error: rusqlite::Error) -> Error {
+        self.failed = Some(error.to_string());
+        if self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("BEGIN");
+        }
+        Error::Store { path: self.path.clone(), source: Box::new(error) }
     }
 
     pub(super) fn store(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
@@ -190,6 +235,7 @@ impl StateFrontier {
 
 impl Frontier for StateFrontier {
     fn enqueue(&mut self, request: Request) -> Result<Enqueued, Error> {
+        self.writable()?;
         if let Some(refused) = self.rules.refuse(&request) {
             return Ok(refused);
         }
@@ -212,6 +258,7 @@ impl Frontier for StateFrontier {
     }
 
     fn next(&mut self, host: &str) -> Result<Option<Request>, Error> {
+        self.writable()?;
         let Some(&id) = self.hosts.get(host) else { return Ok(None) };
         // Taken (marked in flight) and read in one statement.
         let row = self
@@ -243,6 +290,7 @@ impl Frontier for StateFrontier {
     }
 
     fn finish(&mut self, ticket: Ticket) -> Result<(), Error> {
+        self.writable()?;
         let host: Option<i64> = self
             .conn
             .prepare_cached("DELETE FROM requests WHERE id = ?1 RETURNING host")
@@ -255,6 +303,7 @@ impl Frontier for StateFrontier {
     }
 
     fn defer(&mut self, request: Request, due: Instant) -> Result<(), Error> {
+        self.writable()?;
         let due = self.clock.to_ms(due);
         match request.ticket {
             Some(ticket) => {
@@ -287,6 +336,7 @@ impl Frontier for StateFrontier {
         if self.min_due.is_none_or(|min| min > now) {
             return Ok(Vec::new());
         }
+        self.writable()?;
         let released: Vec<i64> = self
             .conn
             .prepare_cached(
@@ -352,6 +402,7 @@ impl Durable for StateFrontier {
     }
 
     fn remember_robots(&mut self, host: &str, memo: &RobotsMemo) -> Result<(), Error> {
+        self.writable()?;
         let id = self.host_id(&HostKey::from(host))?;
         let (status, body, reason) = match memo {
             RobotsMemo::Answer { status, body } => (Some(*status), Some(&body[..]), None),
@@ -373,6 +424,7 @@ impl Durable for StateFrontier {
         attempts: u32,
         failure: &Failure,
     ) -> Result<(), Error> {
+        self.writable()?;
         let host = match host_key(url) {
             Some(key) => Some(self.host_id(&key)?),
             None => None,
@@ -406,6 +458,7 @@ impl Durable for StateFrontier {
     }
 
     fn checkpoint(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), Error> {
+        self.writable()?;
         let store = |source| Error::Store { path: self.path.clone(), source: Box::new(source) };
         let counts = serde_json::to_string(checkpoint.counts).unwrap_or_default();
         let ended = checkpoint.ended.map(|end| (unix_ms(SystemTime::now()), end_word(end)));

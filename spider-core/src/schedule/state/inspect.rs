@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use super::open::check_header;
 use super::SCHEMA_VERSION;
+use super::{sidecar, uri};
 use crate::error::Error;
 use crate::observe::counters::Counts;
 use crate::observe::tables::{date, elapsed, table};
@@ -210,9 +211,9 @@ impl StateReport {
             Ok(_) => {}
         }
         let log = sidecar(path, "-wal");
-        header(path, &log)?;
+        check_header(path)?;
         if !log.exists() {
-            if let Some(uri) = immutable_uri(path) {
+            if let Some(uri) = uri(path, "mode=ro&immutable=1") {
                 let before = stamp(path);
                 let result = Connection::open_with_flags(
                     uri,
@@ -237,22 +238,6 @@ impl StateReport {
         conn.busy_timeout(Duration::from_secs(5))
             .map_err(|source| Error::Store { path: path.to_owned(), source: Box::new(source) })?;
         read(path, &conn)
-    }
-}
-
-/// The header check a crawl makes. A crawl's checkpoint copies page 1, with the file's
-/// new page count, before the pages that make it longer, so for a moment a file in use
-/// can look truncated: with a log beside it, look again a few times.
-fn header(path: &Path, log: &Path) -> Result<(), Error> {
-    let mut again = 5;
-    loop {
-        match check_header(path) {
-            Err(Error::State { .. }) if again > 0 && log.exists() => {
-                again -= 1;
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            checked => return checked,
-        }
     }
 }
 
@@ -414,36 +399,10 @@ fn earliest(a: Option<i64>, b: Option<i64>) -> Option<i64> {
     }
 }
 
-fn sidecar(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
 /// The file's length and modification time, to tell whether it changed while read.
 fn stamp(path: &Path) -> Option<(u64, SystemTime)> {
     let meta = std::fs::metadata(path).ok()?;
     Some((meta.len(), meta.modified().ok()?))
-}
-
-/// An SQLite URI that opens `path` read-only and immutable: no lock, no `-shm`, no log
-/// made. `None` where a path cannot be spelled as one (not UTF-8, or not unix).
-fn immutable_uri(path: &Path) -> Option<String> {
-    if !cfg!(unix) {
-        return None;
-    }
-    let absolute = std::path::absolute(path).ok()?;
-    let mut uri = String::from("file://");
-    for c in absolute.to_str()?.chars() {
-        match c {
-            '%' => uri.push_str("%25"),
-            '?' => uri.push_str("%3f"),
-            '#' => uri.push_str("%23"),
-            c => uri.push(c),
-        }
-    }
-    uri.push_str("?mode=ro&immutable=1");
-    Some(uri)
 }
 
 /// The recorded HTTP date of `created_at` in the format of [`date`], or as recorded.
@@ -649,12 +608,6 @@ mod tests {
         assert_eq!(elapsed(12.34), "12.3 s");
         assert_eq!(elapsed(245.0), "4 min 05 s");
         assert_eq!(elapsed(7_380.0), "2 h 03 min");
-    }
-
-    #[test]
-    fn an_sqlite_uri_escapes_what_would_end_the_path() {
-        let uri = immutable_uri(Path::new("/tmp/a %b?c#d.state")).unwrap_or_default();
-        assert_eq!(uri, "file:///tmp/a %25b%3fc%23d.state?mode=ro&immutable=1");
     }
 
     fn host(origin: &str, queued: u64) -> StateHost {

@@ -17,6 +17,8 @@
 //! groups (the engine's `commit`), each keeping its global slot until its group is
 //! committed, so what a crash makes fetch twice is at most `concurrency` pages.
 
+use std::path::{Path, PathBuf};
+
 mod checkpointer;
 mod frontier;
 mod inspect;
@@ -33,3 +35,42 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// The schema, with its documentation.
 const SCHEMA: &str = include_str!("schema.sql");
+
+/// The path of a file SQLite keeps beside the state file: `-wal`, `-shm`, `-journal`.
+fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// `path` as an SQLite URI with `query`, for the ways of opening it that only a URI can
+/// ask for (read-only index, immutable); `None` off Unix, where the spelling differs.
+fn uri(path: &Path, query: &str) -> Option<String> {
+    if !cfg!(unix) {
+        return None;
+    }
+    let absolute = std::path::absolute(path).ok()?;
+    let mut uri = String::from("file://");
+    for c in absolute.to_str()?.chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri.push('?');
+    uri.push_str(query);
+    Some(uri)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_sqlite_uri_escapes_what_would_end_the_path() {
+        let uri = uri(Path::new("/tmp/a %b?c#d.state"), "mode=ro&immutable=1").unwrap_or_default();
+        assert_eq!(uri, "file:///tmp/a %25b%3fc%23d.state?mode=ro&immutable=1");
+    }
+}

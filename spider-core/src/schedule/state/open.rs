@@ -5,14 +5,14 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::SystemTime;
 
 use rusqlite::{params, Connection, OpenFlags};
 
 use super::checkpointer::Checkpointer;
 use super::frontier::{Clock, StateFrontier};
-use super::SCHEMA_VERSION;
+use super::{sidecar, uri, SCHEMA_VERSION};
 use crate::error::Error;
 use crate::observe::counters::Counts;
 use crate::observe::tables::unix_ms;
@@ -44,37 +44,103 @@ pub(crate) struct Opened {
 /// Open the state file at `path` for `config`'s crawl, creating it if there is none. With
 /// `fresh`, an existing one is deleted first, after saying what it held.
 ///
+/// Whether the file is this crawl's is decided on a read-only connection: a read-write
+/// one, closed, folds the log into the file and deletes it, so a refused file would not be
+/// left as it was (and with a damaged frame in its log, what follows that frame would be
+/// gone).
+///
 /// # Errors
 ///
 /// [`Error::State`] when the file is another spider's or another output's, of another
 /// schema version, not a state file at all, truncated, damaged, or in use by another
 /// crawl; [`Error::Store`] or [`Error::Io`] when it cannot be read or written.
 pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, Error> {
-    let refuse = |message: String| Error::State { path: path.to_owned(), message };
     let output = config.output.as_deref().map(absolute).transpose()?;
     let failures = config.failures_path().as_deref().map(absolute).transpose()?;
-    if fresh && path.exists() {
-        let _lock = lock(path)?;
-        tracing::warn!("starting over: discarding {}: {}", path.display(), describe(path));
-        for file in [path.to_owned(), sidecar(path, "-wal"), sidecar(path, "-shm")] {
-            match std::fs::remove_file(&file) {
-                Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(Error::Io { path: file, source: error });
+    let lock = {
+        let _directory = lock_directory(path)?;
+        if fresh && path.exists() {
+            let _lock = lock(path)?;
+            tracing::warn!("starting over: discarding {}: {}", path.display(), describe(path));
+            for file in [path.to_owned(), sidecar(path, "-wal"), sidecar(path, "-shm")] {
+                match std::fs::remove_file(&file) {
+                    Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(Error::Io { path: file, source: error });
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
         }
-    }
-    if !path.exists() {
-        create(path, config.name(), output.as_deref())?;
-    }
-    let lock = lock(path)?;
-    check_header(path)?;
+        remove_unfinished_creations(path);
+        if !path.exists() {
+            create(path, config.name(), output.as_deref())?;
+        }
+        lock(path)?
+    };
+    let found = decide(path, config, output.as_deref(), failures.as_deref())?;
+    warn_when_short_of_space(path);
+    let store = |source| Error::Store { path: path.to_owned(), source: Box::new(source) };
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(|e| refuse(format!("cannot be opened: {e}")))?;
+    .map_err(store)?;
+    // See ARCHITECTURE.md, "Crash safety": NORMAL survives a crash of the process; FULL,
+    // with the files synced before each commit, a power loss.
+    let synchronous = if config.state_sync { "FULL" } else { "NORMAL" };
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; PRAGMA cache_size = -16000; \
+         PRAGMA busy_timeout = 1000; PRAGMA wal_autocheckpoint = 0; BEGIN IMMEDIATE; UPDATE requests SET state = 0 WHERE state = 1; \
+         {IDENTITIES}",
+    ))
+    .map_err(store)?;
+    conn.set_prepared_statement_cache_capacity(32);
+    let identities = read_identities(&conn).map_err(store)?;
+    let frontier = load(conn, path, lock, config, output, failures)?;
+    Ok(Opened {
+        frontier,
+        output: found.output,
+        failures: found.failures,
+        earlier: found.earlier,
+        runs: found.runs,
+        complete: found.complete,
+        identities,
+    })
+}
+
+/// What a state file says of its crawl, read before anything is written to it.
+struct Found {
+    output: Committed,
+    failures: u64,
+    earlier: Counts,
+    runs: u32,
+    complete: bool,
+}
+
+/// Whether the file at `path` is sound and `config`'s crawl's, on a read-only connection
+/// that leaves the file, its log and the log's index as they were.
+fn decide(
+    path: &Path,
+    config: &Config,
+    output: Option<&str>,
+    failures: Option<&str>,
+) -> Result<Found, Error> {
+    let refuse = |message: String| Error::State { path: path.to_owned(), message };
+    check_header(path)?;
+    let conn = read_only(path).map_err(|e| refuse(format!("cannot be opened: {e}")))?;
+    let damaged = |detail: String| {
+        refuse(format!(
+            "is damaged ({detail}); it cannot be trusted, so start over with --fresh (the items already \
+             written stay in the output file)"
+        ))
+    };
+    // The whole file, once, before the crawl leans on it: a damaged page found later would
+    // stop every run at the same place with no word of what to do.
+    let check: String =
+        conn.query_row("PRAGMA quick_check(1)", [], |row| row.get(0)).map_err(|e| damaged(e.to_string()))?;
+    if check != "ok" {
+        return Err(damaged(check));
+    }
     let facts = read_facts(&conn).map_err(|e| refuse(format!("is not a Spiderling state file ({e})")))?;
     let fact = |key: &str| facts.get(key).map(String::as_str);
     if fact("schema_version") != Some(SCHEMA_VERSION.to_string().as_str()) {
@@ -92,7 +158,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
             config.name()
         )));
     }
-    if fact("output").unwrap_or_default() != output.as_deref().unwrap_or_default() {
+    if fact("output").unwrap_or_default() != output.unwrap_or_default() {
         let shown = |path: Option<&str>| match path {
             Some(path) if !path.is_empty() => path.to_owned(),
             _ => "no output file".to_owned(),
@@ -101,46 +167,47 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
             "was written for {}, and this run writes {}; run with the same -o to go on, or start over with \
              --fresh",
             shown(fact("output")),
-            shown(output.as_deref())
+            shown(output)
         )));
     }
-    let store = |source| Error::Store { path: path.to_owned(), source: Box::new(source) };
-    // See ARCHITECTURE.md, "Crash safety": NORMAL survives a crash of the process; FULL,
-    // with the files synced before each commit, a power loss.
-    let synchronous = if config.state_sync { "FULL" } else { "NORMAL" };
-    conn.execute_batch(&format!(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; PRAGMA cache_size = -16000; \
-         PRAGMA busy_timeout = 1000; PRAGMA wal_autocheckpoint = 0; BEGIN IMMEDIATE; UPDATE requests SET state = 0 WHERE state = 1; \
-         {IDENTITIES}",
-    ))
-    .map_err(store)?;
-    conn.set_prepared_statement_cache_capacity(32);
-    let files = read_files(&conn).map_err(store)?;
+    let files = read_files(&conn).map_err(|e| damaged(e.to_string()))?;
     let committed = |role: &str, path: Option<&str>| match (files.get(role), path) {
         (Some((recorded, bytes, records)), Some(path)) if recorded == path => Some((*bytes, *records)),
         _ => None,
     };
-    let (bytes, items) = committed("output", output.as_deref()).unwrap_or_default();
+    let (bytes, items) = committed("output", output).unwrap_or_default();
     let output_committed = Committed { bytes, items };
-    let failures_committed = committed("failures", failures.as_deref()).map_or(0, |(bytes, _)| bytes);
+    let failures_committed = committed("failures", failures).map_or(0, |(bytes, _)| bytes);
     if let Some(path) = &config.output {
         crate::sinks::check_resumable(path, output_committed.bytes)?;
     }
     if let Some(path) = config.failures_path() {
         crate::sinks::check_resumable(&path, failures_committed)?;
     }
-    let (earlier, runs) = read_runs(&conn).map_err(|e| refuse(format!("is damaged: {e}")))?;
-    let identities = read_identities(&conn).map_err(store)?;
-    let frontier = load(conn, path, lock, config, output, failures)?;
-    Ok(Opened {
-        frontier,
+    let (earlier, runs) = read_runs(&conn).map_err(damaged)?;
+    Ok(Found {
         output: output_committed,
         failures: failures_committed,
         earlier,
         runs,
         complete: fact("status") == Some("complete"),
-        identities,
     })
+}
+
+/// A connection that reads the file as its crawl left it and writes nothing: without a
+/// log, the file alone (`immutable`); with one, the log too, through its index read-only
+/// (`readonly_shm`), which SQLite can do only when the index is there.
+fn read_only(path: &Path) -> rusqlite::Result<Connection> {
+    let how = match (sidecar(path, "-wal").exists(), sidecar(path, "-shm").exists()) {
+        (false, _) => "immutable=1",
+        (true, true) => "mode=ro&readonly_shm=1",
+        (true, false) => "mode=ro",
+    };
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    match uri(path, how) {
+        Some(uri) => Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI),
+        None => Connection::open_with_flags(path, flags),
+    }
 }
 
 /// The identities table, added to the schema after version 1's first files: created on
@@ -213,21 +280,35 @@ fn load(
         started_at: unix_ms(SystemTime::now()),
         output,
         failures,
+        failed: None,
     })
 }
 
-/// Create a new state file whole: built under a temporary name, then renamed, so a crash
-/// during creation leaves no half-made file behind.
+/// Create a new state file whole: built under a temporary name with a rollback journal
+/// (so its commit leaves everything in the file, and nothing in a log beside it), then
+/// renamed; a failure removes what it made, and a kill leaves only the temporary file,
+/// which the next open removes.
 fn create(path: &Path, spider: &str, output: Option<&str>) -> Result<(), Error> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|source| Error::Io { path: parent.to_owned(), source })?;
+    let temporary = path.with_file_name(format!("{}{}", unfinished_prefix(path), std::process::id()));
+    let made = build(&temporary, spider, output)
+        .map_err(|source| Error::Store { path: path.to_owned(), source: Box::new(source) })
+        .and_then(|()| {
+            std::fs::rename(&temporary, path).map_err(|source| Error::Io { path: path.to_owned(), source })
+        });
+    if made.is_err() {
+        for file in [temporary.clone(), sidecar(&temporary, "-journal")] {
+            let _ = std::fs::remove_file(file);
+        }
     }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let temporary = path.with_file_name(format!(".{name}.new-{}", std::process::id()));
-    let _ = std::fs::remove_file(&temporary);
-    let store = |source| Error::Store { path: path.to_owned(), source: Box::new(source) };
-    let conn = Connection::open(&temporary).map_err(store)?;
-    conn.execute_batch(&format!("PRAGMA journal_mode = WAL; BEGIN; {} ", super::SCHEMA)).map_err(store)?;
+    made
+}
+
+fn build(temporary: &Path, spider: &str, output: Option<&str>) -> rusqlite::Result<()> {
+    let conn = Connection::open(temporary)?;
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = DELETE; PRAGMA synchronous = FULL; BEGIN; {} ",
+        super::SCHEMA
+    ))?;
     let facts = [
         ("schema_version", SCHEMA_VERSION.to_string()),
         ("spider", spider.to_owned()),
@@ -236,11 +317,71 @@ fn create(path: &Path, spider: &str, output: Option<&str>) -> Result<(), Error> 
         ("status", "new".to_owned()),
     ];
     for (key, value) in facts {
-        conn.execute("INSERT INTO crawl (key, value) VALUES (?1, ?2)", params![key, value]).map_err(store)?;
+        conn.execute("INSERT INTO crawl (key, value) VALUES (?1, ?2)", params![key, value])?;
     }
-    conn.execute_batch("COMMIT").map_err(store)?;
-    conn.close().map_err(|(_, e)| store(e))?;
-    std::fs::rename(&temporary, path).map_err(|source| Error::Io { path: path.to_owned(), source })
+    conn.execute_batch("COMMIT")?;
+    conn.close().map_err(|(_, e)| e)
+}
+
+/// The start of the temporary names a creation of `path` builds under: `.NAME.new-`.
+fn unfinished_prefix(path: &Path) -> String {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    format!(".{name}.new-")
+}
+
+/// Remove what creations of `path` killed before their rename left behind; called with
+/// the directory locked, so no creation is under way.
+fn remove_unfinished_creations(path: &Path) {
+    let prefix = unfinished_prefix(path);
+    let Ok(entries) = std::fs::read_dir(directory(path)) else { return };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The directory `path` is in.
+fn directory(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// Lock the state file's directory while the file is deleted, created and locked: two
+/// crawls starting at once on a new file would otherwise each build a file, rename it into
+/// place and lock their own, both getting past the file's lock.
+fn lock_directory(path: &Path) -> Result<File, Error> {
+    let dir = directory(path);
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_owned(), source })?;
+    let handle = File::open(dir).map_err(|source| Error::Io { path: dir.to_owned(), source })?;
+    handle.lock().map_err(|source| Error::Io { path: dir.to_owned(), source })?;
+    Ok(handle)
+}
+
+/// Room the crawl wants on the state file's file system beyond what the file holds: its
+/// log grows to 64 MiB before it is started over (`checkpointer.rs`), and may pass that
+/// while a checkpoint is behind; the file itself grows about 140 bytes per URL seen.
+const ROOM: u64 = 2 * super::checkpointer::RESTART_FRAMES * 4096;
+
+/// Say so at the start when the file system may fill before the crawl ends: a full disk
+/// stops the crawl at a checkpoint (nothing is lost, and the next run goes on once there
+/// is room), but earlier is better than hours in.
+fn warn_when_short_of_space(path: &Path) {
+    #[cfg(unix)]
+    if let Ok(stats) = rustix::fs::statvfs(directory(path)) {
+        let free = stats.f_bavail.saturating_mul(stats.f_frsize);
+        if free < ROOM {
+            tracing::warn!(
+                "{} is on a file system with {} MiB free; a state file wants {} MiB for its log besides \
+                 about 140 bytes per URL: the crawl stops at its next checkpoint if the disk fills, and goes on \
+                 from it once there is room",
+                path.display(),
+                free >> 20,
+                ROOM >> 20
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
 }
 
 /// Lock the file for this process, for as long as the returned handle lives (a BSD lock,
@@ -282,8 +423,11 @@ pub(super) fn check_header(path: &Path) -> Result<(), Error> {
     };
     let pages = u64::from(u32::from_be_bytes([header[28], header[29], header[30], header[31]]));
     // The page count is valid when the "version valid for" number matches the change counter.
+    // With a log beside the file the log is the truth: a checkpoint writes page 1, with the
+    // new count, before the pages that make the file longer, and a full disk or a kill
+    // between the two leaves the file short of its count while the log still holds them.
     let counted = header[24..28] == header[92..96];
-    if counted && len < page_size * pages {
+    if counted && len < page_size * pages && !sidecar(path, "-wal").exists() {
         return Err(refuse(format!(
             "is truncated: {len} bytes where its header says {}; it cannot be trusted, so start over with --fresh",
             page_size * pages
@@ -341,12 +485,6 @@ fn describe(path: &Path) -> String {
         ),
         Err(error) => format!("not a readable state file ({error})"),
     }
-}
-
-fn sidecar(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
 }
 
 /// The absolute spelling of `path`, as the state file records the files it belongs to.
