@@ -204,6 +204,74 @@ fn the_crawl_survives_a_redis_restart() {
     assert_eq!(items.len(), demo.books, "every item is written once");
 }
 
+/// Wait, bounded, until the site has answered `pages` pages.
+fn wait_for_pages(site: &Sandbox, pages: usize) {
+    let started = Instant::now();
+    while site.observed().pages().count() < pages && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// What a worker that stopped because Redis lost writes prints.
+const LOST: &str = "Redis lost part of this crawl";
+
+/// Redis's default persistence is snapshots, so a restart is usually one. Two workers, a
+/// snapshot, more crawling, then Redis killed and started from the snapshot: the workers
+/// took the stale crawl and renewed its leases for ever, and a worker started later ended
+/// with exit 0 and items missing. Now every worker stops with the reason, and a late one
+/// is refused.
+#[test]
+fn a_redis_restored_from_an_older_snapshot_stops_every_worker_with_the_reason() {
+    let (site, demo) = site(10);
+    let mut redis = RedisServer::start().unwrap();
+    let dir = temp_dir("snapshot");
+    let workers = start_workers(&site, &redis, &dir, 2, &[]);
+    wait_for_pages(&site, 100);
+    assert_eq!(redis.command(&["SAVE"]).unwrap(), "+OK");
+    let at_snapshot = site.observed().pages().count();
+    wait_for_pages(&site, at_snapshot + 150);
+    redis.kill();
+    redis.start_again().unwrap();
+    assert!(site.observed().pages().count() < demo.expected_pages(), "the restore came mid-crawl");
+
+    for (child, _) in workers {
+        let run = finish(child, Duration::from_secs(60));
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "a worker reported success after Redis went back: {said}");
+        assert!(said.contains(LOST) && said.contains("another crawl_id"), "{said}");
+    }
+    let late = worker_command(&site, &redis, &dir.join("late.jsonl"), &[]).output().unwrap();
+    let said = String::from_utf8_lossy(&late.stderr);
+    assert!(!late.status.success() && said.contains(LOST), "a worker joining later is refused: {said}");
+}
+
+/// After Redis came back empty, a worker started within a fraction of a second seeded the
+/// crawl again, and the old workers, finding its record, went on: all exited 0 with items
+/// written twice. The old workers now stop with the reason, whoever reaches Redis first.
+#[test]
+fn a_redis_back_empty_and_seeded_again_by_a_worker_joining_at_once_stops_the_old_workers() {
+    let (site, demo) = site(10);
+    let mut redis = RedisServer::start().unwrap();
+    let dir = temp_dir("reseeded");
+    let workers = start_workers(&site, &redis, &dir, 2, &[]);
+    wait_for_pages(&site, 150);
+    redis.kill();
+    let _ = std::fs::remove_file(redis.dir().join("dump.rdb"));
+    redis.start_again().unwrap();
+    let joined = worker_command(&site, &redis, &dir.join("joined.jsonl"), &[]).spawn().unwrap();
+    assert!(site.observed().pages().count() < demo.expected_pages(), "Redis went mid-crawl");
+
+    for (child, _) in workers {
+        let run = finish(child, Duration::from_secs(60));
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "an old worker went on with the new crawl: {said}");
+        assert!(said.contains(LOST) || said.contains("came back without this crawl's data"), "{said}");
+    }
+    // The one that joined either stops too (an old worker told it) or, if both old ones
+    // had already stopped before it seeded, crawls the site as a new crawl: bounded either way.
+    finish(joined, Duration::from_secs(120));
+}
+
 #[test]
 fn three_workers_hold_one_rpm_between_them() {
     // 900 a minute: the demo site's 1,051 pages take about 70 s, so a whole minute of the

@@ -118,7 +118,7 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
     let crawl = config.fleet_crawl();
     let prefix = prefix(crawl);
     let meta = format!("{prefix}:meta");
-    let (spider, done): (String, bool) = redis::pipe()
+    let (spider, done, broken): (String, bool, Option<String>) = redis::pipe()
         .atomic()
         .hset_nx(&meta, "spider", config.name())
         .ignore()
@@ -128,9 +128,13 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
         .ignore()
         .hget(&meta, "spider")
         .exists(format!("{prefix}:done"))
+        .hget(&meta, "broken")
         .query_async(&mut connection)
         .await
         .map_err(refused)?;
+    if let Some(why) = broken {
+        return Err(Error::Fleet { address: address.to_string(), message: why });
+    }
     if spider != config.name() {
         return Err(Error::Config(format!(
             "the crawl {crawl:?} in {address} belongs to the spider {spider:?}; give this one another crawl_id"
@@ -163,6 +167,7 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
         worker,
         lease: config.lease,
         clock: RedisClock::default(),
+        epoch: 0,
     };
     Ok((frontier, Membership { syncer: tokio::spawn(syncer.run()), address }))
 }

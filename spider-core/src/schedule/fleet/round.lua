@@ -14,7 +14,9 @@
 -- and parse than a whole number, and a round writes dozens of them.
 --
 -- Keys under the prefix P:
---   P:meta      hash   the spider that made the crawl
+--   P:meta      hash   the spider that made the crawl; `broken`: why a worker found that
+--                      Redis lost part of the crawl
+--   P:epoch     string rounds run on the crawl, one more with every round
 --   P:seq       string the last request id given
 --   P:seen      set    fingerprints of every request ever queued
 --   P:req       hash   id -> "PRIORITY HOST\nREQUEST" (the request as JSON, opaque here)
@@ -62,6 +64,12 @@ local last = redis.call('HMGET', P .. ':round:' .. worker, 'number', 'reply')
 if last[1] and tonumber(last[1]) == r.number then
   return last[2]
 end
+
+-- One more round on the crawl: a worker answered a number no higher than one it was
+-- answered before knows that Redis lost writes (restored from an older snapshot, or
+-- restarted empty and seeded again), whatever the keys left look like.
+local epoch = redis.call('INCR', P .. ':epoch')
+local broken = redis.call('HGET', P .. ':meta', 'broken')
 
 -- A key of the crawl: P:name, or P:name:part. Built without a table: a round builds
 -- dozens.
@@ -512,6 +520,8 @@ local head = cjson.encode({
   reaped = reaped,
   gauge = gauge,
   clock = { tonumber(clock[1]), tonumber(clock[2]) },
+  epoch = epoch,
+  broken = broken or nil,
 })
 table.insert(requests, 1, head)
 local reply = table.concat(requests, '\n')

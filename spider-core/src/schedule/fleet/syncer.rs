@@ -68,6 +68,8 @@ pub(super) struct Syncer {
     pub(super) worker: String,
     pub(super) lease: Duration,
     pub(super) clock: RedisClock,
+    /// The crawl's count of rounds in the last reply (0 before the first).
+    pub(super) epoch: u64,
 }
 
 pub(super) async fn connect(client: &Client) -> redis::RedisResult<MultiplexedConnection> {
@@ -121,6 +123,10 @@ impl Syncer {
             };
             match reply {
                 Ok(reply) => {
+                    if let Some(problem) = self.lost_writes(&reply) {
+                        self.stop_the_fleet(problem, reply.broken.is_none()).await;
+                        return;
+                    }
                     if let Some(since) = lost_since.take() {
                         tracing::warn!(redis = %self.address, down = ?since.elapsed(), "Redis is back: admitting again");
                     }
@@ -153,6 +159,46 @@ impl Syncer {
                 }
             }
         }
+    }
+
+    /// Why the crawl cannot go on, when Redis has lost writes: its count of rounds went
+    /// back, or another worker found so.
+    fn lost_writes(&mut self, reply: &Reply) -> Option<String> {
+        if let Some(why) = &reply.broken {
+            return Some(why.clone());
+        }
+        if reply.epoch <= self.epoch {
+            return Some(format!(
+                "Redis lost part of this crawl: it answered round {} of the crawl after round {} (restored from an \
+                 older snapshot, restarted empty and seeded again, or a replica promoted without the last \
+                 writes), so what it holds no longer matches what the workers wrote, and every worker stops; \
+                 the outputs keep the items written so far; crawl again under another crawl_id",
+                reply.epoch, self.epoch
+            ));
+        }
+        self.epoch = reply.epoch;
+        None
+    }
+
+    /// End the crawl for this worker with `problem`, and, when it found it first
+    /// (`tell`), for every worker: the next round of each, and each worker that joins,
+    /// reads it from the crawl's record.
+    async fn stop_the_fleet(&mut self, problem: String, tell: bool) {
+        if tell {
+            let told: redis::RedisResult<()> = redis::cmd("HSETNX")
+                .arg(format!("{}:meta", self.prefix))
+                .arg("broken")
+                .arg(&problem)
+                .query_async(&mut self.connection)
+                .await;
+            if let Err(error) = told {
+                tracing::warn!(redis = %self.address, %error, "could not tell the other workers that Redis lost writes");
+            }
+        }
+        let mut exchange = self.link.lock();
+        exchange.fatal.get_or_insert(Error::Fleet { address: self.address.to_string(), message: problem });
+        drop(exchange);
+        self.link.to_dispatcher.notify_one();
     }
 
     /// The changes to send with this round's settings, and whether it is the last.

@@ -244,6 +244,11 @@ pub(super) struct Reply {
     pub(super) reaped: u64,
     /// When Redis wrote it, by its clock: `[seconds, microseconds]`.
     pub(super) clock: (i64, i64),
+    /// The crawl's count of rounds, this one included.
+    pub(super) epoch: u64,
+    /// Why a worker found that Redis lost part of the crawl, once one has.
+    #[serde(default)]
+    pub(super) broken: Option<String>,
 }
 
 impl Reply {
