@@ -535,6 +535,13 @@ impl<S: Spider> Dispatcher<S> {
             let written = self.commit.cache(write);
             self.ok(written);
         }
+        if let (Some(ticket), Some(shared)) = (ticket, self.frontier.shared()) {
+            if !shared.holds(ticket, now) {
+                shared.forsake(ticket);
+                self.hosts.mark_ready(id);
+                return;
+            }
+        }
         match done.outcome {
             Outcome::Parsed { items, follows, failed, not_html } => {
                 self.write_items(&items);

@@ -93,6 +93,12 @@ pub(super) struct Exchange {
     pub(super) closing: bool,
     /// A paced round goes at once when `want` reaches this: half the lookahead is used.
     pub(super) refill_at: usize,
+    /// Until when the leases this worker holds are surely its own (see the syncer's
+    /// `hold_until`): a page finished later is not written, as another worker may have it.
+    pub(super) held_until: Option<Instant>,
+    /// A reply came after `held_until`: the fleet may have taken back all this worker
+    /// held, so it drops it.
+    pub(super) lapsed: bool,
 }
 
 impl Exchange {
@@ -160,6 +166,9 @@ pub(crate) struct FleetFrontier {
     handed: HashMap<i64, HostKey>,
     /// When each handed-out request's slot is free again, once it finished.
     rest_until: HashMap<i64, Instant>,
+    /// Requests handed out whose leases lapsed (given back already): their pages are not
+    /// written when they come back.
+    lapsed: HashSet<i64>,
     answers: HashMap<HostKey, RobotsMemo>,
     /// Hosts whose robots.txt this worker fetches for the fleet, and from when.
     claims: Vec<(HostKey, Instant)>,
@@ -199,6 +208,7 @@ impl FleetFrontier {
             waiting: BinaryHeap::new(),
             handed: HashMap::new(),
             rest_until: HashMap::new(),
+            lapsed: HashSet::new(),
             answers: HashMap::new(),
             claims: Vec::new(),
             capacity: config.concurrency + lookahead,
@@ -243,6 +253,10 @@ impl FleetFrontier {
         self.buffered += 1;
     }
 }
+
+/// How long before its lease may lapse a page is no longer written: the time for its end
+/// to reach Redis at the next checkpoint.
+const HOLD_MARGIN: Duration = Duration::from_secs(1);
 
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
@@ -333,6 +347,26 @@ impl Frontier for FleetFrontier {
             self.failed = true;
             return Err(error);
         }
+        let lapsed = std::mem::take(&mut exchange.lapsed);
+        if lapsed {
+            // The fleet may have taken back everything this worker held while it was not
+            // heard from: nothing of it starts, and what is in flight is not written.
+            let buffered = self.queues.drain().flat_map(|(_, queue)| queue);
+            let waiting = self.waiting.drain().map(|Reverse(w)| w.request);
+            let mut back: Vec<(i64,)> =
+                buffered.chain(waiting).filter_map(|r| r.ticket).map(|Ticket(id)| (id,)).collect();
+            for (id, _) in self.handed.drain() {
+                self.lapsed.insert(id);
+                back.push((id,));
+            }
+            tracing::warn!(
+                requests = back.len(),
+                "this worker was not heard from for as long as the fleet keeps its leases (paused, or cut off): \
+                 what it held goes back, and its pages in flight are not written"
+            );
+            self.buffered = 0;
+            exchange.outbox.give_back.extend(back);
+        }
         if self.cut_off && exchange.connected {
             self.cut_off = false;
             hosts.extend(self.queues.keys().cloned());
@@ -345,6 +379,9 @@ impl Frontier for FleetFrontier {
         drop(exchange);
         for (host, start, request) in arrived {
             self.waiting.push(Reverse(Waiting { start, host, request }));
+        }
+        if lapsed {
+            self.ask_for_more();
         }
         // A host whose robots.txt this worker fetches for the fleet is readied at the
         // start its claim was given: its first request is that fetch.
@@ -517,6 +554,27 @@ impl SharedLimits for FleetFrontier {
 
     fn rest_slot(&mut self, ticket: Ticket, until: Instant) {
         self.rest_until.insert(ticket.0, until);
+    }
+
+    fn holds(&self, Ticket(id): Ticket, now: Instant) -> bool {
+        if self.lapsed.contains(&id) {
+            return false;
+        }
+        // A lapse the syncer found and this side has not taken in yet covers every
+        // request handed out: their leases are renewed no more than the rest.
+        let exchange = self.link.lock();
+        !exchange.lapsed && exchange.held_until.is_none_or(|until| now + HOLD_MARGIN < until)
+    }
+
+    fn forsake(&mut self, Ticket(id): Ticket) {
+        self.rest_until.remove(&id);
+        if self.lapsed.remove(&id) {
+            return;
+        }
+        if self.handed.remove(&id).is_some() {
+            self.link.lock().outbox.give_back.push((id,));
+            self.ask_for_more();
+        }
     }
 
     fn answered(&mut self, host: &str, blocked: bool) {

@@ -146,6 +146,7 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
     let worker = format!("{}:{}:{:08x}", hostname(), std::process::id(), rand::random::<u32>());
     let round = Round {
         lease_ms: u64::try_from(config.lease.as_millis()).unwrap_or(u64::MAX),
+        dead_ms: u64::try_from(syncer::DEAD_AFTER.as_millis()).unwrap_or(u64::MAX),
         spacing_ms: config.rate.map_or(0.0, spacing_ms),
         per_host: config.per_host,
         horizon_ms: u64::try_from(syncer::HORIZON.as_millis()).unwrap_or(u64::MAX),

@@ -29,7 +29,9 @@
 --                      flight, its politeness pause's end once finished)
 --   P:held:HOST hash   worker -> the host's requests it holds (its share is the host's
 --                      slots over the workers alive)
---   P:alive     zset   worker -> its last round
+--   P:alive     zset   worker -> its last round, for the 5 s the slots are shared over
+--   P:heard     zset   worker -> its last round: a worker not heard from for `dead_ms` is
+--                      dead, and its leases are taken back before their end
 --   P:limit:HOST hash  limit (slots, when not per_host), tat (no start before: a 429's hold);
 --                      with adaptive mode, the fleet's alimit (slots) and arps (requests a
 --                      second) for the host, ahold (no raise before: a cut's hold), atat
@@ -325,6 +327,29 @@ for _, member in ipairs(redis.call('ZRANGEBYSCORE', key('leases'), '-inf', now, 
     queue(host, id, score(priority, 0))
     reaped = reaped + 1
   end
+end
+
+-- Workers not heard from for dead_ms (killed, or cut off from Redis): every request they
+-- hold goes back to the front of its queue now, not when its lease ends. One that was
+-- only paused finds, once it goes on, that it was not heard from, and drops what it held.
+if r.ending then
+  redis.call('ZREM', key('heard'), worker)
+else
+  redis.call('ZADD', key('heard'), now, worker)
+end
+for _, dead in ipairs(redis.call('ZRANGEBYSCORE', key('heard'), '-inf', now - us(r.dead_ms), 'LIMIT', 0, 16)) do
+  for _, id in ipairs(redis.call('SMEMBERS', key('mine', dead))) do
+    redis.call('ZREM', key('leases'), id .. ' ' .. dead)
+    local host, priority = where(id)
+    if host then
+      redis.call('HINCRBY', key('held', host), dead, -1)
+      redis.call('ZREM', key('slots', host), id)
+      queue(host, id, score(priority, 0))
+      reaped = reaped + 1
+    end
+  end
+  redis.call('DEL', key('mine', dead))
+  redis.call('ZREM', key('heard'), dead)
 end
 
 -- Retries due.

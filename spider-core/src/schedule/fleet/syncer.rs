@@ -34,6 +34,10 @@ const HUNGRY_ROUND: Duration = Duration::from_millis(50);
 /// under a rate ceiling has its next start in hand when the current one goes. Short,
 /// since a request leased holds a slot of its host while it waits.
 pub(super) const HORIZON: Duration = Duration::from_millis(50);
+
+/// How long a worker may go unheard by Redis before the fleet takes it for dead and its
+/// requests back: ten idle rounds.
+pub(super) const DEAD_AFTER: Duration = Duration::from_secs(10);
 /// Reconnection backoff: doubled from the first to the last.
 const RECONNECT_FIRST: Duration = Duration::from_millis(100);
 const RECONNECT_MAX: Duration = Duration::from_secs(5);
@@ -50,6 +54,8 @@ enum Next {
 
 /// A round on its way, kept until Redis answers it.
 struct Sent {
+    /// When it was first sent: Redis applied it then or later.
+    at: Instant,
     json: String,
     /// The requests it enqueues, each an argument after the JSON.
     requests: Vec<String>,
@@ -109,7 +115,7 @@ impl Syncer {
                     let (mut round, closing) = self.next_round(renew, beat);
                     round.number = number;
                     let json = serde_json::to_string(&round).unwrap_or_default();
-                    Sent { json, requests: round.requests, closing, renew, beat }
+                    Sent { at: now, json, requests: round.requests, closing, renew, beat }
                 }
             };
             let mut call = script.prepare_invoke();
@@ -132,8 +138,9 @@ impl Syncer {
                     }
                     reconnect_wait = RECONNECT_FIRST;
                     if sent.renew {
-                        last_renew = now;
+                        last_renew = sent.at;
                     }
+                    self.hold_until(last_renew, sent.at);
                     if sent.beat {
                         last_beat = Some(now);
                     }
@@ -159,6 +166,29 @@ impl Syncer {
                 }
             }
         }
+    }
+
+    /// Until when every lease this worker holds is surely still its own, after an
+    /// answered round: its last renewal's lease, and no later than the fleet would take
+    /// it for dead. Both counted from when the rounds were sent, which Redis applied then
+    /// or later. A reply that comes after the last such moment may follow a time in which
+    /// the fleet took the worker's requests back (it was paused, or cut off): what it held
+    /// is then lapsed, for the dispatcher's side to drop.
+    fn hold_until(&self, renewed: Instant, heard: Instant) {
+        let until = (renewed + self.lease).min(heard + DEAD_AFTER);
+        let mut exchange = self.link.lock();
+        if exchange.held_until.is_some_and(|held| Instant::now() > held) {
+            exchange.lapsed = true;
+            // Leased before the gap, and not yet taken by the dispatcher's side.
+            let back: Vec<(i64,)> = exchange
+                .arrived
+                .drain(..)
+                .filter_map(|(_, _, request)| request.ticket)
+                .map(|t| (t.0,))
+                .collect();
+            exchange.outbox.give_back.extend(back);
+        }
+        exchange.held_until = Some(until);
     }
 
     /// Why the crawl cannot go on, when Redis has lost writes: its count of rounds went
@@ -208,6 +238,7 @@ impl Syncer {
         let mut round = exchange.outbox.take_changes(beat || closing);
         let settings = &exchange.outbox;
         round.lease_ms = settings.lease_ms;
+        round.dead_ms = settings.dead_ms;
         round.spacing_ms = settings.spacing_ms;
         round.per_host = settings.per_host;
         round.horizon_ms = settings.horizon_ms;

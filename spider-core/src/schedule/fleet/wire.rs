@@ -98,6 +98,8 @@ pub(super) struct Round {
     /// the same number, and gets the reply Redis kept.
     pub(super) number: u64,
     pub(super) lease_ms: u64,
+    /// How long a worker may go unheard before it is taken for dead.
+    pub(super) dead_ms: u64,
     /// Requests it can take.
     pub(super) want: usize,
     /// The crawl's least time between two starts (rpm/rps), 0 for none.

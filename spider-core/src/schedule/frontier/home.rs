@@ -76,6 +76,14 @@ pub(crate) trait SharedLimits {
     /// request is finished or deferred.
     fn rest_slot(&mut self, ticket: Ticket, until: Instant);
 
+    /// Whether the lease of `ticket`'s request is surely still this worker's at `now`:
+    /// a page done when another worker may have it is not written.
+    fn holds(&self, ticket: Ticket, now: Instant) -> bool;
+
+    /// Let go of `ticket`'s request, whose lease may be another worker's: its page is not
+    /// written, and the fleet has it back if it was still this worker's.
+    fn forsake(&mut self, ticket: Ticket);
+
     /// The host answered 429: hold it back until `until`, for every worker.
     fn hold_host(&mut self, host: &str, until: Instant);
 
