@@ -173,6 +173,52 @@ fn a_worker_killed_mid_crawl_loses_nothing() {
     assert_eq!(titles.len(), demo.books, "no item is lost");
     assert!(items.len() - demo.books <= 2 * CONCURRENCY, "{} items written twice", items.len() - demo.books);
     assert!(pages_at_kill < demo.expected_pages(), "the kill came mid-crawl");
+
+    // What the fleet committed of each output holds every item once; what the killed
+    // worker wrote past it is named, and left out of the merge.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let report = runtime.block_on(spiderling::FleetReport::read(&redis.url(), Some("books"))).unwrap();
+    let crawl = &report.crawls[0];
+    assert_eq!(crawl.outputs.len(), 2, "{:?}", crawl.outputs);
+    let killed_file = crawl.outputs.iter().find(|o| Path::new(&o.path) == killed_output).unwrap();
+    let extra = items.len() - demo.books;
+    assert_eq!(
+        killed_file.tail.is_some_and(|tail| tail > 0),
+        extra > 0,
+        "{killed_file:?}, {extra} items twice"
+    );
+    assert!(report.to_string().contains("left out by --merge") == (extra > 0), "{report}");
+    let merged = dir.join("merged.jsonl");
+    assert_eq!(crawl.merge(&merged).unwrap(), demo.books as u64);
+    assert_eq!(read_jsonl(&merged), expected_books(demo.books), "every item once, in one file");
+}
+
+/// A worker killed mid-crawl and started again on the same output emptied it, losing the
+/// items of every page the fleet had counted as its; and what it wrote after its last
+/// report was written again by the others. Its file is now cut back to what the fleet
+/// committed with its requests' ends: across the outputs, every item exactly once.
+#[test]
+fn a_killed_worker_started_again_on_its_output_keeps_what_was_committed_and_nothing_twice() {
+    let (site, demo) = site(10);
+    let redis = RedisServer::start().unwrap();
+    let dir = temp_dir("rejoin");
+    let mut workers = start_workers(&site, &redis, &dir, 2, &["--set", "lease=2s"]);
+    wait_for_pages(&site, 150);
+    let (mut killed, killed_output) = workers.remove(0);
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let written_at_kill = read_jsonl(&killed_output).len();
+    let again = worker_command(&site, &redis, &killed_output, &["--set", "lease=2s"]).spawn().unwrap();
+    let (survivor, survivor_output) = workers.remove(0);
+    assert_success(&finish(survivor, Duration::from_secs(120)));
+    assert_success(&finish(again, Duration::from_secs(120)));
+
+    let mut items = read_jsonl(&killed_output);
+    items.extend(read_jsonl(&survivor_output));
+    let titles: BTreeSet<_> = items.iter().map(|b| b.title.clone()).collect();
+    assert!(written_at_kill > 0, "the killed worker had written items");
+    assert_eq!(titles.len(), demo.books, "no item is lost");
+    assert_eq!(items.len(), demo.books, "no item twice: {} extra", items.len() - demo.books);
 }
 
 #[test]

@@ -18,11 +18,37 @@ pub(crate) struct Args {
     /// Print the report as JSON (times in unix milliseconds).
     #[arg(long)]
     json: bool,
+    /// Write every item of the crawl once to OUT: the part of each worker's output the
+    /// fleet committed, leaving out what a killed worker wrote past it. The outputs must
+    /// be on this machine; the crawl is `--crawl`'s, or the only one.
+    #[arg(long, value_name = "OUT")]
+    merge: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn run(args: Args) -> ExitCode {
-    match super::block_on(FleetReport::read(&args.redis, args.crawl.as_deref())) {
-        Ok(report) => crate::print_report(args.json, &report, || format!("{report}\n")),
-        Err(code) => code,
+    let report = match super::block_on(FleetReport::read(&args.redis, args.crawl.as_deref())) {
+        Ok(report) => report,
+        Err(code) => return code,
+    };
+    let Some(out) = &args.merge else {
+        return crate::print_report(args.json, &report, || format!("{report}\n"));
+    };
+    let [crawl] = &report.crawls[..] else {
+        eprintln!(
+            "error: --merge takes one crawl, and {} holds {}: name it with --crawl",
+            report.address,
+            report.crawls.len()
+        );
+        return ExitCode::from(2);
+    };
+    match crawl.merge(out) {
+        Ok(items) => {
+            println!("{}: {items} items from {} outputs written once", out.display(), crawl.outputs.len());
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            error.exit_code()
+        }
     }
 }

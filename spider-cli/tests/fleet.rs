@@ -358,3 +358,40 @@ fn the_books_example_crawled_through_the_fleet_reads_as_done() {
     );
     assert_eq!(crawl["workers"][0]["state"], "ended");
 }
+
+/// `--merge OUT` writes the committed part of each output once, and the report names the
+/// tail a killed worker left past it.
+#[test]
+fn merge_writes_what_the_fleet_committed_of_each_output_and_the_report_names_the_tails() {
+    let redis = Redis::start();
+    seed(&redis);
+    let dir = tempfile::tempdir().unwrap();
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_owned();
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    // a: two lines committed, and a third a killed worker wrote past them.
+    std::fs::write(&a, "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n").unwrap();
+    std::fs::write(&b, "{\"n\":3}\n").unwrap();
+    for (path, bytes, items) in [(&a, 16, 2), (&b, 8, 1)] {
+        let value = format!("{{\"bytes\":{bytes},\"items\":{items},\"worker\":\"w\",\"at_ms\":1}}");
+        redis.cli(&["HSET", "spiderling:shop:outputs", &format!("{here}:{}", path.display()), &value]);
+    }
+    let url = format!("redis://127.0.0.1:{}/0", redis.port);
+
+    let report = spiderling(&["fleet", &url, "--crawl", "shop"]);
+    let printed = text(&report.stdout);
+    assert!(
+        printed.contains(&format!("{here}:{}: 2 items committed (16 B); 8 B past them", a.display())),
+        "{printed}"
+    );
+    assert!(printed.contains(&format!("{here}:{}: 1 item committed (8 B)\n", b.display())), "{printed}");
+
+    let out = dir.path().join("all.jsonl");
+    let merged = spiderling(&["fleet", &url, "--crawl", "shop", "--merge", &out.display().to_string()]);
+    assert!(merged.status.success(), "{}", text(&merged.stderr));
+    assert!(text(&merged.stdout).contains("3 items from 2 outputs written once"), "{}", text(&merged.stdout));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n");
+
+    let all = spiderling(&["fleet", &url, "--merge", &out.display().to_string()]);
+    assert_eq!(all.status.code(), Some(2), "three crawls: which one");
+    assert!(text(&all.stderr).contains("name it with --crawl"), "{}", text(&all.stderr));
+}

@@ -58,7 +58,7 @@ pub use probe::{probe, ProbePlan, ProbeReport, ProbeStep};
 pub use request::Request;
 pub use request::MAX_REQUEST_BODY;
 #[cfg(feature = "fleet")]
-pub use schedule::fleet::{FleetCrawl, FleetReport, FleetStatus, FleetWorker, WorkerState};
+pub use schedule::fleet::{FleetCrawl, FleetOutput, FleetReport, FleetStatus, FleetWorker, WorkerState};
 pub use schedule::robots::Robots;
 #[cfg(feature = "state")]
 pub use schedule::state::{StateHost, StateOutput, StateReport, StateRun};

@@ -128,7 +128,7 @@ impl<S: Spider> Crawler<S> {
         let tally = Tally::new();
         // The state file first: one that is not this crawl's is refused before anything is
         // fetched or any file is touched.
-        let Lodging { mut frontier, mut earlier, fleet } = lodge(&config).await?;
+        let Lodging { mut frontier, mut earlier, fleet, output } = lodge(&config).await?;
         let exchange = Exchange::new(&config)?;
         let pool = ParsePool::reading(config.parse_threads, config.dom_only)?;
         let mut start = start;
@@ -161,7 +161,7 @@ impl<S: Spider> Crawler<S> {
         // Bound before the output file is opened: a port in use must not cost the items of
         // the last run.
         let watch = Watch::start(&config, &live).await?;
-        let (sink, failures) = open_files(&config, earlier.as_ref())?;
+        let (sink, failures) = open_files(&config, output, earlier.as_ref())?;
         if sink.is_none() {
             tracing::warn!("no output file: items are counted, not written");
         }

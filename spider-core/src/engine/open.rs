@@ -22,7 +22,6 @@ use crate::sinks::{Committed, Sink};
 pub(super) struct Earlier {
     pub(super) counts: Counts,
     pub(super) runs: u32,
-    pub(super) output: Committed,
     pub(super) failures: u64,
     pub(super) complete: bool,
     /// The identities its last checkpoint saved.
@@ -36,6 +35,9 @@ pub(super) struct Lodging {
     pub(super) earlier: Option<Earlier>,
     /// The fleet joined, when the frontier is a fleet's.
     pub(super) fleet: Fleet,
+    /// How much of the output file an earlier run committed, in the state file or, for
+    /// this worker's file, in the fleet: kept, and the rest cut off.
+    pub(super) output: Committed,
 }
 
 /// The crawl's frontier: a fleet's (`frontier`), a state file's (`state`), or in memory.
@@ -46,7 +48,12 @@ pub(super) async fn lodge(config: &Config) -> Result<Lodging, Error> {
     if let Some(path) = config.state.as_deref() {
         return resume(config, path);
     }
-    Ok(Lodging { frontier: Box::new(MemoryFrontier::new(config)), earlier: None, fleet: Fleet::default() })
+    Ok(Lodging {
+        frontier: Box::new(MemoryFrontier::new(config)),
+        earlier: None,
+        fleet: Fleet::default(),
+        output: Committed::default(),
+    })
 }
 
 #[cfg(feature = "state")]
@@ -55,12 +62,16 @@ fn resume(config: &Config, path: &Path) -> Result<Lodging, Error> {
     let earlier = Earlier {
         counts: opened.earlier,
         runs: opened.runs,
-        output: opened.output,
         failures: opened.failures,
         complete: opened.complete,
         identities: opened.identities,
     };
-    Ok(Lodging { frontier: Box::new(opened.frontier), earlier: Some(earlier), fleet: Fleet::default() })
+    Ok(Lodging {
+        frontier: Box::new(opened.frontier),
+        earlier: Some(earlier),
+        fleet: Fleet::default(),
+        output: opened.output,
+    })
 }
 
 #[cfg(not(feature = "state"))]
@@ -70,8 +81,8 @@ fn resume(_: &Config, _: &Path) -> Result<Lodging, Error> {
 
 #[cfg(feature = "fleet")]
 async fn join(config: &Config, address: &str) -> Result<Lodging, Error> {
-    let (frontier, membership) = crate::schedule::fleet::join(config, address).await?;
-    Ok(Lodging { frontier: Box::new(frontier), earlier: None, fleet: Fleet(Some(membership)) })
+    let (frontier, membership, output) = crate::schedule::fleet::join(config, address).await?;
+    Ok(Lodging { frontier: Box::new(frontier), earlier: None, fleet: Fleet(Some(membership)), output })
 }
 
 #[cfg(not(feature = "fleet"))]
@@ -95,12 +106,12 @@ impl Fleet {
 }
 
 /// The output and failures files: new ones, or a resumed crawl's cut back to what its
-/// state file committed.
+/// state file (or, for the output, the fleet) committed.
 pub(super) fn open_files(
     config: &Config,
+    output: Committed,
     earlier: Option<&Earlier>,
 ) -> Result<(Option<Sink>, Option<FailuresFile>), Error> {
-    let output = earlier.map_or(Committed::default(), |e| e.output);
     let sink = match config.output.as_deref() {
         Some(path) if output.bytes > 0 => Some(Sink::resume(path, output)?),
         Some(path) => Some(Sink::create(path)?),

@@ -190,10 +190,13 @@ pub(crate) struct FleetFrontier {
     /// A request was refused for want of a connection: its host needs readying again.
     cut_off: bool,
     failed: bool,
+    /// This worker's output file, `HOST:PATH`: its committed length goes with the ends of
+    /// the requests whose items it holds.
+    output: Option<String>,
 }
 
 impl FleetFrontier {
-    pub(super) fn new(config: &spider_settings::Config, link: Arc<Link>) -> Self {
+    pub(super) fn new(config: &spider_settings::Config, link: Arc<Link>, output: Option<String>) -> Self {
         // Half again the worker's concurrency: a slot that frees starts its next request
         // from the buffer, not after a round trip to Redis. A request buffered holds a
         // slot of its host in the fleet, but never more than the worker's share of them.
@@ -219,6 +222,7 @@ impl FleetFrontier {
             unsent: Round::default(),
             cut_off: false,
             failed: false,
+            output,
         };
         frontier.ask_for_more();
         frontier
@@ -514,6 +518,9 @@ impl Durable for FleetFrontier {
         let ending = checkpoint.ended.is_some();
         for (name, n) in added {
             *self.unsent.stats.entry(name).or_default() += n;
+        }
+        if let (Some(file), Some(committed)) = (&self.output, checkpoint.output) {
+            self.unsent.output = Some((file.clone(), committed.bytes, committed.items));
         }
         let unsent = self.unsent.take_changes(true);
         let mut exchange = self.link.lock();

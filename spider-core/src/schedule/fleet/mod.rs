@@ -21,6 +21,7 @@
 
 mod clock;
 mod frontier;
+mod outputs;
 mod report;
 mod syncer;
 mod wire;
@@ -31,6 +32,7 @@ use std::time::Duration;
 use redis::Client;
 
 pub(crate) use frontier::FleetFrontier;
+pub use outputs::FleetOutput;
 pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetWorker, WorkerState};
 
 use self::clock::RedisClock;
@@ -38,6 +40,7 @@ use self::frontier::Link;
 use self::syncer::Syncer;
 use self::wire::Round;
 use crate::error::Error;
+use crate::sinks::Committed;
 use spider_settings::Config;
 use spider_settings::{RateCeiling, RedisAddress as Address};
 
@@ -104,7 +107,10 @@ fn refusal(address: &Address, error: &redis::RedisError) -> Option<String> {
 ///
 /// [`Error::Config`] when Redis cannot be reached, refuses the password, or holds a crawl
 /// of that name made by another spider.
-pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontier, Membership), Error> {
+pub(crate) async fn join(
+    config: &Config,
+    address: &str,
+) -> Result<(FleetFrontier, Membership, Committed), Error> {
     let address = Address::parse(address).map_err(Error::Config)?;
     let refused = |error: redis::RedisError| {
         let problem = refusal(&address, &error).unwrap_or_else(|| {
@@ -156,8 +162,24 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
             .unwrap_or(u64::MAX),
         ..Round::default()
     };
+    let output = output_file(config)?;
+    let committed = match &output {
+        Some(file) => {
+            let recorded: Option<String> = redis::cmd("HGET")
+                .arg(format!("{prefix}:outputs"))
+                .arg(file)
+                .query_async(&mut connection)
+                .await
+                .map_err(refused)?;
+            recorded.as_deref().map(read_committed).transpose().map_err(|problem| Error::Fleet {
+                address: address.to_string(),
+                message: format!("the committed length of {file} does not read ({problem})"),
+            })?
+        }
+        None => None,
+    };
     let link = Arc::new(Link::new(round));
-    let frontier = FleetFrontier::new(config, link.clone());
+    let frontier = FleetFrontier::new(config, link.clone(), output);
     tracing::info!(redis = %address, crawl, %worker, "joined the fleet");
     let syncer = Syncer {
         link,
@@ -170,7 +192,32 @@ pub(crate) async fn join(config: &Config, address: &str) -> Result<(FleetFrontie
         clock: RedisClock::default(),
         epoch: 0,
     };
-    Ok((frontier, Membership { syncer: tokio::spawn(syncer.run()), address }))
+    Ok((frontier, Membership { syncer: tokio::spawn(syncer.run()), address }, committed.unwrap_or_default()))
+}
+
+/// This worker's output file as the fleet names it, `HOST:PATH` (the path absolute), so
+/// that workers on two machines writing the same path are told apart.
+fn output_file(config: &Config) -> Result<Option<String>, Error> {
+    config
+        .output
+        .as_deref()
+        .map(|path| {
+            std::path::absolute(path)
+                .map(|path| format!("{}:{}", hostname(), path.display()))
+                .map_err(|source| Error::Io { path: path.to_owned(), source })
+        })
+        .transpose()
+}
+
+/// A file's committed length and items as `round.lua` records them.
+fn read_committed(json: &str) -> Result<Committed, String> {
+    #[derive(serde::Deserialize)]
+    struct Recorded {
+        bytes: u64,
+        items: u64,
+    }
+    let recorded: Recorded = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    Ok(Committed { bytes: recorded.bytes, items: recorded.items })
 }
 
 /// The least time between two starts of the fleet under `ceiling`, 0 for none. Starts
@@ -187,7 +234,7 @@ fn spacing_ms(ceiling: RateCeiling) -> f64 {
 const START_JITTER: Duration = Duration::from_millis(25);
 
 /// This machine's name, to tell workers apart in `spiderling fleet`.
-fn hostname() -> String {
+pub(super) fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .or_else(|| std::env::var("HOSTNAME").ok())

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use spider_settings::RedisAddress as Address;
 
+use super::outputs::FleetOutput;
 use super::{prefix, syncer, CRAWLS};
 use crate::error::Error;
 use crate::observe::counters::Counts;
@@ -90,6 +91,38 @@ pub struct FleetCrawl {
     pub block_rate: f64,
     /// Every worker that ever sent a heartbeat, by id.
     pub workers: Vec<FleetWorker>,
+    /// The workers' output files, and how much of each the fleet committed.
+    pub outputs: Vec<FleetOutput>,
+    /// Why the crawl was stopped, when a worker found that Redis lost part of it.
+    pub broken: Option<String>,
+}
+
+impl FleetCrawl {
+    /// Write the committed part of every worker's output to `out`: each item of the crawl
+    /// once, whatever workers were killed, leaving out what lies past each file's
+    /// committed length. Returns how many items. The outputs must be on this machine and
+    /// in the format of `out`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for an output on another machine, in another format, or shorter
+    /// than the fleet committed; [`Error::Io`] when one cannot be read or `out` written.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn merge() -> Result<(), spider_core::Error> {
+    /// let report = spider_core::FleetReport::read("redis://127.0.0.1:6379/0", Some("books")).await?;
+    /// if let Some(crawl) = report.crawls.first() {
+    ///     let items = crawl.merge(std::path::Path::new("books.jsonl"))?;
+    ///     println!("{items} items");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn merge(&self, out: &std::path::Path) -> Result<u64, Error> {
+        super::outputs::merge(&self.outputs, &super::hostname(), out)
+    }
 }
 
 /// Where a fleet's crawl is, in a [`FleetCrawl`].
@@ -265,8 +298,9 @@ async fn read_crawl(
         u64,
         HashMap<String, String>,
         HashMap<String, String>,
+        HashMap<String, String>,
     );
-    let (meta, done, queued, leased, deferred, seen, failures, stats, beats): Keys = redis::pipe()
+    let (meta, done, queued, leased, deferred, seen, failures, stats, beats, files): Keys = redis::pipe()
         .atomic()
         .hgetall(format!("{p}:meta"))
         .get(format!("{p}:done"))
@@ -277,6 +311,7 @@ async fn read_crawl(
         .llen(format!("{p}:failures"))
         .hgetall(format!("{p}:stats"))
         .hgetall(format!("{p}:workers"))
+        .hgetall(format!("{p}:outputs"))
         .query_async(connection)
         .await?;
 
@@ -316,7 +351,13 @@ async fn read_crawl(
     } else {
         FleetStatus::Stalled
     };
+    let here = super::hostname();
+    let mut files: Vec<(String, String)> = files.into_iter().collect();
+    files.sort();
+    let outputs = files.iter().filter_map(|(file, json)| FleetOutput::read(file, json, &here)).collect();
     Ok(FleetCrawl {
+        outputs,
+        broken: meta.get("broken").cloned(),
         id,
         spider: meta.get("spider").cloned(),
         created_ms: meta.get("created_ms").and_then(|ms| ms.parse().ok()),
@@ -455,6 +496,10 @@ impl fmt::Display for FleetCrawl {
                 format!("stalled: no worker heard from in {silent}; a worker started on it goes on")
             }
         };
+        let status = match &self.broken {
+            Some(why) => format!("stopped: {why}"),
+            None => status,
+        };
         field(f, "status", &status)?;
         field(
             f,
@@ -491,6 +536,24 @@ impl fmt::Display for FleetCrawl {
         }
         if t.skipped_hidden > 0 {
             field(f, "hidden", &format!("{} hidden links not followed", thousands(t.skipped_hidden)))?;
+        }
+        for output in &self.outputs {
+            let tail = match output.tail {
+                Some(tail) if tail > 0 => format!(
+                    "; {} past them, of requests the fleet may have had fetched again (left out by --merge)",
+                    size(tail)
+                ),
+                _ => String::new(),
+            };
+            let committed = format!(
+                "{}:{}: {} {} committed ({}){tail}",
+                output.host,
+                output.path,
+                thousands(output.items),
+                if output.items == 1 { "item" } else { "items" },
+                size(output.bytes)
+            );
+            field(f, "output", &committed)?;
         }
         let live = self.workers.iter().filter(|w| w.state == WorkerState::Live).count();
         // The last line without its line end, as `Display` of one value goes.
@@ -581,6 +644,14 @@ mod tests {
             pages_per_sec: 120.0,
             block_rate: 0.0025,
             workers,
+            outputs: vec![FleetOutput {
+                host: "box".into(),
+                path: "/data/shop-a.jsonl".into(),
+                bytes: 2_048,
+                items: 12,
+                tail: Some(300),
+            }],
+            broken: None,
         };
         let report =
             FleetReport { address: "redis://***@h:6379/0".into(), read_at_ms: NOW, crawls: vec![crawl] };
@@ -606,6 +677,10 @@ mod tests {
         );
         assert!(text.contains("  failures  1 request given up\n"), "{text}");
         assert!(text.contains("  status    running\n"), "{text}");
+        assert!(
+            text.contains("  output    box:/data/shop-a.jsonl: 12 items committed (2.0 kB); 300 B past them"),
+            "{text}"
+        );
         assert!(text.contains("  frontier  12,345 queued, 16 leased, 2 waiting for retry\n"), "{text}");
         assert!(
             text.ends_with("  rate      120.0 pages/s from 1 live worker; 0.2% of requests blocked"),

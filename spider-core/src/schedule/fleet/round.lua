@@ -42,6 +42,8 @@
 --   P:round:W   hash   worker W's last round number and the reply it got
 --   P:known:W   set    hosts whose robots.txt answer worker W was given
 --   P:failures  list   requests given up (JSON lines)
+--   P:outputs   hash   "HOST:PATH" -> {bytes, items, worker, at_ms}: how much of each
+--                      worker's output is committed with the requests it finished
 --   P:stats     hash   the fleet's totals
 --   P:workers   hash   worker -> its last heartbeat (JSON)
 --   P:answers:SECOND hash  answers (a) and blocks (b) in that second, in all and per
@@ -217,6 +219,12 @@ for _, g in ipairs(r.give_back) do
   if host then
     queue(host, g[1], score(priority, 0))
   end
+end
+
+if r.output then
+  -- In the same step as the ends of the requests whose items it holds.
+  redis.call('HSET', key('outputs'), r.output[1], cjson.encode({
+    bytes = r.output[2], items = r.output[3], worker = worker, at_ms = math.floor(now / 1000) }))
 end
 
 if r.ending then

@@ -120,6 +120,11 @@ pub(super) struct Round {
     pub(super) defer: Vec<(i64, u64, String, u64)>,
     /// `[id]`: leased and never sent, back to its queue.
     pub(super) give_back: Vec<(i64,)>,
+    /// `[file, bytes, items]`: this worker's output file (`HOST:PATH`) and how much of it
+    /// holds the items of the requests this round finishes and those before, committed
+    /// with them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) output: Option<(String, u64, u64)>,
     /// `[fingerprint, host, priority]`; the requests themselves are in `requests`.
     pub(super) enqueue: Vec<(String, String, i32)>,
     /// The request of each of `enqueue`, as `encode` wrote it: sent as arguments of their
@@ -159,6 +164,7 @@ impl Round {
         !(self.finish.is_empty()
             && self.defer.is_empty()
             && self.give_back.is_empty()
+            && self.output.is_none()
             && self.enqueue.is_empty()
             && self.robots.is_empty()
             && self.pause.is_empty()
@@ -179,6 +185,7 @@ impl Round {
             finish: std::mem::take(&mut self.finish),
             defer: std::mem::take(&mut self.defer),
             give_back: std::mem::take(&mut self.give_back),
+            output: self.output.take(),
             enqueue: std::mem::take(&mut self.enqueue),
             requests: std::mem::take(&mut self.requests),
             robots: std::mem::take(&mut self.robots),
@@ -196,6 +203,9 @@ impl Round {
         self.finish.append(&mut later.finish);
         self.defer.append(&mut later.defer);
         self.give_back.append(&mut later.give_back);
+        if later.output.is_some() {
+            self.output = later.output;
+        }
         self.enqueue.append(&mut later.enqueue);
         self.requests.append(&mut later.requests);
         self.robots.append(&mut later.robots);
@@ -364,11 +374,11 @@ mod tests {
     #[test]
     fn empty_lists_from_lua_read_as_empty() {
         let reply = Reply::read(
-            r#"{"leased":{},"claims":{},"answers":{},"queued":3,"deferred":0,"leases":1,"mine":0,"wake_ms":-1,"reaped":0,"clock":[1,2]}"#,
+            r#"{"leased":{},"claims":{},"answers":{},"queued":3,"deferred":0,"leases":1,"mine":0,"wake_ms":-1,"reaped":0,"clock":[1,2],"epoch":1}"#,
         )
         .unwrap();
         assert!(reply.leased.is_empty() && reply.claims.is_empty() && reply.answers.is_empty());
-        let head = r#"{"leased":[["http://a:80",12.5,7],["http://a:80",13,8]],"claims":[["http://b:80",0]],"answers":{"http://a:80":"x"},"queued":0,"deferred":0,"leases":1,"mine":1,"wake_ms":0,"reaped":0,"clock":[1,2]}"#;
+        let head = r#"{"leased":[["http://a:80",12.5,7],["http://a:80",13,8]],"claims":[["http://b:80",0]],"answers":{"http://a:80":"x"},"queued":0,"deferred":0,"leases":1,"mine":1,"wake_ms":0,"reaped":0,"clock":[1,2],"epoch":1}"#;
         let reply = Reply::read(&format!("{head}\n{{\"u\":\"a\"}}\n{{}}")).unwrap();
         assert_eq!(reply.leased[1].2, 8);
         assert_eq!(reply.requests, ["{\"u\":\"a\"}", "{}"]);

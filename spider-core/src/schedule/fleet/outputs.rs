@@ -1,0 +1,149 @@
+//! The workers' output files as the fleet committed them: how much of each holds the
+//! items of requests the fleet counts as that worker's, and the one file with every item
+//! once that the committed parts make (`spiderling fleet --merge OUT`).
+//!
+//! Each worker's checkpoint sends its output's length with the ends of the requests whose
+//! items it holds, in one round (`round.lua`, `P:outputs`). Past that length lie the items
+//! of requests the fleet did not hear the end of: a worker killed there leaves them, and
+//! another worker fetches those requests again and writes them too. A worker started again
+//! on the same file cuts it back; a file left as it was has a tail the merge leaves out.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::sinks::Format;
+
+/// One worker's output file in a fleet's crawl.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct FleetOutput {
+    /// The machine it was written on (its hostname).
+    pub host: String,
+    /// Its path there.
+    pub path: String,
+    /// Bytes committed with the ends of its worker's requests.
+    pub bytes: u64,
+    /// Items in those bytes.
+    pub items: u64,
+    /// Bytes beyond them in the file, when it is on this machine: items of requests the
+    /// fleet may have had fetched again elsewhere.
+    pub tail: Option<u64>,
+}
+
+impl FleetOutput {
+    /// From the `P:outputs` field `HOST:PATH` and its value.
+    pub(super) fn read(file: &str, json: &str, here: &str) -> Option<FleetOutput> {
+        #[derive(serde::Deserialize)]
+        struct Recorded {
+            bytes: u64,
+            items: u64,
+        }
+        let (host, path) = file.split_once(':')?;
+        let recorded: Recorded = serde_json::from_str(json).ok()?;
+        let tail = (host == here)
+            .then(|| std::fs::metadata(path).ok())
+            .flatten()
+            .map(|meta| meta.len().saturating_sub(recorded.bytes));
+        Some(FleetOutput {
+            host: host.to_owned(),
+            path: path.to_owned(),
+            bytes: recorded.bytes,
+            items: recorded.items,
+            tail,
+        })
+    }
+}
+
+/// Write the committed part of every output in `outputs` to `out`, in the format its name
+/// says, each item once; returns how many items. Every output must be on this machine
+/// (`here`) and in the format of `out`.
+pub(super) fn merge(outputs: &[FleetOutput], here: &str, out: &Path) -> Result<u64, Error> {
+    let format = Format::of(out)?;
+    let mut parts = Vec::with_capacity(outputs.len());
+    for output in outputs {
+        if output.host != here {
+            return Err(Error::Config(format!(
+                "{}:{} was written on {}, not on this machine: merge where every output is (copy it here, to the same path)",
+                output.host, output.path, output.host
+            )));
+        }
+        let path = Path::new(&output.path);
+        if Format::of(path)? != format {
+            return Err(Error::Config(format!("{} is not in the format of {}", output.path, out.display())));
+        }
+        let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        let committed = usize::try_from(output.bytes).unwrap_or(usize::MAX);
+        let Some(part) = bytes.get(..committed) else {
+            return Err(Error::Config(format!(
+                "{} is {} bytes, shorter than the {} the fleet committed: it was changed outside the crawl",
+                output.path,
+                bytes.len(),
+                output.bytes
+            )));
+        };
+        parts.push(part.to_vec());
+    }
+    let merged = join(format, &parts);
+    let mut file = std::fs::File::create(out).map_err(|source| Error::Io { path: out.to_owned(), source })?;
+    file.write_all(&merged).map_err(|source| Error::Io { path: out.to_owned(), source })?;
+    Ok(outputs.iter().map(|output| output.items).sum())
+}
+
+/// The committed parts as one file: lines one after the other; a CSV header once; one
+/// JSON array.
+fn join(format: Format, parts: &[Vec<u8>]) -> Vec<u8> {
+    let mut merged = Vec::new();
+    match format {
+        Format::Json => {
+            let items: Vec<&[u8]> = parts
+                .iter()
+                .filter_map(|part| part.strip_prefix(b"[\n"))
+                .filter(|items| !items.is_empty())
+                .collect();
+            merged.extend_from_slice(b"[\n");
+            for (i, items) in items.iter().enumerate() {
+                if i > 0 {
+                    merged.extend_from_slice(b",\n");
+                }
+                merged.extend_from_slice(items);
+            }
+            if items.is_empty() {
+                merged.truncate(1);
+                merged.extend_from_slice(b"]\n");
+            } else {
+                merged.extend_from_slice(b"\n]\n");
+            }
+        }
+        Format::Csv => {
+            for part in parts.iter().filter(|part| !part.is_empty()) {
+                let rows = match merged.is_empty() {
+                    true => &part[..],
+                    false => part.iter().position(|&b| b == b'\n').map_or(&[][..], |end| &part[end + 1..]),
+                };
+                merged.extend_from_slice(rows);
+            }
+        }
+        Format::JsonLines => parts.iter().for_each(|part| merged.extend_from_slice(part)),
+    }
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn committed_parts_join_into_one_file_of_their_format() {
+        let lines = join(Format::JsonLines, &[b"{\"a\":1}\n".to_vec(), b"{\"b\":2}\n".to_vec()]);
+        assert_eq!(lines, b"{\"a\":1}\n{\"b\":2}\n");
+        let csv = join(Format::Csv, &[b"t,p\nx,1\n".to_vec(), b"t,p\ny,2\n".to_vec(), Vec::new()]);
+        assert_eq!(csv, b"t,p\nx,1\ny,2\n");
+        let json =
+            join(Format::Json, &[b"[\n{\"a\":1},\n{\"c\":3}".to_vec(), b"[\n{\"b\":2}".to_vec(), Vec::new()]);
+        assert_eq!(json, b"[\n{\"a\":1},\n{\"c\":3},\n{\"b\":2}\n]\n");
+        assert_eq!(join(Format::Json, &[Vec::new()]), b"[]\n");
+    }
+}
