@@ -52,6 +52,7 @@ use crate::observe::gauge::Live;
 use crate::observe::summary::{CrawlStatus, Ending, Summary};
 use crate::request::Request;
 use crate::schedule::cache::HttpCache;
+use crate::schedule::frontier::Scope;
 use crate::schedule::frontier::{Enqueued, Home};
 use crate::sinks::Encoder;
 use crate::spider::start::Start;
@@ -172,6 +173,7 @@ impl<S: Spider> Crawler<S> {
             caching: cache.is_some(),
             tally,
             robots_token: config.robots_token().to_owned(),
+            scope: Scope::new(&config.allowed_domains),
             max_redirects: config.max_redirects,
             follow_hidden: config.follow_hidden,
             retry_statuses: config.retry_statuses.clone(),
@@ -290,6 +292,8 @@ struct Shared<S: Spider> {
     follow_hidden: bool,
     tally: Tally,
     robots_token: String,
+    /// The allowed domains: a robots.txt redirect leaves them no more than a page does.
+    scope: Scope,
     max_redirects: u8,
     retry_statuses: Vec<u16>,
     /// `sitemap_since`: sitemap URLs modified before it are skipped.

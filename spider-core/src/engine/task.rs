@@ -35,7 +35,7 @@ pub(super) async fn fetch_robots<S: Spider>(shared: &Shared<S>, job: Job, notes:
         Fetch::Fatal(error) => return Outcome::Fatal(error),
     };
     shared.tally.status(fetched.status.as_u16());
-    match robots::read_answer(request, &fetched, &shared.robots_token) {
+    match robots::read_answer(request, &fetched, &shared.robots_token, &shared.scope) {
         RobotsAnswer::Rules(rules, memo) => Outcome::Robots(rules, memo),
         RobotsAnswer::Redirect(next) => Outcome::RobotsRedirect(*next),
         RobotsAnswer::Unavailable(reason) => Outcome::RobotsUnavailable(reason),

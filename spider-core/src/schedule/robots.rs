@@ -16,6 +16,7 @@ use url::Url;
 use crate::error::Error;
 use crate::request::Request;
 use crate::schedule::frontier::RobotsMemo;
+use crate::schedule::frontier::Scope;
 use crate::wire::redirect::{next_hop, Hop};
 use crate::wire::route::Route;
 use crate::wire::transport::Fetched;
@@ -115,12 +116,17 @@ const REDIRECTS: u8 = 5;
 
 /// Read `fetched`, the answer to `request` for a robots.txt, for the product token
 /// `token`. A 429 is "slow down", not "no rules": unavailable, as Google has it.
-pub(crate) fn read_answer(request: &Request, fetched: &Fetched, token: &str) -> RobotsAnswer {
+pub(crate) fn read_answer(request: &Request, fetched: &Fetched, token: &str, scope: &Scope) -> RobotsAnswer {
     let status = fetched.status;
     if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
         return RobotsAnswer::Unavailable(format!("robots.txt answered {status}"));
     }
     match next_hop(request, status, &fetched.headers, REDIRECTS) {
+        // A hop is a request like any other: never outside the crawl's domains.
+        Hop::To(next) if !scope.allows(next.url()) => RobotsAnswer::Unavailable(format!(
+            "robots.txt redirects to {}, outside the allowed domains, so it is not read",
+            next.url().origin().ascii_serialization()
+        )),
         Hop::NotRedirect => {
             let rules = RobotsRules::from_answer(status.as_u16(), &fetched.body, token);
             RobotsAnswer::Rules(
@@ -183,6 +189,7 @@ impl Robots {
             .filter(|_| url.has_host())
             .ok_or_else(|| Error::Config(format!("{url} has no host, so no robots.txt")))?;
         let mut request = Request::new(robots_url.clone());
+        let scope = Scope::new(&config.allowed_domains);
         let mut sent = 0;
         let rules = loop {
             sent += 1;
@@ -190,7 +197,7 @@ impl Robots {
                 Exchanged::Answer(answered) => answered.fetched,
                 Exchanged::Failed(error) => break RobotsRules::Unavailable(unreachable(&error)),
             };
-            match read_answer(&request, &fetched, config.robots_token()) {
+            match read_answer(&request, &fetched, config.robots_token(), &scope) {
                 RobotsAnswer::Rules(rules, _) => break rules,
                 RobotsAnswer::Redirect(next) => request = *next,
                 RobotsAnswer::Unavailable(reason) => break RobotsRules::Unavailable(reason),

@@ -127,24 +127,40 @@ impl Transport {
         let mut response = outgoing.send().await.map_err(transport)?;
         // A sitemap is capped by the protocol's 50 MB, not the page cap. Of a larger one the
         // reader takes what the 50 MB hold: one byte more is read, to tell it was larger.
+        // A robots.txt is read to at least 500 KiB (RFC 9309), and what the cap holds of a
+        // larger one is used, not refused.
         let sitemap = request.is_sitemap();
-        let cap = if sitemap { SITEMAP_MAX_BYTES } else { self.max_body };
+        let robots = url.path() == "/robots.txt";
+        let cap = if sitemap {
+            SITEMAP_MAX_BYTES
+        } else if robots {
+            self.max_body.max(ROBOTS_MIN_BYTES)
+        } else {
+            self.max_body
+        };
+        let cut_short = sitemap || robots;
         let too_large = || Error::BodyTooLarge { url: url.clone(), limit: cap };
         let declared = response
             .headers()
             .get(CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<usize>().ok());
-        if !sitemap && declared.is_some_and(|len| len > cap) {
+        if !cut_short && declared.is_some_and(|len| len > cap) {
             return Err(too_large());
         }
         let mut body = BytesMut::with_capacity(declared.unwrap_or(0).min(cap));
         while let Some(chunk) = response.chunk().await.map_err(transport)? {
             if body.len() + chunk.len() > cap {
-                if !sitemap {
+                if !cut_short {
                     return Err(too_large());
                 }
-                body.extend_from_slice(&chunk[..=cap - body.len()]);
+                let keep = if sitemap { cap + 1 } else { cap };
+                body.extend_from_slice(&chunk[..keep - body.len()]);
+                if robots {
+                    // A rule cut in two could read as another rule: the last whole line ends it.
+                    let whole = body.iter().rposition(|&b| b == b'\n').map_or(0, |end| end + 1);
+                    body.truncate(whole);
+                }
                 break;
             }
             body.extend_from_slice(&chunk);
@@ -166,6 +182,9 @@ impl Transport {
         })
     }
 }
+
+/// How much of a robots.txt is read at least, whatever the page cap: RFC 9309's 500 KiB.
+const ROBOTS_MIN_BYTES: usize = 500 * 1024;
 
 /// The longest wait for a connection; a host or gateway that takes longer is unreachable.
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);

@@ -20,6 +20,7 @@ pub use memory::MemoryFrontier;
 #[cfg(feature = "fleet")]
 pub(crate) use memory::PassThrough;
 pub(crate) use rules::Rules;
+pub(crate) use scope::Scope;
 
 use crate::error::Error;
 use crate::request::host::HostKey;
