@@ -126,8 +126,9 @@ impl ProbeFlags {
     }
 }
 
-/// Warnings, the progress line when stderr is not a terminal, and adaptive mode's changes.
-const DEFAULT_LOG: &str = "warn,spiderling::progress=info,spiderling::adaptive=info";
+/// Warnings, the progress line when stderr is not a terminal, and adaptive mode's changes;
+/// html5ever's own warnings (one for each page it foster-parents) only as errors.
+const DEFAULT_LOG: &str = "warn,spiderling::progress=info,spiderling::adaptive=info,html5ever=error";
 
 /// The flags every spider understands.
 #[derive(Debug, clap::Args)]
