@@ -125,6 +125,7 @@ impl<S: Spider> Crawler<S> {
     pub async fn run(self) -> Result<Summary, Error> {
         let Crawler { spider, config, live } = self;
         config.validate()?;
+        open::raise_file_limit(config.concurrency);
         let start = crate::request::start_requests(&config)?;
         let tally = Tally::new();
         // The state file first: one that is not this crawl's is refused before anything is

@@ -178,6 +178,34 @@ impl Watch {
     }
 }
 
+/// Raise the soft limit of open files to the hard one, and warn when even that is short of
+/// what `concurrency` connections want: past it, connections fail with "too many open
+/// files", as if the sites were down.
+pub(super) fn raise_file_limit(concurrency: usize) {
+    #[cfg(unix)]
+    {
+        use rustix::process::{getrlimit, setrlimit, Resource};
+        let mut limit = getrlimit(Resource::Nofile);
+        // `None` is no limit; a hard limit of none is left alone (the kernel has its own).
+        if let (Some(current), Some(maximum)) = (limit.current, limit.maximum) {
+            let raised = rustix::process::Rlimit { current: Some(maximum), maximum: Some(maximum) };
+            if current < maximum && setrlimit(Resource::Nofile, raised).is_ok() {
+                limit = getrlimit(Resource::Nofile);
+            }
+        }
+        // A connection each, the files and the state file's, and the servers' own.
+        let wanted = u64::try_from(concurrency).unwrap_or(u64::MAX).saturating_mul(2).saturating_add(64);
+        if let Some(open) = limit.current.filter(|open| *open < wanted) {
+            tracing::warn!(
+                "this process may open {open} files, and concurrency = {concurrency} wants about {wanted}: \
+                 connections past the limit fail as \"too many open files\"; raise it (ulimit -n) or lower concurrency"
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = concurrency;
+}
+
 #[cfg(test)]
 mod tests {
     #[cfg(not(all(feature = "state", feature = "fleet", feature = "observe")))]
