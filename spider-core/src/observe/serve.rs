@@ -6,16 +6,17 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
+use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE, HOST};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinHandle;
 
 use crate::error::Error;
@@ -82,22 +83,72 @@ async fn serve(addr: SocketAddr, endpoints: Endpoints) -> Result<JoinHandle<()>,
         }
     }
     let endpoints = Arc::new(endpoints);
+    let open = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     Ok(tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
+        loop {
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                // Out of file descriptors, or a connection reset before it was taken: the
+                // server goes on, after a moment for descriptors to free.
+                Err(error) => {
+                    tracing::debug!(%addr, %error, "accepting a connection failed");
+                    tokio::time::sleep(ACCEPT_PAUSE).await;
+                    continue;
+                }
+            };
+            // Past the cap a connection is closed at once: idle ones cannot starve the rest.
+            let Ok(permit) = open.clone().try_acquire_owned() else { continue };
             let endpoints = endpoints.clone();
             tokio::spawn(async move {
                 let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
-                    std::future::ready(Ok::<_, Infallible>(endpoints.answer(request.uri().path())))
+                    std::future::ready(Ok::<_, Infallible>(endpoints.answer(addr, &request)))
                 });
-                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                let connection = http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(HEADER_TIMEOUT)
+                    .serve_connection(TokioIo::new(stream), service);
+                let _ = tokio::time::timeout(CONNECTION_LIFETIME, connection).await;
+                drop(permit);
             });
         }
     }))
 }
 
+/// Connections served at once; a scraper and a few dashboards need a handful.
+const MAX_CONNECTIONS: usize = 64;
+/// How long a client may take to send a request's headers, the first or the next.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one connection is served at most; a dashboard's page connects again.
+const CONNECTION_LIFETIME: Duration = Duration::from_secs(120);
+/// The wait after a failed accept.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
+
+/// Whether a request's `Host` is one this server answers to: an IP address (whatever the
+/// port) or `localhost`. A page on another site that has its own name point at this
+/// machine (DNS rebinding) sends that name, and is refused.
+fn host_allowed(request: &hyper::Request<hyper::body::Incoming>) -> bool {
+    let Some(host) = request.headers().get(HOST).and_then(|v| v.to_str().ok()) else { return false };
+    let name = match host.strip_prefix('[') {
+        Some(bracketed) => {
+            return bracketed.split_once(']').is_some_and(|(ip, _)| ip.parse::<std::net::Ipv6Addr>().is_ok())
+        }
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::Ipv4Addr>().is_ok()
+}
+
 impl Endpoints {
-    fn answer(&self, path: &str) -> Response<Full<Bytes>> {
-        match (&self.metrics, &self.dashboard, path) {
+    fn answer(
+        &self,
+        addr: SocketAddr,
+        request: &hyper::Request<hyper::body::Incoming>,
+    ) -> Response<Full<Bytes>> {
+        if !host_allowed(request) {
+            let message =
+                format!("this server answers to its address ({addr}) or localhost, not to another name");
+            return respond(StatusCode::MISDIRECTED_REQUEST, "text/plain", message);
+        }
+        match (&self.metrics, &self.dashboard, request.uri().path()) {
             (Some(metrics), None, _) | (Some(metrics), Some(_), "/metrics") => metrics.scrape(),
             (_, Some(_), "/" | "/index.html") => {
                 respond(StatusCode::OK, "text/html; charset=utf-8", Board::page().to_owned())
