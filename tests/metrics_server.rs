@@ -39,7 +39,8 @@ fn get(port: u16, host: &str) -> Option<u16> {
 
 #[test]
 fn the_metrics_server_outlives_a_flood_of_idle_connections_and_answers_only_to_its_address() {
-    let demo = DemoSite { books: 60, per_page: 10, latency: Duration::from_millis(500), ..DemoSite::default() };
+    let demo =
+        DemoSite { books: 60, per_page: 10, latency: Duration::from_millis(500), ..DemoSite::default() };
     let site = Sandbox::demo(demo).unwrap();
     let port = free_port();
     let args = [
@@ -67,7 +68,8 @@ fn the_metrics_server_outlives_a_flood_of_idle_connections_and_answers_only_to_i
     assert_eq!(get(port, "evil.example"), Some(421), "a name that is not its own is refused");
     assert_eq!(get(port, &format!("localhost:{port}")), Some(200));
 
-    let idle: Vec<TcpStream> = (0..300).filter_map(|_| TcpStream::connect(("127.0.0.1", port)).ok()).collect();
+    let idle: Vec<TcpStream> =
+        (0..300).filter_map(|_| TcpStream::connect(("127.0.0.1", port)).ok()).collect();
     // Idle connections are closed after the header timeout (10 s), and past the cap at
     // once; the server goes on accepting through it all.
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -173,6 +173,9 @@ pub(crate) fn run(args: Args) -> ExitCode {
         if summary.counts.robots_disallowed > 0 {
             eprintln!("  robots.txt disallows it (--ignore-robots to fetch it anyway)");
         }
+        if summary.counts.redirects > 0 && summary.counts.out_of_scope > 0 {
+            eprintln!("  it redirects to a URL that is not http(s) (file:, ftp:, javascript:, ...), which is not followed");
+        }
         for (reason, n) in &summary.counts.failures_by_reason {
             eprintln!("  failed: {reason} ×{n} (after {} retries)", summary.counts.retries);
             if let Some(message) = summary.failure_examples.get(reason) {
