@@ -554,3 +554,26 @@ async fn a_crawl_stopped_by_a_full_disk_goes_on_once_there_is_room_and_writes_ev
         assert_eq!(written.len(), 300);
     }
 }
+
+/// Without a state file, a full disk left half a line at the end of the output, and the
+/// error printed last named the stats file (refused by the same disk), not the output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_without_a_state_file_leaves_whole_lines_and_names_the_output() {
+    let Some(disk) = support::SmallDisk::mount(8 << 20) else { return };
+    let site = Sandbox::demo(DemoSite { books: 1000, per_page: 20, ..DemoSite::default() }).unwrap();
+    for leave_kib in [24_u64, 56, 88] {
+        for name in disk.files() {
+            std::fs::remove_file(disk.path().join(name)).unwrap();
+        }
+        let (config, output) = config_for(&site, disk.path(), "books.jsonl");
+        disk.fill_leaving(leave_kib * 1024);
+        let error = Crawler::new(BookSpider::new(config)).run().await.unwrap_err();
+        disk.free();
+        assert!(error.to_string().contains("books.jsonl"), "{leave_kib} KiB: {error}");
+        let text = std::fs::read_to_string(&output).unwrap();
+        assert!(text.is_empty() || text.ends_with('\n'), "{leave_kib} KiB: half a line at the end");
+        for line in text.lines() {
+            assert!(serde_json::from_str::<serde_json::Value>(line).is_ok(), "{leave_kib} KiB: {line}");
+        }
+    }
+}

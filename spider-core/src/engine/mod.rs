@@ -219,13 +219,21 @@ impl<S: Spider> Crawler<S> {
         };
         let summary = Summary::new(&config.name, counts, ending);
         watch.end(&config, &summary);
-        if let Some(path) = config.stats_path() {
-            write_stats(&path, &summary)?;
-        }
-        tracing::info!(pages = summary.counts.pages, items = summary.counts.items, failures = summary.failures, status = ?summary.status, "crawl finished");
+        let stats = config.stats_path().map(|path| write_stats(&path, &summary)).transpose();
         match end.error {
-            Some(error) => Err(error),
-            None => Ok(summary),
+            // The error that stopped the crawl is the one to tell, not a stats file that the
+            // same full disk refused after it.
+            Some(error) => {
+                if let Err(unwritten) = stats {
+                    tracing::warn!(error = %unwritten, "the stats file could not be written either");
+                }
+                Err(error)
+            }
+            None => {
+                stats?;
+                tracing::info!(pages = summary.counts.pages, items = summary.counts.items, failures = summary.failures, status = ?summary.status, "crawl finished");
+                Ok(summary)
+            }
         }
     }
 }

@@ -13,6 +13,8 @@ pub(crate) struct AppendFile {
     path: PathBuf,
     writer: BufWriter<File>,
     len: u64,
+    /// The length at the last flush that succeeded: whole records only.
+    flushed: u64,
 }
 
 impl AppendFile {
@@ -35,7 +37,12 @@ impl AppendFile {
     }
 
     fn wrap(path: &Path, file: File, len: u64) -> Self {
-        AppendFile { path: path.to_owned(), writer: BufWriter::with_capacity(64 * 1024, file), len }
+        AppendFile {
+            path: path.to_owned(),
+            writer: BufWriter::with_capacity(64 * 1024, file),
+            len,
+            flushed: len,
+        }
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -43,7 +50,9 @@ impl AppendFile {
     }
 
     pub(crate) fn write_all(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        self.writer.write_all(bytes).map_err(|source| io(&self.path, source))?;
+        if let Err(source) = self.writer.write_all(bytes) {
+            return Err(self.cut_back(source));
+        }
         self.len += bytes.len() as u64;
         Ok(())
     }
@@ -51,8 +60,31 @@ impl AppendFile {
     /// Hand everything written to the operating system, which keeps it through a crash
     /// of this process; returns the file's length.
     pub(crate) fn flush(&mut self) -> Result<u64, Error> {
-        self.writer.flush().map_err(|source| io(&self.path, source))?;
+        if let Err(source) = self.writer.flush() {
+            return Err(self.cut_back(source));
+        }
+        self.flushed = self.len;
         Ok(self.len)
+    }
+
+    /// After a failed write (a full disk, mostly), which may have left part of a record at
+    /// the end: cut the file back to the last flush, whole records only, and say why.
+    fn cut_back(&mut self, source: std::io::Error) -> Error {
+        // What is still buffered is dropped, not written later at a position past the cut.
+        let cut = self.writer.get_ref().try_clone().and_then(|mut file| {
+            file.set_len(self.flushed)?;
+            std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(self.flushed))?;
+            let fresh = BufWriter::with_capacity(64 * 1024, file);
+            let (_, _dropped) = std::mem::replace(&mut self.writer, fresh).into_parts();
+            Ok(())
+        });
+        match cut {
+            Ok(()) => self.len = self.flushed,
+            Err(error) => {
+                tracing::warn!(path = %self.path.display(), %error, "could not cut the output back to its last whole record");
+            }
+        }
+        io(&self.path, source)
     }
 
     /// Wait until what was flushed is on the disk, so it survives a power loss too.
