@@ -121,6 +121,7 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         let reason = match source.downcast_ref::<Error>() {
             _ if source.is::<ExtractError>() => Reason::Item,
             Some(Error::Json { .. }) => Reason::Json,
+            Some(Error::ParseTooLong { .. }) => Reason::ParseTooLong,
             _ => Reason::Parse,
         };
         let error = Error::Spider { url: url.clone(), source };

@@ -147,6 +147,15 @@ pub enum Error {
         /// The limit in force.
         limit: u8,
     },
+    /// A page's DOM took longer than the parse budget to build (a page of too many, or
+    /// too deeply nested, elements); the page is counted as failed.
+    #[error("parsing {url} took longer than {budget:?}: a page of too many, or too deeply nested, elements is not read")]
+    ParseTooLong {
+        /// The page.
+        url: Url,
+        /// The budget: 5 s.
+        budget: std::time::Duration,
+    },
     /// A job on the parse pool panicked; the page is counted as failed.
     #[error("parse job for {url} panicked")]
     ParsePanicked {
@@ -313,6 +322,7 @@ impl Error {
             | Error::Form { url, .. }
             | Error::TooManyRedirects { url, .. }
             | Error::ParsePanicked { url }
+            | Error::ParseTooLong { url, .. }
             | Error::Extract { url, .. }
             | Error::Cache { url, .. }
             | Error::Spider { url, .. } => Some(url),

@@ -51,6 +51,8 @@ pub enum Reason {
     Json,
     /// The spider's `parse` returned another error.
     Parse,
+    /// The page's DOM took longer than the parse budget to build.
+    ParseTooLong,
     /// A sitemap listing more than 50,000 URLs: the first 50,000 were taken.
     SitemapTooManyUrls,
     /// A sitemap over 50 MB once inflated: the URLs within them were taken.
@@ -114,6 +116,7 @@ impl Reason {
             Reason::Item => "item",
             Reason::Json => "json",
             Reason::Parse => "parse",
+            Reason::ParseTooLong => "parse too long",
             Reason::SitemapTooManyUrls => "sitemap over 50,000 URLs",
             Reason::SitemapTooLarge => "sitemap over 50 MB",
             Reason::SitemapMalformed => "sitemap malformed",
@@ -139,6 +142,7 @@ impl Reason {
             Reason::Item,
             Reason::Json,
             Reason::Parse,
+            Reason::ParseTooLong,
             Reason::SitemapTooManyUrls,
             Reason::SitemapTooLarge,
             Reason::SitemapMalformed,

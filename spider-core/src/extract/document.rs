@@ -1,11 +1,13 @@
 //! A parsed page (or a part of it) inside a parse-pool job: the DOM and the page's facts,
 //! and what a derived item's fields read from them on the DOM engine.
 
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
+
+use html5ever::tendril::TendrilSink;
 
 use reqwest::StatusCode;
 use scraper::element_ref::Select;
-use scraper::{ElementRef, Html, Selector};
+use scraper::{ElementRef, Html, HtmlTreeSink, Selector, StrTendril};
 use url::Url;
 
 use crate::extract::facts::{Facts, PageField};
@@ -13,10 +15,40 @@ use crate::extract::field::{attribute_value, Reader, Source};
 use crate::extract::json_ld::JsonLd;
 use crate::request::Request;
 
-/// `work` over the DOM of `text`, the page's decoded body: the DOM engine, and where the stream falls back.
-pub(crate) fn over_dom<R>(text: &str, facts: &Facts, work: impl FnOnce(&Document<'_>) -> R) -> R {
-    let html = Html::parse_document(text);
-    work(&Document { html: &html, root: html.root_element(), page: facts })
+/// The most a page's DOM may take to build: html5ever has no bound of its own, and a page
+/// of 100,000 nested elements (1 MB) takes it most of a minute, holding a parse thread.
+/// An ordinary page of a few MB takes well under a second.
+pub(crate) const PARSE_BUDGET: Duration = Duration::from_secs(5);
+
+/// How much of a page html5ever is given at a time, between two looks at the clock.
+const PIECE: usize = 16 * 1024;
+
+/// `work` over the DOM of `text`, the page's decoded body: the DOM engine, and where the
+/// stream falls back. `None` when building the DOM passes [`PARSE_BUDGET`].
+pub(crate) fn over_dom<R>(text: &str, facts: &Facts, work: impl FnOnce(&Document<'_>) -> R) -> Option<R> {
+    let html = parse_within(text, PARSE_BUDGET)?;
+    Some(work(&Document { html: &html, root: html.root_element(), page: facts }))
+}
+
+/// The DOM of `text`, fed to the parser a piece at a time; `None` once `budget` is spent.
+fn parse_within(text: &str, budget: Duration) -> Option<Html> {
+    let started = Instant::now();
+    let mut parser =
+        html5ever::driver::parse_document(HtmlTreeSink::new(Html::new_document()), Default::default());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut end = PIECE.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        let (piece, after) = rest.split_at(end);
+        parser.process(StrTendril::from(piece));
+        rest = after;
+        if started.elapsed() > budget {
+            return None;
+        }
+    }
+    Some(parser.finish())
 }
 
 /// A parsed page, or a part of one, alive only inside a parse-pool job.

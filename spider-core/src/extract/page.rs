@@ -14,7 +14,7 @@ use url::Url;
 use crate::error::Error;
 use crate::extract::charset;
 use crate::extract::content_type::{self, ContentType};
-use crate::extract::document::{over_dom, Document};
+use crate::extract::document::{over_dom, Document, PARSE_BUDGET};
 use crate::extract::facts::Facts;
 use crate::extract::form::Form;
 use crate::extract::hidden::HiddenLinks;
@@ -181,7 +181,13 @@ impl Page {
         R: Send + 'static,
         F: FnOnce(&Document<'_>) -> R + Send + 'static,
     {
-        self.on_pool(move |text, facts, _| over_dom(text, facts, work)).await
+        let built = self.on_pool(move |text, facts, _| over_dom(text, facts, work)).await?;
+        built.ok_or_else(|| self.too_long())
+    }
+
+    /// The error of a page whose DOM took longer than the parse budget to build.
+    fn too_long(&self) -> Error {
+        Error::ParseTooLong { url: self.url().clone(), budget: PARSE_BUDGET }
     }
 
     /// Read the answer as JSON into `T`, on the parse pool (a large API answer is as
@@ -297,12 +303,13 @@ impl Page {
             match plan.run(text, !facts.hidden.follow) {
                 Ok(found) => {
                     pool.streamed_page();
-                    streamed(&Found::new(plan, found, facts))
+                    Some(streamed(&Found::new(plan, found, facts)))
                 }
                 Err(_) => over_dom(text, facts, dom),
             }
         })
-        .await
+        .await?
+        .ok_or_else(|| self.too_long())
     }
 
     /// `work` over the page's decoded text and facts in a job on the parse pool, counted
