@@ -323,18 +323,23 @@ if r.renew then
   end
 end
 
--- Leases of workers not heard from: their requests go back to the front of their queues.
-for _, member in ipairs(redis.call('ZRANGEBYSCORE', key('leases'), '-inf', now, 'LIMIT', 0, 256)) do
-  local id, owner = string.match(member, '^(%d+) (.*)$')
-  redis.call('ZREM', key('leases'), member)
-  local host, priority = where(id)
+-- Take owner's request id back, to the front of its queue.
+local function take_back(id, owner)
+  redis.call('ZREM', key('leases'), id .. ' ' .. owner)
   redis.call('SREM', key('mine', owner), id)
+  local host, priority = where(id)
   if host then
     redis.call('HINCRBY', key('held', host), owner, -1)
     redis.call('ZREM', key('slots', host), id)
     queue(host, id, score(priority, 0))
     reaped = reaped + 1
   end
+end
+
+-- Leases that ran out.
+for _, member in ipairs(redis.call('ZRANGEBYSCORE', key('leases'), '-inf', now, 'LIMIT', 0, 256)) do
+  local id, owner = string.match(member, '^(%d+) (.*)$')
+  take_back(id, owner)
 end
 
 -- Workers not heard from for dead_ms (killed, or cut off from Redis): every request they
@@ -347,16 +352,8 @@ else
 end
 for _, dead in ipairs(redis.call('ZRANGEBYSCORE', key('heard'), '-inf', now - us(r.dead_ms), 'LIMIT', 0, 16)) do
   for _, id in ipairs(redis.call('SMEMBERS', key('mine', dead))) do
-    redis.call('ZREM', key('leases'), id .. ' ' .. dead)
-    local host, priority = where(id)
-    if host then
-      redis.call('HINCRBY', key('held', host), dead, -1)
-      redis.call('ZREM', key('slots', host), id)
-      queue(host, id, score(priority, 0))
-      reaped = reaped + 1
-    end
+    take_back(id, dead)
   end
-  redis.call('DEL', key('mine', dead))
   redis.call('ZREM', key('heard'), dead)
 end
 
