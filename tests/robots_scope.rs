@@ -4,53 +4,21 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
-
 mod support;
 
+use spider_sandbox::RawSite;
 use spiderling::{Config, Crawler};
 use support::BookSpider;
-
-/// A server on `ip` that answers every request with `answer(path)`, counting them;
-/// it serves at most 20 connections, so it stops by itself.
-fn serve(ip: &str, answer: impl Fn(&str) -> String + Send + 'static) -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind((ip, 0)).unwrap();
-    let address = listener.local_addr().unwrap();
-    let count = Arc::new(AtomicUsize::new(0));
-    let counted = Arc::clone(&count);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(20) {
-            let Ok(mut stream) = stream else { continue };
-            stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-            let mut request = Vec::new();
-            let mut buffer = [0u8; 1024];
-            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                match stream.read(&mut buffer) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => request.extend_from_slice(&buffer[..n]),
-                }
-            }
-            counted.fetch_add(1, Ordering::SeqCst);
-            let text = String::from_utf8_lossy(&request);
-            let path = text.split_whitespace().nth(1).unwrap_or("/").to_owned();
-            let _ = stream.write_all(answer(&path).as_bytes());
-        }
-    });
-    (format!("http://{address}"), count)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_robots_txt_redirect_to_another_host_is_not_followed_and_nothing_there_is_fetched() {
     // Another host (127.0.0.2 is this machine too, but not an allowed domain).
-    let (elsewhere, asked_elsewhere) = serve("127.0.0.2", |_| {
+    let elsewhere = RawSite::start("127.0.0.2", |_| {
         "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 26\r\nConnection: close\r\n\r\nUser-agent: *\nAllow: /\n\n\n".to_owned()
-    });
-    let target = format!("{elsewhere}/robots.txt");
-    let (site, _) = serve("127.0.0.1", move |path| {
+    })
+    .unwrap();
+    let target = format!("{}robots.txt", elsewhere.url());
+    let site = RawSite::start("127.0.0.1", move |path| {
         match path {
         "/robots.txt" => {
             format!("HTTP/1.1 301 Moved\r\nLocation: {target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
@@ -58,15 +26,16 @@ async fn a_robots_txt_redirect_to_another_host_is_not_followed_and_nothing_there
         _ => "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 13\r\nConnection: close\r\n\r\n<p>hello</p>\n"
             .to_owned(),
     }
-    });
+    })
+    .unwrap();
     let config = Config::new("books")
-        .start_url(format!("{site}/"))
+        .start_url(site.url())
         .allowed_domain("127.0.0.1")
         .retries(0)
         .handle_signals(false)
         .progress(false);
     let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
-    assert_eq!(asked_elsewhere.load(Ordering::SeqCst), 0, "nothing is sent outside the allowed domains");
+    assert_eq!(elsewhere.received(), 0, "nothing is sent outside the allowed domains");
     assert_eq!(summary.counts.pages, 0, "robots.txt could not be read, so nothing of the host is fetched");
 }
 

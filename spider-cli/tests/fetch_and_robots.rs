@@ -153,39 +153,14 @@ fn fetch_of_a_closed_port_says_the_connection_was_refused_and_the_whole_error() 
     assert!(line.contains("Connection refused"), "the root of the chain, on the same line: {text}");
 }
 
-/// A server on 127.0.0.1 answering every request with `answer`, for at most 10
-/// connections.
-fn serve_raw(answer: &'static str) -> String {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(10) {
-            let Ok(mut stream) = stream else { continue };
-            let mut request = Vec::new();
-            let mut buffer = [0u8; 1024];
-            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                match stream.read(&mut buffer) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => request.extend_from_slice(&buffer[..n]),
-                }
-            }
-            let _ = stream.write_all(answer.as_bytes());
-        }
-    });
-    format!("http://{address}/")
-}
-
 #[test]
 fn fetch_of_a_redirect_off_the_web_says_why_there_is_no_page() {
     for target in ["javascript:alert(1)", "file:///etc/passwd", "ftp://127.0.0.1/x"] {
-        let answer: &'static str = Box::leak(
-            format!(
-                "HTTP/1.1 302 Found\r\nLocation: {target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            )
-            .into_boxed_str(),
+        let answer = format!(
+            "HTTP/1.1 302 Found\r\nLocation: {target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         );
-        let url = serve_raw(answer);
+        let site = spider_sandbox::RawSite::start("127.0.0.1", move |_| answer.clone()).unwrap();
+        let url = site.url().to_owned();
         let run = spiderling(&["fetch", &url, "--ignore-robots"]);
         let said = String::from_utf8_lossy(&run.stderr);
         assert!(!run.status.success(), "{said}");
