@@ -108,6 +108,25 @@ async fn hidden_links_are_never_requested_and_are_counted() {
     assert_eq!(summary.failures, 0);
 }
 
+/// Two rules that select the same links: each hidden link was counted once per rule.
+#[derive(Spider, Default)]
+#[spider(
+    start_urls = ["http://placeholder.invalid/"],
+    block_markers = ["consent-wall"],
+    rule(css = "a", follow),
+    rule(css = "a[href]", follow)
+)]
+struct TwoRules;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hidden_link_two_rules_select_is_counted_once() {
+    let site = shop();
+    let config = TwoRules.config().set("start_urls", &site.url()).unwrap();
+    let summary = Crawler::with_config(TwoRules, config).run().await.unwrap();
+    assert!(!site.observed().hits.iter().any(|h| h.target.starts_with("/trap/")), "no honeypot requested");
+    assert_eq!(summary.counts.skipped_hidden, 4, "each of the four hidden links once");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_consent_wall_is_passed_on_the_identity_that_got_its_cookie() {
     let site = shop();

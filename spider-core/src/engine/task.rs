@@ -102,7 +102,7 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
     let (url, method, attempts) = (request.url().clone(), request.method().clone(), request.attempts + 1);
     let mut cx = Cx::for_request(&request);
     let (headers, body, pool) = (fetched.headers, fetched.body, shared.pool.clone());
-    let hidden = HiddenLinks { follow: shared.follow_hidden, ..HiddenLinks::default() };
+    let hidden = HiddenLinks::new(shared.follow_hidden);
     let page =
         Page::new(url.clone(), status, headers, body, request, SystemTime::now(), pool, hidden.clone());
     let parsed = shared.spider.parse(page, &mut cx).await;

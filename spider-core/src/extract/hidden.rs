@@ -11,31 +11,39 @@
 //!   `position: absolute` or `fixed` with a negative `left` or `top`. `aria-hidden` alone
 //!   is not enough: icons and decorative duplicates of visible links carry it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use scraper::ElementRef;
 
-/// Whether a page's hidden links are followed, and how many were skipped.
+/// Whether a page's hidden links are followed, and which were skipped.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HiddenLinks {
     pub(crate) follow: bool,
-    pub(crate) skipped: Arc<AtomicU64>,
+    /// The hidden links met, by their `href`: each counted once, however many of the
+    /// spider's rules select it.
+    skipped: Arc<Mutex<HashSet<String>>>,
 }
 
 impl HiddenLinks {
+    /// A page's: its hidden links followed or not.
+    pub(crate) fn new(follow: bool) -> Self {
+        HiddenLinks { follow, ..HiddenLinks::default() }
+    }
+
     /// Whether the link `element` is to be followed; a hidden one is counted as skipped.
     pub(crate) fn admits(&self, element: ElementRef<'_>) -> bool {
         if self.follow || !is_hidden(element) {
             return true;
         }
-        self.skipped.fetch_add(1, Ordering::Relaxed);
+        let href = element.value().attr("href").unwrap_or_default().to_owned();
+        self.skipped.lock().unwrap_or_else(|e| e.into_inner()).insert(href);
         false
     }
 
-    /// Links skipped so far.
+    /// Hidden links skipped so far, each once.
     pub(crate) fn skipped(&self) -> u64 {
-        self.skipped.load(Ordering::Relaxed)
+        self.skipped.lock().unwrap_or_else(|e| e.into_inner()).len() as u64
     }
 }
 

@@ -86,7 +86,7 @@ impl<'a> Start<'a> {
                 }
                 Hop::NotRedirect | Hop::NoTarget => {
                     let url = request.url().clone();
-                    let hidden = HiddenLinks { follow: self.follow_hidden, ..HiddenLinks::default() };
+                    let hidden = HiddenLinks::new(self.follow_hidden);
                     let (status, headers, body) = (fetched.status, fetched.headers, fetched.body);
                     let fetched_at = SystemTime::now();
                     return Ok(Page::new(
