@@ -61,12 +61,19 @@ async fn credentials_never_show_anywhere() {
     let tls = Sandbox::demo_tls(DemoSite { books: 5, per_page: 5, ..DemoSite::default() }).unwrap();
     let ca = dir.path().join("ca.pem");
     std::fs::write(&ca, tls.certificate_pem().unwrap()).unwrap();
+    let finished = captured.text().matches("crawl finished").count();
     for target in [site.url(), tls.url()] {
         let config = Config::new("books").start_url(target).proxy(wrong.as_str()).ca_cert(&ca);
         let error = Crawler::new(BookSpider::new(config)).run().await.unwrap_err();
         shown.push(error.to_string());
         shown.push(format!("{error:?}"));
     }
+    // A crawl the 407 stopped logged "crawl finished ... status=Complete" after its error.
+    assert_eq!(
+        captured.text().matches("crawl finished").count(),
+        finished,
+        "a stopped crawl is not finished"
+    );
 
     // Settings that do not parse, or name a gateway that does not, or hide the password
     // behind the characters that end a URL's authority or separate routes.
