@@ -261,6 +261,14 @@ fn wait_for_pages(site: &Sandbox, pages: usize) {
 /// What a worker that stopped because Redis lost writes prints.
 const LOST: &str = "Redis lost part of this crawl";
 
+/// A worker's end, bounded, which must be a failure: what it printed on stderr.
+fn failed(child: Child) -> String {
+    let run = finish(child, Duration::from_secs(60));
+    let said = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(!run.status.success(), "a worker reported success after Redis went back: {said}");
+    said
+}
+
 /// Redis's default persistence is snapshots, so a restart is usually one. Two workers, a
 /// snapshot, more crawling, then Redis killed and started from the snapshot: the workers
 /// took the stale crawl and renewed its leases for ever, and a worker started later ended
@@ -281,9 +289,7 @@ fn a_redis_restored_from_an_older_snapshot_stops_every_worker_with_the_reason() 
     assert!(site.observed().pages().count() < demo.expected_pages(), "the restore came mid-crawl");
 
     for (child, _) in workers {
-        let run = finish(child, Duration::from_secs(60));
-        let said = String::from_utf8_lossy(&run.stderr);
-        assert!(!run.status.success(), "a worker reported success after Redis went back: {said}");
+        let said = failed(child);
         assert!(said.contains(LOST) && said.contains("another crawl_id"), "{said}");
     }
     let late = worker_command(&site, &redis, &dir.join("late.jsonl"), &[]).output().unwrap();
@@ -308,9 +314,7 @@ fn a_redis_back_empty_and_seeded_again_by_a_worker_joining_at_once_stops_the_old
     assert!(site.observed().pages().count() < demo.expected_pages(), "Redis went mid-crawl");
 
     for (child, _) in workers {
-        let run = finish(child, Duration::from_secs(60));
-        let said = String::from_utf8_lossy(&run.stderr);
-        assert!(!run.status.success(), "an old worker went on with the new crawl: {said}");
+        let said = failed(child);
         assert!(said.contains(LOST) || said.contains("came back without this crawl's data"), "{said}");
     }
     // The one that joined either stops too (an old worker told it) or, if both old ones

@@ -168,7 +168,7 @@ pub(crate) struct FleetFrontier {
     rest_until: HashMap<i64, Instant>,
     /// Requests handed out whose leases lapsed (given back already): their pages are not
     /// written when they come back.
-    lapsed: HashSet<i64>,
+    given_up: HashSet<i64>,
     answers: HashMap<HostKey, RobotsMemo>,
     /// Hosts whose robots.txt this worker fetches for the fleet, and from when.
     claims: Vec<(HostKey, Instant)>,
@@ -211,7 +211,7 @@ impl FleetFrontier {
             waiting: BinaryHeap::new(),
             handed: HashMap::new(),
             rest_until: HashMap::new(),
-            lapsed: HashSet::new(),
+            given_up: HashSet::new(),
             answers: HashMap::new(),
             claims: Vec::new(),
             capacity: config.concurrency + lookahead,
@@ -226,6 +226,16 @@ impl FleetFrontier {
         };
         frontier.ask_for_more();
         frontier
+    }
+
+    /// Everything leased this worker holds, to give back: the requests not started
+    /// (buffered, or waiting for their start), and those handed to the dispatcher.
+    fn let_go(&mut self) -> (Vec<(i64,)>, Vec<(i64,)>) {
+        let buffered = self.queues.drain().flat_map(|(_, queue)| queue);
+        let waiting = self.waiting.drain().map(|Reverse(w)| w.request);
+        let not_started = buffered.chain(waiting).filter_map(|r| r.ticket).map(|Ticket(id)| (id,)).collect();
+        self.buffered = 0;
+        (not_started, self.handed.drain().map(|(id, _)| (id,)).collect())
     }
 
     /// Tell the syncer how many more requests this worker can take.
@@ -346,7 +356,8 @@ impl Frontier for FleetFrontier {
 
     fn release_due(&mut self, now: Instant) -> Result<Vec<HostKey>, Error> {
         let mut hosts = Vec::new();
-        let mut exchange = self.link.lock();
+        let link = Arc::clone(&self.link);
+        let mut exchange = link.lock();
         if let Some(error) = exchange.fatal.take() {
             self.failed = true;
             return Err(error);
@@ -355,20 +366,14 @@ impl Frontier for FleetFrontier {
         if lapsed {
             // The fleet may have taken back everything this worker held while it was not
             // heard from: nothing of it starts, and what is in flight is not written.
-            let buffered = self.queues.drain().flat_map(|(_, queue)| queue);
-            let waiting = self.waiting.drain().map(|Reverse(w)| w.request);
-            let mut back: Vec<(i64,)> =
-                buffered.chain(waiting).filter_map(|r| r.ticket).map(|Ticket(id)| (id,)).collect();
-            for (id, _) in self.handed.drain() {
-                self.lapsed.insert(id);
-                back.push((id,));
-            }
+            let (mut back, in_flight) = self.let_go();
+            self.given_up.extend(in_flight.iter().map(|(id,)| *id));
+            back.extend(in_flight);
             tracing::warn!(
                 requests = back.len(),
                 "this worker was not heard from for as long as the fleet keeps its leases (paused, or cut off): \
                  what it held goes back, and its pages in flight are not written"
             );
-            self.buffered = 0;
             exchange.outbox.give_back.extend(back);
         }
         if self.cut_off && exchange.connected {
@@ -523,7 +528,8 @@ impl Durable for FleetFrontier {
             self.unsent.output = Some((file.clone(), committed.bytes, committed.items));
         }
         let unsent = self.unsent.take_changes(true);
-        let mut exchange = self.link.lock();
+        let link = Arc::clone(&self.link);
+        let mut exchange = link.lock();
         for (host, _, _) in &unsent.answers {
             if !exchange.gauge_hosts.contains(host) {
                 exchange.gauge_hosts.insert(0, host.clone());
@@ -535,12 +541,8 @@ impl Durable for FleetFrontier {
         if ending {
             // Whatever was leased and not finished goes back to the fleet: requests
             // buffered, waiting for their start, or cut short by the stop.
-            let buffered = self.queues.drain().flat_map(|(_, queue)| queue);
-            let waiting = self.waiting.drain().map(|Reverse(w)| w.request);
-            let mut back: Vec<(i64,)> =
-                buffered.chain(waiting).filter_map(|r| r.ticket).map(|Ticket(id)| (id,)).collect();
-            back.extend(self.handed.drain().map(|(id, _)| (id,)));
-            self.buffered = 0;
+            let (mut back, in_flight) = self.let_go();
+            back.extend(in_flight);
             exchange.outbox.give_back.extend(back);
             exchange.closing = true;
         }
@@ -564,7 +566,7 @@ impl SharedLimits for FleetFrontier {
     }
 
     fn holds(&self, Ticket(id): Ticket, now: Instant) -> bool {
-        if self.lapsed.contains(&id) {
+        if self.given_up.contains(&id) {
             return false;
         }
         // A lapse the syncer found and this side has not taken in yet covers every
@@ -575,7 +577,7 @@ impl SharedLimits for FleetFrontier {
 
     fn forsake(&mut self, Ticket(id): Ticket) {
         self.rest_until.remove(&id);
-        if self.lapsed.remove(&id) {
+        if self.given_up.remove(&id) {
             return;
         }
         if self.handed.remove(&id).is_some() {

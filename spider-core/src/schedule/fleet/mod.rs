@@ -171,7 +171,7 @@ pub(crate) async fn join(
                 .query_async(&mut connection)
                 .await
                 .map_err(refused)?;
-            recorded.as_deref().map(read_committed).transpose().map_err(|problem| Error::Fleet {
+            recorded.as_deref().map(outputs::read_committed).transpose().map_err(|problem| Error::Fleet {
                 address: address.to_string(),
                 message: format!("the committed length of {file} does not read ({problem})"),
             })?
@@ -207,17 +207,6 @@ fn output_file(config: &Config) -> Result<Option<String>, Error> {
                 .map_err(|source| Error::Io { path: path.to_owned(), source })
         })
         .transpose()
-}
-
-/// A file's committed length and items as `round.lua` records them.
-fn read_committed(json: &str) -> Result<Committed, String> {
-    #[derive(serde::Deserialize)]
-    struct Recorded {
-        bytes: u64,
-        items: u64,
-    }
-    let recorded: Recorded = serde_json::from_str(json).map_err(|e| e.to_string())?;
-    Ok(Committed { bytes: recorded.bytes, items: recorded.items })
 }
 
 /// The least time between two starts of the fleet under `ceiling`, 0 for none. Starts

@@ -14,7 +14,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::error::Error;
-use crate::sinks::Format;
+use crate::sinks::{Committed, Format};
 
 /// One worker's output file in a fleet's crawl.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -36,13 +36,8 @@ pub struct FleetOutput {
 impl FleetOutput {
     /// From the `P:outputs` field `HOST:PATH` and its value.
     pub(super) fn read(file: &str, json: &str, here: &str) -> Option<FleetOutput> {
-        #[derive(serde::Deserialize)]
-        struct Recorded {
-            bytes: u64,
-            items: u64,
-        }
         let (host, path) = file.split_once(':')?;
-        let recorded: Recorded = serde_json::from_str(json).ok()?;
+        let recorded = read_committed(json).ok()?;
         let tail = (host == here)
             .then(|| std::fs::metadata(path).ok())
             .flatten()
@@ -55,6 +50,17 @@ impl FleetOutput {
             tail,
         })
     }
+}
+
+/// A file's committed length and items as `round.lua` records them.
+pub(super) fn read_committed(json: &str) -> Result<Committed, String> {
+    #[derive(serde::Deserialize)]
+    struct Recorded {
+        bytes: u64,
+        items: u64,
+    }
+    let recorded: Recorded = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    Ok(Committed { bytes: recorded.bytes, items: recorded.items })
 }
 
 /// Write the committed part of every output in `outputs` to `out`, in the format its name
