@@ -1,9 +1,10 @@
 //! The streaming pass: one byte scan over a page's tags that tells whether the page
 //! nests as the DOM would (`shape.rs`) and collects what the plan's selectors match
 //! (`select.rs`, `collect.rs`) as it goes. It reads the markup it accepts as the HTML
-//! tokenizer does (tag and attribute names, quoted and unquoted values, comments, the
-//! doctype, raw-text elements) and gives up on anything it does not read exactly so: a
-//! bogus comment, CDATA, `<!--` in a script, an attribute name starting with a quote.
+//! tokenizer does (tag and attribute names, quoted and unquoted values, the attributes of
+//! end tags, a raw-text element's end tag included, comments, the doctype, raw-text
+//! elements) and gives up on anything it does not read exactly so: a bogus comment,
+//! CDATA, `<!--` in a script.
 
 use std::borrow::Cow;
 
@@ -83,18 +84,21 @@ impl<'a> Scan<'a, '_> {
         self.collector.text(text, TextKind::Decoded);
     }
 
+    /// An end tag: its attributes are read as the tokenizer reads them, to find where it
+    /// ends, and dropped, as the tokenizer drops them.
     fn end_tag(&mut self, at: usize) -> Result<usize, &'static str> {
         let html = self.html;
         if !html.as_bytes().get(at + 2).is_some_and(u8::is_ascii_alphabetic) {
             return Err("a bogus end tag");
         }
         let (raw, end) = tag_name(html, at + 2);
-        let close = memchr(b'>', &html.as_bytes()[end..]).ok_or("an unclosed end tag")?;
-        if !html[end..end + close].trim_matches(|c: char| c.is_ascii_whitespace()).is_empty() {
-            return Err("an end tag with attributes");
+        let (after, _) = tag_rest(html, end, |_| Ok(()))?;
+        let name = lower(raw);
+        if !self.shape.end_tag_counts(&name) {
+            return Ok(after);
         }
-        self.close(&lower(raw));
-        Ok(end + close + 1)
+        self.close(&name);
+        Ok(after)
     }
 
     /// End tag `name`: the element closes, and so does the text of its matches. A stray
@@ -112,25 +116,17 @@ impl<'a> Scan<'a, '_> {
     fn start_tag(&mut self, at: usize) -> Result<usize, &'static str> {
         let html = self.html;
         let bytes = html.as_bytes();
-        let (raw, mut i) = tag_name(html, at + 1);
+        let (raw, i) = tag_name(html, at + 1);
         let name = lower(raw);
         let attributes_from = self.shape.attributes.len();
-        let self_closing = loop {
-            while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
-                i += 1;
+        let (watch_hidden, attributes) = (self.watch_hidden, &mut self.shape.attributes);
+        let (after, self_closing) = tag_rest(html, i, |attribute| {
+            if watch_hidden && crate::extract::hidden::attribute_may_hide(attribute.name, attribute.value) {
+                return Err(MAY_HIDE_A_LINK);
             }
-            match bytes.get(i) {
-                None => return Err("an unclosed start tag"),
-                Some(b'>') => break false,
-                Some(b'/') if bytes.get(i + 1) == Some(&b'>') => break true,
-                Some(b'/') => i += 1,
-                Some(b'"' | b'\'' | b'<' | b'=') => {
-                    return Err("an attribute name the tokenizer reads oddly")
-                }
-                Some(_) => i = self.attribute(i)?,
-            }
-        };
-        let after = i + if self_closing { 2 } else { 1 };
+            attributes.push(attribute);
+            Ok(())
+        })?;
         let foreign = matches!(&*name, "svg" | "math") || self.shape.is_open(&["svg", "math"]);
         let has_content = !(is_void(&name) || (self_closing && foreign));
         let attributes_from = self.shape.close_implied_by(&name, attributes_from);
@@ -146,7 +142,7 @@ impl<'a> Scan<'a, '_> {
         if foreign {
             return Err("a raw-text element inside `<svg>` or `<math>`");
         }
-        let (content_end, end) = raw_text_end(html, after, raw).ok_or("an unclosed raw-text element")?;
+        let (content_end, end) = raw_text_end(html, after, raw)?;
         let content = &html[after..content_end];
         if name == "script" && content.contains("<!--") {
             return Err("`<!--` inside a script");
@@ -186,48 +182,73 @@ impl<'a> Scan<'a, '_> {
         }
         Ok(())
     }
+}
 
-    /// One attribute from `from`, kept with the tag's; where the tag goes on. With
-    /// `watch_hidden`, one that may hide a link gives up.
-    fn attribute(&mut self, from: usize) -> Result<usize, &'static str> {
-        let html = self.html;
-        let bytes = html.as_bytes();
-        let name_end = bytes[from..]
-            .iter()
-            .position(|b| matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>' | b'='))
-            .map_or(bytes.len(), |n| from + n);
-        let name = &html[from..name_end];
-        let mut i = name_end;
+/// The rest of a tag from `from`, just past its name, as the tokenizer reads it: each
+/// attribute (names, `=`, quoted and unquoted values, a `/` between them) given to
+/// `attribute`; where the tag ends, past its `>`, and whether it closes itself. The
+/// same for start tags, end tags and the end tag of a raw-text element, whose quoted
+/// values may hold a `>`.
+fn tag_rest<'a>(
+    html: &'a str,
+    mut i: usize,
+    mut attribute: impl FnMut(Attribute<'a>) -> Result<(), &'static str>,
+) -> Result<(usize, bool), &'static str> {
+    let bytes = html.as_bytes();
+    loop {
         while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
             i += 1;
         }
-        let (value, end) = if bytes.get(i) == Some(&b'=') {
-            i += 1;
-            while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
-                i += 1;
+        match bytes.get(i) {
+            None => return Err("an unclosed tag"),
+            Some(b'>') => return Ok((i + 1, false)),
+            Some(b'/') if bytes.get(i + 1) == Some(&b'>') => return Ok((i + 2, true)),
+            Some(b'/') => i += 1,
+            Some(_) => {
+                let (read, end) = read_attribute(html, i)?;
+                attribute(read)?;
+                i = end;
             }
-            match bytes.get(i) {
-                Some(&quote @ (b'"' | b'\'')) => {
-                    let close = memchr(quote, &bytes[i + 1..]).ok_or("an unclosed attribute value")?;
-                    (&html[i + 1..i + 1 + close], i + close + 2)
-                }
-                _ => {
-                    let end = bytes[i..]
-                        .iter()
-                        .position(|b| matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'>'))
-                        .map_or(bytes.len(), |n| i + n);
-                    (&html[i..end], end)
-                }
-            }
-        } else {
-            ("", i)
-        };
-        if self.watch_hidden && crate::extract::hidden::attribute_may_hide(name, value) {
-            return Err(MAY_HIDE_A_LINK);
         }
-        self.shape.attributes.push(Attribute { name, value });
-        Ok(end)
     }
+}
+
+/// One attribute from `from`, and where the tag goes on after it. Its name's first
+/// character is part of it whatever it is (an `=` too), and a quote or `<` in it is a
+/// character of the name, as the tokenizer reads them.
+fn read_attribute(html: &str, from: usize) -> Result<(Attribute<'_>, usize), &'static str> {
+    let bytes = html.as_bytes();
+    let first = html[from..].chars().next().map_or(1, char::len_utf8);
+    let name_end = bytes[from + first..]
+        .iter()
+        .position(|b| matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>' | b'='))
+        .map_or(bytes.len(), |n| from + first + n);
+    let name = &html[from..name_end];
+    let mut i = name_end;
+    while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+        i += 1;
+    }
+    if bytes.get(i) != Some(&b'=') {
+        return Ok((Attribute { name, value: "" }, i));
+    }
+    i += 1;
+    while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+        i += 1;
+    }
+    let (value, end) = match bytes.get(i) {
+        Some(&quote @ (b'"' | b'\'')) => {
+            let close = memchr(quote, &bytes[i + 1..]).ok_or("an unclosed attribute value")?;
+            (&html[i + 1..i + 1 + close], i + close + 2)
+        }
+        _ => {
+            let end = bytes[i..]
+                .iter()
+                .position(|b| matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'>'))
+                .map_or(bytes.len(), |n| i + n);
+            (&html[i..end], end)
+        }
+    };
+    Ok((Attribute { name, value }, end))
 }
 
 /// A comment or the doctype at `at`; where the text goes on.
@@ -305,17 +326,19 @@ fn raw_text(name: &str) -> Option<TextKind> {
 }
 
 /// Where the content of raw-text element `name` starting at `from` ends, and where its
-/// end tag ends.
-fn raw_text_end(html: &str, from: usize, name: &str) -> Option<(usize, usize)> {
+/// end tag ends: at the first `</name` followed by a space, `/` or `>`, the tag then read
+/// to its end as any other.
+fn raw_text_end(html: &str, from: usize, name: &str) -> Result<(usize, usize), &'static str> {
     let bytes = html.as_bytes();
     let mut at = from;
     loop {
-        let found = at + memmem::find(&bytes[at..], b"</")?;
+        let found = at + memmem::find(&bytes[at..], b"</").ok_or("an unclosed raw-text element")?;
         let after = found + 2 + name.len();
         if bytes.get(found + 2..after).is_some_and(|tag| tag.eq_ignore_ascii_case(name.as_bytes()))
             && matches!(bytes.get(after), Some(b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>'))
         {
-            return Some((found, after + memchr(b'>', &bytes[after..])? + 1));
+            let (end, _) = tag_rest(html, after, |_| Ok(()))?;
+            return Ok((found, end));
         }
         at = found + 2;
     }

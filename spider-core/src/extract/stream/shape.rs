@@ -15,6 +15,8 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use super::entities::{decode, Context};
+
 /// Elements the tree builder treats specially enough that a page having one is not
 /// streamed: `<template>` (a separate fragment), `<plaintext>`, `<image>` (renamed
 /// `<img>`), frames, ruby annotations (implicitly closed by each other), `<isindex>`.
@@ -89,6 +91,41 @@ fn watched(name: &str) -> Option<usize> {
     })
 }
 
+/// Where the tree builder is before the page's content begins: its insertion modes up to
+/// "in body", as far as they decide what a tag does. Before the body the tree builder
+/// ignores every end tag but a few, so a stray `</p>` there is no paragraph.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// "initial", "before html", "before head" and "in head": a `<noscript>` stays in the
+    /// head.
+    #[default]
+    Head,
+    /// "after head", after a `</head>`: a head element still goes to the head, a
+    /// `<noscript>` starts the body.
+    AfterHead,
+    /// "in body" and every mode after it.
+    Body,
+}
+
+/// Start tags the tree builder puts in the head while the body has not begun.
+fn in_head(name: &str) -> bool {
+    matches!(
+        name,
+        "html"
+            | "head"
+            | "base"
+            | "basefont"
+            | "bgsound"
+            | "link"
+            | "meta"
+            | "noframes"
+            | "script"
+            | "style"
+            | "template"
+            | "title"
+    )
+}
+
 /// Elements the parser may open without a tag, whose own tags the engine lets pass.
 pub(super) fn is_implied(name: &str) -> bool {
     matches!(name, "html" | "head" | "body")
@@ -125,6 +162,7 @@ pub(super) struct Shape<'a> {
     /// Whether a `<tr>` may sit right in its `<table>`: the tree builder puts a `<tbody>`
     /// between them, which only matters to selectors that could see it.
     pub(super) rows_in_tables: bool,
+    phase: Phase,
 }
 
 impl<'a> Shape<'a> {
@@ -269,6 +307,11 @@ impl<'a> Shape<'a> {
         attributes_from: usize,
         foreign: bool,
     ) {
+        self.phase = match self.phase {
+            Phase::Body => Phase::Body,
+            phase if in_head(&name) || (name == "noscript" && phase == Phase::Head) => phase,
+            _ => Phase::Body,
+        };
         if is_implied(&name) {
             if !self.open.is_empty() {
                 self.give_up_at("an `<html>`, `<head>` or `<body>` tag inside the page");
@@ -327,6 +370,24 @@ impl<'a> Shape<'a> {
             _ => table_place.is_none(),
         };
         (!allowed_here).then_some("a table not written as the tree builder builds it")
+    }
+
+    /// Whether end tag `name` (lower case) does anything: before the body, the tree
+    /// builder ignores all but `</head>`, which ends the head, and `</body>`, `</html>`
+    /// and `</br>`, which begin the body as any content would.
+    pub(super) fn end_tag_counts(&mut self, name: &str) -> bool {
+        match (self.phase, name) {
+            (Phase::Body, _) => true,
+            (Phase::Head, "head") => {
+                self.phase = Phase::AfterHead;
+                false
+            }
+            (_, "body" | "html" | "br") => {
+                self.phase = Phase::Body;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// An end tag `name` (lower case): it closes the element last opened, or, for the
@@ -413,6 +474,9 @@ impl<'a> Shape<'a> {
     /// Text outside any element's content model: text in a table outside its cells is
     /// moved before the table.
     pub(super) fn text(&mut self, text: &str) {
+        if self.phase != Phase::Body && !decode(text, Context::Text).chars().all(is_html_space) {
+            self.phase = Phase::Body;
+        }
         if matches!(self.parent(), "table" | "tbody" | "thead" | "tfoot" | "tr" | "colgroup")
             && !text.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty()
         {
@@ -425,6 +489,12 @@ impl<'a> Shape<'a> {
 /// a call to `memcmp` for each costs more than comparing them.
 pub(super) fn same_name(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+}
+
+/// The characters HTML counts as white space, which leave the tree builder where it is
+/// before the body.
+fn is_html_space(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\x0c' | '\r' | ' ')
 }
 
 fn is_heading(name: &str) -> bool {

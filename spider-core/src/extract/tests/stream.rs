@@ -188,6 +188,253 @@ fn attribute_values_compare_decoded_and_without_case_where_html_says_so() {
     );
 }
 
+#[test]
+fn an_end_tag_the_tree_builder_ignores_before_the_body_is_no_element() {
+    for html in [
+        "<head><title>t</title></head></p><body><p>Real</p>",
+        "</p><p>Real</p>",
+        "<html></p><p>Real</p>",
+        "<head></p><meta charset=utf-8></p></head><p>Real</p>",
+        "<head><noscript>n</noscript></p></head></p><p>Real</p>",
+    ] {
+        let page = Page::fixture("https://shop.example/", html).unwrap();
+        let (dom, streamed) = run(both(page, leak(vec![text("p")]), leak(vec![])));
+        assert_eq!(dom.0[0], ["Real"], "{html}");
+        assert_eq!(streamed.as_ref(), Some(&dom), "{html}");
+    }
+    // Once the body has begun, by a tag, by text or by a `<noscript>` after the head, a
+    // stray `</p>` is an empty paragraph in the DOM too.
+    for html in [
+        "<div></div></p><p>Real</p>",
+        "x</p><p>Real</p>",
+        "<head></head><noscript></noscript></p><p>Real</p>",
+    ] {
+        let page = Page::fixture("https://shop.example/", html).unwrap();
+        let (dom, streamed) = run(both(page, leak(vec![text("p")]), leak(vec![])));
+        assert_eq!(dom.0[0], ["", "Real"], "{html}");
+        assert_eq!(streamed.as_ref(), Some(&dom), "{html}");
+    }
+}
+
+#[test]
+fn a_raw_text_end_tag_with_attributes_ends_where_the_tokenizer_ends_it() {
+    for element in
+        ["script", "style", "title", "textarea", "iframe", "noembed", "noframes", "noscript", "xmp"]
+    {
+        for end in [
+            format!("</{element} x=\">\"<a href=/ghost>\">"),
+            format!("</{element} x='>'<a href=/ghost>'>"),
+            format!("</{element}/ x=\">\"<a href=/ghost>\">"),
+            format!("</{}\tx=\">\"<a href=/ghost>\" y>", element.to_uppercase()),
+        ] {
+            let html: &'static str =
+                Box::leak(format!("<div><a href=/real>r</a><{element}>raw</a>{end}z").into_boxed_str());
+            let page = Page::fixture("https://shop.example/", html).unwrap();
+            let (dom, streamed) =
+                run(both(page, leak(vec![text("div"), text(element)]), leak(vec!["a[href]"])));
+            assert_eq!(dom.1, [vec!["https://shop.example/real"]], "{html}");
+            assert_eq!(streamed.as_ref(), Some(&dom), "{html}");
+        }
+    }
+}
+
+/// End tags a page may hold where it should not, each an end tag the tree builder treats
+/// in its own way in some insertion mode; some with attributes, which it drops.
+const STRAY_ENDS: &[&str] = &[
+    "</p>",
+    "</P>",
+    "</p x=1>",
+    "</p x=\">\">",
+    "</br>",
+    "</div>",
+    "</head>",
+    "</body>",
+    "</html>",
+    "</span>",
+    "</td>",
+    "</th>",
+    "</tr>",
+    "</tbody>",
+    "</table>",
+    "</caption>",
+    "</colgroup>",
+    "</col>",
+    "</select>",
+    "</option>",
+    "</optgroup>",
+    "</li>",
+    "</ul>",
+    "</dd>",
+    "</dl>",
+    "</a>",
+    "</b>",
+    "</h1>",
+    "</form>",
+    "</button>",
+    "</template>",
+    "</script>",
+    "</title>",
+    "</style>",
+    "</noscript>",
+    "</svg>",
+    "</math>",
+    "</foo>",
+    "</frameset>",
+    "</hr>",
+];
+
+/// What a page opens before a stray end tag, so that the tag meets the tree builder in
+/// each of its insertion modes in the body: a table, its parts, a caption, a column
+/// group, a select, foreign content, a button's scope...
+const CONTEXTS: &[&str] = &[
+    "",
+    "<div>",
+    "<p>",
+    "<p><b>",
+    "<table>",
+    "<table><tbody>",
+    "<table><tr>",
+    "<table><tr><td>",
+    "<table><caption>",
+    "<table><colgroup>",
+    "<select>",
+    "<select><option>",
+    "<ul><li>",
+    "<dl><dt>",
+    "<svg>",
+    "<math>",
+    "<button>",
+    "<p><button>",
+    "<b>",
+    "<a href=/c>",
+    "<h1>",
+    "<form>",
+    "<div><span>",
+];
+
+#[test]
+fn stray_end_tags_in_every_insertion_mode_are_read_as_the_dom_reads_them() {
+    let reads = leak(vec![
+        text("p"),
+        text("p.x"),
+        text("div"),
+        text("td"),
+        text("li"),
+        text("title"),
+        text("option"),
+        text("caption"),
+        text("b"),
+        text("span"),
+        attr("a", "href"),
+    ]);
+    let rules = leak(vec!["a[href]"]);
+    let mut pages = Vec::new();
+    for stray in STRAY_ENDS {
+        // Before html, before head, in head, after head, in body, after body, after after
+        // body: the stray at each place of a page written in full, and of one that leaves
+        // its html, head and body tags out.
+        for at in 0..9 {
+            let mut places = [""; 9];
+            places[at] = stray;
+            let [a, b, c, d, e, f, g, h, i] = places;
+            pages.push(format!(
+                "{a}<!doctype html>{b}<html>{c}<head>{d}<title>t</title><noscript>n</noscript>{e}</head>{f}<body>{g}<p class=x>in</p><a href=/after>after</a>{h}</body></html>{i}<p>late</p>"
+            ));
+            pages.push(format!("{a}<meta charset=utf-8>{b} {c}<title>t</title>{d}<div>x</div>{e}<p>y</p>"));
+        }
+        for context in CONTEXTS {
+            pages.push(format!(
+                "<!doctype html><body>{context}{stray}<p class=x>in</p><a href=/after>after</a>"
+            ));
+            pages.push(format!("{context}x{stray}<b>in</b><span>s</span><td>c</td>"));
+        }
+    }
+    let (mut streamed_pages, total) = (0, pages.len());
+    for html in pages {
+        let page = Page::fixture("https://shop.example/", html.clone()).unwrap();
+        let (dom, streamed) = run(both(page, reads, rules));
+        if let Some(streamed) = streamed {
+            assert_eq!(streamed, dom, "{html}");
+            streamed_pages += 1;
+        }
+    }
+    // The test means something only if many of its pages stream.
+    assert!(streamed_pages * 4 > total, "{streamed_pages} of {total} pages streamed");
+}
+
+/// Pieces of a tag's attributes: values quoted either way holding a `>` or markup, bare
+/// names, names starting with a quote, `<` or `=`, a lone `/`.
+const ATTRIBUTE_PIECES: &[&str] = &[
+    "x=\">\"",
+    "x='>'",
+    "x=\">\"<a href=/ghost>\"",
+    "x='<a href=/ghost>'",
+    "x",
+    "x=y",
+    "\"q",
+    "'q'",
+    "<a",
+    "=e",
+    "x=''",
+    "/",
+    "a=\"</script>\"",
+    "y=>",
+    "z='\"'",
+    "href=/odd",
+];
+
+const SEPARATORS: &[&str] = &[" ", "\t", "\n", "/", "/ ", ""];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+    /// End tags with attributes of every quoting, after the raw-text elements and the
+    /// others, and start tags with the same attributes: where a tag ends is where the
+    /// tokenizer ends it.
+    #[test]
+    fn tags_with_attributes_of_every_quoting_end_where_the_tokenizer_ends_them(
+        element in proptest::sample::select(&[
+            "script", "style", "title", "textarea", "iframe", "noembed", "noframes", "noscript",
+            "xmp", "div", "span", "a", "p", "b",
+        ][..]),
+        upper in any::<bool>(),
+        end in proptest::collection::vec(
+            (proptest::sample::select(SEPARATORS), proptest::sample::select(ATTRIBUTE_PIECES)),
+            0..4,
+        ),
+        start in proptest::collection::vec(
+            (proptest::sample::select(SEPARATORS), proptest::sample::select(ATTRIBUTE_PIECES)),
+            0..3,
+        ),
+        before_start in proptest::sample::select(SEPARATORS),
+        close in proptest::sample::select(&[">", "/>", " >"][..]),
+    ) {
+        let name = if upper { element.to_uppercase() } else { element.to_owned() };
+        let mut end_tag = format!("</{name}");
+        for (separator, piece) in &end {
+            end_tag.push_str(separator);
+            end_tag.push_str(piece);
+        }
+        end_tag.push_str(close);
+        let mut start_tag = format!("<{element}");
+        for (separator, piece) in &start {
+            start_tag.push_str(separator);
+            start_tag.push_str(piece);
+        }
+        start_tag.push_str(before_start);
+        start_tag.push('>');
+        let html = format!(
+            "<div><a href=/real>r</a>{start_tag}raw <b>x</b> &amp; <a href=/in>in</a>{end_tag}z<p class=x>after</p>"
+        );
+        let reads = leak(vec![text("div"), text("p.x"), text(element), attr(element, "x"), attr(element, "href"), text("b")]);
+        let page = Page::fixture("https://shop.example/", html.clone()).unwrap();
+        let (dom, streamed) = run(both(page, reads, leak(vec!["a[href]"])));
+        if let Some(streamed) = streamed {
+            prop_assert_eq!(streamed, dom, "page {}", html);
+        }
+    }
+}
+
 /// A generated element tree, written out as HTML.
 #[derive(Debug, Clone)]
 enum Node {
@@ -567,3 +814,4 @@ fn pages_in_legacy_encodings_stream_with_the_doms_answers() {
         assert!(!dom.0[0][0].contains('\u{FFFD}'), "{:?}", dom.0[0]);
     }
 }
+
