@@ -31,7 +31,7 @@ struct Shopper;
 const PRODUCTS: usize = 4;
 
 fn shop() -> Sandbox {
-    Sandbox::shop(ShopSite { products: PRODUCTS }).unwrap()
+    Sandbox::shop(ShopSite { products: PRODUCTS, ..ShopSite::default() }).unwrap()
 }
 
 fn config(site: &Sandbox, dir: &Path, start: &str) -> Config {
@@ -199,17 +199,44 @@ async fn a_blocked_identity_is_retired_with_its_cookies() {
     // After the bans, the task went on as fresh identities: every product, and the order.
     assert_eq!(summary.counts.items, PRODUCTS as u64 + 1, "{summary}");
     assert_eq!(summary.failures, 4, "only the honeypots, given up");
+    let on_shop = |r: &&spider_sandbox::Proxied| r.target.starts_with(&site.url());
     let sessions: BTreeSet<String> =
-        gateway.observed().requests.iter().filter_map(|r| r.session.clone()).collect();
+        gateway.observed().requests.iter().filter(on_shop).filter_map(|r| r.session.clone()).collect();
     assert_eq!(sessions.len(), 5, "the first identity and one after each ban: {sessions:?}");
+}
+
+/// The shopper as one logical task: its start queued with a session key, which every
+/// page it leads to inherits, as a checkout that needs one exit from its first step to its
+/// last is written.
+struct OneTask(String);
+
+impl SpiderConfig for OneTask {
+    fn config(&self) -> Config {
+        Shopper.config()
+    }
+}
+
+#[async_trait]
+impl Spider for OneTask {
+    type Item = Product;
+
+    async fn start(&self, start: &mut Start<'_>) -> Result {
+        start.queue(Request::get(&self.0)?.with_session("shopper"));
+        Ok(())
+    }
+
+    async fn parse(&self, page: Page, cx: &mut Cx<Product>) -> Result {
+        Shopper.parse(page, cx).await
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_task_keeps_one_cookie_and_one_exit() {
     let (site, gateway) = (shop(), gateway());
     let dir = tempfile::tempdir().unwrap();
-    let sticky = config(&site, dir.path(), "").proxy(gateway.url_with_credentials()).sticky(true);
-    let summary = crawl(sticky).await;
+    let mut sticky = config(&site, dir.path(), "").proxy(gateway.url_with_credentials()).sticky(true);
+    sticky.start_urls.clear();
+    let summary = Crawler::with_config(OneTask(site.url()), sticky).run().await.unwrap();
 
     assert_eq!((summary.counts.items, summary.failures), (PRODUCTS as u64 + 1, 0));
     let seen = site.observed();
@@ -228,6 +255,53 @@ async fn one_task_keeps_one_cookie_and_one_exit() {
     let rotating = config(&site, dir.path(), "").proxy(gateway.url_with_credentials()).retries(0);
     crawl(rotating).await;
     assert_eq!(answered(&site.observed(), "/checkout/2"), [403]);
+}
+
+/// Follows the product links only: no checkout, no other site.
+#[derive(Spider, Default)]
+#[spider(start_urls = ["http://placeholder.invalid/"], block_markers = ["consent-wall"], follow = "li > a", item = Product)]
+struct Browser;
+
+/// Sticky mode without a session key: each host slot is an identity of its own, one
+/// request at a time, so a crawl from one start URL spreads over several exits, each with
+/// the cookie its own consent wall gave it, and asks for no more cookies than it uses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sticky_identities_spread_over_the_slots_each_keeping_its_cookie_and_exit() {
+    let site =
+        Sandbox::shop(ShopSite { products: 60, latency: Duration::from_millis(20), ..ShopSite::default() })
+            .unwrap();
+    let gateway = gateway();
+    let dir = tempfile::tempdir().unwrap();
+    let config = Browser
+        .config()
+        .set("start_urls", &site.url())
+        .unwrap()
+        .output(dir.path().join("items.jsonl"))
+        .proxy(gateway.url_with_credentials())
+        .sticky(true)
+        .concurrency(6)
+        .per_host(6);
+    let summary = Crawler::with_config(Browser, config).run().await.unwrap();
+
+    assert_eq!((summary.counts.items, summary.failures), (60, 0), "{summary}");
+    let seen = site.observed();
+    let pages: Vec<&Hit> = on_site(&seen).into_iter().filter(|h| h.target != "/robots.txt").collect();
+    let peers: BTreeSet<IpAddr> = pages.iter().map(|h| h.peer).collect();
+    assert!((3..=6).contains(&peers.len()), "one exit per slot: {peers:?}");
+    // A cookie, once given, always comes back from the exit it was given to.
+    let mut exit_of = std::collections::HashMap::new();
+    for hit in &pages {
+        if let Some(visitor) = hit.cookie("visitor") {
+            let exit = *exit_of.entry(visitor.to_owned()).or_insert(hit.peer);
+            assert_eq!(exit, hit.peer, "the cookie {visitor} left from another exit");
+        }
+    }
+    let tally = site.shop_tally().unwrap();
+    assert_eq!(
+        tally.cookies_issued, tally.cookies_used,
+        "each identity's requests wait for its first answer's cookie: {tally:?}"
+    );
+    assert!(tally.cookies_issued <= 6, "one cookie per identity: {tally:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -96,7 +96,7 @@ async fn a_start_url_that_does_not_parse_is_a_config_error_before_any_request() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_probe_keeps_its_cookies_so_a_consent_wall_is_passed_not_taken_for_a_limit() {
-    let site = Sandbox::shop(ShopSite { products: 2 }).unwrap();
+    let site = Sandbox::shop(ShopSite { products: 2, ..ShopSite::default() }).unwrap();
     let config =
         Config::new("probe").start_url(format!("{}product/1", site.url())).block_marker(CONSENT_MARKER);
     let plan = ProbePlan::default()

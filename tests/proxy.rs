@@ -42,34 +42,35 @@ async fn rotating_mode_gives_every_request_a_new_connection_and_exit() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sticky_mode_keeps_one_exit_per_logical_task() {
+async fn sticky_mode_keeps_one_exit_per_slot() {
     let shop = DemoSite { books: 40, per_page: 10, ..DemoSite::default() };
     let (site, gateway) = (Sandbox::demo(shop).unwrap(), gateway());
     let dir = tempfile::tempdir().unwrap();
-    // Two start URLs: two logical tasks, each followed through its links.
+    // Four slots on the host: four identities, each with its own session and exit.
     let config = Config::new("books")
         .start_url(format!("{}catalogue/page-1.html", site.url()))
         .start_url(format!("{}catalogue/page-3.html", site.url()))
         .allowed_domain("127.0.0.1")
         .output(dir.path().join("items.jsonl"))
         .proxy(gateway.url_with_credentials())
-        .sticky(true);
+        .sticky(true)
+        .per_host(4);
     let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
 
     assert_eq!((summary.status, summary.counts.items), (CrawlStatus::Complete, 40));
     let through = gateway.observed();
     let mut exits_of: BTreeMap<&str, BTreeSet<IpAddr>> = BTreeMap::new();
     for request in through.requests.iter().filter(|r| !r.target.ends_with("/robots.txt")) {
-        let session = request.session.as_deref().expect("every page request carries its task's session");
+        let session = request.session.as_deref().expect("every page request carries its slot's session");
         exits_of.entry(session).or_default().insert(request.exit);
     }
-    assert_eq!(exits_of.len(), 2, "two tasks, two sessions: {exits_of:?}");
+    assert!((2..=4).contains(&exits_of.len()), "a session per slot: {exits_of:?}");
     assert!(exits_of.values().all(|exits| exits.len() == 1), "one exit per session: {exits_of:?}");
     assert!(through.connections < through.requests.len() / 2, "a session's connection is kept alive");
     let exits: BTreeSet<IpAddr> = exits_of.values().flatten().copied().collect();
-    assert_eq!(exits.len(), 2, "two sessions, two identities");
+    assert_eq!(exits.len(), exits_of.len(), "each session its own identity");
     let page_peers: BTreeSet<IpAddr> = site.observed().pages().map(|hit| hit.peer).collect();
-    assert_eq!(page_peers, exits, "the site saw each task from its own identity");
+    assert_eq!(page_peers, exits, "the site saw each slot from its own identity");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

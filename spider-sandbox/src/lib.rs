@@ -20,7 +20,9 @@
 //!
 //! The cookie shop ([`ShopSite`]) knows its visitors by a cookie set on the first page
 //! and by their address: a consent wall without the cookie, honeypot links that ban
-//! whoever follows one, and a checkout that needs the same cookie from the same address.
+//! whoever follows one, and a checkout that needs the same cookie from the same address;
+//! with a [`SessionLimit`], a captcha for each cookie and address past so many requests
+//! in a window (the session-limited site).
 //!
 //! A [`MockGateway`] is a rotating proxy in front of them: authenticated by username
 //! and password, a new exit identity (a loopback source address) per client connection
@@ -54,4 +56,4 @@ pub use raw::RawSite;
 pub use record::{Hit, Observed};
 pub use redis::RedisServer;
 pub use server::Sandbox;
-pub use shop::{ShopSite, CONSENT_MARKER};
+pub use shop::{SessionLimit, ShopSite, ShopTally, CAPTCHA_MARKER, CONSENT_MARKER};

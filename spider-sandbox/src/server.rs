@@ -26,7 +26,7 @@ use crate::fixed::FixedSite;
 use crate::hostile::{Hostile, HostileSite, Reply};
 use crate::members::{self, Asked, Members, MembersSite};
 use crate::record::{Observed, Recorder};
-use crate::shop::{Shop, ShopSite};
+use crate::shop::{Shop, ShopSite, ShopTally};
 use crate::tls::Tls;
 
 /// A running sandbox; it stops when dropped.
@@ -67,6 +67,8 @@ pub struct Sandbox {
     certificate: Option<String>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
+    /// The cookie shop, when this serves one, for its tally.
+    shop: Option<Arc<Shop>>,
 }
 
 struct Site {
@@ -101,7 +103,7 @@ enum Kind {
     Hostile(Box<Hostile>),
     Fixed(FixedSite),
     Members(Members),
-    Shop(Shop),
+    Shop(Arc<Shop>),
 }
 
 /// The largest request body a sandbox reads and records.
@@ -243,7 +245,10 @@ impl Sandbox {
     ///
     /// When no port can be bound or the server thread cannot start.
     pub fn shop(site: ShopSite) -> std::io::Result<Sandbox> {
-        Sandbox::start(Kind::Shop(Shop::new(site)), 0, None)
+        let shop = Arc::new(Shop::new(site));
+        let mut sandbox = Sandbox::start(Kind::Shop(shop.clone()), 0, None)?;
+        sandbox.shop = Some(shop);
+        Ok(sandbox)
     }
 
     fn start(kind: Kind, port: u16, tls: Option<Tls>) -> std::io::Result<Sandbox> {
@@ -271,7 +276,7 @@ impl Sandbox {
         let thread = std::thread::Builder::new()
             .name(format!("sandbox-{port}"))
             .spawn(move || runtime.block_on(serve(listener, site, acceptor, stopped)))?;
-        Ok(Sandbox { addr, recorder, certificate, stop: Some(stop), thread: Some(thread) })
+        Ok(Sandbox { addr, recorder, certificate, stop: Some(stop), thread: Some(thread), shop: None })
     }
 
     /// The base URL: `http://127.0.0.1:PORT/`, or `https://localhost:PORT/` in TLS mode.
@@ -301,6 +306,11 @@ impl Sandbox {
     /// What the server has received so far.
     pub fn observed(&self) -> Observed {
         self.recorder.snapshot()
+    }
+
+    /// What the cookie shop handed out so far; `None` for the other sites.
+    pub fn shop_tally(&self) -> Option<ShopTally> {
+        self.shop.as_ref().map(|shop| shop.tally())
     }
 }
 
@@ -390,6 +400,9 @@ async fn answer(
                 answer_members(shop.answer(&asked))
             }
             Kind::Shop(shop) => {
+                if path != "/robots.txt" && !shop.latency().is_zero() {
+                    tokio::time::sleep(shop.latency()).await;
+                }
                 let cookie = headers.get(COOKIE).and_then(|c| c.to_str().ok());
                 answer_shop(shop.answer(&path, peer.ip(), cookie, &site.elsewhere))
             }

@@ -2,9 +2,10 @@
 //! set on the first page and by the address it arrives from, and that bans whoever
 //! follows a link no person can see.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::IpAddr;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// A shop that needs cookies. Its layout:
 ///
@@ -27,6 +28,11 @@ use std::sync::Mutex;
 ///   was set for; steps 2 and 3 answer 403 unless the `cart` cookie comes from that same
 ///   address. Step 3 is the order (`h1.title` "Order placed").
 ///
+/// With a [`SessionLimit`] the shop is the session-limited site: each `visitor` cookie and
+/// each address may make so many requests in a window; past that, every page is a captcha
+/// served with 200 (`id="captcha-wall"`, [`CAPTCHA_MARKER`]), which counts as a request
+/// too, so a client that keeps going stays behind it.
+///
 /// robots.txt is 404: everything may be crawled.
 ///
 /// # Examples
@@ -34,7 +40,7 @@ use std::sync::Mutex;
 /// ```
 /// use spider_sandbox::{Sandbox, ShopSite};
 ///
-/// let shop = Sandbox::shop(ShopSite { products: 3 })?;
+/// let shop = Sandbox::shop(ShopSite { products: 3, ..ShopSite::default() })?;
 /// assert!(shop.url().starts_with("http://127.0.0.1:"));
 /// # Ok::<(), std::io::Error>(())
 /// ```
@@ -42,16 +48,43 @@ use std::sync::Mutex;
 pub struct ShopSite {
     /// Product pages.
     pub products: usize,
+    /// The most requests a visitor cookie, and an address, may make in a window.
+    pub limit: Option<SessionLimit>,
+    /// How long each page takes to answer (robots.txt answers at once).
+    pub latency: Duration,
 }
 
 impl Default for ShopSite {
     fn default() -> Self {
-        ShopSite { products: 6 }
+        ShopSite { products: 6, limit: None, latency: Duration::ZERO }
     }
+}
+
+/// A limit per session and per address: at most `requests` in any `window`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLimit {
+    /// Requests allowed in a window, the captchas served past them counted too.
+    pub requests: usize,
+    /// The sliding window they are counted over.
+    pub window: Duration,
+}
+
+/// What the shop handed out, as a test asks it (`Sandbox::shop_tally`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShopTally {
+    /// `visitor` cookies handed out: one per consent wall passed, or per first home page.
+    pub cookies_issued: u64,
+    /// Of those, how many ever came back on a request.
+    pub cookies_used: u64,
+    /// Captcha pages served.
+    pub captchas: u64,
 }
 
 /// The marker of the consent wall, for `block_markers`.
 pub const CONSENT_MARKER: &str = "consent-wall";
+
+/// The marker of the session-limited shop's captcha page, for `block_markers`.
+pub const CAPTCHA_MARKER: &str = "captcha-wall";
 
 /// What the shop remembers: the cookies it handed out, carts and their addresses, bans.
 #[derive(Debug, Default)]
@@ -61,6 +94,21 @@ struct Memory {
     carts: HashMap<String, IpAddr>,
     banned_peers: HashSet<IpAddr>,
     banned_visitors: HashSet<String>,
+    /// Visitor cookies that came back at least once.
+    used: HashSet<String>,
+    /// When each cookie and each address made its recent requests, with a limit.
+    by_visitor: HashMap<String, VecDeque<Instant>>,
+    by_peer: HashMap<IpAddr, VecDeque<Instant>>,
+    captchas: u64,
+}
+
+/// Whether one more request at `now` keeps `times` within `limit`; it is counted either way.
+fn within(times: &mut VecDeque<Instant>, limit: SessionLimit, now: Instant) -> bool {
+    while times.front().is_some_and(|t| now.duration_since(*t) >= limit.window) {
+        times.pop_front();
+    }
+    times.push_back(now);
+    times.len() <= limit.requests
 }
 
 /// The shop and its memory, as the server runs it.
@@ -99,6 +147,19 @@ impl Shop {
         Shop { site, memory: Mutex::new(Memory::default()) }
     }
 
+    pub(crate) fn latency(&self) -> Duration {
+        self.site.latency
+    }
+
+    pub(crate) fn tally(&self) -> ShopTally {
+        let memory = self.memory.lock().unwrap_or_else(|e| e.into_inner());
+        ShopTally {
+            cookies_issued: memory.visitors.len() as u64,
+            cookies_used: memory.used.len() as u64,
+            captchas: memory.captchas,
+        }
+    }
+
     /// The answer to `path` from `peer` carrying the cookie header `cookie`; `elsewhere`
     /// is the other site's `host:port`.
     pub(crate) fn answer(
@@ -128,6 +189,24 @@ impl Shop {
             return Some(ShopAnswer::refused("a person cannot see that link: banned"));
         }
         let known = visitor.as_ref().is_some_and(|v| memory.visitors.contains(v));
+        if let Some(visitor) = visitor.as_ref().filter(|_| known) {
+            memory.used.insert(visitor.clone());
+        }
+        if let Some(limit) = self.site.limit {
+            let now = Instant::now();
+            let mut fine = within(memory.by_peer.entry(peer).or_default(), limit, now);
+            if let Some(visitor) = visitor.as_ref().filter(|_| known) {
+                fine &= within(memory.by_visitor.entry(visitor.clone()).or_default(), limit, now);
+            }
+            if !fine {
+                memory.captchas += 1;
+                let html = format!(
+                    "<title>One moment</title><form id=\"{CAPTCHA_MARKER}\" method=\"post\">\
+                     Prove you are a person <input name=\"answer\"></form>"
+                );
+                return Some(ShopAnswer::page(html));
+            }
+        }
         let welcome = |memory: &mut Memory| {
             memory.issued += 1;
             let token = format!("v{}-{:08x}", memory.issued, memory.issued.wrapping_mul(0x9e37_79b9) as u32);

@@ -646,8 +646,9 @@ pub const KEYS: &[Key] = &[
         name: "sticky",
         kind: Kind::Bool,
         stage: Stage::Proxy,
-        doc: "one exit per logical task (a request's session key, inherited by its follow-ups), \
-            replaced when blocked; otherwise every request gets a new exit",
+        doc: "one exit, with its own cookie jar and agent, per host slot (one request at a time \
+            each), or per logical task for a request given a session key (inherited by its \
+            follow-ups); replaced when blocked; otherwise every request gets a new exit",
         default: "`false`",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(c.sticky(crate::parse_bool(v)?))),

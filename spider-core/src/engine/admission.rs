@@ -178,14 +178,15 @@ mod tests {
         let admission = admission(&config);
         let start = Instant::now();
         let mut slots = HostSlots::new(config.per_host, start);
+        let mut lanes = Vec::new();
         for _ in 0..2 {
             assert_eq!(admission.request(&slots, false, start), Admit::Launch);
-            slots.take(start);
+            lanes.push(slots.take(start));
         }
         assert_eq!(admission.request(&slots, false, start), Admit::Hold(None), "both slots busy");
         assert_eq!(admission.request(&slots, true, start), Admit::Launch, "a cached answer takes no slot");
         let rested = start + Duration::from_secs(2);
-        slots.release(rested);
+        slots.release(lanes[0], rested);
         assert_eq!(admission.request(&slots, false, start), Admit::Hold(Some(rested)), "the slot's pause");
         tokio::time::sleep_until(rested).await;
         assert_eq!(admission.request(&slots, false, Instant::now()), Admit::Launch);
@@ -196,11 +197,11 @@ mod tests {
         let admission = admission(&Config::new("t").per_host(4));
         let start = Instant::now();
         let mut slots = HostSlots::new(4, start);
-        slots.take(start);
+        let lane = slots.take(start);
         // The dispatcher's reaction to a 429 with `Retry-After: 30`.
         let retry_after = start + Duration::from_secs(30);
         slots.pause_until(retry_after);
-        slots.release(start);
+        slots.release(lane, start);
         assert_eq!(admission.request(&slots, false, start), Admit::Hold(Some(retry_after)));
         tokio::time::sleep(Duration::from_secs(29)).await;
         assert_eq!(admission.request(&slots, false, Instant::now()), Admit::Hold(Some(retry_after)));

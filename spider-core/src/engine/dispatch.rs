@@ -44,6 +44,10 @@ use crate::wire::classify::Trouble;
 /// Start URLs taken from the list in one turn of the dispatcher, beyond the first.
 const START_BATCH: usize = 255;
 
+/// The walls (consent pages that hand the identity a cookie) a request may pass besides
+/// its retries: a wall met again and again, cookie and all, is given up.
+const WALLS: u8 = 3;
+
 /// What the dispatcher listens to besides its tasks.
 pub(super) struct Inputs {
     /// Ctrl-C or SIGTERM.
@@ -484,17 +488,21 @@ impl<S: Spider> Dispatcher<S> {
         self.hosts.mark_ready(id);
     }
 
-    fn launch(&mut self, id: HostId, job: Job, now: Instant) {
-        let network = !job.offline();
-        if network {
-            self.hosts[id].slots.take(now);
+    fn launch(&mut self, id: HostId, mut job: Job, now: Instant) {
+        let slot = (!job.offline()).then(|| self.hosts[id].slots.take(now));
+        if slot.is_some() {
             self.shared.tally.requests.add(1);
+        }
+        // A redirect hop and a request passing a wall keep their lane: the cookie the hop or
+        // the wall set is in that lane's jar.
+        if job.request.lane.is_none() {
+            job.request.lane = slot;
         }
         self.in_flight += 1;
         let request = &job.request;
         let report = Report {
             host: id,
-            network,
+            slot,
             robots: job.robots,
             ticket: request.ticket,
             url: request.url().clone(),
@@ -520,10 +528,10 @@ impl<S: Spider> Dispatcher<S> {
         self.commit.returned(now);
         let ticket = done.ticket;
         let id = done.host;
-        if done.network {
+        if let Some(lane) = done.slot {
             let host = &mut self.hosts[id];
             let pause = throttle::pause(&self.delay, host.crawl_delay, &mut self.rng);
-            host.slots.release(now + pause);
+            host.slots.release(lane, now + pause);
             if let (Some(ticket), Some(shared)) = (ticket, self.frontier.shared()) {
                 shared.rest_slot(ticket, now + pause);
             }
@@ -659,6 +667,13 @@ impl<S: Spider> Dispatcher<S> {
         failure: &Failure,
         now: Instant,
     ) {
+        if trouble == Trouble::PassWall && request.walls < WALLS {
+            request.walls += 1;
+            tracing::debug!(url = %request.url(), walls = request.walls, "a wall gave the identity a cookie: sending it again");
+            let deferred = self.frontier.defer(request, now);
+            self.ok(deferred);
+            return;
+        }
         let wait =
             retry::wait(&self.backoff, request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
         if trouble == Trouble::SlowDown {
@@ -673,7 +688,8 @@ impl<S: Spider> Dispatcher<S> {
                 shared.hold_host(&key, until);
             }
         }
-        if request.attempts >= self.retries {
+        // A wall that keeps coming back, cookie and all, is no wall to pass.
+        if request.attempts >= self.retries || trouble == Trouble::PassWall {
             let attempts = request.attempts + 1;
             self.give_up(request.url(), request.method(), attempts, failure);
             self.finish(request.ticket, now);
@@ -681,6 +697,9 @@ impl<S: Spider> Dispatcher<S> {
         }
         request.attempts += 1;
         request.last_backoff = wait;
+        // Tried again on whichever slot is free, as that slot's identity: a fresh one after
+        // a block, with its first answer settled before its next request.
+        request.lane = None;
         tracing::debug!(url = %request.url(), reason = %failure.reason, ?wait, attempt = request.attempts, "retrying");
         self.shared.tally.retries.add(1);
         let deferred = self.frontier.defer(request, now + wait);

@@ -29,7 +29,10 @@ impl<S: Spider> Dispatcher<S> {
         let target = self.hosts.adaptive();
         let host = &mut self.hosts[id];
         let (Some(target), Some(controller)) = (target, host.controller.as_mut()) else { return };
-        if let Some(change) = controller.answer(&target, now, sample.sent_at, sample.blocked, &host.window) {
+        // A block that followed an identity (used, then blocked, and replaced by another
+        // exit) is the identity's, not the host's: the host's limits stay.
+        let host_blocked = sample.blocked && !sample.follows_identity;
+        if let Some(change) = controller.answer(&target, now, sample.sent_at, host_blocked, &host.window) {
             self.apply(id, change, now);
         }
     }

@@ -157,8 +157,7 @@ impl<S: Spider> Crawler<S> {
             };
             return Ok(Summary::new(&config.name, earlier.counts.clone(), ending));
         }
-        let list =
-            config.start_list.as_deref().map(|path| ListReader::open(path, config.sticky)).transpose()?;
+        let list = config.start_list.as_deref().map(ListReader::open).transpose()?;
         let cache = HttpCache::open(&config)?;
         // Bound before the output file is opened: a port in use must not cost the items of
         // the last run.

@@ -112,9 +112,9 @@ impl Outcome {
 
 pub(super) struct Done {
     pub(super) host: HostId,
-    /// Whether the request went to the network (not answered from the cache): it took a
-    /// host slot, which it gives back.
-    pub(super) network: bool,
+    /// The host slot's lane the request took when it went to the network (not answered
+    /// from the cache), which it gives back.
+    pub(super) slot: Option<u32>,
     /// The request's ticket, when a durable frontier handed it out.
     pub(super) ticket: Option<Ticket>,
     pub(super) outcome: Outcome,
@@ -125,6 +125,8 @@ pub(super) struct Done {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Sample {
     pub(super) blocked: bool,
+    /// A block the identity met with use, not the host (`Answered::follows_identity`).
+    pub(super) follows_identity: bool,
     pub(super) sent_at: Instant,
     pub(super) latency: Duration,
 }
@@ -134,7 +136,7 @@ pub(super) struct Sample {
 /// ever, and the request would be missing from the failures file.
 pub(super) struct Report {
     pub(super) host: HostId,
-    pub(super) network: bool,
+    pub(super) slot: Option<u32>,
     pub(super) robots: bool,
     pub(super) ticket: Option<Ticket>,
     pub(super) url: Url,
@@ -147,13 +149,7 @@ pub(super) struct Report {
 impl Report {
     pub(super) fn send(mut self, outcome: Outcome, notes: Notes) {
         self.sent = true;
-        let _ = self.to.send(Done {
-            host: self.host,
-            network: self.network,
-            ticket: self.ticket,
-            outcome,
-            notes,
-        });
+        let _ = self.to.send(Done { host: self.host, slot: self.slot, ticket: self.ticket, outcome, notes });
     }
 }
 
@@ -182,7 +178,7 @@ impl Drop for Report {
                 attempts: self.attempts + 1,
             }
         };
-        let (host, network, ticket) = (self.host, self.network, self.ticket);
-        let _ = self.to.send(Done { host, network, ticket, outcome, notes: Notes::default() });
+        let (host, slot, ticket) = (self.host, self.slot, self.ticket);
+        let _ = self.to.send(Done { host, slot, ticket, outcome, notes: Notes::default() });
     }
 }

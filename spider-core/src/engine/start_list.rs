@@ -27,7 +27,7 @@ impl ListReader {
     /// Open `path` (`-` for standard input) and start reading it: its requests come out of
     /// the receiver. A file that cannot be opened is a configuration error, before
     /// anything is fetched.
-    pub(crate) fn open(path: &Path, sticky: bool) -> Result<(mpsc::Receiver<Request>, Self), Error> {
+    pub(crate) fn open(path: &Path) -> Result<(mpsc::Receiver<Request>, Self), Error> {
         let source: Box<dyn BufRead + Send> = if path == Path::new("-") {
             Box::new(BufReader::new(io::stdin()))
         } else {
@@ -43,7 +43,7 @@ impl ListReader {
         // standard input to close. The thread stops at its next request, the receiver gone.
         std::thread::Builder::new()
             .name("spiderling-start-list".to_owned())
-            .spawn(move || read(source, &name, sticky, &tx, &counted))
+            .spawn(move || read(source, &name, &tx, &counted))
             .map_err(|e| Error::Config(format!("start list {}: {e}", path.display())))?;
         Ok((requests, ListReader(bad_lines)))
     }
@@ -55,13 +55,7 @@ impl ListReader {
 }
 
 /// Send each URL of `source` on, counting the lines that are not URLs in `bad`.
-fn read(
-    source: Box<dyn BufRead + Send>,
-    name: &Path,
-    sticky: bool,
-    tx: &mpsc::Sender<Request>,
-    bad: &AtomicU64,
-) {
+fn read(source: Box<dyn BufRead + Send>, name: &Path, tx: &mpsc::Sender<Request>, bad: &AtomicU64) {
     let (mut urls, mut bad_lines) = (0_u64, 0_u64);
     for (number, line) in source.lines().enumerate() {
         let number = number + 1;
@@ -77,7 +71,6 @@ fn read(
             continue;
         }
         let request = match Request::get(text) {
-            Ok(request) if sticky => request.with_session(format!("list-{number}")),
             Ok(request) => request,
             Err(error) => {
                 bad_lines += 1;

@@ -77,7 +77,7 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         // 403 and 429 keep their configured reactions; a challenge or a marked page is
         // always worth another identity.
         let (reason, trouble) = if consent {
-            (Reason::ConsentWall, Trouble::TryAgain)
+            (Reason::ConsentWall, Trouble::PassWall)
         } else if blocked && !matches!(code, 403 | 429) {
             (Reason::Blocked, Trouble::SwitchIdentity)
         } else {
@@ -222,14 +222,22 @@ async fn fetch_routed<S: Spider>(
     match sent {
         Err(error) => Fetch::Fatal(error),
         Ok(Exchanged::Failed(error)) => Fetch::Failed(error),
-        Ok(Exchanged::Answer(Answered { fetched, blocked, consent, new_identity, sent_at, latency })) => {
+        Ok(Exchanged::Answer(Answered {
+            fetched,
+            blocked,
+            consent,
+            new_identity,
+            follows_identity,
+            sent_at,
+            latency,
+        })) => {
             if blocked {
                 shared.tally.blocked.add(1);
             }
             if fetched.status == reqwest::StatusCode::TOO_MANY_REQUESTS {
                 shared.tally.throttled.add(1);
             }
-            *sample = Some(Sample { blocked, sent_at, latency });
+            *sample = Some(Sample { blocked, follows_identity, sent_at, latency });
             Fetch::Answer { fetched, blocked: blocked || consent, consent, new_identity, cached: false }
         }
     }

@@ -24,6 +24,7 @@ use spider_settings::Config;
 
 use crate::error::Error;
 use crate::request::canonical::{fingerprint, fingerprint_with_body, Fingerprint};
+use crate::request::host::host_key;
 
 /// A request handed out by a durable frontier's `next`, until it is finished or deferred:
 /// what the frontier knows it by when told its end.
@@ -31,22 +32,10 @@ use crate::request::canonical::{fingerprint, fingerprint_with_body, Fingerprint}
 pub struct Ticket(pub(crate) i64);
 
 /// The start URLs and the sitemaps of `sitemap_urls` of `config` as requests; call after
-/// [`Config::validate`]. In sticky mode each is a logical task of its own.
+/// [`Config::validate`].
 pub(crate) fn start_requests(config: &Config) -> Result<Vec<Request>, Error> {
-    let task = |name: &str, i: usize, request: Request| {
-        if config.sticky {
-            request.with_session(format!("{name}-{i}"))
-        } else {
-            request
-        }
-    };
-    let pages =
-        config.start_urls.iter().enumerate().map(|(i, url)| Request::get(url).map(|r| task("start", i, r)));
-    let sitemaps = config
-        .sitemap_urls
-        .iter()
-        .enumerate()
-        .map(|(i, url)| Request::get(url).map(|r| task("sitemap", i, Request::sitemap(r.url))));
+    let pages = config.start_urls.iter().map(|url| Request::get(url));
+    let sitemaps = config.sitemap_urls.iter().map(|url| Request::get(url).map(|r| Request::sitemap(r.url)));
     pages.chain(sitemaps).collect()
 }
 
@@ -103,6 +92,9 @@ pub struct Request {
     pub(crate) priority: i32,
     pub(crate) session: Option<Arc<str>>,
     pub(crate) attempts: u32,
+    /// Walls passed so far (consent pages that handed the identity a cookie), which are
+    /// not attempts: bounded apart from them.
+    pub(crate) walls: u8,
     pub(crate) last_backoff: Duration,
     pub(crate) redirects: u8,
     /// Whether the answer is a sitemap to read, not a page to parse (see
@@ -113,6 +105,11 @@ pub struct Request {
     pub(crate) chain: Vec<Url>,
     /// Set by a durable frontier's `next`, until the request is finished or deferred.
     pub(crate) ticket: Option<Ticket>,
+    /// The lane of the host slot it went out on, kept through its redirect hops and the
+    /// consent walls it passes (so the cookie a hop or a wall sets goes with the next),
+    /// not through a retry: in sticky mode, a request without a session wears its lane's
+    /// identity.
+    pub(crate) lane: Option<u32>,
 }
 
 impl Request {
@@ -139,10 +136,12 @@ impl Request {
             priority: 0,
             session: None,
             attempts: 0,
+            walls: 0,
             last_backoff: Duration::ZERO,
             redirects: 0,
             sitemap: false,
             chain: Vec::new(),
+            lane: None,
             ticket: None,
         }
     }
@@ -426,6 +425,18 @@ impl Request {
         self.session.as_ref()
     }
 
+    /// The task whose identity this request wears in sticky mode: its session, or else
+    /// its lane on its host, so that a crawl from one start URL still spreads over as many
+    /// identities as it has slots, each with one request at a time.
+    pub(crate) fn sticky_task(&self) -> Option<Arc<str>> {
+        if let Some(session) = &self.session {
+            return Some(session.clone());
+        }
+        let lane = self.lane?;
+        let host = host_key(&self.url).map(|host| host.to_string()).unwrap_or_default();
+        Some(Arc::from(format!("lane-{lane}@{host}")))
+    }
+
     /// Make `self` a follow-up of `parent`: one level deeper, same session unless set.
     pub(crate) fn child_of(mut self, depth: u32, session: Option<&Arc<str>>) -> Self {
         self.depth = depth + 1;
@@ -471,11 +482,13 @@ impl Request {
             priority: self.priority,
             session: self.session.clone(),
             attempts: 0,
+            walls: 0,
             last_backoff: Duration::ZERO,
             redirects: self.redirects + 1,
             sitemap: self.sitemap,
             chain: self.chain.iter().chain([&self.url]).cloned().collect(),
             ticket: None,
+            lane: self.lane,
         }
     }
 }

@@ -1,5 +1,5 @@
 //! What a stored request carries beyond its URL, method, priority, depth and attempts:
-//! headers, its body (base64, as a body need not be text), meta, session, the last backoff, the redirects so far, whether it is a
+//! headers, its body (base64, as a body need not be text), meta, session, the last backoff, the redirects and walls so far, whether it is a
 //! sitemap and, on a redirect hop, the chain before it (its first URL, and the hops
 //! between that and this one, `via`, so a loop is told after a resume or on another
 //! worker). The state file keeps it in a
@@ -39,6 +39,8 @@ pub(crate) struct Extra {
     backoff_ms: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     redirects: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    walls: u64,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     sitemap: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,6 +63,7 @@ impl Extra {
             session: request.session.as_deref().map(str::to_owned),
             backoff_ms: u64::try_from(request.last_backoff.as_millis()).unwrap_or(u64::MAX),
             redirects: u64::from(request.redirects),
+            walls: u64::from(request.walls),
             sitemap: request.sitemap,
             first_url: request.chain.first().map(Url::to_string),
             via: request.chain.iter().skip(1).map(Url::to_string).collect(),
@@ -71,6 +74,7 @@ impl Extra {
             && extra.session.is_none()
             && extra.backoff_ms == 0
             && extra.redirects == 0
+            && extra.walls == 0
             && !extra.sitemap
             && extra.first_url.is_none();
         (!empty).then_some(extra)
@@ -90,6 +94,7 @@ impl Extra {
         request.session = self.session.map(Into::into);
         request.last_backoff = Duration::from_millis(self.backoff_ms);
         request.redirects = u8::try_from(self.redirects).unwrap_or(u8::MAX);
+        request.walls = u8::try_from(self.walls).unwrap_or(u8::MAX);
         request.sitemap = self.sitemap;
         Ok(())
     }

@@ -21,6 +21,10 @@ pub(crate) enum Trouble {
     SwitchIdentity,
     /// Transient: retry after a backoff, never sooner than a `Retry-After` asks.
     TryAgain,
+    /// A wall that handed this identity a cookie (a consent page): sent again at once as
+    /// the same identity, with the cookie. Not a failed attempt, so counted apart from the
+    /// retries, and bounded on its own.
+    PassWall,
     /// Not worth another attempt.
     GiveUp,
 }

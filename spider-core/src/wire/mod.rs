@@ -22,7 +22,7 @@ use spider_settings::Config;
 use tokio::time::Instant;
 
 use crate::error::Error;
-use crate::request::identity::Identities;
+use crate::request::identity::{Identities, Seasoned};
 use crate::request::Request;
 use block::{Answer, BlockRules};
 use route::{ProxySpend, Route, Router, Verdict};
@@ -62,6 +62,10 @@ pub(crate) struct Answered {
     /// Whether a retry leaves as another exit identity, so that a block is met by
     /// switching rather than by slowing the host down.
     pub(crate) new_identity: bool,
+    /// A block of an identity answered cleanly before, which a retry leaves from another
+    /// exit: the site limits each identity, so the block says nothing of the host's
+    /// limits. A fresh identity blocked at once says the host is over its limit.
+    pub(crate) follows_identity: bool,
     /// When the request left, and how long its answer took.
     pub(crate) sent_at: Instant,
     pub(crate) latency: Duration,
@@ -130,13 +134,29 @@ impl Exchange {
         };
         let consent = judged && fetched.status.is_success() && kept > 0;
         let blocked = judged && !consent;
-        let new_identity = if blocked && matches!(judge, Judge::Measure) {
-            false
+        let (new_identity, follows_identity) = if blocked && matches!(judge, Judge::Measure) {
+            (false, false)
         } else {
+            let identities = self.router.identities();
+            let seasoned = if blocked {
+                identities.retire(&routed.identity).is_some_and(|Seasoned(seasoned)| seasoned)
+            } else {
+                identities.answered(&routed.identity);
+                false
+            };
             let verdict = if blocked { Verdict::Blocked } else { Verdict::Answered };
-            self.router.settle(&routed, verdict, fetched.sent, fetched.received)
+            let new_identity = self.router.settle(&routed, verdict, fetched.sent, fetched.received);
+            (new_identity, seasoned && new_identity)
         };
-        Ok(Exchanged::Answer(Answered { fetched, blocked, consent, new_identity, sent_at, latency }))
+        Ok(Exchanged::Answer(Answered {
+            fetched,
+            blocked,
+            consent,
+            new_identity,
+            follows_identity,
+            sent_at,
+            latency,
+        }))
     }
 
     /// The crawl's identities, for the state file and for cookies given at run time.

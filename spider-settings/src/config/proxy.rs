@@ -47,12 +47,16 @@ impl Config {
         self
     }
 
-    /// Sticky sessions: every request of one logical task (a request's session key,
-    /// inherited by its follow-ups; each start URL is a task of its own) leaves through
-    /// one gateway session, which the provider pins to one exit; a blocked session is
-    /// replaced. Without it, every proxied request opens a new connection, which a
-    /// rotating gateway gives a new exit (default false). Sessions are remembered for the
-    /// whole crawl, one small entry per task.
+    /// Sticky sessions: each host slot is one identity (a gateway session, which the
+    /// provider pins to one exit, with its own cookie jar and agent) carrying one request
+    /// at a time, so a crawl spreads over as many exits as it has slots, and an identity's
+    /// cookies are settled by each answer before its next request. A request given a
+    /// session key (`Request::with_session`, inherited by its follow-ups) goes out as its
+    /// task's identity instead, wherever it runs: a checkout that needs one exit from the
+    /// first step to the last. A blocked session is replaced. Without it, every proxied
+    /// request opens a new connection, which a rotating gateway gives a new exit (default
+    /// false). Sessions are remembered for the whole crawl, one small entry per slot or
+    /// task.
     #[must_use]
     pub fn sticky(mut self, sticky: bool) -> Self {
         self.sticky = sticky;

@@ -814,4 +814,3 @@ fn pages_in_legacy_encodings_stream_with_the_doms_answers() {
         assert!(!dom.0[0][0].contains('\u{FFFD}'), "{:?}", dom.0[0]);
     }
 }
-

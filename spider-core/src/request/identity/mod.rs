@@ -4,7 +4,10 @@
 //! cookie, or a cookie arriving from a new address, is the pattern anti-bot systems flag.
 //!
 //! Requests of one logical task (a request's session key, inherited by its follow-ups)
-//! wear one identity; a request without a session key wears its host's. A blocked
+//! wear one identity; a request without a session key wears its host's, or in sticky
+//! mode its lane's: the host slot it went out on, so the crawl spreads over as many
+//! identities as it has slots, each with one request at a time and its cookies settled
+//! by each answer before the next request. A blocked
 //! identity is retired whole, cookies included, and the next request of its task or host
 //! gets a fresh one (new agent, empty jar, new exit when proxies allow).
 //!
@@ -45,7 +48,14 @@ struct Identity {
     generation: u64,
     agent: Option<usize>,
     jar: Jar,
+    /// Answers it got that were not blocks: a block after some says the site limits
+    /// each identity, not the host.
+    clean: u32,
 }
+
+/// Whether a retired identity had been answered without a block before it was blocked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Seasoned(pub(crate) bool);
 
 /// A saved identity, as the state file keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +78,8 @@ pub(crate) struct IdentityChanges {
 #[derive(Debug)]
 pub(crate) struct Identities {
     cookies: bool,
+    /// Sticky mode: a request without a session wears its lane's identity, not its host's.
+    sticky: bool,
     agents: Agents,
     seed: Mutex<Jar>,
     live: Mutex<Live>,
@@ -87,6 +99,7 @@ impl Identities {
         let agents = Agents::new(&user_agents(config)?, &config.headers)?;
         let identities = Identities {
             cookies: config.cookies,
+            sticky: config.sticky,
             agents,
             seed: Mutex::new(Jar::default()),
             live: Mutex::new(Live {
@@ -120,7 +133,7 @@ impl Identities {
 
     /// The identity `request` goes out as, made now when its task or host has none.
     pub(crate) fn wear(&self, request: &Request) -> Worn {
-        let key = identity_key(request);
+        let key = identity_key(request, self.sticky);
         let mut live = lock(&self.live);
         let Live { by_key, changed, next_generation, rng } = &mut *live;
         let identity = by_key.entry(key.clone()).or_insert_with(|| {
@@ -128,7 +141,7 @@ impl Identities {
             *next_generation += 1;
             let agent = (self.agents.len() > 0).then(|| rng.random_range(0..self.agents.len()));
             let jar = if self.cookies { lock(&self.seed).clone() } else { Jar::default() };
-            Identity { generation: *next_generation, agent, jar }
+            Identity { generation: *next_generation, agent, jar, clean: 0 }
         });
         let mut headers = identity.agent.map(|agent| self.agents.headers(agent)).unwrap_or_default();
         if self.cookies && !request.headers().contains_key(COOKIE) {
@@ -157,17 +170,27 @@ impl Identities {
         kept
     }
 
-    /// Retire the identity `worn`, cookies and agent with it, if it is still its task's;
-    /// requests in flight on it retire nothing twice.
-    pub(crate) fn retire(&self, worn: &Worn) -> bool {
+    /// Count an answer to `worn` that was not a block.
+    pub(crate) fn answered(&self, worn: &Worn) {
         let mut live = lock(&self.live);
-        let current = live.by_key.get(&worn.key).is_some_and(|i| i.generation == worn.generation);
-        if current {
+        if let Some(identity) = live.by_key.get_mut(&worn.key).filter(|i| i.generation == worn.generation) {
+            identity.clean = identity.clean.saturating_add(1);
+        }
+    }
+
+    /// Retire the identity `worn`, cookies and agent with it, if it is still its task's;
+    /// requests in flight on it retire nothing twice. Whether it was retired, and then
+    /// whether it had been answered before without a block: a block that came with use,
+    /// which a fresh identity may not meet.
+    pub(crate) fn retire(&self, worn: &Worn) -> Option<Seasoned> {
+        let mut live = lock(&self.live);
+        let clean = live.by_key.get(&worn.key).filter(|i| i.generation == worn.generation).map(|i| i.clean);
+        if clean.is_some() {
             live.by_key.remove(&worn.key);
             live.changed.insert(worn.key.clone());
             tracing::debug!(identity = %worn.key, "blocked: the identity is retired with its cookies");
         }
-        current
+        clean.map(|clean| Seasoned(clean > 0))
     }
 
     /// The identities made, changed or retired since the last call, if any: what a state
@@ -212,7 +235,7 @@ impl Identities {
             let agent = agent
                 .and_then(|agent| self.agents.find(&agent))
                 .or_else(|| (self.agents.len() > 0).then(|| rng.random_range(0..self.agents.len())));
-            by_key.insert(Arc::from(key), Identity { generation: *next_generation, agent, jar });
+            by_key.insert(Arc::from(key), Identity { generation: *next_generation, agent, jar, clean: 0 });
         }
     }
 }
@@ -230,8 +253,9 @@ fn user_agents(config: &Config) -> Result<Vec<String>, Error> {
 }
 
 /// A request's task, or else its host.
-fn identity_key(request: &Request) -> Arc<str> {
-    match request.session_key() {
+fn identity_key(request: &Request, sticky: bool) -> Arc<str> {
+    let task = if sticky { request.sticky_task() } else { request.session_key().cloned() };
+    match task {
         Some(task) => Arc::from(format!("task:{task}")),
         None => host_key(request.url())
             .map_or_else(|| Arc::from("host:"), |host| Arc::from(format!("host:{host}"))),
@@ -260,8 +284,8 @@ mod tests {
         assert!(first.headers.get(COOKIE).is_none());
         assert_eq!(identities.receive(&first, request.url(), &answer("sid=1")), 1);
         assert_eq!(identities.wear(&request).headers[COOKIE], "sid=1");
-        assert!(identities.retire(&first));
-        assert!(!identities.retire(&first), "retired once");
+        assert_eq!(identities.retire(&first), Some(Seasoned(false)));
+        assert_eq!(identities.retire(&first), None, "retired once");
         let fresh = identities.wear(&request);
         assert!(fresh.headers.get(COOKIE).is_none());
         assert_eq!(

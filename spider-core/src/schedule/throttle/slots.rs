@@ -1,7 +1,7 @@
-//! Per-host slots: each is one "person browsing" a host, who pauses between pages.
+//! Per-host slots: each is one "person browsing" a host, who pauses between pages. Each
+//! slot has a number, its lane, so that in sticky mode a lane can be one identity: one
+//! request at a time, its cookies settled before the next, its pauses its own.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -18,10 +18,15 @@ pub(crate) enum SlotState {
 }
 
 /// The slots of one host: those in flight are counted, idle ones keep the instant their
-/// politeness pause ends.
+/// politeness pause ends, and every slot its lane number. Of the slots ready, the lowest
+/// lane goes first, so a crawl that needs few slots keeps to few identities; a slot added
+/// takes the least lane free. A host has tens of slots, so a list is searched.
 #[derive(Debug)]
 pub(crate) struct HostSlots {
-    idle: BinaryHeap<Reverse<Instant>>,
+    /// Idle slots: when each is ready, and its lane.
+    idle: Vec<(Instant, u32)>,
+    /// The lanes of the slots idle or busy; `lanes[n]` for lane `n`.
+    lanes: Vec<bool>,
     busy: usize,
     limit: usize,
     /// The host asked us to slow down (429): no slot starts a request before this.
@@ -34,8 +39,10 @@ pub(crate) struct HostSlots {
 
 impl HostSlots {
     pub(crate) fn new(limit: usize, now: Instant) -> Self {
+        let lanes = u32::try_from(limit).unwrap_or(u32::MAX);
         HostSlots {
-            idle: (0..limit).map(|_| Reverse(now)).collect(),
+            idle: (0..lanes).map(|lane| (now, lane)).collect(),
+            lanes: vec![true; limit],
             busy: 0,
             limit,
             paused_until: None,
@@ -54,29 +61,39 @@ impl HostSlots {
         if self.next_start > now {
             return SlotState::PausedUntil(self.next_start);
         }
-        match self.idle.peek() {
-            Some(Reverse(ready)) if *ready <= now => SlotState::Free,
-            Some(Reverse(ready)) => SlotState::PausedUntil(*ready),
+        match self.idle.iter().map(|(ready, _)| *ready).min() {
+            Some(ready) if ready <= now => SlotState::Free,
+            Some(ready) => SlotState::PausedUntil(ready),
             None => SlotState::Busy,
         }
     }
 
-    /// Occupy the idle slot that has been ready longest; call only when [`SlotState::Free`].
-    pub(crate) fn take(&mut self, now: Instant) {
-        self.idle.pop();
+    /// Occupy the lowest lane of the idle slots ready at `now` (or, when none is, the
+    /// first to be), and say it; call only when [`SlotState::Free`].
+    pub(crate) fn take(&mut self, now: Instant) -> u32 {
+        let ready = self.idle.iter().enumerate().filter(|(_, (ready, _))| *ready <= now);
+        let chosen = ready
+            .min_by_key(|(_, (_, lane))| *lane)
+            .or_else(|| self.idle.iter().enumerate().min_by_key(|(_, (ready, _))| *ready))
+            .map(|(at, _)| at);
+        let lane = chosen.map_or(0, |at| self.idle.swap_remove(at).1);
         self.busy += 1;
         // Without a pace there is no gate to move: a start stamped a little later than the
         // dispatcher's `now` must not hold back the next one until a timer fires.
         if !self.pace.is_zero() {
             self.next_start = self.next_start.max(now) + self.pace;
         }
+        lane
     }
 
-    /// A request finished; its slot is ready again at `ready_at`.
-    pub(crate) fn release(&mut self, ready_at: Instant) {
+    /// The request on `lane` finished; its slot is ready again at `ready_at`, unless the
+    /// limit was lowered meanwhile.
+    pub(crate) fn release(&mut self, lane: u32, ready_at: Instant) {
         self.busy = self.busy.saturating_sub(1);
         if self.idle.len() + self.busy < self.limit {
-            self.idle.push(Reverse(ready_at));
+            self.idle.push((ready_at, lane));
+        } else if let Some(held) = self.lanes.get_mut(lane as usize) {
+            *held = false;
         }
     }
 
@@ -99,9 +116,22 @@ impl HostSlots {
 
     pub(crate) fn set_limit(&mut self, limit: usize, now: Instant) {
         self.limit = limit;
-        while self.idle.len() + self.busy > limit && self.idle.pop().is_some() {}
+        while self.idle.len() + self.busy > limit {
+            // The highest lanes go first, so the identities kept are the oldest.
+            let highest = self.idle.iter().enumerate().max_by_key(|(_, (_, lane))| *lane).map(|(at, _)| at);
+            let Some((_, lane)) = highest.map(|at| self.idle.swap_remove(at)) else { break };
+            if let Some(held) = self.lanes.get_mut(lane as usize) {
+                *held = false;
+            }
+        }
         while self.idle.len() + self.busy < limit {
-            self.idle.push(Reverse(now));
+            let lane = self.lanes.iter().position(|held| !held).unwrap_or(self.lanes.len());
+            if lane == self.lanes.len() {
+                self.lanes.push(true);
+            } else {
+                self.lanes[lane] = true;
+            }
+            self.idle.push((now, u32::try_from(lane).unwrap_or(u32::MAX)));
         }
     }
 }
@@ -115,10 +145,10 @@ mod tests {
         let start = Instant::now();
         let mut slots = HostSlots::new(1, start);
         assert_eq!(slots.state(start), SlotState::Free);
-        slots.take(start);
+        let lane = slots.take(start);
         assert_eq!(slots.state(start), SlotState::Busy);
         let ready = start + Duration::from_secs(2);
-        slots.release(ready);
+        slots.release(lane, ready);
         assert_eq!(slots.state(start), SlotState::PausedUntil(ready));
         assert_eq!(slots.state(ready), SlotState::Free);
     }
@@ -149,18 +179,40 @@ mod tests {
     fn lowering_the_limit_lets_in_flight_requests_drain() {
         let now = Instant::now();
         let mut slots = HostSlots::new(4, now);
-        for _ in 0..3 {
-            slots.take(now);
-        }
+        let lanes: Vec<u32> = (0..3).map(|_| slots.take(now)).collect();
         slots.set_limit(1, now);
         assert_eq!(slots.state(now), SlotState::Busy);
-        slots.release(now);
-        slots.release(now);
+        slots.release(lanes[0], now);
+        slots.release(lanes[1], now);
         assert_eq!(slots.state(now), SlotState::Busy);
-        slots.release(now);
+        slots.release(lanes[2], now);
         assert_eq!(slots.state(now), SlotState::Free);
-        slots.take(now);
+        assert_eq!(slots.take(now), lanes[2], "the lane still held");
         assert_eq!(slots.state(now), SlotState::Busy);
+    }
+
+    #[test]
+    fn each_slot_is_a_lane_of_its_own_and_lanes_are_reused_lowest_first() {
+        let now = Instant::now();
+        let mut slots = HostSlots::new(3, now);
+        let mut lanes: Vec<u32> = (0..3).map(|_| slots.take(now)).collect();
+        lanes.sort_unstable();
+        assert_eq!(lanes, [0, 1, 2], "one request per lane");
+        slots.release(1, now);
+        assert_eq!(slots.take(now), 1, "a free slot keeps its lane");
+        slots.release(2, now);
+        slots.release(0, now + Duration::from_secs(1));
+        assert_eq!(slots.take(now), 2, "only lane 2 is ready");
+        slots.release(2, now);
+        assert_eq!(slots.take(now + Duration::from_secs(1)), 0, "the lowest ready lane first");
+        slots.set_limit(1, now);
+        for lane in [0, 1] {
+            slots.release(lane, now);
+        }
+        slots.set_limit(3, now);
+        let mut lanes: Vec<u32> = (0..3).map(|_| slots.take(now)).collect();
+        lanes.sort_unstable();
+        assert_eq!(lanes, [0, 1, 2], "raised again, the least lanes come back");
     }
 
     #[test]

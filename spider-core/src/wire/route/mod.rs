@@ -201,9 +201,9 @@ impl Router {
                 via: Some(Via { host, tier, gateway: None, session: None }),
             });
         };
-        let session = match request.session_key().filter(|_| self.sticky) {
+        let session = match request.sticky_task().filter(|_| self.sticky) {
             Some(task) => {
-                let task = (task.clone(), tier);
+                let task = (task, tier);
                 let mut session = sessions.current(&task, rng, || pool.pick(now));
                 if let Some(benched) = session.as_ref().filter(|s| pool.is_benched(s.gateway, now)) {
                     // An id means nothing to another gateway: a new session on one that works.
@@ -237,13 +237,11 @@ impl Router {
         Ok(Routed { client, identity, via: Some(Via { host, tier, gateway: Some(gateway), session }) })
     }
 
-    /// Learn from what became of a routed request and count its traffic. Returns whether
-    /// a retry leaves with another exit identity: through a gateway, or because its host
-    /// has climbed off the tier it was blocked on.
+    /// Learn from what became of a routed request and count its traffic (its identity is
+    /// the exchange's to retire). Returns whether a retry leaves with another exit
+    /// identity: through a gateway, or because its host has climbed off the tier it was
+    /// blocked on.
     pub(crate) fn settle(&self, routed: &Routed, verdict: Verdict, sent: u64, received: u64) -> bool {
-        if verdict == Verdict::Blocked {
-            self.identities.retire(&routed.identity);
-        }
         let (Some(via), Some(state)) = (&routed.via, &self.state) else { return false };
         if let Some(gateway) = via.gateway {
             if verdict != Verdict::Unreachable {
