@@ -32,7 +32,10 @@ impl<S: Spider> Dispatcher<S> {
         // A block that followed an identity (used, then blocked, and replaced by another
         // exit) is the identity's, not the host's: the host's limits stay.
         let host_blocked = sample.blocked && !sample.follows_identity;
-        if let Some(change) = controller.answer(&target, now, sample.sent_at, host_blocked, &host.window) {
+        // This answer's slot is free again already: with it, what was in flight as it came.
+        let in_flight = host.slots.busy() + 1;
+        let change = controller.answer(&target, now, sample.sent_at, host_blocked, in_flight, &host.window);
+        if let Some(change) = change {
             self.apply(id, change, now);
         }
     }

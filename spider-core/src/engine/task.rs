@@ -22,6 +22,7 @@ use crate::spider::{Cx, Spider};
 use crate::wire::block::Answer;
 use crate::wire::classify::{self, Trouble};
 use crate::wire::redirect::{next_hop, Hop};
+use crate::wire::route::Routed;
 use crate::wire::transport::Fetched;
 use crate::wire::{Answered, Exchanged, Judge};
 
@@ -46,10 +47,10 @@ pub(super) async fn fetch_robots<S: Spider>(shared: &Shared<S>, job: Job, notes:
 /// read it, when the request is a sitemap).
 pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &mut Notes) -> Outcome {
     let request = job.request;
-    let (fetched, blocked, consent, new_identity, cached) =
+    let (fetched, blocked, consent, new_identity, sent) =
         match answer(shared, &request, job.cached, false, notes).await {
-            Fetch::Answer { fetched, blocked, consent, new_identity, cached } => {
-                (fetched, blocked, consent, new_identity, cached)
+            Fetch::Answer { fetched, blocked, consent, new_identity, sent } => {
+                (fetched, blocked, consent, new_identity, sent)
             }
             Fetch::Fatal(error) => return Outcome::Fatal(error),
             Fetch::Failed(error) if error.is_transport() => {
@@ -66,7 +67,7 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         };
     let status = fetched.status;
     shared.tally.status(status.as_u16());
-    if !cached {
+    if sent.is_some() {
         shared.tally.bytes.add(fetched.body.len() as u64);
     }
     if !blocked && status.is_redirection() {
@@ -105,8 +106,13 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
     let hidden = HiddenLinks::new(shared.follow_hidden);
     let page =
         Page::new(url.clone(), status, headers, body, request, SystemTime::now(), pool, hidden.clone());
+    let facts = page.shared_facts();
     let parsed = shared.spider.parse(page, &mut cx).await;
     shared.tally.skipped_hidden.add(hidden.skipped());
+    if let Some(sent) = sent.filter(|_| cx.soft_block) {
+        return soft_block(shared, facts.request.clone(), &sent, status.as_u16(), notes);
+    }
+    drop(facts);
     // Items emitted before an error are kept: nothing scraped is lost.
     let items = match &shared.encoder {
         Some(encoder) => match encoder.encode(&cx.items) {
@@ -158,7 +164,7 @@ async fn answer<S: Spider>(
             notes.cache = Some(CacheWrite::Touch(cached.fingerprint()));
             from_cache(shared, request, cached)
         }
-        (Fetch::Answer { fetched, blocked, consent, new_identity, cached }, _) => {
+        (Fetch::Answer { fetched, blocked, consent, new_identity, sent }, _) => {
             let status = fetched.status;
             let keep = if robots {
                 !(status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS)
@@ -170,7 +176,7 @@ async fn answer<S: Spider>(
                 let entry = Entry::new(fingerprint, request, status, &fetched.headers, &fetched.body);
                 notes.cache = entry.map(CacheWrite::Store);
             }
-            Fetch::Answer { fetched, blocked, consent, new_identity, cached }
+            Fetch::Answer { fetched, blocked, consent, new_identity, sent }
         }
         (other, _) => other,
     }
@@ -183,13 +189,22 @@ fn from_cache<S: Spider>(shared: &Shared<S>, request: &Request, cached: Cached) 
     match cached.answer() {
         Ok((status, headers, body)) => {
             let fetched = Fetched { status, headers, body, sent: 0, received: 0 };
-            Fetch::Answer { fetched, blocked: false, consent: false, new_identity: false, cached: true }
+            Fetch::Answer { fetched, blocked: false, consent: false, new_identity: false, sent: None }
         }
         Err(problem) => Fetch::Failed(Error::Cache { url: request.url().clone(), problem }),
     }
 }
 
-/// What became of sending a request on its route.
+/// How an answer from the network was had: its route, for a soft block found by the
+/// parse, and the cookies it set.
+struct Sent {
+    routed: Routed,
+    kept: usize,
+}
+
+/// What became of sending a request on its route (one per request, so its large answer
+/// is not boxed).
+#[allow(clippy::large_enum_variant)]
 enum Fetch {
     Answer {
         fetched: Fetched,
@@ -200,8 +215,9 @@ enum Fetch {
         /// Whether a retry leaves with another exit identity, so a block is met by
         /// switching rather than by slowing the host down.
         new_identity: bool,
-        /// Whether the answer came from the cache (maybe confirmed by a 304).
-        cached: bool,
+        /// How it was sent, unless the answer came from the cache (maybe confirmed by a
+        /// 304).
+        sent: Option<Sent>,
     },
     /// Not answered; the error says why.
     Failed(Error),
@@ -226,10 +242,12 @@ async fn fetch_routed<S: Spider>(
             fetched,
             blocked,
             consent,
+            kept,
             new_identity,
             follows_identity,
             sent_at,
             latency,
+            routed,
         })) => {
             if blocked {
                 shared.tally.blocked.add(1);
@@ -238,9 +256,34 @@ async fn fetch_routed<S: Spider>(
                 shared.tally.throttled.add(1);
             }
             *sample = Some(Sample { blocked, follows_identity, sent_at, latency });
-            Fetch::Answer { fetched, blocked: blocked || consent, consent, new_identity, cached: false }
+            let sent = Sent { routed, kept };
+            Fetch::Answer { fetched, blocked: blocked || consent, consent, new_identity, sent: Some(sent) }
         }
     }
+}
+
+/// A page the parse found to be a wall or a challenge (see `wire::block::is_soft_block`):
+/// never kept in the cache, and met as a block would have been, or as a wall when it set
+/// a cookie.
+fn soft_block<S: Spider>(
+    shared: &Shared<S>,
+    request: Request,
+    sent: &Sent,
+    status: u16,
+    notes: &mut Notes,
+) -> Outcome {
+    notes.cache = None;
+    if sent.kept > 0 {
+        let failure = Failure::status(Reason::ConsentWall, status);
+        return Outcome::Trouble { request, trouble: Trouble::PassWall, retry_after: None, failure };
+    }
+    shared.tally.blocked.add(1);
+    let (_, follows_identity) = shared.exchange.overturn(&sent.routed);
+    if let Some(sample) = &mut notes.sample {
+        (sample.blocked, sample.follows_identity) = (true, follows_identity);
+    }
+    let failure = Failure::status(Reason::Blocked, status);
+    Outcome::Trouble { request, trouble: Trouble::SwitchIdentity, retry_after: None, failure }
 }
 
 /// The failure a redirect the crawl cannot follow is, or the next hop for the frontier.

@@ -155,6 +155,12 @@ impl Page {
         &self.facts.request
     }
 
+    /// What the page knows of itself, kept by the engine past the parse that takes the
+    /// page, to send its request again when the parse found the page a wall.
+    pub(crate) fn shared_facts(&self) -> Arc<Facts> {
+        self.facts.clone()
+    }
+
     /// Parse the body once on the parse pool and run `work` over the document there.
     ///
     /// `scraper::Html` is not `Send`, so it never leaves the pool: return owned data.

@@ -184,6 +184,9 @@ pub struct Cx<I> {
     /// The answer was not HTML, so the link rules left it unparsed: counted apart from
     /// the pages.
     pub(crate) not_html: bool,
+    /// A rule expected an item on the page, and it had none of it and a wall or a
+    /// challenge instead: a block after all (`wire::block::is_soft_block`).
+    pub(crate) soft_block: bool,
 }
 
 impl<I> Cx<I> {
@@ -194,6 +197,7 @@ impl<I> Cx<I> {
             items: Vec::new(),
             follows: Vec::new(),
             not_html: false,
+            soft_block: false,
         }
     }
 

@@ -209,7 +209,8 @@ fn regex(pattern: &str) -> Regex {
 /// the rule that reached it (see the module's docs); the item and the links come from one
 /// parse of the page on the pool. An answer that is not HTML ([`Page::is_html`]: a script,
 /// a download, JSON) is not parsed at all, and counts in the summary as skipped by
-/// content type rather than as a page.
+/// content type rather than as a page. A page a rule expected an item on that has none of
+/// it, and a form or a challenge's words instead, is marked a soft block, its links left.
 ///
 /// # Errors
 ///
@@ -241,6 +242,11 @@ pub async fn parse_by_link_rules<T: Item>(
         }
         None => page.html(dom).await?,
     };
+    if duty.parse && matches!(item, Ok(None)) && crate::wire::block::is_soft_block(page.body()) {
+        // Not the page the rule expected: what it links to is the wall's, not the site's.
+        cx.soft_block = true;
+        return Ok(());
+    }
     for request in links {
         cx.request(request);
     }

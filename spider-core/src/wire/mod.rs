@@ -22,10 +22,10 @@ use spider_settings::Config;
 use tokio::time::Instant;
 
 use crate::error::Error;
-use crate::request::identity::{Identities, Seasoned};
+use crate::request::identity::Identities;
 use crate::request::Request;
 use block::{Answer, BlockRules};
-use route::{ProxySpend, Route, Router, Verdict};
+use route::{ProxySpend, Route, Routed, Router, Verdict};
 use transport::{Fetched, Transport};
 
 /// Who judges whether an answer is a block, and whether the router learns from it.
@@ -43,7 +43,9 @@ pub(crate) enum Judge<'a> {
     Measure,
 }
 
-/// What became of a request sent through the exchange.
+/// What became of a request sent through the exchange. One per request, moved once or
+/// twice: a box for the large answer would cost an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Exchanged {
     /// The answer, judged.
     Answer(Answered),
@@ -59,6 +61,8 @@ pub(crate) struct Answered {
     /// A wall that handed this identity a cookie, served with a 2xx: it asks for the
     /// cookie back, so the same identity tries again.
     pub(crate) consent: bool,
+    /// Cookies the answer set in its identity.
+    pub(crate) kept: usize,
     /// Whether a retry leaves as another exit identity, so that a block is met by
     /// switching rather than by slowing the host down.
     pub(crate) new_identity: bool,
@@ -69,6 +73,8 @@ pub(crate) struct Answered {
     /// When the request left, and how long its answer took.
     pub(crate) sent_at: Instant,
     pub(crate) latency: Duration,
+    /// The route it went on, for [`Exchange::overturn`].
+    pub(crate) routed: Routed,
 }
 
 /// The crawl's one way out: routes, identities, the transport and the block rules.
@@ -139,7 +145,7 @@ impl Exchange {
         } else {
             let identities = self.router.identities();
             let seasoned = if blocked {
-                identities.retire(&routed.identity).is_some_and(|Seasoned(seasoned)| seasoned)
+                identities.retire(&routed.identity).is_some_and(|clean| clean > 0)
             } else {
                 identities.answered(&routed.identity);
                 false
@@ -152,11 +158,24 @@ impl Exchange {
             fetched,
             blocked,
             consent,
+            kept,
             new_identity,
             follows_identity,
             sent_at,
             latency,
+            routed,
         }))
+    }
+
+    /// An answer [`send`](Self::send) took as no block, which the parse found to be one
+    /// (a soft block): its identity retired and the router taught, as if judged a block
+    /// at once. Returns what `send` would have: whether a retry leaves from another exit,
+    /// and whether the block followed the identity.
+    pub(crate) fn overturn(&self, routed: &Routed) -> (bool, bool) {
+        // Its answer counted as clean already.
+        let seasoned = self.router.identities().retire(&routed.identity).is_some_and(|clean| clean > 1);
+        let new_identity = self.router.learn(routed, Verdict::Blocked);
+        (new_identity, seasoned && new_identity)
     }
 
     /// The crawl's identities, for the state file and for cookies given at run time.

@@ -53,10 +53,6 @@ struct Identity {
     clean: u32,
 }
 
-/// Whether a retired identity had been answered without a block before it was blocked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Seasoned(pub(crate) bool);
-
 /// A saved identity, as the state file keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SavedIdentity {
@@ -180,9 +176,9 @@ impl Identities {
 
     /// Retire the identity `worn`, cookies and agent with it, if it is still its task's;
     /// requests in flight on it retire nothing twice. Whether it was retired, and then
-    /// whether it had been answered before without a block: a block that came with use,
-    /// which a fresh identity may not meet.
-    pub(crate) fn retire(&self, worn: &Worn) -> Option<Seasoned> {
+    /// how many answers it had had without a block: a block that came with use, which a
+    /// fresh identity may not meet.
+    pub(crate) fn retire(&self, worn: &Worn) -> Option<u32> {
         let mut live = lock(&self.live);
         let clean = live.by_key.get(&worn.key).filter(|i| i.generation == worn.generation).map(|i| i.clean);
         if clean.is_some() {
@@ -190,7 +186,7 @@ impl Identities {
             live.changed.insert(worn.key.clone());
             tracing::debug!(identity = %worn.key, "blocked: the identity is retired with its cookies");
         }
-        clean.map(|clean| Seasoned(clean > 0))
+        clean
     }
 
     /// The identities made, changed or retired since the last call, if any: what a state
@@ -284,7 +280,7 @@ mod tests {
         assert!(first.headers.get(COOKIE).is_none());
         assert_eq!(identities.receive(&first, request.url(), &answer("sid=1")), 1);
         assert_eq!(identities.wear(&request).headers[COOKIE], "sid=1");
-        assert_eq!(identities.retire(&first), Some(Seasoned(false)));
+        assert_eq!(identities.retire(&first), Some(0));
         assert_eq!(identities.retire(&first), None, "retired once");
         let fresh = identities.wear(&request);
         assert!(fresh.headers.get(COOKIE).is_none());

@@ -4,13 +4,20 @@
 //!
 //! The rate is controlled, not only the slots: a site that limits requests per minute is
 //! not helped by fewer slots when its pages are fast. A host starts slow (4 requests/s, 2
-//! slots); each clean second its rate grows by half and its slots double, until its first
-//! block ("slow start"); then the rate grows by 5% and the slots by one a second, while
-//! the block rate of the requests sent under its current limits stays at or under the
+//! slots); until its first block ("slow start") each round of clean answers, as many as
+//! it has slots (a round trip at full use), doubles the slots when they were all in use
+//! and the rate when it was used, so a fast host reaches its speed in a few round trips,
+//! not in seconds; then the rate grows by 5% and the slots by one a second, while the
+//! block rate of the requests sent under its current limits stays at or under the
 //! target. A block that lifts that rate above the target cuts at once: a limiter that sees
 //! a client keep going bans it. A host whose answers are mostly blocks trips a circuit
 //! breaker: it is paused, then one request probes it, and each failed probe doubles the
 //! pause.
+//!
+//! Only the host's blocks reach it: a block an identity met after clean answers, when its
+//! retry leaves from another exit, says the site limits each identity, and is met by
+//! retiring it (`engine/gauges.rs` leaves it out); a fresh identity blocked at once, or a
+//! block with no other exit to go to, is the host's.
 
 use std::time::Duration;
 
@@ -100,6 +107,9 @@ pub(crate) struct Controller {
     blocked: usize,
     hold_until: Instant,
     breaker: Breaker,
+    /// Slow start's round: clean answers since it began, and when it began.
+    round: usize,
+    round_from: Instant,
 }
 
 impl Controller {
@@ -113,6 +123,8 @@ impl Controller {
             blocked: 0,
             hold_until: now,
             breaker: Breaker::Closed,
+            round: 0,
+            round_from: now,
         }
     }
 
@@ -126,14 +138,16 @@ impl Controller {
         self.rps
     }
 
-    /// An answer came back to a request sent at `sent_at`, `blocked` its verdict;
-    /// `recent` is the host's window, this answer in it.
+    /// An answer came back to a request sent at `sent_at`, `blocked` its verdict, with
+    /// `in_flight` requests of the host out when it came (itself among them); `recent` is
+    /// the host's window, this answer in it.
     pub(crate) fn answer(
         &mut self,
         target: &Target,
         now: Instant,
         sent_at: Instant,
         blocked: bool,
+        in_flight: usize,
         recent: &Window,
     ) -> Option<Change> {
         if let Breaker::Open { until, pause } = self.breaker {
@@ -166,13 +180,22 @@ impl Controller {
             self.new_epoch(now);
             return Some(Change::Cut { block_rate: rate });
         }
+        if self.slow_start && !blocked {
+            self.round += 1;
+            if self.round >= self.limit {
+                let took = now.saturating_duration_since(self.round_from).as_secs_f64();
+                let used_rps = self.round as f64 / took.max(0.001);
+                (self.round, self.round_from) = (0, now);
+                return self.raise(target, now, used_rps, in_flight >= self.limit);
+            }
+        }
         None
     }
 
-    /// Once a [`STEP`]: raise the limits when the requests sent under the current ones
-    /// were answered with a block rate at or under the target, the host is past its hold,
-    /// and it used what it had: `used_rps` good answers a second in the last step,
-    /// `saturated` when it had requests waiting while all its slots were busy.
+    /// Once a [`STEP`], past slow start: raise the limits when the requests sent under
+    /// the current ones were answered with a block rate at or under the target, the host
+    /// is past its hold, and it used what it had: `used_rps` good answers a second in the
+    /// last step, `saturated` when it had requests waiting while all its slots were busy.
     pub(crate) fn tick(
         &mut self,
         target: &Target,
@@ -180,6 +203,15 @@ impl Controller {
         used_rps: f64,
         saturated: bool,
     ) -> Option<Change> {
+        if self.slow_start {
+            return None;
+        }
+        self.raise(target, now, used_rps, saturated)
+    }
+
+    /// Raise what the host used, if its answers allow: the rate when it used at least 70%
+    /// of it, the slots when they were all busy; twice in slow start, else a step.
+    fn raise(&mut self, target: &Target, now: Instant, used_rps: f64, saturated: bool) -> Option<Change> {
         let open = matches!(self.breaker, Breaker::Open { .. });
         // No answers, no evidence: a host whose requests hang is not raised.
         let calm = self.answered > 0 && self.blocked as f64 / self.answered as f64 <= target.block_rate;
@@ -191,7 +223,7 @@ impl Controller {
             return None;
         }
         let (rps, limit) = if self.slow_start {
-            (self.rps * 1.5, self.limit * 2)
+            (self.rps * 2.0, self.limit * 2)
         } else {
             (self.rps + (self.rps * 0.05).max(0.5), self.limit + 1)
         };
@@ -222,6 +254,7 @@ impl Controller {
         self.epoch = now;
         self.answered = 0;
         self.blocked = 0;
+        (self.round, self.round_from) = (0, now);
     }
 
     /// Take the limits a fleet's other workers set for the host: its slots and rate are
@@ -268,22 +301,27 @@ mod tests {
             Host { c: Controller::new(&TARGET, Instant::now()), recent: Window::new(WINDOW) }
         }
 
-        /// An answer to a request sent at `sent_at`.
+        /// An answer to a request sent at `sent_at`, all the host's slots in use.
         fn answer_to(&mut self, sent_at: Instant, blocked: bool) -> Option<Change> {
             let now = Instant::now();
             self.recent.record(now, blocked);
-            self.c.answer(&TARGET, now, sent_at, blocked, &self.recent)
+            let in_flight = self.c.limit();
+            self.c.answer(&TARGET, now, sent_at, blocked, in_flight, &self.recent)
         }
 
         fn answer(&mut self, blocked: bool) -> Option<Change> {
             self.answer_to(Instant::now(), blocked)
         }
 
-        /// A second of traffic at the controller's own rate, the first `blocks` blocked.
+        /// A second of traffic at the controller's own rate, spread over it, the first
+        /// `blocks` blocked.
         async fn second(&mut self, blocks: usize) -> Vec<Change> {
-            tokio::time::advance(STEP).await;
             let n = self.c.rps().ceil() as usize;
-            let mut changes: Vec<Change> = (0..n).filter_map(|i| self.answer(i < blocks)).collect();
+            let mut changes = Vec::new();
+            for i in 0..n {
+                tokio::time::advance(STEP / n as u32).await;
+                changes.extend(self.answer(i < blocks));
+            }
             let rps = self.c.rps();
             changes.extend(self.c.tick(&TARGET, Instant::now(), rps, true));
             changes
@@ -309,8 +347,9 @@ mod tests {
     async fn limits_rise_while_blocks_stay_low_and_never_pass_the_ceiling() {
         let mut host = Host::new();
         assert_eq!((host.c.limit(), host.c.rps()), (2, 4.0));
-        assert_eq!(host.second(0).await, vec![Change::Raised]);
-        assert_eq!((host.c.limit(), host.c.rps()), (4, 6.0), "slow start: slots double, the rate × 1.5");
+        assert_eq!(host.answer(false), None, "half a round");
+        assert_eq!(host.answer(false), Some(Change::Raised), "a round: as many answers as slots");
+        assert_eq!((host.c.limit(), host.c.rps()), (4, 8.0), "slow start: both doubled");
         for _ in 0..20 {
             host.second(0).await;
         }
@@ -319,18 +358,23 @@ mod tests {
         // No answers, no rise: a host whose requests hang keeps its limits.
         let mut host = Host::new();
         assert_eq!(host.c.tick(&TARGET, Instant::now() + HOLD, 0.0, true), None);
-        // Unused room is not raised either.
-        host.answer(false);
-        assert_eq!(host.c.tick(&TARGET, Instant::now() + HOLD, 0.5, false), None);
+        // Unused room is not raised either: a round that took ten seconds on one slot.
+        let (start, recent) = (Instant::now(), Window::new(WINDOW));
+        assert_eq!(host.c.answer(&TARGET, start, start, false, 1, &recent), None);
+        let later = start + Duration::from_secs(10);
+        assert_eq!(host.c.answer(&TARGET, later, later, false, 1, &recent), None);
+        assert_eq!((host.c.limit(), host.c.rps()), (2, 4.0));
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_block_above_the_target_cuts_both_by_a_fifth_then_holds() {
         let mut host = Host::new();
-        for _ in 0..4 {
+        for _ in 0..6 {
             host.second(0).await;
         }
-        assert_eq!((host.c.limit(), host.c.rps()), (10, 20.25));
+        assert_eq!((host.c.limit(), host.c.rps()), (10, 100.0), "slow start reached both ceilings");
+        // Counted from here, as from a raise: at the ceilings a round raises nothing.
+        host.c.new_epoch(Instant::now());
         let mut changes: Vec<Change> = (0..40).filter_map(|_| host.answer(false)).collect();
         changes.extend(host.answer(true));
         assert_eq!(changes, vec![], "one block in 41 answers is under 5%");

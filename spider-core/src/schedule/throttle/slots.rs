@@ -114,6 +114,11 @@ impl HostSlots {
         self.limit
     }
 
+    /// Slots with a request in flight.
+    pub(crate) fn busy(&self) -> usize {
+        self.busy
+    }
+
     pub(crate) fn set_limit(&mut self, limit: usize, now: Instant) {
         self.limit = limit;
         while self.idle.len() + self.busy > limit {

@@ -242,12 +242,18 @@ impl Router {
     /// identity: through a gateway, or because its host has climbed off the tier it was
     /// blocked on.
     pub(crate) fn settle(&self, routed: &Routed, verdict: Verdict, sent: u64, received: u64) -> bool {
-        let (Some(via), Some(state)) = (&routed.via, &self.state) else { return false };
-        if let Some(gateway) = via.gateway {
+        if let Some(gateway) = routed.via.as_ref().and_then(|via| via.gateway) {
             if verdict != Verdict::Unreachable {
                 self.spend.record(gateway, sent, received);
             }
         }
+        self.learn(routed, verdict)
+    }
+
+    /// Learn a routed request's verdict, its traffic counted already: what
+    /// [`settle`](Self::settle) returns.
+    pub(crate) fn learn(&self, routed: &Routed, verdict: Verdict) -> bool {
+        let (Some(via), Some(state)) = (&routed.via, &self.state) else { return false };
         let now = Instant::now();
         let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
         let State { tiers, ladder, sessions, .. } = &mut *state;
