@@ -13,21 +13,26 @@
 //!   selectors all stream, so it reads pages with the streaming engine;
 //! - `spiderling-dom`: the same spider with `--set extract=dom`, each page parsed into a DOM;
 //! - `state`: the same spider keeping its crawl in a state file (the cost of durability);
+//! - `rules`: the spider users write now, two link rules, a page field, a JSON-LD field;
+//! - `identities`: `rules` with a user agent per identity and the cookie jars;
 //! - `bare`: tokio + reqwest + scraper with a semaphore of C (see `bare.rs`);
 //! - `sequential`: one request at a time, on the first `--sample` pages.
 //!
 //! With `--workers 1,2,…` the bench measures the fleet instead (`fleet.rs`): for each
-//! count, that many `spiderling` workers at once sharing one crawl through Redis.
+//! count, that many `spiderling` workers at once sharing one crawl through Redis. With
+//! `--session-limited`, adaptive mode against hand-set crawls on the session-limited shop
+//! (`sessions.rs`).
 
 mod bare;
 mod fleet;
 mod measure;
 mod report;
 mod sequential;
+mod sessions;
 mod spiderling;
 mod work;
 
-use spiderling::Engine;
+use spiderling::{Engine, Shape};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -100,6 +105,13 @@ pub(crate) struct Args {
     /// reported as failed.
     #[arg(long, default_value_t = 300)]
     run_timeout_secs: u64,
+    /// Measure adaptive mode against hand-set crawls on the session-limited shop instead:
+    /// --pages products, --latency-ms a page, --concurrency the ceiling.
+    #[arg(long, conflicts_with = "workers")]
+    session_limited: bool,
+    /// With --session-limited: rounds of every contender, alternating.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
     /// Internal: run one contender against --url and print its run as JSON.
     #[arg(long, hide = true, requires_all = ["url", "output"])]
     contender: Option<Contender>,
@@ -122,15 +134,19 @@ enum Contender {
     Spiderling,
     SpiderlingDom,
     State,
+    Rules,
+    Identities,
     Bare,
     Sequential,
 }
 
 impl Contender {
-    const ALL: [Contender; 5] = [
+    const ALL: [Contender; 7] = [
         Contender::Spiderling,
         Contender::SpiderlingDom,
         Contender::State,
+        Contender::Rules,
+        Contender::Identities,
         Contender::Bare,
         Contender::Sequential,
     ];
@@ -140,6 +156,8 @@ impl Contender {
             Contender::Spiderling => "spiderling",
             Contender::SpiderlingDom => "spiderling-dom",
             Contender::State => "state",
+            Contender::Rules => "rules",
+            Contender::Identities => "identities",
             Contender::Bare => "bare",
             Contender::Sequential => "sequential",
         }
@@ -150,6 +168,15 @@ pub(crate) fn run(args: Args) -> ExitCode {
     match (args.contender, &args.url, &args.output) {
         (Some(contender), Some(url), Some(output)) => child(contender, url, output, &args),
         _ if !args.workers.is_empty() => fleet::parent(&args),
+        _ if args.session_limited => {
+            let setup = sessions::Setup {
+                products: args.pages,
+                concurrency: args.concurrency,
+                latency_ms: args.latency_ms,
+                rounds: args.rounds,
+            };
+            sessions::run(&setup, args.json)
+        }
         _ if args.frontier.is_some() => {
             eprintln!("error: --frontier is the Redis of the fleet bench; give --workers too");
             ExitCode::from(2)
@@ -252,12 +279,13 @@ fn child(contender: Contender, url: &str, output: &Path, args: &Args) -> ExitCod
             match contender {
                 Contender::Spiderling => {
                     let keep = fleet.unwrap_or(spiderling::Keep::Memory);
-                    spiderling::crawl(url, concurrency, cost, output, keep, Engine::Stream)
+                    spiderling::crawl(url, concurrency, cost, output, keep, Engine::Stream, Shape::Follow)
                         .await
                         .map_err(|error| error.to_string())
                 }
                 Contender::SpiderlingDom => {
-                    spiderling::crawl(url, concurrency, cost, output, spiderling::Keep::Memory, Engine::Dom)
+                    let keep = spiderling::Keep::Memory;
+                    spiderling::crawl(url, concurrency, cost, output, keep, Engine::Dom, Shape::Follow)
                         .await
                         .map_err(|error| error.to_string())
                 }
@@ -270,9 +298,17 @@ fn child(contender: Contender, url: &str, output: &Path, args: &Args) -> ExitCod
                         output,
                         spiderling::Keep::State(&state),
                         Engine::Stream,
+                        Shape::Follow,
                     )
                     .await
                     .map_err(|error| error.to_string())
+                }
+                Contender::Rules | Contender::Identities => {
+                    let shape = if contender == Contender::Rules { Shape::Rules } else { Shape::Identities };
+                    let keep = spiderling::Keep::Memory;
+                    spiderling::crawl(url, concurrency, cost, output, keep, Engine::Stream, shape)
+                        .await
+                        .map_err(|error| error.to_string())
                 }
                 Contender::Bare => {
                     bare::crawl(start, concurrency, cost, output).await.map_err(|e| e.to_string())

@@ -30,7 +30,7 @@ fn every_contender_crawls_every_page_exactly_once() {
     let report = bench_on_the_small_site(&["--sample", "1000"]);
     let contenders = report["contenders"].as_array().unwrap();
     let names: Vec<&str> = contenders.iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["spiderling", "spiderling-dom", "state", "bare", "sequential"]);
+    assert_eq!(names, ["spiderling", "spiderling-dom", "state", "rules", "identities", "bare", "sequential"]);
     for c in contenders {
         let name = &c["name"];
         assert_eq!(c["pages"], PAGES, "{name}: pages parsed");
@@ -41,13 +41,18 @@ fn every_contender_crawls_every_page_exactly_once() {
         assert!(c["peak_rss_mb"].as_f64().unwrap() > 0.0, "{name}");
         // The bench's spider streams every page of the generated site; forced to the DOM
         // it streams none, and the hand-written loops have no streaming engine.
-        let streamed = if matches!(c["name"].as_str(), Some("spiderling" | "state")) { PAGES } else { 0 };
+        let streamed = match c["name"].as_str() {
+            Some("spiderling" | "state" | "rules" | "identities") => PAGES,
+            _ => 0,
+        };
         assert_eq!(c["streamed_pages"], streamed, "{name}: pages read without a DOM");
     }
     assert!(report["ratios"]["spiderling_over_bare"].as_f64().unwrap() > 0.0);
     assert!(report["ratios"]["spiderling_cpu_over_bare"].as_f64().unwrap() > 0.0);
     assert!(report["ratios"]["dom_over_bare"].as_f64().unwrap() > 0.0);
     assert!(report["ratios"]["state_over_memory"].as_f64().unwrap() > 0.0);
+    assert!(report["ratios"]["rules_cpu_over_bare"].as_f64().unwrap() > 0.0);
+    assert!(report["ratios"]["identities_cpu_over_bare"].as_f64().unwrap() > 0.0);
     assert!(report["ratios"]["bare_over_sequential"].as_f64().unwrap() > 0.0);
 }
 

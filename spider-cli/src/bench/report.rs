@@ -107,6 +107,13 @@ pub(super) struct Ratios {
     /// Spiderling's pages/s with a state file over its pages/s in memory: the cost of
     /// durability (target ≥ 0.85).
     pub(super) state_over_memory: Option<f64>,
+    /// The rules spider's pages/s, and CPU per page, over the bare loop's (CPU target
+    /// ≤ 0.5).
+    pub(super) rules_over_bare: Option<f64>,
+    pub(super) rules_cpu_over_bare: Option<f64>,
+    /// The same with identities on.
+    pub(super) identities_over_bare: Option<f64>,
+    pub(super) identities_cpu_over_bare: Option<f64>,
     /// Spiderling's pages/s over the sequential loop's (the "10×").
     pub(super) spiderling_over_sequential: Option<f64>,
     /// The bare loop's pages/s over the sequential loop's.
@@ -143,6 +150,10 @@ impl Report {
             spiderling_cpu_over_bare: over(cpu("spiderling"), cpu("bare")),
             dom_over_bare: over(rate("spiderling-dom"), rate("bare")),
             state_over_memory: over(rate("state"), rate("spiderling")),
+            rules_over_bare: over(rate("rules"), rate("bare")),
+            rules_cpu_over_bare: over(cpu("rules"), cpu("bare")),
+            identities_over_bare: over(rate("identities"), rate("bare")),
+            identities_cpu_over_bare: over(cpu("identities"), cpu("bare")),
             spiderling_over_sequential: over(rate("spiderling"), rate("sequential")),
             bare_over_sequential: over(rate("bare"), rate("sequential")),
             spiderling_over_latency_bound: over(rate("spiderling"), bound),
@@ -223,6 +234,18 @@ impl Report {
             out,
             "state / spiderling pages/s:     {} (target ≥ 0.85: a state file on / in memory)",
             shown(r.state_over_memory)
+        );
+        let _ = writeln!(
+            out,
+            "rules / bare pages/s, CPU:      {}, {} (two rules, a page field, JSON-LD; CPU target ≤ 0.5)",
+            shown(r.rules_over_bare),
+            shown(r.rules_cpu_over_bare)
+        );
+        let _ = writeln!(
+            out,
+            "identities / bare pages/s, CPU: {}, {} (rules with agents and cookie jars)",
+            shown(r.identities_over_bare),
+            shown(r.identities_cpu_over_bare)
         );
         let _ = writeln!(out, "spiderling / sequential pages/s: {}", shown(r.spiderling_over_sequential));
         let _ = writeln!(out, "bare / sequential pages/s:      {}", shown(r.bare_over_sequential));

@@ -5,6 +5,12 @@
 //! Its selectors all stream, so the spider reads pages with the streaming engine; the
 //! same spider with `--set extract=dom` (`Config::dom_only`) is the `spiderling-dom`
 //! contender.
+//!
+//! The `rules` contender is the spider users write now (the books example's shape): two
+//! link rules with `allow` regexes (listings followed, books parsed first), an item of
+//! the page's URL, CSS fields and a JSON-LD field, no hand-written parse; `identities`
+//! is the same with user agents drawn per identity (each with its browser's headers) and
+//! the cookie jars on.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,6 +35,44 @@ static PARSE_COST_NANOS: AtomicU64 = AtomicU64::new(0);
     item = Book,
 )]
 struct Bench;
+
+#[derive(Spider, Default)]
+#[spider(
+    name = "bench-rules",
+    start_urls = ["http://127.0.0.1/"],
+    allowed_domains = ["127.0.0.1"],
+    rule(allow = r"/catalogue/page-\d+\.html", follow),
+    rule(css = "h3 > a", allow = r"/catalogue/book_\d+\.html$", parse = Listed, priority = 10),
+)]
+struct Rules;
+
+#[derive(Item, Serialize)]
+struct Listed {
+    #[page(url)]
+    url: String,
+    #[css("h1.title", parse = costly)]
+    title: String,
+    #[json_ld("offers.price", type = "Product")]
+    price: f64,
+    #[css("p.availability")]
+    availability: Option<String>,
+}
+
+/// Agents the `identities` contender's identities draw from.
+const AGENTS: &str =
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36|\
+    Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0";
+
+/// Which spider a contender is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shape {
+    /// `follow = "a[href]"` and a three-field item.
+    Follow,
+    /// Two rules, a page field, a JSON-LD field.
+    Rules,
+    /// The same, with user agents per identity.
+    Identities,
+}
 
 /// The engine reading the contender's pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +114,7 @@ pub(super) enum Keep<'a> {
 
 /// Crawl the site at `start` with `concurrency` requests in flight (overall, and to the
 /// host unless a fleet sets its own), items exported to `output`, the crawl kept where
-/// `keep` says, the pages read by `engine`.
+/// `keep` says, the pages read by `engine`, by the spider `shape` names.
 pub(super) async fn crawl(
     start: &str,
     concurrency: usize,
@@ -78,13 +122,32 @@ pub(super) async fn crawl(
     output: &Path,
     keep: Keep<'_>,
     engine: Engine,
+    shape: Shape,
+) -> Result<Run, spiderling::Error> {
+    match shape {
+        Shape::Follow => run(Bench, start, concurrency, cost, output, keep, engine, None).await,
+        Shape::Rules => run(Rules, start, concurrency, cost, output, keep, engine, None).await,
+        Shape::Identities => run(Rules, start, concurrency, cost, output, keep, engine, Some(AGENTS)).await,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run<S: Spider>(
+    spider: S,
+    start: &str,
+    concurrency: usize,
+    cost: Duration,
+    output: &Path,
+    keep: Keep<'_>,
+    engine: Engine,
+    agents: Option<&str>,
 ) -> Result<Run, spiderling::Error> {
     PARSE_COST_NANOS.store(u64::try_from(cost.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
     let per_host = match keep {
         Keep::Fleet { per_host, .. } => per_host,
         Keep::Memory | Keep::State(_) => concurrency,
     };
-    let config = Bench
+    let config = spider
         .config()
         .set("start_urls", start)?
         .set("concurrency", &concurrency.to_string())?
@@ -93,6 +156,10 @@ pub(super) async fn crawl(
         .set("parse_threads", &parse_threads().to_string())?
         .dom_only(engine == Engine::Dom)
         .output(output);
+    let config = match agents {
+        Some(agents) => config.set("user_agents", agents)?,
+        None => config,
+    };
     let config = match keep {
         Keep::Memory => config,
         Keep::State(state) => config.state(state),
@@ -100,7 +167,7 @@ pub(super) async fn crawl(
     };
     let cpu = cpu_seconds();
     let started = Instant::now();
-    let crawler = Crawler::with_config(Bench, config);
+    let crawler = Crawler::with_config(spider, config);
     let live = crawler.live();
     let summary = crawler.run().await?;
     let elapsed_secs = started.elapsed().as_secs_f64();

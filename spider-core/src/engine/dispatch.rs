@@ -536,6 +536,8 @@ impl<S: Spider> Dispatcher<S> {
                 shared.rest_slot(ticket, now + pause);
             }
         }
+        // A retry as someone else owes nothing to the blocked identity's backoff.
+        let followed_identity = done.notes.sample.is_some_and(|sample| sample.follows_identity);
         if let Some(sample) = done.notes.sample {
             self.record(id, sample, now);
         }
@@ -603,7 +605,10 @@ impl<S: Spider> Dispatcher<S> {
                 self.remember_robots(&key, &RobotsMemo::Unavailable(reason.clone()));
                 self.hosts[id].robots = RobotsState::Known(RobotsRules::Unavailable(reason));
             }
-            Outcome::Trouble { request, trouble, retry_after, failure } => {
+            Outcome::Trouble { mut request, trouble, retry_after, failure } => {
+                if followed_identity {
+                    request.last_backoff = Duration::ZERO;
+                }
                 self.retry_or_give_up(id, request, trouble, retry_after, &failure, now);
             }
             Outcome::Failed { url, method, attempts, failure } => {
@@ -667,12 +672,14 @@ impl<S: Spider> Dispatcher<S> {
         failure: &Failure,
         now: Instant,
     ) {
-        if trouble == Trouble::PassWall && request.walls < WALLS {
-            request.walls += 1;
-            tracing::debug!(url = %request.url(), walls = request.walls, "a wall gave the identity a cookie: sending it again");
-            let deferred = self.frontier.defer(request, now);
-            self.ok(deferred);
-            return;
+        if let Trouble::PassWall { first } = trouble {
+            if first || request.walls < WALLS {
+                request.walls += u8::from(!first);
+                tracing::debug!(url = %request.url(), walls = request.walls, "a wall gave the identity a cookie: sending it again");
+                let deferred = self.frontier.defer(request, now);
+                self.ok(deferred);
+                return;
+            }
         }
         let wait =
             retry::wait(&self.backoff, request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
@@ -689,7 +696,7 @@ impl<S: Spider> Dispatcher<S> {
             }
         }
         // A wall that keeps coming back, cookie and all, is no wall to pass.
-        if request.attempts >= self.retries || trouble == Trouble::PassWall {
+        if request.attempts >= self.retries || matches!(trouble, Trouble::PassWall { .. }) {
             let attempts = request.attempts + 1;
             self.give_up(request.url(), request.method(), attempts, failure);
             self.finish(request.ticket, now);

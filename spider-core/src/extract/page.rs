@@ -1,6 +1,7 @@
 //! A fetched page: its facts, headers and body, read on the parse pool.
 
 use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -15,6 +16,10 @@ use crate::error::Error;
 use crate::extract::charset;
 use crate::extract::content_type::{self, ContentType};
 use crate::extract::document::{over_dom, Document, PARSE_BUDGET};
+
+/// Pages up to this size are read by the streaming pass on the task that fetched them;
+/// larger ones, and every DOM, on the parse pool.
+const INLINE_STREAM: usize = 256 * 1024;
 use crate::extract::facts::Facts;
 use crate::extract::form::Form;
 use crate::extract::hidden::HiddenLinks;
@@ -291,17 +296,36 @@ impl Page {
         self.html(move |doc| Form::read(doc, &selector, &css)).await?
     }
 
-    /// Read the page on the pool in one streaming pass of `plan` and run `streamed` over
-    /// what it found; a page whose markup the DOM would nest differently from its tokens
-    /// (see `stream/shape.rs`), or every page when the crawl reads only DOMs
-    /// (`Config::dom_only`), is parsed into the DOM instead and `dom` runs over it, so both
-    /// closures must give the same answers.
+    /// Read the page in one streaming pass of `plan` and run `streamed` over what it
+    /// found; a page whose markup the DOM would nest differently from its tokens (see
+    /// `stream/shape.rs`), or every page when the crawl reads only DOMs
+    /// (`Config::dom_only`), is parsed into the DOM on the pool instead and `dom` runs over
+    /// it, so both closures must give the same answers. A page up to [`INLINE_STREAM`] is
+    /// read on the calling task: under CPU load the hops to the pool and back cost more
+    /// than the pass (`BENCHMARKS.md`, "The spider users write now"); larger pages go to
+    /// the pool, which keeps long work off the runtime.
     pub(crate) async fn stream<R, S, D>(&self, plan: &'static Plan, streamed: S, dom: D) -> Result<R, Error>
     where
         R: Send + 'static,
         S: FnOnce(&Found<'_>) -> R + Send + 'static,
         D: FnOnce(&Document<'_>) -> R + Send + 'static,
     {
+        if !self.pool.dom_only() && self.facts.body.len() <= INLINE_STREAM {
+            // A small page's pass is a few tens of microseconds: cheaper here than the two
+            // hops to the pool and back, which a busy machine makes cost milliseconds.
+            let text = self.encoding().decode(&self.facts.body).0;
+            if let Ok(found) = plan.run(&text, !self.facts.hidden.follow) {
+                self.pool.parsed_html();
+                self.pool.streamed_page();
+                // A field's parser panicking fails the page as it would on the pool.
+                let read = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    streamed(&Found::new(plan, found, &self.facts))
+                }));
+                return read.map_err(|_| Error::ParsePanicked { url: self.url().clone() });
+            }
+            let built = self.on_pool(move |text, facts, _| over_dom(text, facts, dom)).await?;
+            return built.ok_or_else(|| self.too_long());
+        }
         self.on_pool(move |text, facts, pool| {
             if pool.dom_only() {
                 return over_dom(text, facts, dom);

@@ -1,5 +1,7 @@
 //! The parse pool: CPU work (HTML parsing, selectors, link extraction) on a bounded
-//! rayon pool, reached from async code.
+//! rayon pool, reached from async code. The streaming pass over a small page is the one
+//! piece of such work done on the fetching task (`Page::stream`): bounded by the page's
+//! size, and cheaper than two thread hops.
 //!
 //! At most `2 × threads` jobs are inside the pool (one running and one waiting per
 //! thread). A request whose job waits for room keeps its concurrency slot, so when

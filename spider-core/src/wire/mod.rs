@@ -63,6 +63,8 @@ pub(crate) struct Answered {
     pub(crate) consent: bool,
     /// Cookies the answer set in its identity.
     pub(crate) kept: usize,
+    /// The identity's first answer: a wall there is the one every new identity meets.
+    pub(crate) first: bool,
     /// Whether a retry leaves as another exit identity, so that a block is met by
     /// switching rather than by slowing the host down.
     pub(crate) new_identity: bool,
@@ -140,25 +142,25 @@ impl Exchange {
         };
         let consent = judged && fetched.status.is_success() && kept > 0;
         let blocked = judged && !consent;
-        let (new_identity, follows_identity) = if blocked && matches!(judge, Judge::Measure) {
-            (false, false)
-        } else {
+        let (mut new_identity, mut follows_identity, mut first) = (false, false, false);
+        if !(blocked && matches!(judge, Judge::Measure)) {
             let identities = self.router.identities();
             let seasoned = if blocked {
                 identities.retire(&routed.identity).is_some_and(|clean| clean > 0)
             } else {
-                identities.answered(&routed.identity);
+                first = identities.answered(&routed.identity);
                 false
             };
             let verdict = if blocked { Verdict::Blocked } else { Verdict::Answered };
-            let new_identity = self.router.settle(&routed, verdict, fetched.sent, fetched.received);
-            (new_identity, seasoned && new_identity)
-        };
+            new_identity = self.router.settle(&routed, verdict, fetched.sent, fetched.received);
+            follows_identity = seasoned && new_identity;
+        }
         Ok(Exchanged::Answer(Answered {
             fetched,
             blocked,
             consent,
             kept,
+            first,
             new_identity,
             follows_identity,
             sent_at,
