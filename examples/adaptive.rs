@@ -8,8 +8,8 @@
 //! and answers 429, without a Retry-After, beyond that; a client that keeps going through
 //! ten 429s in a second is banned for a minute (every answer 403). Fifty slots with no
 //! pause get banned there within seconds. With `adaptive = true` the spider starts at 4
-//! requests a second, grows while its block rate stays under `block_target`, cuts by 20%
-//! when it moves, and holds. Each second it prints the host's limits from the crawl's
+//! requests a second, grows while its block rate stays under `block_target`, cuts (by
+//! half the first time, by 20% after) when it moves, and holds. Each second it prints the host's limits from the crawl's
 //! gauges (`Crawler::live`), then the summary and what the site saw.
 
 use std::process::ExitCode;

@@ -10,18 +10,13 @@ use std::net::IpAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use spider_sandbox::{GatewayConfig, Hit, MockGateway, Observed, Sandbox, ShopSite};
 use spiderling::prelude::*;
 use spiderling::{CrawlStatus, Summary};
 
-#[derive(Item, Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
-struct Product {
-    #[css("h1.title")]
-    title: String,
-    #[css("p.price")]
-    price: String,
-}
+mod support;
+
+use support::Product;
 
 /// Follows every link, a product from each page that has one; the consent wall is a block.
 #[derive(Spider, Default)]

@@ -8,18 +8,13 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use spider_sandbox::{GatewayConfig, MockGateway, Sandbox, SessionLimit, ShopSite};
 use spiderling::prelude::*;
 use spiderling::Summary;
 
-#[derive(Item, Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
-struct Product {
-    #[css("h1.title")]
-    title: String,
-    #[css("p.price")]
-    price: String,
-}
+mod support;
+
+use support::Product;
 
 /// The product links only; the consent wall and the captcha are marked as blocks.
 #[derive(Spider, Default)]

@@ -11,6 +11,15 @@ use serde::Deserialize;
 use spider_sandbox::Sandbox;
 use spiderling::prelude::*;
 
+/// A product of the cookie shop (`spider_sandbox::ShopSite`).
+#[derive(Item, Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Product {
+    #[css("h1.title")]
+    pub title: String,
+    #[css("p.price")]
+    pub price: String,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Item)]
 pub struct Book {
     #[css("h1.title")]

@@ -124,24 +124,27 @@ pub(super) async fn crawl(
     engine: Engine,
     shape: Shape,
 ) -> Result<Run, spiderling::Error> {
+    let job = Job { start, concurrency, cost, output, keep, engine };
     match shape {
-        Shape::Follow => run(Bench, start, concurrency, cost, output, keep, engine, None).await,
-        Shape::Rules => run(Rules, start, concurrency, cost, output, keep, engine, None).await,
-        Shape::Identities => run(Rules, start, concurrency, cost, output, keep, engine, Some(AGENTS)).await,
+        Shape::Follow => run(Bench, job, None).await,
+        Shape::Rules => run(Rules, job, None).await,
+        Shape::Identities => run(Rules, job, Some(AGENTS)).await,
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn run<S: Spider>(
-    spider: S,
-    start: &str,
+/// What every contender's crawl is given.
+struct Job<'a> {
+    start: &'a str,
     concurrency: usize,
     cost: Duration,
-    output: &Path,
-    keep: Keep<'_>,
+    output: &'a Path,
+    keep: Keep<'a>,
     engine: Engine,
-    agents: Option<&str>,
-) -> Result<Run, spiderling::Error> {
+}
+
+/// Crawl as `job` says with `spider`, its identities drawing from `agents` when given.
+async fn run<S: Spider>(spider: S, job: Job<'_>, agents: Option<&str>) -> Result<Run, spiderling::Error> {
+    let Job { start, concurrency, cost, output, keep, engine } = job;
     PARSE_COST_NANOS.store(u64::try_from(cost.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
     let per_host = match keep {
         Keep::Fleet { per_host, .. } => per_host,

@@ -116,7 +116,7 @@ impl<S: Spider> Dispatcher<S> {
                 tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, "raised")
             }
             Change::Cut { block_rate } => {
-                tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, block_rate, "block rate above target: cut by 20%")
+                tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, block_rate, "block rate above target: cut")
             }
             Change::Tripped { until } => {
                 host.slots.pause_until(until);

@@ -145,15 +145,18 @@ impl Exchange {
         let (mut new_identity, mut follows_identity, mut first) = (false, false, false);
         if !(blocked && matches!(judge, Judge::Measure)) {
             let identities = self.router.identities();
-            let seasoned = if blocked {
-                identities.retire(&routed.identity).is_some_and(|clean| clean > 0)
+            let clean = if blocked {
+                identities.retire(&routed.identity).unwrap_or(0)
             } else {
                 first = identities.answered(&routed.identity);
-                false
+                0
             };
             let verdict = if blocked { Verdict::Blocked } else { Verdict::Answered };
             new_identity = self.router.settle(&routed, verdict, fetched.sent, fetched.received);
-            follows_identity = seasoned && new_identity;
+            follows_identity = clean > 0 && new_identity;
+            if follows_identity {
+                identities.budget_spent(&routed.identity, clean);
+            }
         }
         Ok(Exchanged::Answer(Answered {
             fetched,
@@ -174,10 +177,15 @@ impl Exchange {
     /// at once. Returns what `send` would have: whether a retry leaves from another exit,
     /// and whether the block followed the identity.
     pub(crate) fn overturn(&self, routed: &Routed) -> (bool, bool) {
+        let identities = self.router.identities();
         // Its answer counted as clean already.
-        let seasoned = self.router.identities().retire(&routed.identity).is_some_and(|clean| clean > 1);
+        let clean = identities.retire(&routed.identity).unwrap_or(0).saturating_sub(1);
         let new_identity = self.router.learn(routed, Verdict::Blocked);
-        (new_identity, seasoned && new_identity)
+        let follows_identity = clean > 0 && new_identity;
+        if follows_identity {
+            identities.budget_spent(&routed.identity, clean);
+        }
+        (new_identity, follows_identity)
     }
 
     /// The crawl's identities, for the state file and for cookies given at run time.

@@ -17,7 +17,7 @@
 mod agents;
 mod jar;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use rand::rngs::SmallRng;
@@ -38,6 +38,11 @@ pub(crate) use jar::Jar;
 pub(crate) struct Worn {
     key: Arc<str>,
     generation: u64,
+    /// Its host's origin, whose identity budget its blocks teach.
+    host: Arc<str>,
+    /// A new identity in place of one that had used up its host's budget: its sticky
+    /// session goes with the old one.
+    pub(crate) renewed: bool,
     /// The agent's header set and the jar's `Cookie` for the request's URL; the request's
     /// own headers are applied after them, and win.
     pub(crate) headers: HeaderMap,
@@ -51,6 +56,39 @@ struct Identity {
     /// Answers it got that were not blocks: a block after some says the site limits
     /// each identity, not the host.
     clean: u32,
+    host: Arc<str>,
+}
+
+/// Identity blocks a host's budget is the median of.
+const BUDGET_SAMPLES: usize = 16;
+/// Blocks seen before a budget is kept to.
+const BUDGET_AFTER: usize = 3;
+
+/// How many clean answers a host's identities had when it blocked them, where the blocks
+/// followed the identities (a new exit got past them): the median of the last few is
+/// the host's identity budget, after which an identity is replaced before the host
+/// blocks it, as a person's session ends before it looks like a robot's.
+#[derive(Debug, Default)]
+struct Budget {
+    recent: VecDeque<u32>,
+}
+
+impl Budget {
+    fn learn(&mut self, clean: u32) {
+        if self.recent.len() == BUDGET_SAMPLES {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(clean);
+    }
+
+    fn limit(&self) -> Option<u32> {
+        if self.recent.len() < BUDGET_AFTER {
+            return None;
+        }
+        let mut sorted: Vec<u32> = self.recent.iter().copied().collect();
+        sorted.sort_unstable();
+        sorted.get(sorted.len() / 2).copied().filter(|limit| *limit > 0)
+    }
 }
 
 /// A saved identity, as the state file keeps it.
@@ -86,6 +124,8 @@ struct Live {
     by_key: HashMap<Arc<str>, Identity>,
     /// Keys made, changed or retired since the last [`Identities::changes`].
     changed: HashSet<Arc<str>>,
+    /// Each host's identity budget, by its origin.
+    budgets: HashMap<Arc<str>, Budget>,
     next_generation: u64,
     rng: SmallRng,
 }
@@ -101,6 +141,7 @@ impl Identities {
             live: Mutex::new(Live {
                 by_key: HashMap::new(),
                 changed: HashSet::new(),
+                budgets: HashMap::new(),
                 next_generation: 0,
                 rng: SmallRng::from_os_rng(),
             }),
@@ -131,13 +172,22 @@ impl Identities {
     pub(crate) fn wear(&self, request: &Request) -> Worn {
         let key = identity_key(request, self.sticky);
         let mut live = lock(&self.live);
-        let Live { by_key, changed, next_generation, rng } = &mut *live;
+        let Live { by_key, changed, budgets, next_generation, rng } = &mut *live;
+        let spent = by_key.get(&key).is_some_and(|identity| {
+            budgets.get(&identity.host).and_then(Budget::limit).is_some_and(|limit| identity.clean >= limit)
+        });
+        if spent {
+            by_key.remove(&key);
+            tracing::debug!(identity = %key, "its host's identity budget used up: replaced before a block");
+        }
         let identity = by_key.entry(key.clone()).or_insert_with(|| {
             changed.insert(key.clone());
             *next_generation += 1;
             let agent = (self.agents.len() > 0).then(|| rng.random_range(0..self.agents.len()));
             let jar = if self.cookies { lock(&self.seed).clone() } else { Jar::default() };
-            Identity { generation: *next_generation, agent, jar, clean: 0 }
+            let host =
+                host_key(request.url()).map_or_else(|| Arc::from(""), |host| Arc::from(host.to_string()));
+            Identity { generation: *next_generation, agent, jar, clean: 0, host }
         });
         let mut headers = identity.agent.map(|agent| self.agents.headers(agent)).unwrap_or_default();
         if self.cookies && !request.headers().contains_key(COOKIE) {
@@ -145,7 +195,13 @@ impl Identities {
                 headers.insert(COOKIE, cookie);
             }
         }
-        Worn { key, generation: identity.generation, headers }
+        Worn { key, generation: identity.generation, host: identity.host.clone(), renewed: spent, headers }
+    }
+
+    /// A block of `worn` after `clean` answers that followed the identity (its retry
+    /// leaves from a new exit): a sample of its host's identity budget.
+    pub(crate) fn budget_spent(&self, worn: &Worn, clean: u32) {
+        lock(&self.live).budgets.entry(worn.host.clone()).or_default().learn(clean);
     }
 
     /// Keep the cookies an answer to `url` set, in the identity it was sent as (unless
@@ -235,7 +291,11 @@ impl Identities {
             let agent = agent
                 .and_then(|agent| self.agents.find(&agent))
                 .or_else(|| (self.agents.len() > 0).then(|| rng.random_range(0..self.agents.len())));
-            by_key.insert(Arc::from(key), Identity { generation: *next_generation, agent, jar, clean: 0 });
+            let host = Arc::from(host_of_key(&key));
+            by_key.insert(
+                Arc::from(key),
+                Identity { generation: *next_generation, agent, jar, clean: 0, host },
+            );
         }
     }
 }
@@ -259,6 +319,16 @@ fn identity_key(request: &Request, sticky: bool) -> Arc<str> {
         Some(task) => Arc::from(format!("task:{task}")),
         None => host_key(request.url())
             .map_or_else(|| Arc::from("host:"), |host| Arc::from(format!("host:{host}"))),
+    }
+}
+
+/// The host origin an identity's key names: a host's own (`host:ORIGIN`) or a slot's
+/// (`task:lane-N@ORIGIN`); none for a task's, whose requests may go anywhere.
+fn host_of_key(key: &str) -> &str {
+    match key.strip_prefix("host:") {
+        Some(host) => host,
+        None if key.starts_with("task:lane-") => key.split_once('@').map_or("", |(_, host)| host),
+        None => "",
     }
 }
 
@@ -293,6 +363,37 @@ mod tests {
             0,
             "too late for the old one"
         );
+    }
+
+    #[test]
+    fn an_identity_is_replaced_when_it_has_used_its_hosts_budget() {
+        let identities = Identities::new(&Config::new("x")).unwrap();
+        let request = Request::get("http://shop.example/a").unwrap();
+        let other_host = Request::get("http://other.example/a").unwrap();
+        // Three identities blocked after 4, 5 and 9 clean answers: a budget of 5.
+        for clean in [4, 9, 5] {
+            let worn = identities.wear(&request);
+            assert!(!worn.renewed, "no budget yet");
+            for _ in 0..clean {
+                identities.answered(&worn);
+            }
+            assert_eq!(identities.retire(&worn), Some(clean));
+            identities.budget_spent(&worn, clean);
+        }
+        let worn = identities.wear(&request);
+        for _ in 0..4 {
+            identities.answered(&worn);
+            assert_eq!(identities.wear(&request).generation, worn.generation, "under the budget");
+        }
+        identities.answered(&worn);
+        let next = identities.wear(&request);
+        assert!(next.renewed && next.generation != worn.generation, "replaced at 5 answers");
+        // Another host has no budget of its own yet.
+        let elsewhere = identities.wear(&other_host);
+        for _ in 0..20 {
+            identities.answered(&elsewhere);
+        }
+        assert!(!identities.wear(&other_host).renewed);
     }
 
     #[test]

@@ -1,16 +1,17 @@
 //! Adaptive mode: each host's concurrency limit and request rate, found by the crawl
 //! itself, the way the sizing guide tells a person to: raise them while the block rate
-//! holds, cut both by 20% when it moves, hold after a cut instead of oscillating.
+//! holds, cut both when it moves, hold after a cut instead of oscillating.
 //!
 //! The rate is controlled, not only the slots: a site that limits requests per minute is
 //! not helped by fewer slots when its pages are fast. A host starts slow (4 requests/s, 2
 //! slots); until its first block ("slow start") each round of clean answers, as many as
-//! it has slots (a round trip at full use), doubles the slots when they were all in use
-//! and the rate when it was used, so a fast host reaches its speed in a few round trips,
-//! not in seconds; then the rate grows by 5% and the slots by one a second, while the
+//! it has slots (a round trip at full use) and at least a quarter of a second long,
+//! doubles the slots when they were all in use and the rate when it was used, so a fast
+//! host reaches its speed in a second or two; then the rate grows by 5% and the slots by one a second, while the
 //! block rate of the requests sent under its current limits stays at or under the
-//! target. A block that lifts that rate above the target cuts at once: a limiter that sees
-//! a client keep going bans it. A host whose answers are mostly blocks trips a circuit
+//! target. A block that lifts that rate above the target cuts at once (a limiter that sees
+//! a client keep going bans it): by half when it ends slow start, whose last doubling may
+//! have overshot by as much, by 20% after. A host whose answers are mostly blocks trips a circuit
 //! breaker: it is paused, then one request probes it, and each failed probe doubles the
 //! pause.
 //!
@@ -31,8 +32,15 @@ pub(crate) const STEP: Duration = Duration::from_secs(1);
 pub(crate) const HOLD: Duration = Duration::from_secs(5);
 /// The cut: both limits times this.
 const CUT: f64 = 0.8;
+/// The cut that ends slow start: its last doubling may have overshot the site's limit
+/// by as much, so both go back to what they were before it.
+const SLOW_START_CUT: f64 = 0.5;
 const START_RPS: f64 = 4.0;
 const START_SLOTS: usize = 2;
+/// The shortest round of slow start: a round of as many answers as the slots that came
+/// back sooner would double a fast host's rate again and again within milliseconds,
+/// before a block could answer back.
+const ROUND: Duration = Duration::from_millis(250);
 /// The least rate a cut leaves, in requests per second.
 const MIN_RPS: f64 = 0.1;
 /// The breaker trips at this block rate over at least `BREAKER_SAMPLE` answers in the window.
@@ -173,8 +181,9 @@ impl Controller {
         self.blocked += usize::from(blocked);
         let rate = self.blocked as f64 / self.answered as f64;
         if blocked && rate > target.block_rate {
-            self.limit = ((self.limit as f64 * CUT).floor() as usize).max(1);
-            self.rps = (self.rps * CUT).max(MIN_RPS);
+            let cut = if self.slow_start { SLOW_START_CUT } else { CUT };
+            self.limit = ((self.limit as f64 * cut).floor() as usize).max(1);
+            self.rps = (self.rps * cut).max(MIN_RPS);
             self.slow_start = false;
             self.hold_until = now + HOLD;
             self.new_epoch(now);
@@ -182,9 +191,9 @@ impl Controller {
         }
         if self.slow_start && !blocked {
             self.round += 1;
-            if self.round >= self.limit {
-                let took = now.saturating_duration_since(self.round_from).as_secs_f64();
-                let used_rps = self.round as f64 / took.max(0.001);
+            let took = now.saturating_duration_since(self.round_from);
+            if self.round >= self.limit && took >= ROUND {
+                let used_rps = self.round as f64 / took.as_secs_f64();
                 (self.round, self.round_from) = (0, now);
                 return self.raise(target, now, used_rps, in_flight >= self.limit);
             }
@@ -348,7 +357,13 @@ mod tests {
         let mut host = Host::new();
         assert_eq!((host.c.limit(), host.c.rps()), (2, 4.0));
         assert_eq!(host.answer(false), None, "half a round");
-        assert_eq!(host.answer(false), Some(Change::Raised), "a round: as many answers as slots");
+        assert_eq!(host.answer(false), None, "as many answers as slots, but too soon");
+        tokio::time::advance(ROUND).await;
+        assert_eq!(
+            host.answer(false),
+            Some(Change::Raised),
+            "a round: as many answers as slots, in a quarter second"
+        );
         assert_eq!((host.c.limit(), host.c.rps()), (4, 8.0), "slow start: both doubled");
         for _ in 0..20 {
             host.second(0).await;
@@ -367,7 +382,7 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_block_above_the_target_cuts_both_by_a_fifth_then_holds() {
+    async fn a_block_above_the_target_cuts_both_by_half_in_slow_start_by_a_fifth_after_then_holds() {
         let mut host = Host::new();
         for _ in 0..6 {
             host.second(0).await;
@@ -384,8 +399,8 @@ mod tests {
         tokio::time::advance(Duration::from_millis(20)).await;
         let cut = host.answer(true);
         assert!(matches!(cut, Some(Change::Cut { .. })), "3 in 43 is over: {cut:?}");
-        assert_eq!(host.c.limit(), (limit as f64 * 0.8) as usize);
-        assert!((host.c.rps() - rps * 0.8).abs() < 1e-9);
+        assert_eq!(host.c.limit(), limit / 2, "slow start's last doubling undone");
+        assert!((host.c.rps() - rps * 0.5).abs() < 1e-9);
         // Blocks of requests already in flight at the cut do not cut again.
         tokio::time::advance(STEP).await;
         assert_eq!(host.answer_to(sent_before_the_cut, true), None);
@@ -397,6 +412,12 @@ mod tests {
         let rps = host.c.rps();
         assert_eq!(host.second(0).await, vec![Change::Raised]);
         assert!((host.c.rps() - (rps * 1.05).max(rps + 0.5)).abs() < 1e-9, "5% steps: {}", host.c.rps());
+        // Past slow start, a cut takes a fifth.
+        let (limit, rps) = (host.c.limit(), host.c.rps());
+        tokio::time::advance(Duration::from_millis(20)).await;
+        assert!(matches!(host.answer(true), Some(Change::Cut { .. })));
+        assert_eq!(host.c.limit(), (limit as f64 * 0.8) as usize);
+        assert!((host.c.rps() - rps * 0.8).abs() < 1e-9);
     }
 
     #[tokio::test(start_paused = true)]

@@ -204,6 +204,10 @@ impl Router {
         let session = match request.sticky_task().filter(|_| self.sticky) {
             Some(task) => {
                 let task = (task, tier);
+                if identity.renewed {
+                    // A new identity, in place of one its host's budget retired: a new exit.
+                    sessions.forget(&task);
+                }
                 let mut session = sessions.current(&task, rng, || pool.pick(now));
                 if let Some(benched) = session.as_ref().filter(|s| pool.is_benched(s.gateway, now)) {
                     // An id means nothing to another gateway: a new session on one that works.

@@ -42,6 +42,12 @@ impl Sessions {
         Some(session)
     }
 
+    /// Retire the task's session, whichever it is: its identity was replaced before a
+    /// block.
+    pub(crate) fn forget(&mut self, task: &TaskOnTier) {
+        self.by_task.remove(task);
+    }
+
     /// Retire `id` if it is still the task's session; the task's next request opens a new
     /// one. Requests in flight on the old id retire nothing twice.
     pub(crate) fn retire(&mut self, task: &TaskOnTier, id: &Arc<str>) -> bool {
