@@ -38,7 +38,7 @@ pub(crate) use jar::Jar;
 pub(crate) struct Worn {
     key: Arc<str>,
     generation: u64,
-    /// Its host's origin, whose identity budget its blocks teach.
+    /// Its host's origin, whose identity budget its blocks teach (none for a task's).
     host: Arc<str>,
     /// A new identity in place of one that had used up its host's budget: its sticky
     /// session goes with the old one.
@@ -185,9 +185,13 @@ impl Identities {
             *next_generation += 1;
             let agent = (self.agents.len() > 0).then(|| rng.random_range(0..self.agents.len()));
             let jar = if self.cookies { lock(&self.seed).clone() } else { Jar::default() };
-            let host =
-                host_key(request.url()).map_or_else(|| Arc::from(""), |host| Arc::from(host.to_string()));
-            Identity { generation: *next_generation, agent, jar, clean: 0, host }
+            Identity {
+                generation: *next_generation,
+                agent,
+                jar,
+                clean: 0,
+                host: Arc::from(host_of_key(&key)),
+            }
         });
         let mut headers = identity.agent.map(|agent| self.agents.headers(agent)).unwrap_or_default();
         if self.cookies && !request.headers().contains_key(COOKIE) {
@@ -201,7 +205,10 @@ impl Identities {
     /// A block of `worn` after `clean` answers that followed the identity (its retry
     /// leaves from a new exit): a sample of its host's identity budget.
     pub(crate) fn budget_spent(&self, worn: &Worn, clean: u32) {
-        lock(&self.live).budgets.entry(worn.host.clone()).or_default().learn(clean);
+        // A task's identity (a session key) is the spider's to keep: it has no budget.
+        if !worn.host.is_empty() {
+            lock(&self.live).budgets.entry(worn.host.clone()).or_default().learn(clean);
+        }
     }
 
     /// Keep the cookies an answer to `url` set, in the identity it was sent as (unless
@@ -323,7 +330,8 @@ fn identity_key(request: &Request, sticky: bool) -> Arc<str> {
 }
 
 /// The host origin an identity's key names: a host's own (`host:ORIGIN`) or a slot's
-/// (`task:lane-N@ORIGIN`); none for a task's, whose requests may go anywhere.
+/// (`task:lane-N@ORIGIN`); none for a task's (a session key), whose requests may go
+/// anywhere, and which the spider pinned on purpose: no budget replaces it.
 fn host_of_key(key: &str) -> &str {
     match key.strip_prefix("host:") {
         Some(host) => host,

@@ -7,13 +7,13 @@
 //! slots); until its first block ("slow start") each round of clean answers, as many as
 //! it has slots (a round trip at full use) and at least a quarter of a second long,
 //! doubles the slots when they were all in use and the rate when it was used, so a fast
-//! host reaches its speed in a second or two; then the rate grows by 5% and the slots by one a second, while the
-//! block rate of the requests sent under its current limits stays at or under the
-//! target. A block that lifts that rate above the target cuts at once (a limiter that sees
-//! a client keep going bans it): by half when it ends slow start, whose last doubling may
-//! have overshot by as much, by 20% after. A host whose answers are mostly blocks trips a circuit
-//! breaker: it is paused, then one request probes it, and each failed probe doubles the
-//! pause.
+//! host reaches its speed in a second or two; then the rate grows by 5% and the slots by
+//! one a second, while the block rate of the requests sent under its current limits stays
+//! at or under the target. A block that lifts that rate above the target cuts at once (a
+//! limiter that sees a client keep going bans it): by half when it ends slow start, whose
+//! last doubling may have overshot by as much, by 20% after. A host whose answers are
+//! mostly blocks trips a circuit breaker: it is paused, then one request probes it, and
+//! each failed probe doubles the pause.
 //!
 //! Only the host's blocks reach it: a block an identity met after clean answers, when its
 //! retry leaves from another exit, says the site limits each identity, and is met by
