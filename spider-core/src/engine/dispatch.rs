@@ -672,14 +672,12 @@ impl<S: Spider> Dispatcher<S> {
         failure: &Failure,
         now: Instant,
     ) {
-        if let Trouble::PassWall { first } = trouble {
-            if first || request.walls < WALLS {
-                request.walls += u8::from(!first);
-                tracing::debug!(url = %request.url(), walls = request.walls, "a wall gave the identity a cookie: sending it again");
-                let deferred = self.frontier.defer(request, now);
-                self.ok(deferred);
-                return;
-            }
+        if trouble == Trouble::PassWall && request.walls < WALLS {
+            request.walls += 1;
+            tracing::debug!(url = %request.url(), walls = request.walls, "a wall gave the identity a cookie: sending it again");
+            let deferred = self.frontier.defer(request, now);
+            self.ok(deferred);
+            return;
         }
         let wait =
             retry::wait(&self.backoff, request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
@@ -696,7 +694,7 @@ impl<S: Spider> Dispatcher<S> {
             }
         }
         // A wall that keeps coming back, cookie and all, is no wall to pass.
-        if request.attempts >= self.retries || matches!(trouble, Trouble::PassWall { .. }) {
+        if request.attempts >= self.retries || trouble == Trouble::PassWall {
             let attempts = request.attempts + 1;
             self.give_up(request.url(), request.method(), attempts, failure);
             self.finish(request.ticket, now);
@@ -704,6 +702,7 @@ impl<S: Spider> Dispatcher<S> {
         }
         request.attempts += 1;
         request.last_backoff = wait;
+        request.walls = 0;
         // Tried again on whichever slot is free, as that slot's identity: a fresh one after
         // a block, with its first answer settled before its next request.
         request.lane = None;

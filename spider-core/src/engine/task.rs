@@ -78,8 +78,7 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         // 403 and 429 keep their configured reactions; a challenge or a marked page is
         // always worth another identity.
         let (reason, trouble) = if consent {
-            let first = sent.as_ref().is_some_and(|sent| sent.first);
-            (Reason::ConsentWall, Trouble::PassWall { first })
+            (Reason::ConsentWall, Trouble::PassWall)
         } else if blocked && !matches!(code, 403 | 429) {
             (Reason::Blocked, Trouble::SwitchIdentity)
         } else {
@@ -201,8 +200,6 @@ fn from_cache<S: Spider>(shared: &Shared<S>, request: &Request, cached: Cached) 
 struct Sent {
     routed: Routed,
     kept: usize,
-    /// The identity's first answer.
-    first: bool,
 }
 
 /// What became of sending a request on its route (one per request, so its large answer
@@ -246,7 +243,6 @@ async fn fetch_routed<S: Spider>(
             blocked,
             consent,
             kept,
-            first,
             new_identity,
             follows_identity,
             sent_at,
@@ -260,7 +256,7 @@ async fn fetch_routed<S: Spider>(
                 shared.tally.throttled.add(1);
             }
             *sample = Some(Sample { blocked, follows_identity, sent_at, latency });
-            let sent = Sent { routed, kept, first };
+            let sent = Sent { routed, kept };
             Fetch::Answer { fetched, blocked: blocked || consent, consent, new_identity, sent: Some(sent) }
         }
     }
@@ -279,8 +275,7 @@ fn soft_block<S: Spider>(
     notes.cache = None;
     if sent.kept > 0 {
         let failure = Failure::status(Reason::ConsentWall, status);
-        let trouble = Trouble::PassWall { first: sent.first };
-        return Outcome::Trouble { request, trouble, retry_after: None, failure };
+        return Outcome::Trouble { request, trouble: Trouble::PassWall, retry_after: None, failure };
     }
     shared.tally.blocked.add(1);
     let (_, follows_identity) = shared.exchange.overturn(&sent.routed);

@@ -23,9 +23,8 @@ pub(crate) enum Trouble {
     TryAgain,
     /// A wall that handed this identity a cookie (a consent page): sent again at once as
     /// the same identity, with the cookie. Not a failed attempt, so counted apart from the
-    /// retries, and bounded on its own; not counted at all when it was the identity's
-    /// first answer (`first`), the wall every new identity meets once.
-    PassWall { first: bool },
+    /// retries, and bounded on its own.
+    PassWall,
     /// Not worth another attempt.
     GiveUp,
 }

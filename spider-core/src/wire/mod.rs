@@ -63,8 +63,6 @@ pub(crate) struct Answered {
     pub(crate) consent: bool,
     /// Cookies the answer set in its identity.
     pub(crate) kept: usize,
-    /// The identity's first answer: a wall there is the one every new identity meets.
-    pub(crate) first: bool,
     /// Whether a retry leaves as another exit identity, so that a block is met by
     /// switching rather than by slowing the host down.
     pub(crate) new_identity: bool,
@@ -142,13 +140,13 @@ impl Exchange {
         };
         let consent = judged && fetched.status.is_success() && kept > 0;
         let blocked = judged && !consent;
-        let (mut new_identity, mut follows_identity, mut first) = (false, false, false);
+        let (mut new_identity, mut follows_identity) = (false, false);
         if !(blocked && matches!(judge, Judge::Measure)) {
             let identities = self.router.identities();
             let clean = if blocked {
                 identities.retire(&routed.identity).unwrap_or(0)
             } else {
-                first = identities.answered(&routed.identity);
+                identities.answered(&routed.identity);
                 0
             };
             let verdict = if blocked { Verdict::Blocked } else { Verdict::Answered };
@@ -163,7 +161,6 @@ impl Exchange {
             blocked,
             consent,
             kept,
-            first,
             new_identity,
             follows_identity,
             sent_at,

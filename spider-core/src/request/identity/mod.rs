@@ -87,7 +87,8 @@ impl Budget {
         }
         let mut sorted: Vec<u32> = self.recent.iter().copied().collect();
         sorted.sort_unstable();
-        sorted.get(sorted.len() / 2).copied().filter(|limit| *limit > 0)
+        // One answer an identity would be no budget: a block after one says nothing of use.
+        sorted.get(sorted.len() / 2).copied().filter(|limit| *limit > 1)
     }
 }
 
@@ -173,9 +174,14 @@ impl Identities {
         let key = identity_key(request, self.sticky);
         let mut live = lock(&self.live);
         let Live { by_key, changed, budgets, next_generation, rng } = &mut *live;
-        let spent = by_key.get(&key).is_some_and(|identity| {
-            budgets.get(&identity.host).and_then(Budget::limit).is_some_and(|limit| identity.clean >= limit)
-        });
+        // A request passing a wall comes back as the identity the wall gave its cookie to.
+        let spent = request.walls == 0
+            && by_key.get(&key).is_some_and(|identity| {
+                budgets
+                    .get(&identity.host)
+                    .and_then(Budget::limit)
+                    .is_some_and(|limit| identity.clean >= limit)
+            });
         if spent {
             by_key.remove(&key);
             tracing::debug!(identity = %key, "its host's identity budget used up: replaced before a block");
@@ -229,16 +235,12 @@ impl Identities {
         kept
     }
 
-    /// Count an answer to `worn` that was not a block; whether it was the identity's
-    /// first (or the identity is gone).
-    pub(crate) fn answered(&self, worn: &Worn) -> bool {
+    /// Count an answer to `worn` that was not a block.
+    pub(crate) fn answered(&self, worn: &Worn) {
         let mut live = lock(&self.live);
-        let Some(identity) = live.by_key.get_mut(&worn.key).filter(|i| i.generation == worn.generation)
-        else {
-            return true;
-        };
-        identity.clean = identity.clean.saturating_add(1);
-        identity.clean == 1
+        if let Some(identity) = live.by_key.get_mut(&worn.key).filter(|i| i.generation == worn.generation) {
+            identity.clean = identity.clean.saturating_add(1);
+        }
     }
 
     /// Retire the identity `worn`, cookies and agent with it, if it is still its task's;
