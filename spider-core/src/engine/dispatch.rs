@@ -44,8 +44,8 @@ use crate::wire::classify::Trouble;
 /// Start URLs taken from the list in one turn of the dispatcher, beyond the first.
 const START_BATCH: usize = 255;
 
-/// The walls (consent pages that hand the identity a cookie) a request may pass besides
-/// its retries: a wall met again and again, cookie and all, is given up.
+/// The walls (consent pages that hand the identity a cookie) an attempt may pass besides
+/// the retries: a wall met again and again, cookie and all, is given up.
 const WALLS: u8 = 3;
 
 /// What the dispatcher listens to besides its tasks.
