@@ -174,14 +174,11 @@ impl Identities {
         let key = identity_key(request, self.sticky);
         let mut live = lock(&self.live);
         let Live { by_key, changed, budgets, next_generation, rng } = &mut *live;
-        // A request passing a wall comes back as the identity the wall gave its cookie to.
-        let spent = request.walls == 0
-            && by_key.get(&key).is_some_and(|identity| {
-                budgets
-                    .get(&identity.host)
-                    .and_then(Budget::limit)
-                    .is_some_and(|limit| identity.clean >= limit)
-            });
+        // A budget is two answers at least, so an identity that has just passed a wall (its
+        // first answer) keeps its cookie for the request that met the wall.
+        let spent = by_key.get(&key).is_some_and(|identity| {
+            budgets.get(&identity.host).and_then(Budget::limit).is_some_and(|limit| identity.clean >= limit)
+        });
         if spent {
             by_key.remove(&key);
             tracing::debug!(identity = %key, "its host's identity budget used up: replaced before a block");
