@@ -26,9 +26,13 @@ use support::Product;
 )]
 struct Browser;
 
-/// The same without markers: the consent wall and the captcha are told by what they are.
+/// The same without markers, the product pages reached by a rule that parses them: the
+/// consent wall and the captcha are told by what they are.
 #[derive(Spider, Default)]
-#[spider(start_urls = ["http://placeholder.invalid/"], follow = "li > a", item = Product)]
+#[spider(
+    start_urls = ["http://placeholder.invalid/"],
+    rule(css = "li > a", allow = "/product/", parse = Product)
+)]
 struct Unmarked;
 
 const PRODUCTS: usize = 600;

@@ -29,9 +29,15 @@ struct Product {
     price: String,
 }
 
-/// The product links; the wall and the captcha are told without markers.
+/// The product pages, reached by a rule that parses them, so the wall and the captcha
+/// are told without markers.
 #[derive(Spider, Default)]
-#[spider(name = "sessions", start_urls = ["http://127.0.0.1/"], follow = "li > a", item = Product, retries = 10)]
+#[spider(
+    name = "sessions",
+    start_urls = ["http://127.0.0.1/"],
+    rule(css = "li > a", allow = "/product/", parse = Product),
+    retries = 10
+)]
 struct Shopper;
 
 /// What the bench is asked for.

@@ -209,8 +209,9 @@ fn regex(pattern: &str) -> Regex {
 /// the rule that reached it (see the module's docs); the item and the links come from one
 /// parse of the page on the pool. An answer that is not HTML ([`Page::is_html`]: a script,
 /// a download, JSON) is not parsed at all, and counts in the summary as skipped by
-/// content type rather than as a page. A page a rule expected an item on that has none of
-/// it, and a form or a challenge's words instead, is marked a soft block, its links left.
+/// content type rather than as a page. A page of a rule that parses and does not follow
+/// that has none of the item, and a form or a challenge's words instead, is marked a soft
+/// block, its links left.
 ///
 /// # Errors
 ///
@@ -242,7 +243,13 @@ pub async fn parse_by_link_rules<T: Item>(
         }
         None => page.html(dom).await?,
     };
-    if duty.parse && matches!(item, Ok(None)) && crate::wire::block::is_soft_block(page.body()) {
+    // Only a rule that parses and does not follow expects an item on every page it
+    // reaches: on a page that also follows, a listing without one is the common case.
+    if duty.parse
+        && !duty.follow
+        && matches!(item, Ok(None))
+        && crate::wire::block::is_soft_block(page.body())
+    {
         // Not the page the rule expected: what it links to is the wall's, not the site's.
         cx.soft_block = true;
         return Ok(());
@@ -406,6 +413,24 @@ mod tests {
         let product = Page::fixture("https://shop.example/product/1", html).unwrap();
         let (_, follows) = parse_page(&spider, product).await.unwrap();
         assert!(follows.is_empty(), "a product page only parses");
+    }
+
+    #[tokio::test]
+    async fn only_a_parse_only_rules_page_without_its_item_and_with_a_form_is_a_soft_block() {
+        static PARSE_ONLY: &[LinkRule] =
+            &[LinkRule { allow: &["/product/"], parse: true, follow: false, ..FOLLOW }];
+        static BOTH: &[LinkRule] = &[LinkRule { parse: true, ..FOLLOW }];
+        let soft = |rules: &'static [LinkRule], html: &'static str| async move {
+            let page = Page::fixture("https://shop.example/product/1", html).unwrap();
+            let mut cx: Cx<Nothing> = Cx::for_request(page.request());
+            parse_by_link_rules(page, &mut cx, self::rules(rules)).await.unwrap();
+            (cx.soft_block, cx.follows.len())
+        };
+        let wall = r#"<form method="post"><input name="answer"></form><a href="/product/2">x</a>"#;
+        assert_eq!(soft(PARSE_ONLY, wall).await, (true, 0), "a wall, its links left");
+        assert_eq!(soft(PARSE_ONLY, "<p>Out of print</p>").await, (false, 0), "no wall");
+        // A rule that follows too reaches listings, which have no item and a search form.
+        assert_eq!(soft(BOTH, wall).await, (false, 1));
     }
 
     struct RuleSpider(&'static LinkRules);

@@ -8,8 +8,8 @@
 //! A blocked answer is never parsed: it is retried, from a new exit when proxies allow.
 //!
 //! Without any marker, a derived spider still tells a soft block after the parse: a page
-//! that a rule expected an item on, answered 2xx with none of the item's fields and with a
-//! form or a known challenge text instead ([`is_soft_block`]). It is then judged a block
+//! of a rule that parses and does not follow, answered 2xx with none of the item's fields
+//! and with a form or a known challenge text instead ([`is_soft_block`]). It is then judged a block
 //! after all (`Exchange::overturn`), or a wall when it set a cookie.
 
 use memchr::memmem;
