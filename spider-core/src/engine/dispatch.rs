@@ -45,7 +45,8 @@ use crate::wire::classify::Trouble;
 const START_BATCH: usize = 255;
 
 /// The walls (consent pages that hand the identity a cookie) an attempt may pass besides
-/// the retries: a wall met again and again, cookie and all, is given up.
+/// the retries, the one a fresh identity meets with its first answer not counted: a wall
+/// met again and again, cookie and all, is given up.
 const WALLS: u8 = 3;
 
 /// What the dispatcher listens to besides its tasks.
@@ -672,12 +673,14 @@ impl<S: Spider> Dispatcher<S> {
         failure: &Failure,
         now: Instant,
     ) {
-        if trouble == Trouble::PassWall && request.walls < WALLS {
-            request.walls += 1;
-            tracing::debug!(url = %request.url(), walls = request.walls, "a wall gave the identity a cookie: sending it again");
-            let deferred = self.frontier.defer(request, now);
-            self.ok(deferred);
-            return;
+        if let Trouble::PassWall { first } = trouble {
+            if first || request.walls < WALLS {
+                request.walls += u8::from(!first);
+                tracing::debug!(url = %request.url(), walls = request.walls, "a wall gave the identity a cookie: sending it again");
+                let deferred = self.frontier.defer(request, now);
+                self.ok(deferred);
+                return;
+            }
         }
         let wait =
             retry::wait(&self.backoff, request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
@@ -694,7 +697,7 @@ impl<S: Spider> Dispatcher<S> {
             }
         }
         // A wall that keeps coming back, cookie and all, is no wall to pass.
-        if request.attempts >= self.retries || trouble == Trouble::PassWall {
+        if request.attempts >= self.retries || matches!(trouble, Trouble::PassWall { .. }) {
             let attempts = request.attempts + 1;
             self.give_up(request.url(), request.method(), attempts, failure);
             self.finish(request.ticket, now);

@@ -78,7 +78,8 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         // 403 and 429 keep their configured reactions; a challenge or a marked page is
         // always worth another identity.
         let (reason, trouble) = if consent {
-            (Reason::ConsentWall, Trouble::PassWall)
+            let first = sent.as_ref().is_some_and(|sent| sent.first);
+            (Reason::ConsentWall, Trouble::PassWall { first })
         } else if blocked && !matches!(code, 403 | 429) {
             (Reason::Blocked, Trouble::SwitchIdentity)
         } else {
@@ -200,6 +201,8 @@ fn from_cache<S: Spider>(shared: &Shared<S>, request: &Request, cached: Cached) 
 struct Sent {
     routed: Routed,
     kept: usize,
+    /// The identity's first answer.
+    first: bool,
 }
 
 /// What became of sending a request on its route (one per request, so its large answer
@@ -243,6 +246,7 @@ async fn fetch_routed<S: Spider>(
             blocked,
             consent,
             kept,
+            first,
             new_identity,
             follows_identity,
             sent_at,
@@ -256,7 +260,7 @@ async fn fetch_routed<S: Spider>(
                 shared.tally.throttled.add(1);
             }
             *sample = Some(Sample { blocked, follows_identity, sent_at, latency });
-            let sent = Sent { routed, kept };
+            let sent = Sent { routed, kept, first };
             Fetch::Answer { fetched, blocked: blocked || consent, consent, new_identity, sent: Some(sent) }
         }
     }
@@ -275,7 +279,8 @@ fn soft_block<S: Spider>(
     notes.cache = None;
     if sent.kept > 0 {
         let failure = Failure::status(Reason::ConsentWall, status);
-        return Outcome::Trouble { request, trouble: Trouble::PassWall, retry_after: None, failure };
+        let trouble = Trouble::PassWall { first: sent.first };
+        return Outcome::Trouble { request, trouble, retry_after: None, failure };
     }
     shared.tally.blocked.add(1);
     let (_, follows_identity) = shared.exchange.overturn(&sent.routed);

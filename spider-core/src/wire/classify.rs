@@ -23,8 +23,9 @@ pub(crate) enum Trouble {
     TryAgain,
     /// A wall that handed this identity a cookie (a consent page): sent again at once as
     /// the same identity, with the cookie. Not a failed attempt, so counted apart from the
-    /// retries, and bounded on its own.
-    PassWall,
+    /// retries, and bounded on its own; not counted at all when it was the identity's
+    /// first answer (`first`), the wall every new identity meets once.
+    PassWall { first: bool },
     /// Not worth another attempt.
     GiveUp,
 }

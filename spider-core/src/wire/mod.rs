@@ -63,6 +63,8 @@ pub(crate) struct Answered {
     pub(crate) consent: bool,
     /// Cookies the answer set in its identity.
     pub(crate) kept: usize,
+    /// The identity's first answer: a wall there is the one every new identity meets.
+    pub(crate) first: bool,
     /// Whether a retry leaves as another exit identity, so that a block is met by
     /// switching rather than by slowing the host down.
     pub(crate) new_identity: bool,
@@ -140,13 +142,13 @@ impl Exchange {
         };
         let consent = judged && fetched.status.is_success() && kept > 0;
         let blocked = judged && !consent;
-        let (mut new_identity, mut follows_identity) = (false, false);
+        let (mut new_identity, mut follows_identity, mut first) = (false, false, false);
         if !(blocked && matches!(judge, Judge::Measure)) {
             let identities = self.router.identities();
             let clean = if blocked {
                 identities.retire(&routed.identity).unwrap_or(0)
             } else {
-                identities.answered(&routed.identity);
+                first = identities.answered(&routed.identity);
                 0
             };
             let verdict = if blocked { Verdict::Blocked } else { Verdict::Answered };
@@ -161,6 +163,7 @@ impl Exchange {
             blocked,
             consent,
             kept,
+            first,
             new_identity,
             follows_identity,
             sent_at,

@@ -232,12 +232,16 @@ impl Identities {
         kept
     }
 
-    /// Count an answer to `worn` that was not a block.
-    pub(crate) fn answered(&self, worn: &Worn) {
+    /// Count an answer to `worn` that was not a block; whether it was the identity's
+    /// first (or the identity is gone).
+    pub(crate) fn answered(&self, worn: &Worn) -> bool {
         let mut live = lock(&self.live);
-        if let Some(identity) = live.by_key.get_mut(&worn.key).filter(|i| i.generation == worn.generation) {
-            identity.clean = identity.clean.saturating_add(1);
-        }
+        let Some(identity) = live.by_key.get_mut(&worn.key).filter(|i| i.generation == worn.generation)
+        else {
+            return true;
+        };
+        identity.clean = identity.clean.saturating_add(1);
+        identity.clean == 1
     }
 
     /// Retire the identity `worn`, cookies and agent with it, if it is still its task's;
