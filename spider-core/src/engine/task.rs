@@ -283,7 +283,7 @@ fn soft_block<S: Spider>(
         return Outcome::Trouble { request, trouble, retry_after: None, failure };
     }
     shared.tally.blocked.add(1);
-    let (_, follows_identity) = shared.exchange.overturn(&sent.routed);
+    let follows_identity = shared.exchange.overturn(&sent.routed);
     if let Some(sample) = &mut notes.sample {
         (sample.blocked, sample.follows_identity) = (true, follows_identity);
     }

@@ -153,10 +153,7 @@ impl Exchange {
             };
             let verdict = if blocked { Verdict::Blocked } else { Verdict::Answered };
             new_identity = self.router.settle(&routed, verdict, fetched.sent, fetched.received);
-            follows_identity = clean > 0 && new_identity;
-            if follows_identity {
-                identities.budget_spent(&routed.identity, clean);
-            }
+            follows_identity = self.followed_identity(&routed, clean, new_identity);
         }
         Ok(Exchanged::Answer(Answered {
             fetched,
@@ -174,18 +171,23 @@ impl Exchange {
 
     /// An answer [`send`](Self::send) took as no block, which the parse found to be one
     /// (a soft block): its identity retired and the router taught, as if judged a block
-    /// at once. Returns what `send` would have: whether a retry leaves from another exit,
-    /// and whether the block followed the identity.
-    pub(crate) fn overturn(&self, routed: &Routed) -> (bool, bool) {
-        let identities = self.router.identities();
+    /// at once. Returns whether the block followed the identity, as `send` would have.
+    pub(crate) fn overturn(&self, routed: &Routed) -> bool {
         // Its answer counted as clean already.
-        let clean = identities.retire(&routed.identity).unwrap_or(0).saturating_sub(1);
+        let clean = self.router.identities().retire(&routed.identity).unwrap_or(0).saturating_sub(1);
         let new_identity = self.router.learn(routed, Verdict::Blocked);
-        let follows_identity = clean > 0 && new_identity;
-        if follows_identity {
-            identities.budget_spent(&routed.identity, clean);
+        self.followed_identity(routed, clean, new_identity)
+    }
+
+    /// Whether a block of `routed`'s identity after `clean` clean answers followed the
+    /// identity (its retry leaves from another exit); if so, a sample of its host's
+    /// identity budget.
+    fn followed_identity(&self, routed: &Routed, clean: u32, new_identity: bool) -> bool {
+        let followed = clean > 0 && new_identity;
+        if followed {
+            self.router.identities().budget_spent(&routed.identity, clean);
         }
-        (new_identity, follows_identity)
+        followed
     }
 
     /// The crawl's identities, for the state file and for cookies given at run time.
