@@ -52,6 +52,14 @@ pub(crate) struct Args {
     /// for the keys they name, and win.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Say how the page was sent: the client (the crawl's own, or a browser's wire with
+    /// `--set impersonate=chrome`), the HTTP version, and, from a fingerprint site's echo
+    /// (`spiderling sandbox --fingerprint`'s `/wire`), the JA4, JA3 and HTTP/2 fingerprint
+    /// it received and its verdict.
+    ///
+    /// Example: spiderling fetch --wire https://localhost:PORT/wire --set ca_cert=PATH --set impersonate=chrome
+    #[arg(long)]
+    wire: bool,
 }
 
 /// What the page showed.
@@ -59,6 +67,8 @@ struct Seen {
     status: u16,
     url: String,
     bytes: usize,
+    /// The body, kept for `--wire`'s echo.
+    body: Vec<u8>,
     matches: Vec<(String, Vec<String>)>,
 }
 
@@ -67,6 +77,7 @@ struct FetchOne {
     selectors: Arc<Vec<(String, Selector)>>,
     attr: Option<Arc<str>>,
     seen: Arc<Mutex<Option<Seen>>>,
+    keep_body: bool,
 }
 
 impl SpiderConfig for FetchOne {
@@ -99,6 +110,7 @@ impl Spider for FetchOne {
             status: page.status().as_u16(),
             url: page.url().to_string(),
             bytes: page.body().len(),
+            body: if self.keep_body { page.body().to_vec() } else { Vec::new() },
             matches,
         };
         *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(seen);
@@ -155,7 +167,9 @@ pub(crate) fn run(args: Args) -> ExitCode {
         selectors: Arc::new(selectors),
         attr: args.attr.as_deref().map(Arc::from),
         seen: seen.clone(),
+        keep_body: args.wire,
     };
+    let impersonate = spider.config.impersonate;
     let started = Instant::now();
     let summary = match super::block_on(Crawler::new(spider).run()) {
         Ok(summary) => summary,
@@ -196,6 +210,9 @@ pub(crate) fn run(args: Args) -> ExitCode {
         let bytes = gateway.bytes_sent + gateway.bytes_received;
         println!("  via {} ({} requests, {bytes} bytes)", gateway.gateway, gateway.requests);
     }
+    if args.wire {
+        print_wire(impersonate, &summary.counts, &seen.body);
+    }
     for (css, values) in seen.matches {
         let plural = if values.len() == 1 { "match" } else { "matches" };
         println!("{css} ({} {plural})", values.len());
@@ -204,4 +221,40 @@ pub(crate) fn run(args: Args) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// `--wire`: how the page was sent, and what a fingerprint site's echo says it received.
+fn print_wire(impersonate: spiderling::Impersonate, counts: &spiderling::Counts, body: &[u8]) {
+    let client = if counts.impersonated > 0 {
+        match impersonate {
+            spiderling::Impersonate::Firefox => "Firefox's wire (impersonate = \"firefox\")",
+            spiderling::Impersonate::Auto => {
+                "Chrome's wire (impersonate = \"auto\", the host refused the plain client)"
+            }
+            _ => "Chrome's wire (impersonate = \"chrome\")",
+        }
+    } else {
+        "the crawl's own client (reqwest and rustls)"
+    };
+    println!("  wire: {client}");
+    println!("  HTTP version: {}", if counts.http2 > 0 { "HTTP/2" } else { "HTTP/1.1" });
+    let Ok(echo) = serde_json::from_slice::<serde_json::Value>(body) else {
+        println!("  (the page is no fingerprint echo: its JA4 is the server's to tell)");
+        return;
+    };
+    for (field, label) in [
+        ("ja4", "JA4"),
+        ("ja3_hash", "JA3"),
+        ("h2", "HTTP/2 fingerprint"),
+        ("http_version", "the site saw"),
+        ("verdict", "the site's verdict"),
+    ] {
+        if let Some(value) = echo.get(field).and_then(serde_json::Value::as_str) {
+            println!("  {label}: {value}");
+        }
+    }
+    if let Some(order) = echo.get("header_order").and_then(serde_json::Value::as_array) {
+        let names: Vec<&str> = order.iter().filter_map(serde_json::Value::as_str).collect();
+        println!("  header order: {}", names.join(", "));
+    }
 }

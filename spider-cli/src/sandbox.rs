@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use spider_sandbox::{DemoSite, GatewayConfig, HostileSite, IdentityLimit, MockGateway, Sandbox};
+use spider_sandbox::{
+    DemoSite, FingerprintSite, GatewayConfig, HostileSite, IdentityLimit, MockGateway, Sandbox,
+};
 
 use crate::bench;
 
@@ -52,16 +54,26 @@ pub(crate) struct Args {
     /// Example: spiderling sandbox --tls, then `--set ca_cert=PATH` with the printed path
     #[arg(long)]
     tls: bool,
+    /// Serve the fingerprint site instead, over HTTPS: the demo bookshop behind a check
+    /// of each client's TLS ClientHello (JA4), HTTP/2 preface and headers against real
+    /// browsers'; anything else gets 403 and the reason. /wire echoes what it saw.
+    ///
+    /// Example: spiderling sandbox --fingerprint, then
+    /// `spiderling fetch --wire https://localhost:PORT/wire --set ca_cert=PATH`
+    #[arg(long, conflicts_with_all = ["hostile", "tls"])]
+    fingerprint: bool,
 }
 
-pub(crate) fn run(Args { port, books, pages, page_kb, latency_ms, hostile, gateway, tls }: Args) -> ExitCode {
+pub(crate) fn run(
+    Args { port, books, pages, page_kb, latency_ms, hostile, gateway, tls, fingerprint }: Args,
+) -> ExitCode {
     let demo = bench::demo_site(pages.map_or(books, bench::books_for), page_kb, latency_ms);
     let size = format!(
         "site: {} pages ({} books), {page_kb} KiB each, {latency_ms} ms latency",
         demo.expected_pages(),
         demo.books
     );
-    let (site, what) = match serve(port, demo, hostile, tls) {
+    let (site, what) = match serve(port, demo, hostile, tls, fingerprint) {
         Ok(served) => served,
         Err(error) => {
             eprintln!("error: cannot serve on 127.0.0.1:{port}: {error}");
@@ -133,8 +145,16 @@ pub(crate) fn run(Args { port, books, pages, page_kb, latency_ms, hostile, gatew
 }
 
 /// Start the site the flags ask for, with what to call it.
-fn serve(port: u16, demo: DemoSite, hostile: bool, tls: bool) -> std::io::Result<(Sandbox, &'static str)> {
-    if hostile {
+fn serve(
+    port: u16,
+    demo: DemoSite,
+    hostile: bool,
+    tls: bool,
+    fingerprint: bool,
+) -> std::io::Result<(Sandbox, &'static str)> {
+    if fingerprint {
+        Ok((Sandbox::fingerprint_on(FingerprintSite { demo }, port)?, "fingerprint site"))
+    } else if hostile {
         let limit = IdentityLimit {
             requests: 10,
             per: Duration::from_secs(1),

@@ -14,5 +14,6 @@ pub use crate::extract::json_ld::{JsonLd, SCRIPTS_CSS as JSON_LD_SCRIPTS};
 pub use crate::extract::stream::{FieldRead, Found};
 pub use crate::spider::rules::{parse_by_link_rules, Engine, LinkRule, LinkRules, DEFAULT_LINKS};
 pub use scraper::Selector;
+pub use spider_settings::Impersonate;
 pub use std::sync::LazyLock;
 pub use std::time::Duration;

@@ -65,7 +65,7 @@ pub use schedule::state::{StateHost, StateOutput, StateReport, StateRun};
 pub use spider::start::Start;
 pub use spider::{Cx, Spider, SpiderConfig};
 pub use spider_settings::{
-    Config, ConfigError, DEFAULT_RETRY_STATUSES, DEFAULT_USER_AGENT, DEFAULT_USER_TEMPLATE,
+    Config, ConfigError, Impersonate, DEFAULT_RETRY_STATUSES, DEFAULT_USER_AGENT, DEFAULT_USER_TEMPLATE,
 };
 pub use wire::block::Answer;
 pub use wire::route::{GatewayTraffic, ProxySpend, Route};

@@ -35,6 +35,7 @@
 mod catalogue;
 mod conditional;
 mod demo;
+mod fingerprint;
 mod fixed;
 mod gateway;
 mod hostile;
@@ -45,9 +46,11 @@ mod redis;
 mod server;
 mod shop;
 mod tls;
+mod wire;
 
 pub use catalogue::{catalogue, Book};
 pub use demo::DemoSite;
+pub use fingerprint::FingerprintSite;
 pub use fixed::FixedSite;
 pub use gateway::{GatewayConfig, GatewayLog, MockGateway, Proxied};
 pub use hostile::{HostileSite, IdentityLimit};
@@ -57,3 +60,4 @@ pub use record::{Hit, Observed};
 pub use redis::RedisServer;
 pub use server::Sandbox;
 pub use shop::{SessionLimit, ShopSite, ShopTally, CAPTCHA_MARKER, CONSENT_MARKER};
+pub use wire::{is_grease, ClientHello, H2Preface, Wire};

@@ -3,12 +3,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hyper::header::{HeaderMap, ACCEPT_LANGUAGE, COOKIE, USER_AGENT};
 use percent_encoding::percent_decode_str;
+
+use crate::wire::Wire;
 
 /// One request as the server saw it.
 #[derive(Debug, Clone)]
@@ -39,6 +41,12 @@ pub struct Hit {
     pub user_agent: Option<String>,
     /// The `Accept-Language` header: whether the headers agree with the agent they claim.
     pub accept_language: Option<String>,
+    /// The HTTP version the request came in: `HTTP/1.1` or `HTTP/2`.
+    pub version: &'static str,
+    /// The names of its headers in the order they arrived, in lower case.
+    pub header_names: Vec<String>,
+    /// Its connection's wire fingerprint, over TLS.
+    pub wire: Option<Arc<Wire>>,
 }
 
 impl Hit {
@@ -222,6 +230,9 @@ impl Recorder {
                 cookie,
                 user_agent,
                 accept_language,
+                version: "",
+                header_names: headers.keys().map(|name| name.as_str().to_owned()).collect(),
+                wire: None,
             });
             hits.len() - 1
         };
@@ -258,6 +269,15 @@ impl InFlight<'_> {
         if let Some(hit) = hits.get_mut(self.index) {
             hit.method = method.to_owned();
             hit.body = body;
+        }
+    }
+
+    /// Note the HTTP version and the connection's fingerprint.
+    pub(crate) fn came_by(&self, version: &'static str, wire: Option<Arc<Wire>>) {
+        let mut hits = self.recorder.hits.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hit) = hits.get_mut(self.index) {
+            hit.version = version;
+            hit.wire = wire;
         }
     }
 

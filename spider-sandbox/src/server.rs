@@ -11,10 +11,10 @@ use hyper::body::Incoming;
 use hyper::header::{
     HeaderMap, HeaderValue, CONTENT_TYPE, COOKIE, ETAG, HOST, LAST_MODIFIED, LOCATION, SET_COOKIE,
 };
-use hyper::server::conn::http1;
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
-use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper::{Method, Request, Response, StatusCode, Version};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use percent_encoding::percent_decode_str;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::oneshot;
@@ -22,12 +22,14 @@ use tokio_rustls::TlsAcceptor;
 
 use crate::conditional::{self, Precondition, Validators};
 use crate::demo::{Answer, DemoSite, Origin};
+use crate::fingerprint::{self, FingerprintSite};
 use crate::fixed::FixedSite;
 use crate::hostile::{Hostile, HostileSite, Reply};
 use crate::members::{self, Asked, Members, MembersSite};
 use crate::record::{Observed, Recorder};
 use crate::shop::{Shop, ShopSite, ShopTally};
 use crate::tls::Tls;
+use crate::wire::{Connection, Tap};
 
 /// A running sandbox; it stops when dropped.
 ///
@@ -104,6 +106,7 @@ enum Kind {
     Fixed(FixedSite),
     Members(Members),
     Shop(Arc<Shop>),
+    Fingerprint(DemoSite),
 }
 
 /// The largest request body a sandbox reads and records.
@@ -239,6 +242,27 @@ impl Sandbox {
         Sandbox::start(Kind::Members(Members::new(site)), port, None)
     }
 
+    /// Serve the fingerprint site (the demo shop behind a check of each client's TLS,
+    /// HTTP/2 and headers) over HTTPS as `https://localhost:PORT/`, at a free port.
+    ///
+    /// # Errors
+    ///
+    /// When no port can be bound, the certificate cannot be made or the server thread
+    /// cannot start.
+    pub fn fingerprint(site: FingerprintSite) -> std::io::Result<Sandbox> {
+        Sandbox::fingerprint_on(site, 0)
+    }
+
+    /// As [`fingerprint`](Self::fingerprint), on a given port (0 picks a free one).
+    ///
+    /// # Errors
+    ///
+    /// When the port cannot be bound, the certificate cannot be made or the server
+    /// thread cannot start.
+    pub fn fingerprint_on(site: FingerprintSite, port: u16) -> std::io::Result<Sandbox> {
+        Sandbox::start(Kind::Fingerprint(site.demo), port, Some(Tls::self_signed()?))
+    }
+
     /// Serve the cookie shop on `127.0.0.1` at a free port.
     ///
     /// # Errors
@@ -344,13 +368,18 @@ async fn serve(
                 let acceptor = acceptor.clone();
                 tokio::spawn(async move {
                     match acceptor {
-                        // A failed handshake is the client's problem; the connection just ends.
+                        // A hello that cannot be read or a failed handshake is the client's
+                        // problem; the connection just ends.
                         Some(acceptor) => {
-                            if let Ok(stream) = acceptor.accept(stream).await {
-                                serve_connection(stream, site, peer).await;
-                            }
+                            let Some((connection, stream)) = Connection::read(stream).await else { return };
+                            let Ok(stream) = acceptor.accept(stream).await else { return };
+                            let alpn = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+                            let h2 = alpn.as_deref() == Some(b"h2");
+                            let (stream, kept) = Tap::new(stream);
+                            connection.negotiated(alpn.as_deref(), kept);
+                            serve_connection(stream, site, peer, Some(Arc::new(connection)), h2).await;
                         }
-                        None => serve_connection(stream, site, peer).await,
+                        None => serve_connection(stream, site, peer, None, false).await,
                     }
                 });
             }
@@ -358,26 +387,43 @@ async fn serve(
     }
 }
 
-async fn serve_connection<IO>(io: IO, site: Arc<Site>, peer: SocketAddr)
-where
+/// Serve one connection, in HTTP/2 when ALPN settled on `h2`.
+async fn serve_connection<IO>(
+    io: IO,
+    site: Arc<Site>,
+    peer: SocketAddr,
+    wire: Option<Arc<Connection>>,
+    h2: bool,
+) where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let service = service_fn(move |request| answer(site.clone(), request, peer));
-    let _ = http1::Builder::new().serve_connection(TokioIo::new(io), service).await;
+    let service = service_fn(move |request| answer(site.clone(), request, peer, wire.clone()));
+    let io = TokioIo::new(io);
+    let _ = if h2 {
+        http2::Builder::new(TokioExecutor::new()).serve_connection(io, service).await
+    } else {
+        http1::Builder::new().serve_connection(io, service).await
+    };
 }
 
 async fn answer(
     site: Arc<Site>,
     request: Request<Incoming>,
     peer: SocketAddr,
+    connection: Option<Arc<Connection>>,
 ) -> Result<Response<Full<Bytes>>, Reset> {
     let target = request.uri().path_and_query().map_or("/", |pq| pq.as_str()).to_owned();
     let headers = request.headers();
-    let host = headers.get(HOST).and_then(|h| h.to_str().ok()).unwrap_or("").to_owned();
+    // HTTP/2 names the host in `:authority`, which hyper keeps in the URI.
+    let authority = request.uri().authority().map(|a| a.as_str());
+    let host = headers.get(HOST).and_then(|h| h.to_str().ok()).or(authority).unwrap_or("").to_owned();
     let on_site = site.on_site(&host);
     let path = percent_decode_str(request.uri().path()).decode_utf8_lossy().into_owned();
     let conditional = conditional::is_conditional(headers);
     let in_flight = site.recorder.arrive(target, host.clone(), on_site, peer.ip(), conditional, headers);
+    let version = if request.version() == Version::HTTP_2 { "HTTP/2" } else { "HTTP/1.1" };
+    let wire = connection.map(|connection| connection.wire());
+    in_flight.came_by(version, wire.clone());
     let (parts, body) = request.into_parts();
     let (method, headers) = (parts.method, parts.headers);
     // A body past the cap, or cut off, is recorded as what arrived of it: nothing.
@@ -390,6 +436,18 @@ async fn answer(
                 let origin = Origin { scheme: site.scheme, host: &host, elsewhere: &site.elsewhere };
                 answer_demo(demo, &path, &origin, &method, headers).await
             }
+            Kind::Fingerprint(_) if path == "/wire" => respond(
+                StatusCode::OK,
+                "application/json",
+                fingerprint::echo(wire.as_deref(), version, headers),
+            ),
+            Kind::Fingerprint(demo) => match fingerprint::judge(wire.as_deref(), headers) {
+                Ok(_) => {
+                    let origin = Origin { scheme: site.scheme, host: &host, elsewhere: &site.elsewhere };
+                    answer_demo(demo, &path, &origin, &method, headers).await
+                }
+                Err(refusal) => respond(StatusCode::FORBIDDEN, "text/plain", refusal.to_string()),
+            },
             // The identity is the peer alone: a header could be forged, the address cannot.
             Kind::Hostile(hostile) => answer_hostile(hostile, &path, peer.ip()).await?,
             Kind::Fixed(fixed) => answer_fixed(fixed, &path),

@@ -49,6 +49,8 @@ pub enum Kind {
     Date,
     /// HTTP statuses, such as `[429, 503]` (comma-separated at run time).
     StatusList,
+    /// A browser profile: `none`, `chrome`, `firefox` or `auto`.
+    Impersonate,
 }
 
 impl Kind {
@@ -73,6 +75,7 @@ impl Kind {
             Kind::Decimal => "number",
             Kind::Date => "`\"YYYY-MM-DD\"`, checked",
             Kind::StatusList => "list of HTTP statuses",
+            Kind::Impersonate => "`\"none\"`, `\"chrome\"`, `\"firefox\"` or `\"auto\"`",
         }
     }
 }
@@ -477,6 +480,19 @@ pub const KEYS: &[Key] = &[
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(c.timeout(crate::parse_duration(v)?))),
         show: |c| Some(duration(c.timeout)),
+    },
+    Key {
+        name: "impersonate",
+        kind: Kind::Impersonate,
+        stage: Stage::Fetch,
+        doc: "look like a browser on the wire: its TLS ClientHello, HTTP/2 preface and header order, \
+            and the headers it sends with its User-Agent (client hints, `sec-fetch-*`), one agent \
+            an identity; `auto` sends plain until a host refuses that, then Chrome's, remembered per \
+            host; needs the `impersonate` feature",
+        default: "`\"none\"`",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.impersonate(crate::Impersonate::parse(v)?))),
+        show: |c| (c.impersonate != crate::Impersonate::None).then(|| c.impersonate.name().to_owned()),
     },
     Key {
         name: "user_agent",
@@ -1061,6 +1077,7 @@ mod tests {
             (_, Kind::Decimal) => "2.5",
             (_, Kind::Date) => "2026-01-01",
             (_, Kind::StatusList) => "429, 503",
+            (_, Kind::Impersonate) => "chrome",
             (_, Kind::Profile | Kind::Selector | Kind::Type | Kind::Engine | Kind::Proxy) => "",
         }
     }

@@ -182,6 +182,7 @@ impl<S: Spider> Crawler<S> {
         });
         if let Some(earlier) = earlier.as_mut() {
             shared.exchange.identities().resume(std::mem::take(&mut earlier.identities));
+            shared.exchange.identities().resume_refusing(std::mem::take(&mut earlier.refusing_plain));
         }
         let progress = config.progress.then(|| crate::observe::progress::show(live.subscribe()));
         let (stop_tx, stop_rx) = mpsc::unbounded_channel();

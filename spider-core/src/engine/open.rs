@@ -26,6 +26,8 @@ pub(super) struct Earlier {
     pub(super) complete: bool,
     /// The identities its last checkpoint saved.
     pub(super) identities: Vec<SavedIdentity>,
+    /// The hosts that had refused the crawl's own client.
+    pub(super) refusing_plain: Vec<String>,
 }
 
 /// Where the crawl lives.
@@ -65,6 +67,7 @@ fn resume(config: &Config, path: &Path) -> Result<Lodging, Error> {
         failures: opened.failures,
         complete: opened.complete,
         identities: opened.identities,
+        refusing_plain: opened.refusing_plain,
     };
     Ok(Lodging {
         frontier: Box::new(opened.frontier),

@@ -189,7 +189,8 @@ fn from_cache<S: Spider>(shared: &Shared<S>, request: &Request, cached: Cached) 
     shared.tally.from_cache.add(1);
     match cached.answer() {
         Ok((status, headers, body)) => {
-            let fetched = Fetched { status, headers, body, sent: 0, received: 0 };
+            let fetched =
+                Fetched { status, headers, body, sent: 0, received: 0, version: reqwest::Version::HTTP_11 };
             Fetch::Answer { fetched, blocked: false, consent: false, new_identity: false, sent: None }
         }
         Err(problem) => Fetch::Failed(Error::Cache { url: request.url().clone(), problem }),
@@ -249,12 +250,18 @@ async fn fetch_routed<S: Spider>(
             first,
             new_identity,
             follows_identity,
+            refused_plain,
             sent_at,
             latency,
             routed,
         })) => {
+            let impersonated = routed.identity.profile.is_some();
+            shared.tally.impersonated.add(u64::from(impersonated));
+            shared.tally.http2.add(u64::from(fetched.version == reqwest::Version::HTTP_2));
+            shared.tally.refused_plain.add(u64::from(refused_plain));
             if blocked {
                 shared.tally.blocked.add(1);
+                shared.tally.blocked_impersonated.add(u64::from(impersonated));
             }
             if fetched.status == reqwest::StatusCode::TOO_MANY_REQUESTS {
                 shared.tally.throttled.add(1);
@@ -283,7 +290,8 @@ fn soft_block<S: Spider>(
         return Outcome::Trouble { request, trouble, retry_after: None, failure };
     }
     shared.tally.blocked.add(1);
-    let follows_identity = shared.exchange.overturn(&sent.routed);
+    shared.tally.blocked_impersonated.add(u64::from(sent.routed.identity.profile.is_some()));
+    let follows_identity = shared.exchange.overturn(&sent.routed, &request);
     if let Some(sample) = &mut notes.sample {
         (sample.blocked, sample.follows_identity) = (true, follows_identity);
     }

@@ -91,6 +91,21 @@ impl Cause {
         if let Some(reqwest) = error.downcast_ref::<reqwest::Error>() {
             return reqwest.is_timeout().then_some(Cause::TimedOut);
         }
+        // BoringSSL's errors are not a type to match: the browser client's words tell.
+        #[cfg(feature = "impersonate")]
+        if let Some(wreq) = error.downcast_ref::<wreq::Error>() {
+            if wreq.is_timeout() {
+                return Some(Cause::TimedOut);
+            }
+            if wreq.is_dns() {
+                return Some(Cause::Dns);
+            }
+            if wreq.is_tls() {
+                let certificate = crate::error::cause::chain(wreq).contains("certificate verify failed");
+                return Some(if certificate { Cause::Certificate } else { Cause::Tls });
+            }
+            return None;
+        }
         // hyper-util's connector error is not a public type; its words are all there is.
         (error.to_string() == "dns error").then_some(Cause::Dns)
     }

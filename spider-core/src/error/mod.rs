@@ -79,13 +79,13 @@ pub enum Error {
     /// chain of causes in one line (down to, say, `Connection refused (os error 111)`), so
     /// a log line or the failures file says why without a walk through
     /// [`source`](std::error::Error::source).
-    #[error("request to {url} failed: {}", crate::error::cause::chain(.source))]
+    #[error("request to {url} failed: {}", crate::error::cause::chain(.source.as_ref()))]
     Http {
         /// The URL requested.
         url: Url,
-        /// The transport's error.
+        /// The transport's error: reqwest's, or with the `impersonate` feature wreq's.
         #[source]
-        source: reqwest::Error,
+        source: BoxError,
     },
     /// The (decompressed) body grew past `max_body_bytes`; reading stopped there.
     #[error("body of {url} exceeds the cap of {limit} bytes")]
@@ -269,7 +269,7 @@ impl Error {
     pub(crate) fn cause(&self) -> Cause {
         match self {
             Error::Timeout { .. } => Cause::TimedOut,
-            Error::Http { source, .. } => Cause::of(source),
+            Error::Http { source, .. } => Cause::of(source.as_ref()),
             _ => Cause::Other,
         }
     }
@@ -277,7 +277,11 @@ impl Error {
     /// Whether the connection to the host, or to its gateway, could not be made; a gateway
     /// that answered a CONNECT with an error (its target was unreachable) was reached.
     pub(crate) fn is_connect(&self) -> bool {
-        matches!(self, Error::Http { source, .. } if source.is_connect()) && !self.says(TUNNEL_REFUSED)
+        let Error::Http { source, .. } = self else { return false };
+        let connect = source.downcast_ref::<reqwest::Error>().is_some_and(reqwest::Error::is_connect);
+        #[cfg(feature = "impersonate")]
+        let connect = connect || source.downcast_ref::<wreq::Error>().is_some_and(wreq::Error::is_connect);
+        connect && !self.says(TUNNEL_REFUSED)
     }
 
     /// Whether a gateway refused the tunnel with 407.

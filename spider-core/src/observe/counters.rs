@@ -145,6 +145,16 @@ counters! {
         /// Answers judged blocked: 403, 429, challenge pages, block markers, the spider's
         /// `is_blocked`.
         blocked,
+        /// Answers to requests sent with a browser's wire (`impersonate`); the others went on
+        /// the crawl's own client.
+        impersonated,
+        /// Of the blocked answers, those to requests sent with a browser's wire.
+        blocked_impersonated,
+        /// Answers that came over HTTP/2.
+        http2,
+        /// Hosts that refused the crawl's own client and got a browser's wire from then on
+        /// (`impersonate = "auto"`).
+        refused_plain,
         /// Redirect hops followed.
         redirects,
         /// Requests dropped because their fingerprint was seen.

@@ -224,6 +224,24 @@ impl fmt::Display for Summary {
             self.counts.redirects,
             size(self.counts.bytes)
         )?;
+        if self.counts.impersonated > 0 || self.counts.http2 > 0 {
+            let answered = self.counts.answered();
+            let plain = answered.saturating_sub(self.counts.impersonated);
+            let blocked_plain = self.counts.blocked.saturating_sub(self.counts.blocked_impersonated);
+            write!(
+                f,
+                "  wire: {} answers on the crawl's own client ({blocked_plain} blocked), {} with a browser's ({} blocked); {} over HTTP/2",
+                thousands(plain),
+                thousands(self.counts.impersonated),
+                self.counts.blocked_impersonated,
+                thousands(self.counts.http2)
+            )?;
+            match self.counts.refused_plain {
+                0 => writeln!(f)?,
+                1 => writeln!(f, "; 1 host refused the crawl's own client")?,
+                n => writeln!(f, "; {n} hosts refused the crawl's own client")?,
+            }
+        }
         if self.bad_start_lines > 0 {
             let what =
                 if self.bad_start_lines == 1 { "line that is not a URL" } else { "lines that are not URLs" };

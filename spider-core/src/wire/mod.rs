@@ -10,6 +10,8 @@
 //! this one type.
 
 pub(crate) mod block;
+#[cfg(feature = "impersonate")]
+pub(crate) mod browser;
 pub(crate) mod classify;
 pub(crate) mod redirect;
 pub(crate) mod route;
@@ -72,6 +74,9 @@ pub(crate) struct Answered {
     /// exit: the site limits each identity, so the block says nothing of the host's
     /// limits. A fresh identity blocked at once says the host is over its limit.
     pub(crate) follows_identity: bool,
+    /// Its host refused the crawl's own client with this answer, and gets a browser's
+    /// wire from now on (`impersonate = "auto"`).
+    pub(crate) refused_plain: bool,
     /// When the request left, and how long its answer took.
     pub(crate) sent_at: Instant,
     pub(crate) latency: Duration,
@@ -143,7 +148,12 @@ impl Exchange {
         let consent = judged && fetched.status.is_success() && kept > 0;
         let blocked = judged && !consent;
         let (mut new_identity, mut follows_identity, mut first) = (false, false, false);
+        let mut refused_plain = false;
         if !(blocked && matches!(judge, Judge::Measure)) {
+            // A 429 asks for patience; any other block may be the wire's.
+            if blocked && fetched.status != StatusCode::TOO_MANY_REQUESTS {
+                refused_plain = self.router.identities().refused_plain(&routed.identity, request);
+            }
             let identities = self.router.identities();
             let clean = if blocked {
                 identities.retire(&routed.identity).unwrap_or(0)
@@ -163,6 +173,7 @@ impl Exchange {
             first,
             new_identity,
             follows_identity,
+            refused_plain,
             sent_at,
             latency,
             routed,
@@ -172,7 +183,8 @@ impl Exchange {
     /// An answer [`send`](Self::send) took as no block, which the parse found to be one
     /// (a soft block): its identity retired and the router taught, as if judged a block
     /// at once. Returns whether the block followed the identity, as `send` would have.
-    pub(crate) fn overturn(&self, routed: &Routed) -> bool {
+    pub(crate) fn overturn(&self, routed: &Routed, request: &Request) -> bool {
+        self.router.identities().refused_plain(&routed.identity, request);
         // Its answer counted as clean already.
         let clean = self.router.identities().retire(&routed.identity).unwrap_or(0).saturating_sub(1);
         let new_identity = self.router.learn(routed, Verdict::Blocked);

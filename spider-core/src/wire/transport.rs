@@ -1,8 +1,8 @@
-//! The transport: reqwest clients built from one recipe (the router keeps one per route),
+//! The transport: clients built from one recipe (the router keeps one per route and wire),
 //! and one request sent on one of them, its answer read within the caps (a sitemap's is
-//! the protocol's 50 MB, not the page cap). Another client (one that
-//! speaks TLS as a browser does, or a headless browser) plugs in here, behind the
-//! exchange.
+//! the protocol's 50 MB, not the page cap). A client is the crawl's own (reqwest and
+//! rustls, HTTP/2 where the server offers it) or, for an identity that impersonates a
+//! browser, one with that browser's wire (`browser.rs`, the `impersonate` feature).
 //!
 //! Redirects are not followed here: the engine turns each hop into a new request through
 //! the frontier, so a redirect's target is deduplicated like any link, counts against the
@@ -10,11 +10,28 @@
 
 use bytes::{Bytes, BytesMut};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH};
-use reqwest::{Certificate, Client, StatusCode};
+use reqwest::{Certificate, StatusCode, Version};
+use spider_settings::{Config, Gateway};
 
 use crate::error::Error;
+use crate::request::identity::Profile;
 use crate::request::{Request, SITEMAP_MAX_BYTES};
-use spider_settings::Config;
+
+/// A client requests are sent on: the crawl's own, or one with a browser's wire.
+#[derive(Clone)]
+pub(crate) enum Client {
+    Plain(reqwest::Client),
+    #[cfg(feature = "impersonate")]
+    Browser(wreq::Client),
+}
+
+/// The way out of a client: direct, or through a gateway as `username` (none to send
+/// no credentials).
+#[derive(Clone, Copy)]
+pub(crate) struct Via<'a> {
+    pub(crate) gateway: &'a Gateway,
+    pub(crate) username: Option<&'a str>,
+}
 
 /// A response read in full, within the body cap. Not `Debug`: its headers hold the
 /// cookies the site set.
@@ -25,6 +42,8 @@ pub(crate) struct Fetched {
     /// Bytes of the request and of the answer as they crossed HTTP (see `route::spend`).
     pub(crate) sent: u64,
     pub(crate) received: u64,
+    /// The HTTP version it came in.
+    pub(crate) version: Version,
 }
 
 /// What every client of a crawl shares: headers, timeouts, trusted roots. The router
@@ -36,6 +55,8 @@ pub(crate) struct ClientRecipe {
     timeout: std::time::Duration,
     idle_per_host: usize,
     extra_root: Option<Certificate>,
+    #[cfg(feature = "impersonate")]
+    browser: super::browser::BrowserRecipe,
 }
 
 impl ClientRecipe {
@@ -48,9 +69,22 @@ impl ClientRecipe {
                 HeaderValue::from_str(value).map_err(|e| Error::Config(format!("header {name}: {e}")))?;
             headers.append(name, value);
         }
-        let extra_root = config.ca_cert.as_deref().map(read_certificate).transpose()?;
+        let pem = config.ca_cert.as_deref().map(read_pem).transpose()?;
+        let extra_root = pem.as_ref().map(|(pem, path)| read_certificate(pem, path)).transpose()?;
+        if config.impersonate != spider_settings::Impersonate::None && !cfg!(feature = "impersonate") {
+            return Err(Error::Config(format!(
+                "impersonate = \"{}\" needs spiderling's `impersonate` feature, which this build leaves out; build with `--features impersonate` (it needs cmake and clang)",
+                config.impersonate.name()
+            )));
+        }
         Ok(ClientRecipe {
             user_agent: config.user_agent.clone(),
+            #[cfg(feature = "impersonate")]
+            browser: super::browser::BrowserRecipe::new(
+                config,
+                &headers,
+                pem.as_ref().map(|(pem, _)| pem.as_slice()),
+            )?,
             headers,
             timeout: config.timeout,
             idle_per_host: config.concurrency,
@@ -62,28 +96,54 @@ impl ClientRecipe {
     /// ignored: routes are configured, not inherited). Without `keep_alive` every request
     /// opens a connection of its own, which is how a rotating gateway gives each request a
     /// new exit.
-    pub(crate) fn build(&self, proxy: Option<reqwest::Proxy>, keep_alive: bool) -> Result<Client, Error> {
-        let mut builder = Client::builder()
+    pub(crate) fn build(
+        &self,
+        via: Option<Via<'_>>,
+        keep_alive: bool,
+        profile: Option<Profile>,
+    ) -> Result<Client, Error> {
+        #[cfg(feature = "impersonate")]
+        if let Some(profile) = profile {
+            return self.browser.build(via, keep_alive, profile).map(Client::Browser);
+        }
+        #[cfg(not(feature = "impersonate"))]
+        let _ = profile;
+        let mut builder = reqwest::Client::builder()
             .user_agent(self.user_agent.as_str())
             .default_headers(self.headers.clone())
             .timeout(self.timeout)
             .connect_timeout(self.timeout.min(CONNECT_TIMEOUT))
             .redirect(reqwest::redirect::Policy::none())
             .pool_max_idle_per_host(if keep_alive { self.idle_per_host } else { 0 });
-        builder = match proxy {
-            Some(proxy) => builder.proxy(proxy),
+        builder = match via {
+            Some(via) => {
+                let proxy = reqwest::Proxy::all(via.gateway.url().clone())
+                    .map_err(|e| Error::Config(format!("gateway {}: {e}", via.gateway)))?;
+                builder.proxy(match via.username {
+                    Some(username) => proxy.basic_auth(username, via.gateway.password()),
+                    None => proxy,
+                })
+            }
             None => builder.no_proxy(),
         };
         if let Some(root) = &self.extra_root {
             builder = builder.add_root_certificate(root.clone());
         }
-        builder.build().map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))
+        builder
+            .build()
+            .map(Client::Plain)
+            .map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))
     }
 }
 
-fn read_certificate(path: &std::path::Path) -> Result<Certificate, Error> {
+/// The `ca_cert` file's bytes, with its path for messages.
+fn read_pem(path: &std::path::Path) -> Result<(Vec<u8>, std::path::PathBuf), Error> {
     let pem = std::fs::read(path).map_err(|e| Error::Config(format!("ca_cert {}: {e}", path.display())))?;
-    Certificate::from_pem(&pem)
+    Ok((pem, path.to_owned()))
+}
+
+fn read_certificate(pem: &[u8], path: &std::path::Path) -> Result<Certificate, Error> {
+    Certificate::from_pem(pem)
         .map_err(|e| Error::Config(format!("ca_cert {} is not a PEM certificate: {e}", path.display())))
 }
 
@@ -108,23 +168,22 @@ impl Transport {
         request: &Request,
     ) -> Result<Fetched, Error> {
         let url = request.url();
-        let transport = |source: reqwest::Error| {
-            // A connect timeout stays a connect error: a silent gateway gets benched.
-            if source.is_timeout() && !source.is_connect() {
-                Error::Timeout { url: url.clone() }
-            } else {
-                // The error's message names the URL already.
-                Error::Http { url: url.clone(), source: source.without_url() }
+        let mut response = match client {
+            Client::Plain(client) => {
+                let mut outgoing = client
+                    .request(request.method().clone(), url.clone())
+                    .headers(identity.clone())
+                    .headers(request.headers().clone());
+                if let Some(body) = &request.body {
+                    outgoing = outgoing.body(body.0.clone());
+                }
+                Answer::Plain(outgoing.send().await.map_err(|e| plain_error(url, e))?)
+            }
+            #[cfg(feature = "impersonate")]
+            Client::Browser(client) => {
+                Answer::Browser(super::browser::send(client, identity, request).await?)
             }
         };
-        let mut outgoing = client
-            .request(request.method().clone(), url.clone())
-            .headers(identity.clone())
-            .headers(request.headers().clone());
-        if let Some(body) = &request.body {
-            outgoing = outgoing.body(body.0.clone());
-        }
-        let mut response = outgoing.send().await.map_err(transport)?;
         // A sitemap is capped by the protocol's 50 MB, not the page cap. Of a larger one the
         // reader takes what the 50 MB hold: one byte more is read, to tell it was larger.
         // A robots.txt is read to at least 500 KiB (RFC 9309), and what the cap holds of a
@@ -149,7 +208,7 @@ impl Transport {
             return Err(too_large());
         }
         let mut body = BytesMut::with_capacity(declared.unwrap_or(0).min(cap));
-        while let Some(chunk) = response.chunk().await.map_err(transport)? {
+        while let Some(chunk) = response.chunk(url).await? {
             if body.len() + chunk.len() > cap {
                 if !cut_short {
                     return Err(too_large());
@@ -179,7 +238,60 @@ impl Transport {
             body: body.freeze(),
             sent: sent as u64,
             received: received as u64,
+            version: response.version(),
         })
+    }
+}
+
+/// A reqwest error as the crawl's: a timeout, or the transport's chain of causes.
+fn plain_error(url: &url::Url, source: reqwest::Error) -> Error {
+    // A connect timeout stays a connect error: a silent gateway gets benched.
+    if source.is_timeout() && !source.is_connect() {
+        Error::Timeout { url: url.clone() }
+    } else {
+        // The error's message names the URL already.
+        Error::Http { url: url.clone(), source: Box::new(source.without_url()) }
+    }
+}
+
+/// An answer whose body is being read, from either client.
+enum Answer {
+    Plain(reqwest::Response),
+    #[cfg(feature = "impersonate")]
+    Browser(super::browser::Answer),
+}
+
+impl Answer {
+    fn status(&self) -> StatusCode {
+        match self {
+            Answer::Plain(response) => response.status(),
+            #[cfg(feature = "impersonate")]
+            Answer::Browser(answer) => answer.status,
+        }
+    }
+
+    fn headers(&self) -> &HeaderMap {
+        match self {
+            Answer::Plain(response) => response.headers(),
+            #[cfg(feature = "impersonate")]
+            Answer::Browser(answer) => &answer.headers,
+        }
+    }
+
+    fn version(&self) -> Version {
+        match self {
+            Answer::Plain(response) => response.version(),
+            #[cfg(feature = "impersonate")]
+            Answer::Browser(answer) => answer.version,
+        }
+    }
+
+    async fn chunk(&mut self, url: &url::Url) -> Result<Option<Bytes>, Error> {
+        match self {
+            Answer::Plain(response) => response.chunk().await.map_err(|e| plain_error(url, e)),
+            #[cfg(feature = "impersonate")]
+            Answer::Browser(answer) => answer.chunk(url).await,
+        }
     }
 }
 
@@ -187,7 +299,7 @@ impl Transport {
 const ROBOTS_MIN_BYTES: usize = 500 * 1024;
 
 /// The longest wait for a connection; a host or gateway that takes longer is unreachable.
-const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+pub(crate) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What a request carries beyond its method, URL and own headers: the protocol, Host,
 /// User-Agent, Accept, Accept-Encoding and Proxy-Authorization lines, roughly.

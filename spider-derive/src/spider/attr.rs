@@ -269,6 +269,11 @@ fn check(key: &'static Key, expr: &Expr, errors: &mut Errors) -> Option<Value> {
             Expr::Path(path) if path.qself.is_none() => Some(Value::Type(path.path.clone())),
             _ => expect("a type deriving Item, such as `item = Book` (no quotes)"),
         },
+        Kind::Impersonate => {
+            checked_text(key, expr, errors, "a browser profile, such as `impersonate = \"chrome\"`", |v| {
+                spider_settings::Impersonate::parse(v).map(|_| None)
+            })
+        }
         Kind::Engine => match string(expr) {
             Some(s) if matches!(s.value().as_str(), "dom" | "stream") => Some(Value::Text(s.clone())),
             Some(s) => {

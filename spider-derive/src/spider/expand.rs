@@ -74,6 +74,13 @@ fn call(key: &str, value: &Value) -> Vec<TokenStream> {
             let ms = millis(*duration);
             vec![quote!(.#method(::spiderling::__private::Duration::from_millis(#ms)))]
         }
+        ("impersonate", Value::Text(text)) => {
+            // Checked by `attr.rs`: one of the profile names, whose variant is the name capitalised.
+            let name = text.value();
+            let variant =
+                format_ident!("{}{}", name[..1].to_ascii_uppercase(), &name[1..], span = text.span());
+            vec![quote!(.impersonate(::spiderling::__private::Impersonate::#variant))]
+        }
         (_, Value::Text(text)) => vec![quote!(.#method(#text))],
         (_, Value::Number(n)) => vec![quote!(.#method(#n))],
         (_, Value::Bool(b)) => vec![quote!(.#method(#b))],

@@ -30,6 +30,7 @@ impl Config {
             retry_statuses: DEFAULT_RETRY_STATUSES.to_vec(),
             backoff: Backoff { base: Duration::from_millis(500), cap: Duration::from_secs(60) },
             timeout: Duration::from_secs(30),
+            impersonate: crate::Impersonate::None,
             max_depth: None,
             start_list: None,
             max_pages: None,

@@ -17,6 +17,29 @@ impl Config {
         self
     }
 
+    /// Look like a browser on the wire (default [`Impersonate::None`](crate::Impersonate)):
+    /// Chrome's or Firefox's TLS ClientHello, HTTP/2 preface and header order, and the
+    /// headers that browser sends with its User-Agent. Each identity draws an agent of the
+    /// profile's browser (its platform among Windows, macOS and Linux) and keeps it, so the
+    /// agent, its client hints and the wire agree; [`user_agents`](Self::user_agents) are
+    /// not drawn from then. [`Impersonate::Auto`](crate::Impersonate::Auto) sends plain
+    /// requests until a host refuses one (a block), then Chrome's, for that host from then
+    /// on. Needs spiderling's `impersonate` feature (BoringSSL, built with cmake and clang).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use spider_settings::{Config, Impersonate};
+    ///
+    /// let config = Config::new("shop").impersonate(Impersonate::Chrome);
+    /// assert_eq!(config.impersonate, Impersonate::Chrome);
+    /// ```
+    #[must_use]
+    pub fn impersonate(mut self, profile: crate::Impersonate) -> Self {
+        self.impersonate = profile;
+        self
+    }
+
     /// The User-Agent header; its first word is the robots.txt token
     /// (default [`DEFAULT_USER_AGENT`]).
     #[must_use]

@@ -88,6 +88,8 @@ pub struct Config {
     #[doc(hidden)]
     pub timeout: Duration,
     #[doc(hidden)]
+    pub impersonate: crate::Impersonate,
+    #[doc(hidden)]
     pub max_depth: Option<u32>,
     #[doc(hidden)]
     pub max_pages: Option<u64>,

@@ -15,6 +15,7 @@
 //! (see [`Config::seed_cookie`](spider_settings::Config::seed_cookie)), such as a login's session.
 
 mod agents;
+mod browsers;
 mod jar;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -31,7 +32,11 @@ use crate::request::Request;
 use spider_settings::Config;
 
 use agents::Agents;
+#[cfg(feature = "impersonate")]
+pub(crate) use browsers::Platform;
+pub(crate) use browsers::{Browser, Profile};
 pub(crate) use jar::Jar;
+use spider_settings::Impersonate;
 
 /// The identity a request was sent as, to be settled with its answer.
 #[derive(Debug, Clone)]
@@ -43,6 +48,8 @@ pub(crate) struct Worn {
     /// A new identity in place of one that had used up its host's budget: its sticky
     /// session goes with the old one.
     pub(crate) renewed: bool,
+    /// The browser it looks like on the wire; none for the crawl's own client.
+    pub(crate) profile: Option<Profile>,
     /// The agent's header set and the jar's `Cookie` for the request's URL; the request's
     /// own headers are applied after them, and win.
     pub(crate) headers: HeaderMap,
@@ -52,6 +59,7 @@ pub(crate) struct Worn {
 struct Identity {
     generation: u64,
     agent: Option<usize>,
+    profile: Option<Profile>,
     jar: Jar,
     /// Answers it got that were not blocks: a block after some says the site limits
     /// each identity, not the host.
@@ -107,12 +115,15 @@ pub(crate) struct SavedIdentity {
 pub(crate) struct IdentityChanges {
     pub(crate) saved: Vec<SavedIdentity>,
     pub(crate) gone: Vec<String>,
+    /// Hosts that refused the crawl's own client since (`impersonate = "auto"`).
+    pub(crate) refusing: Vec<String>,
 }
 
 /// Every live identity of the crawl, by task or host.
 #[derive(Debug)]
 pub(crate) struct Identities {
     cookies: bool,
+    impersonate: Impersonate,
     /// Sticky mode: a request without a session wears its lane's identity, not its host's.
     sticky: bool,
     agents: Agents,
@@ -127,6 +138,11 @@ struct Live {
     changed: HashSet<Arc<str>>,
     /// Each host's identity budget, by its origin.
     budgets: HashMap<Arc<str>, Budget>,
+    /// Hosts that refused the crawl's own client (`impersonate = "auto"`): their new
+    /// identities are Chrome's.
+    refusing: HashSet<Arc<str>>,
+    /// Of those, the hosts that refused it since the last [`Identities::changes`].
+    refusing_since: Vec<Arc<str>>,
     next_generation: u64,
     rng: SmallRng,
 }
@@ -136,6 +152,7 @@ impl Identities {
         let agents = Agents::new(&user_agents(config)?, &config.headers)?;
         let identities = Identities {
             cookies: config.cookies,
+            impersonate: config.impersonate,
             sticky: config.sticky,
             agents,
             seed: Mutex::new(Jar::default()),
@@ -143,6 +160,8 @@ impl Identities {
                 by_key: HashMap::new(),
                 changed: HashSet::new(),
                 budgets: HashMap::new(),
+                refusing: HashSet::new(),
+                refusing_since: Vec::new(),
                 next_generation: 0,
                 rng: SmallRng::from_os_rng(),
             }),
@@ -173,7 +192,7 @@ impl Identities {
     pub(crate) fn wear(&self, request: &Request) -> Worn {
         let key = identity_key(request, self.sticky);
         let mut live = lock(&self.live);
-        let Live { by_key, changed, budgets, next_generation, rng } = &mut *live;
+        let Live { by_key, changed, budgets, refusing, next_generation, rng, .. } = &mut *live;
         // A budget is two answers at least, so an identity that has just passed a wall (its
         // first answer) keeps its cookie for the request that met the wall.
         let spent = by_key.get(&key).is_some_and(|identity| {
@@ -186,23 +205,66 @@ impl Identities {
         let identity = by_key.entry(key.clone()).or_insert_with(|| {
             changed.insert(key.clone());
             *next_generation += 1;
-            let agent = (self.agents.len() > 0).then(|| rng.random_range(0..self.agents.len()));
+            let browser = match self.impersonate {
+                Impersonate::Chrome => Some(Browser::Chrome),
+                Impersonate::Firefox => Some(Browser::Firefox),
+                Impersonate::Auto if host_key(request.url()).is_some_and(|h| refusing.contains(&h)) => {
+                    Some(Browser::Chrome)
+                }
+                _ => None,
+            };
+            let profile = browser.map(|browser| Profile::draw(browser, rng));
+            let agent =
+                (profile.is_none() && self.agents.len() > 0).then(|| rng.random_range(0..self.agents.len()));
             let jar = if self.cookies { lock(&self.seed).clone() } else { Jar::default() };
             Identity {
                 generation: *next_generation,
                 agent,
+                profile,
                 jar,
                 clean: 0,
                 host: Arc::from(host_of_key(&key)),
             }
         });
-        let mut headers = identity.agent.map(|agent| self.agents.headers(agent)).unwrap_or_default();
+        let mut headers = match identity.profile {
+            Some(profile) => profile.headers(),
+            None => identity.agent.map(|agent| self.agents.headers(agent)).unwrap_or_default(),
+        };
         if self.cookies && !request.headers().contains_key(COOKIE) {
             if let Some(cookie) = identity.jar.header(request.url()) {
                 headers.insert(COOKIE, cookie);
             }
         }
-        Worn { key, generation: identity.generation, host: identity.host.clone(), renewed: spent, headers }
+        Worn {
+            key,
+            generation: identity.generation,
+            host: identity.host.clone(),
+            renewed: spent,
+            profile: identity.profile,
+            headers,
+        }
+    }
+
+    /// A block of `request` sent as `worn` on the crawl's own client, in `auto` mode: its host
+    /// refuses that client, and its identities are Chrome's from now on. Whether the host
+    /// moved now.
+    pub(crate) fn refused_plain(&self, worn: &Worn, request: &Request) -> bool {
+        if self.impersonate != Impersonate::Auto || worn.profile.is_some() {
+            return false;
+        }
+        let Some(host) = host_key(request.url()) else { return false };
+        let mut live = lock(&self.live);
+        let moved = live.refusing.insert(host.clone());
+        if moved {
+            live.refusing_since.push(host.clone());
+            tracing::info!(host = %host, "the host refused the plain client: Chrome's wire from now on");
+        }
+        moved
+    }
+
+    /// Take up hosts known to refuse the plain client (a state file's).
+    pub(crate) fn resume_refusing(&self, hosts: impl IntoIterator<Item = String>) {
+        lock(&self.live).refusing.extend(hosts.into_iter().map(Arc::from));
     }
 
     /// A block of `worn` after `clean` answers that followed the identity (its retry
@@ -264,10 +326,11 @@ impl Identities {
     /// jar at every checkpoint.
     pub(crate) fn changes(&self) -> Option<IdentityChanges> {
         let mut live = lock(&self.live);
-        if live.changed.is_empty() {
+        if live.changed.is_empty() && live.refusing_since.is_empty() {
             return None;
         }
-        let mut changes = IdentityChanges::default();
+        let refusing = std::mem::take(&mut live.refusing_since).iter().map(|h| h.to_string()).collect();
+        let mut changes = IdentityChanges { refusing, ..IdentityChanges::default() };
         for key in std::mem::take(&mut live.changed) {
             let Some(identity) = live.by_key.get(&key) else {
                 changes.gone.push(key.to_string());
@@ -275,7 +338,10 @@ impl Identities {
             };
             match identity.jar.to_json() {
                 Ok(cookies) => {
-                    let agent = identity.agent.and_then(|a| self.agents.name(a)).map(str::to_owned);
+                    let agent = match identity.profile {
+                        Some(profile) => Some(profile.agent()),
+                        None => identity.agent.and_then(|a| self.agents.name(a)).map(str::to_owned),
+                    };
                     changes.saved.push(SavedIdentity { key: key.to_string(), agent, cookies });
                 }
                 Err(problem) => tracing::warn!(identity = %key, "{problem}"),
@@ -298,13 +364,19 @@ impl Identities {
                 }
             };
             *next_generation += 1;
+            // An impersonating identity keeps its browser, when the crawl still impersonates.
+            let profile = agent
+                .as_deref()
+                .and_then(Profile::of_agent)
+                .filter(|_| self.impersonate != Impersonate::None);
             let agent = agent
                 .and_then(|agent| self.agents.find(&agent))
-                .or_else(|| (self.agents.len() > 0).then(|| rng.random_range(0..self.agents.len())));
+                .or_else(|| (self.agents.len() > 0).then(|| rng.random_range(0..self.agents.len())))
+                .filter(|_| profile.is_none());
             let host = Arc::from(host_of_key(&key));
             by_key.insert(
                 Arc::from(key),
-                Identity { generation: *next_generation, agent, jar, clean: 0, host },
+                Identity { generation: *next_generation, agent, profile, jar, clean: 0, host },
             );
         }
     }

@@ -558,6 +558,10 @@ fn save_identities(conn: &rusqlite::Connection, changes: &IdentityChanges) -> ru
     for key in &changes.gone {
         delete.execute([key])?;
     }
+    let mut refusing = conn.prepare_cached("INSERT OR IGNORE INTO refusing_plain (host) VALUES (?1)")?;
+    for host in &changes.refusing {
+        refusing.execute([host])?;
+    }
     Ok(())
 }
 
@@ -617,14 +621,15 @@ mod tests {
             counts: &counts,
             proxy_bytes: 0,
             ended: None,
-            identities: Some(IdentityChanges { saved: vec![saved.clone()], gone: Vec::new() }),
+            identities: Some(IdentityChanges { saved: vec![saved.clone()], ..IdentityChanges::default() }),
         };
         opened.frontier.checkpoint(&checkpoint).unwrap();
         drop(opened);
         let mut opened = crate::schedule::state::open(&path, &config, false).unwrap();
         assert_eq!(opened.identities, [saved]);
         // Retired since: gone from the file.
-        let gone = IdentityChanges { saved: Vec::new(), gone: vec!["host:http://h.example:80".into()] };
+        let gone =
+            IdentityChanges { gone: vec!["host:http://h.example:80".into()], ..IdentityChanges::default() };
         let checkpoint = Checkpoint { identities: Some(gone), ..checkpoint };
         opened.frontier.checkpoint(&checkpoint).unwrap();
         drop(opened);

@@ -39,6 +39,8 @@ pub(crate) struct Opened {
     pub(crate) complete: bool,
     /// The identities the last checkpoint saved: cookie jars and agents.
     pub(crate) identities: Vec<SavedIdentity>,
+    /// Hosts that refused the crawl's own client (`impersonate = "auto"`).
+    pub(crate) refusing_plain: Vec<String>,
 }
 
 /// Open the state file at `path` for `config`'s crawl, creating it if there is none. With
@@ -96,6 +98,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
     .map_err(store)?;
     conn.set_prepared_statement_cache_capacity(32);
     let identities = read_identities(&conn).map_err(store)?;
+    let refusing_plain = read_refusing(&conn).map_err(store)?;
     let frontier = load(conn, path, lock, config, output, failures)?;
     Ok(Opened {
         frontier,
@@ -105,6 +108,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
         runs: found.runs,
         complete: found.complete,
         identities,
+        refusing_plain,
     })
 }
 
@@ -210,10 +214,18 @@ fn read_only(path: &Path) -> rusqlite::Result<Connection> {
     }
 }
 
-/// The identities table, added to the schema after version 1's first files: created on
-/// open when missing, so those files stay readable.
+/// The identities table and the hosts that refused the plain client, added to the schema
+/// after version 1's first files: created on open when missing, so those files stay
+/// readable.
 const IDENTITIES: &str =
-    "CREATE TABLE IF NOT EXISTS identities (key TEXT PRIMARY KEY, agent TEXT, cookies TEXT NOT NULL);";
+    "CREATE TABLE IF NOT EXISTS identities (key TEXT PRIMARY KEY, agent TEXT, cookies TEXT NOT NULL); \
+     CREATE TABLE IF NOT EXISTS refusing_plain (host TEXT PRIMARY KEY);";
+
+fn read_refusing(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut select = conn.prepare("SELECT host FROM refusing_plain ORDER BY host")?;
+    let rows = select.query_map([], |row| row.get(0))?;
+    rows.collect()
+}
 
 fn read_identities(conn: &Connection) -> rusqlite::Result<Vec<SavedIdentity>> {
     let mut select = conn.prepare("SELECT key, agent, cookies FROM identities")?;

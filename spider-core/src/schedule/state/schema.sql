@@ -88,3 +88,9 @@ CREATE TABLE identities (
     agent   TEXT,
     cookies TEXT NOT NULL
 );
+
+-- Hosts that refused the crawl's own client (`impersonate = "auto"`), by origin: a resumed
+-- crawl sends them a browser's wire from its first request.
+CREATE TABLE refusing_plain (
+    host TEXT PRIMARY KEY
+);

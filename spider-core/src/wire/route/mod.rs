@@ -18,15 +18,14 @@ use std::sync::{Arc, Mutex};
 use lru::LruCache;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use reqwest::Client;
 use spider_settings::Gateway;
 use tokio::time::Instant;
 
 use crate::error::Error;
 use crate::request::host::{host_key, HostKey};
-use crate::request::identity::{Identities, Worn};
+use crate::request::identity::{Identities, Profile, Worn};
 use crate::request::Request;
-use crate::wire::transport::ClientRecipe;
+use crate::wire::transport::{Client, ClientRecipe, Via as ClientVia};
 use spider_settings::Config;
 
 use ladder::Ladder;
@@ -143,7 +142,7 @@ impl Router {
     /// the direct client.
     pub(crate) fn new(config: &Config) -> Result<Self, Error> {
         let recipe = ClientRecipe::new(config)?;
-        let direct = recipe.build(None, true)?;
+        let direct = recipe.build(None, true, None)?;
         let (gateways, tiers) = match &config.proxy {
             Some(spec) => resolve(&spec.0)?,
             None => (Vec::new(), Vec::new()),
@@ -177,7 +176,7 @@ impl Router {
         let identity = self.identities.wear(request);
         let state = match (&self.state, &choice) {
             (_, Route::Direct) | (None, Route::Auto) => {
-                return Ok(Routed { client: self.direct.clone(), identity, via: None })
+                return Ok(Routed { client: self.direct_for(&identity)?, identity, via: None })
             }
             (None, Route::Proxy { .. }) => return Err(no_gateway(request)),
             (Some(state), _) => state,
@@ -196,7 +195,7 @@ impl Router {
         }
         let Tier::Gateways(pool) = &mut tiers[tier] else {
             return Ok(Routed {
-                client: self.direct.clone(),
+                client: self.direct_for(&identity)?,
                 identity,
                 via: Some(Via { host, tier, gateway: None, session: None }),
             });
@@ -236,7 +235,7 @@ impl Router {
             _ => self.geo_of(request),
         };
         let session_id = session.as_ref().map(|(_, s)| s.id.clone());
-        let client = self.client(gateway, geo, session_id.as_deref())?;
+        let client = self.client(gateway, geo, session_id.as_deref(), &identity)?;
         let session = session.map(|(task, s)| (task, s.id));
         Ok(Routed { client, identity, via: Some(Via { host, tier, gateway: Some(gateway), session }) })
     }
@@ -352,15 +351,41 @@ impl Router {
 
     /// The client for `gateway` as the username of `geo` and `session`: kept alive in
     /// sticky mode, a new connection per request otherwise.
-    fn client(&self, gateway: usize, geo: Option<&str>, session: Option<&str>) -> Result<Client, Error> {
-        let username = self.gateways[gateway].username(&self.template, geo, session);
-        let key = ClientKey { gateway, username, keep_alive: session.is_some() };
+    /// The direct client for `identity`: the crawl's own, or one with its browser's wire.
+    fn direct_for(&self, identity: &Worn) -> Result<Client, Error> {
+        if identity.profile.is_none() {
+            return Ok(self.direct.clone());
+        }
+        let key = ClientKey { gateway: None, username: None, keep_alive: true, profile: identity.profile };
         let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(client) = clients.get(&key) {
             return Ok(client.clone());
         }
-        let proxy = proxy_of(&self.gateways[gateway], key.username.as_deref())?;
-        let client = self.recipe.build(Some(proxy), key.keep_alive)?;
+        let client = self.recipe.build(None, true, identity.profile)?;
+        clients.put(key, client.clone());
+        Ok(client)
+    }
+
+    fn client(
+        &self,
+        gateway: usize,
+        geo: Option<&str>,
+        session: Option<&str>,
+        identity: &Worn,
+    ) -> Result<Client, Error> {
+        let username = self.gateways[gateway].username(&self.template, geo, session);
+        let key = ClientKey {
+            gateway: Some(gateway),
+            username,
+            keep_alive: session.is_some(),
+            profile: identity.profile,
+        };
+        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(client) = clients.get(&key) {
+            return Ok(client.clone());
+        }
+        let via = ClientVia { gateway: &self.gateways[gateway], username: key.username.as_deref() };
+        let client = self.recipe.build(Some(via), key.keep_alive, key.profile)?;
         clients.put(key, client.clone());
         Ok(client)
     }
@@ -376,9 +401,11 @@ fn no_gateway(request: &Request) -> Error {
 /// What makes two proxied clients different.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct ClientKey {
-    gateway: usize,
+    /// None for a direct client.
+    gateway: Option<usize>,
     username: Option<String>,
     keep_alive: bool,
+    profile: Option<Profile>,
 }
 
 /// The gateways and tiers of a `proxy` setting, environment variables read.
@@ -391,14 +418,4 @@ fn resolve(spec: &str) -> Result<(Vec<Gateway>, Vec<Tier>), Error> {
         tiers.push(if members.is_empty() { Tier::Direct } else { Tier::Gateways(Pool::new(members)) });
     }
     Ok((gateways, tiers))
-}
-
-/// The reqwest proxy for every request through `gateway` as `username`.
-fn proxy_of(gateway: &Gateway, username: Option<&str>) -> Result<reqwest::Proxy, Error> {
-    let proxy = reqwest::Proxy::all(gateway.url().clone())
-        .map_err(|e| Error::Config(format!("gateway {gateway}: {e}")))?;
-    Ok(match username {
-        Some(username) => proxy.basic_auth(username, gateway.password()),
-        None => proxy,
-    })
 }

@@ -1,0 +1,145 @@
+//! The wire of a browser (the `impersonate` feature): wreq on BoringSSL, with the TLS
+//! ClientHello and HTTP/2 preface of `wreq-util`'s Chrome and Firefox profiles, and the
+//! headers in the order the identity's [`Profile`] gives. The header values are the
+//! identity's (`request/identity/browsers.rs`); `wreq-util`'s own are left off, so one
+//! table says what an identity sends.
+
+use std::pin::Pin;
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use reqwest::header::HeaderMap;
+use reqwest::{StatusCode, Version};
+use spider_settings::Config;
+use wreq::header::OrigHeaderMap;
+use wreq::tls::trust::CertStore;
+use wreq_util::{Emulation, Platform as WirePlatform, Profile as WireProfile};
+
+use super::transport::Via;
+use crate::error::Error;
+use crate::request::identity::{Browser, Platform, Profile};
+use crate::request::Request;
+
+/// What every browser client of a crawl shares.
+pub(crate) struct BrowserRecipe {
+    headers: HeaderMap,
+    timeout: std::time::Duration,
+    idle_per_host: usize,
+    /// Mozilla's roots, and `ca_cert`'s certificate when there is one.
+    roots: CertStore,
+}
+
+impl std::fmt::Debug for BrowserRecipe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BrowserRecipe").field("timeout", &self.timeout).finish_non_exhaustive()
+    }
+}
+
+impl BrowserRecipe {
+    pub(crate) fn new(
+        config: &Config,
+        headers: &HeaderMap,
+        extra_root: Option<&[u8]>,
+    ) -> Result<Self, Error> {
+        let mut roots = CertStore::builder().add_der_certs(webpki_root_certs::TLS_SERVER_ROOT_CERTS);
+        if let Some(pem) = extra_root {
+            roots = roots.add_stack_pem_certs(pem);
+        }
+        let roots = roots.build().map_err(|e| Error::Config(format!("ca_cert: {e}")))?;
+        Ok(BrowserRecipe {
+            headers: headers.clone(),
+            timeout: config.timeout,
+            idle_per_host: config.concurrency,
+            roots,
+        })
+    }
+
+    /// A client with `profile`'s wire, going out as `via` says (see `ClientRecipe::build`).
+    pub(crate) fn build(
+        &self,
+        via: Option<Via<'_>>,
+        keep_alive: bool,
+        profile: Profile,
+    ) -> Result<wreq::Client, Error> {
+        let wire = match profile.browser {
+            Browser::Chrome => WireProfile::Chrome149,
+            Browser::Firefox => WireProfile::Firefox151,
+        };
+        let platform = match profile.platform {
+            Platform::Windows => WirePlatform::Windows,
+            Platform::MacOs => WirePlatform::MacOS,
+            Platform::Linux => WirePlatform::Linux,
+        };
+        let mut order = OrigHeaderMap::new();
+        for name in profile.order() {
+            order.insert(*name);
+        }
+        let mut builder = wreq::Client::builder()
+            .emulation(Emulation::builder().profile(wire).platform(platform).headers(false).build())
+            .orig_headers(order)
+            .default_headers(self.headers.clone())
+            .timeout(self.timeout)
+            .connect_timeout(self.timeout.min(super::transport::CONNECT_TIMEOUT))
+            .redirect(wreq::redirect::Policy::none())
+            .pool_max_idle_per_host(if keep_alive { self.idle_per_host } else { 0 })
+            .tls_cert_store(self.roots.clone());
+        builder = match via {
+            Some(via) => {
+                let proxy = wreq::Proxy::all(via.gateway.url().as_str())
+                    .map_err(|e| Error::Config(format!("gateway {}: {e}", via.gateway)))?;
+                builder.proxy(match via.username {
+                    Some(username) => proxy.basic_auth(username, via.gateway.password()),
+                    None => proxy,
+                })
+            }
+            None => builder.no_proxy(),
+        };
+        builder.build().map_err(|e| Error::Config(format!("cannot build the browser client: {e}")))
+    }
+}
+
+/// An answer whose body is being read.
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    pub(crate) version: Version,
+    body: Pin<Box<dyn Stream<Item = wreq::Result<Bytes>> + Send>>,
+}
+
+impl Answer {
+    pub(crate) async fn chunk(&mut self, url: &url::Url) -> Result<Option<Bytes>, Error> {
+        self.body.next().await.transpose().map_err(|e| error(url, e))
+    }
+}
+
+/// Send `request` with `identity`'s headers (the request's own win), as `send` in
+/// `transport.rs` does on the crawl's own client.
+pub(crate) async fn send(
+    client: &wreq::Client,
+    identity: &HeaderMap,
+    request: &Request,
+) -> Result<Answer, Error> {
+    let url = request.url();
+    let mut outgoing = client
+        .request(request.method().clone(), url.as_str())
+        .headers(identity.clone())
+        .headers(request.headers().clone());
+    if let Some(body) = &request.body {
+        outgoing = outgoing.body(body.0.clone());
+    }
+    let response = outgoing.send().await.map_err(|e| error(url, e))?;
+    Ok(Answer {
+        status: response.status(),
+        headers: response.headers().clone(),
+        version: response.version(),
+        body: Box::pin(response.bytes_stream()),
+    })
+}
+
+fn error(url: &url::Url, source: wreq::Error) -> Error {
+    if source.is_timeout() && !source.is_connect() {
+        Error::Timeout { url: url.clone() }
+    } else {
+        Error::Http { url: url.clone(), source: Box::new(source) }
+    }
+}

@@ -1,0 +1,144 @@
+//! What a TLS client looked like on the wire: its ClientHello (JA3, JA4), the protocol
+//! ALPN settled on, and for HTTP/2 its preface (SETTINGS, WINDOW_UPDATE, pseudo-header
+//! order). Every TLS sandbox reads them off each connection and records them with each
+//! request ([`Hit::wire`](crate::Hit::wire)); the fingerprint site judges by them.
+
+mod h2;
+mod hello;
+
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
+
+use bytes::{Buf, Bytes};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+
+pub use h2::H2Preface;
+pub(crate) use h2::Tap;
+pub use hello::{is_grease, ClientHello};
+
+/// The largest ClientHello read; a real one is under 2 KiB, a post-quantum one under 3.
+const MAX_HELLO: usize = 16 * 1024;
+
+/// A connection's wire fingerprint, as the server read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wire {
+    /// The ClientHello as sent.
+    pub hello: ClientHello,
+    /// Its JA3 text.
+    pub ja3: String,
+    /// The MD5 of its JA3 text, as JA3 lists give it.
+    pub ja3_hash: String,
+    /// Its JA4.
+    pub ja4: String,
+    /// The protocol ALPN settled on (`h2`, `http/1.1`), if any.
+    pub alpn: Option<String>,
+    /// The HTTP/2 preface, on an `h2` connection.
+    pub h2: Option<H2Preface>,
+}
+
+impl Wire {
+    /// The HTTP/2 fingerprint in Akamai's form, on an `h2` connection.
+    pub fn h2_fingerprint(&self) -> Option<String> {
+        self.h2.as_ref().map(H2Preface::fingerprint)
+    }
+}
+
+/// A TLS connection being served: its hello, read before the handshake, and after it
+/// the first bytes of the protocol, read when its first request arrives.
+pub(crate) struct Connection {
+    hello: ClientHello,
+    alpn: OnceLock<Option<String>>,
+    kept: OnceLock<Arc<Mutex<Vec<u8>>>>,
+    seen: OnceLock<Arc<Wire>>,
+}
+
+impl Connection {
+    /// Read `stream`'s ClientHello; the stream returned gives the bytes read again, so the
+    /// TLS server sees the connection whole. `None` for a hello that cannot be read:
+    /// the connection is not TLS, or it ended.
+    pub(crate) async fn read(mut stream: TcpStream) -> Option<(Connection, Prefixed<TcpStream>)> {
+        let mut bytes = Vec::with_capacity(2048);
+        let len = loop {
+            match hello::hello_len(&bytes) {
+                Ok(Some(len)) => break len,
+                Ok(None) if bytes.len() < MAX_HELLO => {}
+                _ => return None,
+            }
+            if stream.read_buf(&mut bytes).await.ok()? == 0 {
+                return None;
+            }
+        };
+        let hello = ClientHello::parse(&bytes[..len])?;
+        let connection =
+            Connection { hello, alpn: OnceLock::new(), kept: OnceLock::new(), seen: OnceLock::new() };
+        Some((connection, Prefixed { prefix: Bytes::from(bytes), inner: stream }))
+    }
+
+    /// After the handshake: the protocol agreed, and the tap of an `h2` connection.
+    pub(crate) fn negotiated(&self, alpn: Option<&[u8]>, kept: Arc<Mutex<Vec<u8>>>) {
+        let _ = self.alpn.set(alpn.map(|p| String::from_utf8_lossy(p).into_owned()));
+        let _ = self.kept.set(kept);
+    }
+
+    /// The fingerprint, once the first request has been read.
+    pub(crate) fn wire(&self) -> Arc<Wire> {
+        self.seen
+            .get_or_init(|| {
+                let alpn = self.alpn.get().cloned().flatten();
+                let h2 = match (alpn.as_deref(), self.kept.get()) {
+                    (Some("h2"), Some(kept)) => {
+                        H2Preface::parse(&kept.lock().unwrap_or_else(|e| e.into_inner()))
+                    }
+                    _ => None,
+                };
+                Arc::new(Wire {
+                    ja3: self.hello.ja3(),
+                    ja3_hash: self.hello.ja3_hash(),
+                    ja4: self.hello.ja4(),
+                    hello: self.hello.clone(),
+                    alpn,
+                    h2,
+                })
+            })
+            .clone()
+    }
+}
+
+/// A stream whose first bytes were read already: they are given again before the rest.
+pub(crate) struct Prefixed<IO> {
+    prefix: Bytes,
+    inner: IO,
+}
+
+impl<IO: AsyncRead + Unpin> AsyncRead for Prefixed<IO> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if self.prefix.has_remaining() {
+            let n = self.prefix.len().min(buf.remaining());
+            buf.put_slice(&self.prefix[..n]);
+            self.prefix.advance(n);
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<IO: AsyncWrite + Unpin> AsyncWrite for Prefixed<IO> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
