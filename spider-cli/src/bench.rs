@@ -32,7 +32,7 @@ mod sessions;
 mod spiderling;
 mod work;
 
-use spiderling::{Engine, Shape};
+use spiderling::{Client, Engine, Shape, Wire};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -112,6 +112,14 @@ pub(crate) struct Args {
     /// With --session-limited: rounds of every contender, alternating.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Measure the wire instead, over TLS (the site as `spiderling sandbox --tls` serves
+    /// it): the rules spider on HTTP/1.1 (`rules-h1`), on HTTP/2 (`rules`), and with
+    /// Chrome's wire (`rules-chrome`, built with the `impersonate` feature).
+    #[arg(long, conflicts_with_all = ["workers", "session_limited"])]
+    tls: bool,
+    /// Internal: the certificate a contender trusts (with --tls).
+    #[arg(long, hide = true)]
+    ca_cert: Option<PathBuf>,
     /// Internal: run one contender against --url and print its run as JSON.
     #[arg(long, hide = true, requires_all = ["url", "output"])]
     contender: Option<Contender>,
@@ -135,6 +143,8 @@ enum Contender {
     SpiderlingDom,
     State,
     Rules,
+    RulesH1,
+    RulesChrome,
     Identities,
     Bare,
     Sequential,
@@ -157,6 +167,8 @@ impl Contender {
             Contender::SpiderlingDom => "spiderling-dom",
             Contender::State => "state",
             Contender::Rules => "rules",
+            Contender::RulesH1 => "rules-h1",
+            Contender::RulesChrome => "rules-chrome",
             Contender::Identities => "identities",
             Contender::Bare => "bare",
             Contender::Sequential => "sequential",
@@ -199,20 +211,37 @@ fn parent(args: &Args) -> ExitCode {
         parse_threads: measure::parse_threads(),
         sample: args.sample,
     };
-    let site = match Sandbox::demo(demo) {
+    let site = if args.tls { Sandbox::demo_tls(demo) } else { Sandbox::demo(demo) };
+    let site = match site {
         Ok(site) => site,
         Err(error) => {
             eprintln!("error: cannot serve the bench site on 127.0.0.1: {error}");
             return ExitCode::FAILURE;
         }
     };
+    let contenders: &[Contender] = match (args.tls, cfg!(feature = "impersonate")) {
+        (false, _) => &Contender::ALL,
+        (true, true) => &[Contender::RulesH1, Contender::Rules, Contender::RulesChrome],
+        (true, false) => {
+            eprintln!("note: rules-chrome needs the impersonate feature, which this build leaves out");
+            &[Contender::RulesH1, Contender::Rules]
+        }
+    };
     let dir = std::env::temp_dir().join(format!("spiderling-bench-{}", std::process::id()));
+    let ca = dir.join("sandbox-ca.pem");
     let rows =
         std::fs::create_dir_all(&dir).map_err(|error| format!("cannot create {}: {error}", dir.display()));
+    let rows = rows.and_then(|()| match site.certificate_pem() {
+        Some(pem) => {
+            std::fs::write(&ca, pem).map_err(|error| format!("cannot write {}: {error}", ca.display()))
+        }
+        None => Ok(()),
+    });
+    let ca = site.certificate_pem().map(|_| ca.as_path());
     let rows = rows.and_then(|()| {
-        Contender::ALL
+        contenders
             .iter()
-            .map(|contender| measure(*contender, &site, &dir, args))
+            .map(|contender| measure(*contender, &site, &dir, ca, args))
             .collect::<Result<Vec<_>, _>>()
     });
     let _ = std::fs::remove_dir_all(&dir);
@@ -228,14 +257,24 @@ fn parent(args: &Args) -> ExitCode {
 }
 
 /// Run `contender` as a child process against `site`, and what the server saw of it.
-fn measure(contender: Contender, site: &Sandbox, dir: &Path, args: &Args) -> Result<Row, String> {
+fn measure(
+    contender: Contender,
+    site: &Sandbox,
+    dir: &Path,
+    ca: Option<&Path>,
+    args: &Args,
+) -> Result<Row, String> {
     let name = contender.name();
     let output = dir.join(format!("{name}.jsonl"));
     let exe = std::env::current_exe().map_err(|error| format!("cannot find this binary: {error}"))?;
     let before = site.received();
     let server_cpu = cpu_seconds();
-    let child = Command::new(exe)
-        .args(["bench", "--contender", name, "--url", &site.url()])
+    let mut command = Command::new(exe);
+    command.args(["bench", "--contender", name, "--url", &site.url()]);
+    if let Some(ca) = ca {
+        command.arg("--ca-cert").arg(ca);
+    }
+    let child = command
         .arg("--output")
         .arg(&output)
         .args(["--concurrency", &args.concurrency.to_string()])
@@ -263,6 +302,7 @@ fn measure(contender: Contender, site: &Sandbox, dir: &Path, args: &Args) -> Res
 fn child(contender: Contender, url: &str, output: &Path, args: &Args) -> ExitCode {
     let cost = Duration::from_micros(args.parse_cost_us);
     let (concurrency, sample) = (args.concurrency, args.sample);
+    let ca_cert = args.ca_cert.as_deref();
     let fleet = args.frontier.as_deref().map(|redis| spiderling::Keep::Fleet {
         redis,
         crawl_id: args.crawl_id.as_deref().unwrap_or("bench"),
@@ -303,8 +343,13 @@ fn child(contender: Contender, url: &str, output: &Path, args: &Args) -> ExitCod
                     .await
                     .map_err(|error| error.to_string())
                 }
-                Contender::Rules | Contender::Identities => {
-                    let shape = if contender == Contender::Rules { Shape::Rules } else { Shape::Identities };
+                Contender::Rules | Contender::RulesH1 | Contender::RulesChrome | Contender::Identities => {
+                    let shape = match contender {
+                        Contender::Identities => Shape::Identities,
+                        Contender::RulesH1 => Shape::Rules(Wire { client: Client::Http1, ca_cert }),
+                        Contender::RulesChrome => Shape::Rules(Wire { client: Client::Chrome, ca_cert }),
+                        _ => Shape::Rules(Wire { client: Client::Own, ca_cert }),
+                    };
                     let keep = spiderling::Keep::Memory;
                     spiderling::crawl(url, concurrency, cost, output, keep, Engine::Stream, shape)
                         .await

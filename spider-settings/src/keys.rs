@@ -495,6 +495,18 @@ pub const KEYS: &[Key] = &[
         show: |c| (c.impersonate != crate::Impersonate::None).then(|| c.impersonate.name().to_owned()),
     },
     Key {
+        name: "http2",
+        kind: Kind::Bool,
+        stage: Stage::Fetch,
+        doc: "offer HTTP/2 over TLS (ALPN `h2`, then `http/1.1`), many requests to a host on one \
+            connection, each counted against `per_host`; `false` speaks HTTP/1.1 only on the crawl's \
+            own client (a browser's wire offers HTTP/2 as the browser does)",
+        default: "`true`",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.http2(crate::parse_bool(v)?))),
+        show: |c| (!c.http2).then(|| "false".to_owned()),
+    },
+    Key {
         name: "user_agent",
         kind: Kind::Text,
         stage: Stage::Fetch,

@@ -123,6 +123,14 @@ pub(super) struct Ratios {
     /// Spiderling's items/s over parse threads / parse cost, when there is a parse cost
     /// (target ≥ 0.85).
     pub(super) spiderling_over_parse_bound: Option<f64>,
+    /// Over TLS (`--tls`): the rules spider's pages/s with Chrome's wire over the crawl's
+    /// own client on HTTP/2 and on HTTP/1.1 (target ≥ 0.8), and HTTP/2's over HTTP/1.1's.
+    pub(super) chrome_over_h2: Option<f64>,
+    pub(super) chrome_over_h1: Option<f64>,
+    pub(super) h2_over_h1: Option<f64>,
+    /// The same, of CPU per page.
+    pub(super) chrome_cpu_over_h2: Option<f64>,
+    pub(super) h2_cpu_over_h1: Option<f64>,
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -158,6 +166,11 @@ impl Report {
             bare_over_sequential: over(rate("bare"), rate("sequential")),
             spiderling_over_latency_bound: over(rate("spiderling"), bound),
             spiderling_over_parse_bound: over(items_per_sec, parse_bound),
+            chrome_over_h2: over(rate("rules-chrome"), rate("rules")),
+            chrome_over_h1: over(rate("rules-chrome"), rate("rules-h1")),
+            h2_over_h1: over(rate("rules"), rate("rules-h1")),
+            chrome_cpu_over_h2: over(cpu("rules-chrome"), cpu("rules")),
+            h2_cpu_over_h1: over(cpu("rules"), cpu("rules-h1")),
         };
         Report { setup, contenders, ratios }
     }
@@ -215,6 +228,22 @@ impl Report {
         }
         let shown = |ratio: Option<f64>| ratio.map_or("n/a".to_owned(), |r| format!("{r:.2}"));
         let r = &self.ratios;
+        if r.h2_over_h1.is_some() {
+            let _ = writeln!(
+                out,
+                "rules-chrome / rules pages/s, CPU:    {}, {} (Chrome's wire over the own client on HTTP/2; target ≥ 0.8)",
+                shown(r.chrome_over_h2),
+                shown(r.chrome_cpu_over_h2)
+            );
+            let _ = writeln!(out, "rules-chrome / rules-h1 pages/s:      {}", shown(r.chrome_over_h1));
+            let _ = writeln!(
+                out,
+                "rules / rules-h1 pages/s, CPU:        {}, {} (HTTP/2 over HTTP/1.1)",
+                shown(r.h2_over_h1),
+                shown(r.h2_cpu_over_h1)
+            );
+            return out;
+        }
         let _ = writeln!(
             out,
             "\nspiderling / bare pages/s:      {} (streaming engine; target ≥ 1.4 at 0 ms latency)",

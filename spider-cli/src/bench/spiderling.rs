@@ -65,13 +65,30 @@ const AGENTS: &str =
 
 /// Which spider a contender is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Shape {
+pub(super) enum Shape<'a> {
     /// `follow = "a[href]"` and a three-field item.
     Follow,
-    /// Two rules, a page field, a JSON-LD field.
-    Rules,
+    /// Two rules, a page field, a JSON-LD field, sent on `Wire`.
+    Rules(Wire<'a>),
     /// The same, with user agents per identity.
     Identities,
+}
+
+/// How the `rules` contenders' requests go out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Wire<'a> {
+    pub(super) client: Client,
+    /// The certificate of a TLS site (`bench --tls`).
+    pub(super) ca_cert: Option<&'a Path>,
+}
+
+/// The client: the crawl's own (HTTP/2 where offered), the same on HTTP/1.1 only, or
+/// Chrome's wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Client {
+    Own,
+    Http1,
+    Chrome,
 }
 
 /// The engine reading the contender's pages.
@@ -122,12 +139,12 @@ pub(super) async fn crawl(
     output: &Path,
     keep: Keep<'_>,
     engine: Engine,
-    shape: Shape,
+    shape: Shape<'_>,
 ) -> Result<Run, spiderling::Error> {
-    let job = Job { start, concurrency, cost, output, keep, engine };
+    let job = Job { start, concurrency, cost, output, keep, engine, wire: None };
     match shape {
         Shape::Follow => run(Bench, job, None).await,
-        Shape::Rules => run(Rules, job, None).await,
+        Shape::Rules(wire) => run(Rules, Job { wire: Some(wire), ..job }, None).await,
         Shape::Identities => run(Rules, job, Some(AGENTS)).await,
     }
 }
@@ -140,11 +157,12 @@ struct Job<'a> {
     output: &'a Path,
     keep: Keep<'a>,
     engine: Engine,
+    wire: Option<Wire<'a>>,
 }
 
 /// Crawl as `job` says with `spider`, its identities drawing from `agents` when given.
 async fn run<S: Spider>(spider: S, job: Job<'_>, agents: Option<&str>) -> Result<Run, spiderling::Error> {
-    let Job { start, concurrency, cost, output, keep, engine } = job;
+    let Job { start, concurrency, cost, output, keep, engine, wire } = job;
     PARSE_COST_NANOS.store(u64::try_from(cost.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
     let per_host = match keep {
         Keep::Fleet { per_host, .. } => per_host,
@@ -162,6 +180,23 @@ async fn run<S: Spider>(spider: S, job: Job<'_>, agents: Option<&str>) -> Result
     let config = match agents {
         Some(agents) => config.set("user_agents", agents)?,
         None => config,
+    };
+    let config = match wire {
+        None => config,
+        Some(Wire { client, ca_cert }) => {
+            // The TLS site is `https://localhost:PORT/`.
+            let host = url::Url::parse(start).ok().and_then(|url| url.host_str().map(str::to_owned));
+            let config = config.set("allowed_domains", host.as_deref().unwrap_or("127.0.0.1"))?;
+            let config = match ca_cert {
+                Some(ca) => config.ca_cert(ca),
+                None => config,
+            };
+            match client {
+                Client::Own => config,
+                Client::Http1 => config.set("http2", "false")?,
+                Client::Chrome => config.set("impersonate", "chrome")?,
+            }
+        }
     };
     let config = match keep {
         Keep::Memory => config,

@@ -54,6 +54,7 @@ pub(crate) struct ClientRecipe {
     headers: HeaderMap,
     timeout: std::time::Duration,
     idle_per_host: usize,
+    http2: bool,
     extra_root: Option<Certificate>,
     #[cfg(feature = "impersonate")]
     browser: super::browser::BrowserRecipe,
@@ -88,6 +89,7 @@ impl ClientRecipe {
             headers,
             timeout: config.timeout,
             idle_per_host: config.concurrency,
+            http2: config.http2,
             extra_root,
         })
     }
@@ -128,6 +130,9 @@ impl ClientRecipe {
         };
         if let Some(root) = &self.extra_root {
             builder = builder.add_root_certificate(root.clone());
+        }
+        if !self.http2 {
+            builder = builder.http1_only();
         }
         builder
             .build()

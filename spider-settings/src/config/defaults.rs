@@ -31,6 +31,7 @@ impl Config {
             backoff: Backoff { base: Duration::from_millis(500), cap: Duration::from_secs(60) },
             timeout: Duration::from_secs(30),
             impersonate: crate::Impersonate::None,
+            http2: true,
             max_depth: None,
             start_list: None,
             max_pages: None,

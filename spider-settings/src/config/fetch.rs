@@ -40,6 +40,17 @@ impl Config {
         self
     }
 
+    /// Offer HTTP/2 to TLS servers (default true): ALPN `h2`, then `http/1.1`, so a server
+    /// that speaks it answers many requests on one connection, each still counted as a
+    /// request in flight against [`per_host`](Self::per_host). `false` speaks HTTP/1.1
+    /// only, on the crawl's own client; an [`impersonate`](Self::impersonate)d browser
+    /// offers HTTP/2 whatever this says, as the browser does.
+    #[must_use]
+    pub fn http2(mut self, offer: bool) -> Self {
+        self.http2 = offer;
+        self
+    }
+
     /// The User-Agent header; its first word is the robots.txt token
     /// (default [`DEFAULT_USER_AGENT`]).
     #[must_use]

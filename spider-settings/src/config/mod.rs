@@ -90,6 +90,8 @@ pub struct Config {
     #[doc(hidden)]
     pub impersonate: crate::Impersonate,
     #[doc(hidden)]
+    pub http2: bool,
+    #[doc(hidden)]
     pub max_depth: Option<u32>,
     #[doc(hidden)]
     pub max_pages: Option<u64>,
