@@ -102,7 +102,7 @@ async fn http2_under_a_host_cap_of_four_never_has_more_than_four_streams() {
 
 #[cfg(feature = "impersonate")]
 mod impersonated {
-    use spider_sandbox::{GatewayConfig, MockGateway};
+    use spider_sandbox::{GatewayConfig, MockGateway, RedisServer};
     use spiderling::Impersonate;
     use support::{expected_books, read_jsonl};
 
@@ -203,5 +203,34 @@ mod impersonated {
         // A resumed crawl's counts are its runs' together: nothing was added to them.
         assert_eq!((second.counts.blocked, second.counts.refused_plain), (1, 1));
         assert_eq!(read_jsonl(&dir.path().join("items.jsonl")), expected_books(12));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_fleet_worker_starts_on_the_rung_another_worker_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let (site, ca) = fingerprint_site(dir.path());
+        let redis = RedisServer::start().unwrap();
+        let worker = |output: &str| {
+            config(&site, &ca, dir.path())
+                .impersonate(Impersonate::Auto)
+                .frontier(redis.url())
+                .output(dir.path().join(output))
+                .handle_signals(false)
+                .progress(false)
+        };
+        let first = Crawler::new(BookSpider::new(worker("a.jsonl").max_pages(4))).run().await.unwrap();
+        assert_eq!(first.counts.refused_plain, 1, "the first worker met the refusal");
+        let before = site.observed().hits.len();
+
+        // A second worker, its own identities made afresh, joins the crawl.
+        let second = Crawler::new(BookSpider::new(worker("b.jsonl"))).run().await.unwrap();
+        let seen = site.observed();
+        assert!(seen.hits.len() > before, "the second worker fetched the rest");
+        for hit in &seen.hits[before..] {
+            assert!(hit.status < 400, "{} answered {}", hit.target, hit.status);
+            assert_eq!(hit.wire.as_ref().unwrap().hello.ja4_unresumed(), CHROME_JA4, "{}", hit.target);
+        }
+        assert_eq!((second.counts.blocked, second.counts.refused_plain), (0, 0));
+        assert!(seen.duplicates().is_empty(), "every page once: {:?}", seen.duplicates());
     }
 }

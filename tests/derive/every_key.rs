@@ -78,6 +78,8 @@ struct LinksOnly;
     cookies = false,
     user_agents = ["agent-a/1", "agent-b/2"],
     user_agents_file = "agents.txt",
+    impersonate = "firefox",
+    http2 = false,
     follow_hidden = true,
     extract = "stream",
     frontier = "redis://127.0.0.1:6379/0",
@@ -130,6 +132,8 @@ pub(crate) fn main() {
         "{settings}"
     );
     assert!(settings.contains("follow_hidden = true"), "{settings}");
+    assert!(settings.contains("impersonate = firefox"), "{settings}");
+    assert!(settings.contains("http2 = false"), "{settings}");
     assert!(
         settings.contains("frontier = redis://127.0.0.1:6379/0 · crawl_id = books-fleet · lease = 2m"),
         "{settings}"

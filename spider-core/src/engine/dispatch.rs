@@ -317,7 +317,7 @@ impl<S: Spider> Dispatcher<S> {
         let committed = self.commit.checkpoint(self.frontier.durable(), |keeps_identities| Progress {
             counts: shared.tally.counts(shared.pool.html_parses(), shared.pool.streamed_pages()),
             proxy_bytes: shared.exchange.proxy_bytes(),
-            identities: if keeps_identities { shared.exchange.identities().changes() } else { None },
+            identities: shared.exchange.identities().changes(keeps_identities),
             ended,
         });
         if let Err(error) = committed {

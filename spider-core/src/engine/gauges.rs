@@ -44,6 +44,10 @@ impl<S: Spider> Dispatcher<S> {
     /// and the gauges are published.
     pub(super) fn tick(&mut self, now: Instant) {
         self.next_tick = now + adaptive::STEP;
+        let refusing = self.frontier.shared().map(|shared| shared.fleet_refusing_plain()).unwrap_or_default();
+        if !refusing.is_empty() {
+            self.shared.exchange.identities().resume_refusing(refusing);
+        }
         if let Some(target) = self.hosts.adaptive() {
             let fleet_limits = self.frontier.shared().map(|shared| shared.fleet_host_limits());
             for (key, limit, rps) in fleet_limits.unwrap_or_default() {

@@ -184,6 +184,9 @@ impl<S: Spider> Crawler<S> {
             shared.exchange.identities().resume(std::mem::take(&mut earlier.identities));
             shared.exchange.identities().resume_refusing(std::mem::take(&mut earlier.refusing_plain));
         }
+        if let Some(fleet) = frontier.shared() {
+            shared.exchange.identities().resume_refusing(fleet.fleet_refusing_plain());
+        }
         let progress = config.progress.then(|| crate::observe::progress::show(live.subscribe()));
         let (stop_tx, stop_rx) = mpsc::unbounded_channel();
         let signals = config.handle_signals.then(|| Background(tokio::spawn(forward_signals(stop_tx))));

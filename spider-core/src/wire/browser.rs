@@ -10,12 +10,11 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use reqwest::header::HeaderMap;
 use reqwest::{StatusCode, Version};
-use spider_settings::Config;
+use spider_settings::{Config, Gateway};
 use wreq::header::OrigHeaderMap;
 use wreq::tls::trust::CertStore;
 use wreq_util::{Emulation, Platform as WirePlatform, Profile as WireProfile};
 
-use super::transport::Via;
 use crate::error::Error;
 use crate::request::identity::{Browser, Platform, Profile};
 use crate::request::Request;
@@ -24,6 +23,7 @@ use crate::request::Request;
 pub(crate) struct BrowserRecipe {
     headers: HeaderMap,
     timeout: std::time::Duration,
+    connect_timeout: std::time::Duration,
     idle_per_host: usize,
     /// Mozilla's roots, and `ca_cert`'s certificate when there is one.
     roots: CertStore,
@@ -39,6 +39,7 @@ impl BrowserRecipe {
     pub(crate) fn new(
         config: &Config,
         headers: &HeaderMap,
+        connect_timeout: std::time::Duration,
         extra_root: Option<&[u8]>,
     ) -> Result<Self, Error> {
         let mut roots = CertStore::builder().add_der_certs(webpki_root_certs::TLS_SERVER_ROOT_CERTS);
@@ -49,15 +50,17 @@ impl BrowserRecipe {
         Ok(BrowserRecipe {
             headers: headers.clone(),
             timeout: config.timeout,
+            connect_timeout,
             idle_per_host: config.concurrency,
             roots,
         })
     }
 
-    /// A client with `profile`'s wire, going out as `via` says (see `ClientRecipe::build`).
+    /// A client with `profile`'s wire, going out through `gateway` as its username (or
+    /// directly), kept alive or not as `ClientRecipe::build` says.
     pub(crate) fn build(
         &self,
-        via: Option<Via<'_>>,
+        gateway: Option<(&Gateway, Option<&str>)>,
         keep_alive: bool,
         profile: Profile,
     ) -> Result<wreq::Client, Error> {
@@ -79,16 +82,16 @@ impl BrowserRecipe {
             .orig_headers(order)
             .default_headers(self.headers.clone())
             .timeout(self.timeout)
-            .connect_timeout(self.timeout.min(super::transport::CONNECT_TIMEOUT))
+            .connect_timeout(self.connect_timeout)
             .redirect(wreq::redirect::Policy::none())
             .pool_max_idle_per_host(if keep_alive { self.idle_per_host } else { 0 })
             .tls_cert_store(self.roots.clone());
-        builder = match via {
-            Some(via) => {
-                let proxy = wreq::Proxy::all(via.gateway.url().as_str())
-                    .map_err(|e| Error::Config(format!("gateway {}: {e}", via.gateway)))?;
-                builder.proxy(match via.username {
-                    Some(username) => proxy.basic_auth(username, via.gateway.password()),
+        builder = match gateway {
+            Some((gateway, username)) => {
+                let proxy = wreq::Proxy::all(gateway.url().as_str())
+                    .map_err(|e| Error::Config(format!("gateway {gateway}: {e}")))?;
+                builder.proxy(match username {
+                    Some(username) => proxy.basic_auth(username, gateway.password()),
                     None => proxy,
                 })
             }

@@ -84,6 +84,7 @@ impl ClientRecipe {
             browser: super::browser::BrowserRecipe::new(
                 config,
                 &headers,
+                config.timeout.min(CONNECT_TIMEOUT),
                 pem.as_ref().map(|(pem, _)| pem.as_slice()),
             )?,
             headers,
@@ -106,7 +107,8 @@ impl ClientRecipe {
     ) -> Result<Client, Error> {
         #[cfg(feature = "impersonate")]
         if let Some(profile) = profile {
-            return self.browser.build(via, keep_alive, profile).map(Client::Browser);
+            let gateway = via.map(|via| (via.gateway, via.username));
+            return self.browser.build(gateway, keep_alive, profile).map(Client::Browser);
         }
         #[cfg(not(feature = "impersonate"))]
         let _ = profile;
@@ -304,7 +306,7 @@ impl Answer {
 const ROBOTS_MIN_BYTES: usize = 500 * 1024;
 
 /// The longest wait for a connection; a host or gateway that takes longer is unreachable.
-pub(crate) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What a request carries beyond its method, URL and own headers: the protocol, Host,
 /// User-Agent, Accept, Accept-Encoding and Proxy-Authorization lines, roughly.

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::observe::counters::Counts;
 use crate::observe::gauge::HostLive;
 use crate::observe::summary::{CrawlStatus, Summary};
 use crate::observe::timeline::{Event, Example, Point, Recorder, Timeline};
@@ -56,15 +57,7 @@ impl Board {
         let latest = timeline.latest();
         let series: Vec<&Point> = timeline.recent().collect();
         let since = series.first().map_or(0.0, |p| p.t);
-        let totals = Totals {
-            pages: latest.counts.pages,
-            items: latest.counts.items,
-            requests: latest.counts.requests,
-            retries: latest.counts.retries,
-            blocked: latest.counts.blocked,
-            failures: latest.failures,
-            elapsed_secs: latest.counts.elapsed_secs,
-        };
+        let totals = Totals::of(&latest.counts, latest.failures);
         let view = View {
             live: true,
             name: &self.name,
@@ -88,15 +81,7 @@ impl Board {
     fn report_json(&self, summary: &Summary) -> Result<String, serde_json::Error> {
         let timeline = self.timeline.lock();
         let series: Vec<&Point> = timeline.whole().iter().collect();
-        let totals = Totals {
-            pages: summary.counts.pages,
-            items: summary.counts.items,
-            requests: summary.counts.requests,
-            retries: summary.counts.retries,
-            blocked: summary.counts.blocked,
-            failures: summary.failures,
-            elapsed_secs: summary.counts.elapsed_secs,
-        };
+        let totals = Totals::of(&summary.counts, summary.failures);
         let view = View {
             live: false,
             name: &self.name,
@@ -167,8 +152,27 @@ struct Totals {
     requests: u64,
     retries: u64,
     blocked: u64,
+    /// Answers on a browser's wire, and the blocked ones of them (`impersonate`).
+    impersonated: u64,
+    blocked_impersonated: u64,
     failures: u64,
     elapsed_secs: f64,
+}
+
+impl Totals {
+    fn of(counts: &Counts, failures: u64) -> Totals {
+        Totals {
+            pages: counts.pages,
+            items: counts.items,
+            requests: counts.requests,
+            retries: counts.retries,
+            blocked: counts.blocked,
+            impersonated: counts.impersonated,
+            blocked_impersonated: counts.blocked_impersonated,
+            failures,
+            elapsed_secs: counts.elapsed_secs,
+        }
+    }
 }
 
 #[derive(Serialize)]

@@ -321,16 +321,21 @@ impl Identities {
         clean
     }
 
-    /// The identities made, changed or retired since the last call, if any: what a state
-    /// file's checkpoint writes. Only those, so a crawl of many hosts does not write every
-    /// jar at every checkpoint.
-    pub(crate) fn changes(&self) -> Option<IdentityChanges> {
+    /// The identities made, changed or retired since the last call, if any, with `jars`:
+    /// what a state file's checkpoint writes (only those, so a crawl of many hosts does not
+    /// write every jar at every checkpoint); and the hosts that refused the plain client
+    /// since, which a fleet's checkpoint sends too.
+    pub(crate) fn changes(&self, jars: bool) -> Option<IdentityChanges> {
         let mut live = lock(&self.live);
         if live.changed.is_empty() && live.refusing_since.is_empty() {
             return None;
         }
         let refusing = std::mem::take(&mut live.refusing_since).iter().map(|h| h.to_string()).collect();
         let mut changes = IdentityChanges { refusing, ..IdentityChanges::default() };
+        if !jars {
+            live.changed.clear();
+            return Some(changes);
+        }
         for key in std::mem::take(&mut live.changed) {
             let Some(identity) = live.by_key.get(&key) else {
                 changes.gone.push(key.to_string());
@@ -485,13 +490,13 @@ mod tests {
         let (a, b) = (Request::get("http://a.example/").unwrap(), Request::get("http://b.example/").unwrap());
         let worn = identities.wear(&a);
         identities.wear(&b);
-        assert_eq!(identities.changes().unwrap().saved.len(), 2, "both made");
-        assert_eq!(identities.changes(), None, "nothing since");
+        assert_eq!(identities.changes(true).unwrap().saved.len(), 2, "both made");
+        assert_eq!(identities.changes(true), None, "nothing since");
         identities.receive(&worn, a.url(), &answer("sid=1"));
-        let changes = identities.changes().unwrap();
+        let changes = identities.changes(true).unwrap();
         assert_eq!((changes.saved.len(), changes.saved[0].key.as_str()), (1, "host:http://a.example:80"));
         identities.retire(&worn);
-        assert_eq!(identities.changes().unwrap().gone, ["host:http://a.example:80"]);
+        assert_eq!(identities.changes(true).unwrap().gone, ["host:http://a.example:80"]);
     }
 
     #[test]

@@ -89,6 +89,8 @@ pub(super) struct Exchange {
     pub(super) fleet_limits: HashMap<String, (usize, f64)>,
     /// The hosts this worker answered lately: their fleet block rates are asked for.
     pub(super) gauge_hosts: Vec<String>,
+    /// The hosts that refused a worker's own client, as of the last heartbeat.
+    pub(super) refusing: Vec<String>,
     /// The dispatcher has ended: give back, send the last round, stop.
     pub(super) closing: bool,
     /// A paced round goes at once when `want` reaches this: half the lookahead is used.
@@ -183,6 +185,8 @@ pub(crate) struct FleetFrontier {
     /// of them is news (a reply written before this worker's own change reached Redis
     /// still carries the old ones).
     seen_limits: HashMap<String, (usize, f64)>,
+    /// The fleet's hosts refusing the plain client that this worker's identities know.
+    seen_refusing: HashSet<String>,
     /// Changes since the last checkpoint. A request's end reaches Redis only after the
     /// output holding its items is flushed, so a worker killed in between leaves the
     /// request leased (fetched again elsewhere), never finished with its items lost.
@@ -219,6 +223,7 @@ impl FleetFrontier {
             reported: Counts::default(),
             reported_proxy_bytes: 0,
             seen_limits: HashMap::new(),
+            seen_refusing: HashSet::new(),
             unsent: Round::default(),
             cut_off: false,
             failed: false,
@@ -524,6 +529,9 @@ impl Durable for FleetFrontier {
         for (name, n) in added {
             *self.unsent.stats.entry(name).or_default() += n;
         }
+        if let Some(changes) = &checkpoint.identities {
+            self.unsent.refusing.extend(changes.refusing.iter().cloned());
+        }
         if let (Some(file), Some(committed)) = (&self.output, checkpoint.output) {
             self.unsent.output = Some((file.clone(), committed.bytes, committed.items));
         }
@@ -623,6 +631,11 @@ impl SharedLimits for FleetFrontier {
             }
         }
         changed
+    }
+
+    fn fleet_refusing_plain(&mut self) -> Vec<String> {
+        let exchange = self.link.lock();
+        exchange.refusing.iter().filter(|host| self.seen_refusing.insert((*host).clone())).cloned().collect()
     }
 
     fn hold_host(&mut self, host: &str, until: Instant) {

@@ -124,7 +124,7 @@ pub(crate) async fn join(
     let crawl = config.fleet_crawl();
     let prefix = prefix(crawl);
     let meta = format!("{prefix}:meta");
-    let (spider, done, broken): (String, bool, Option<String>) = redis::pipe()
+    let (spider, done, broken, refusing): (String, bool, Option<String>, Vec<String>) = redis::pipe()
         .atomic()
         .hset_nx(&meta, "spider", config.name())
         .ignore()
@@ -135,6 +135,7 @@ pub(crate) async fn join(
         .hget(&meta, "spider")
         .exists(format!("{prefix}:done"))
         .hget(&meta, "broken")
+        .smembers(format!("{prefix}:refusing"))
         .query_async(&mut connection)
         .await
         .map_err(refused)?;
@@ -179,6 +180,9 @@ pub(crate) async fn join(
         None => None,
     };
     let link = Arc::new(Link::new(round));
+    // Known before the first request: a host another worker found refusing the plain
+    // client gets a browser's wire from this worker's first request to it.
+    link.lock().refusing = refusing;
     let frontier = FleetFrontier::new(config, link.clone(), output);
     tracing::info!(redis = %address, crawl, %worker, "joined the fleet");
     let syncer = Syncer {

@@ -48,6 +48,7 @@
 --   P:workers   hash   worker -> its last heartbeat (JSON)
 --   P:answers:SECOND hash  answers (a) and blocks (b) in that second, in all and per
 --                      host ("HOST a", "HOST b"), for every worker's block-rate gauge
+--   P:refusing  set    hosts that refused a worker's own client (`impersonate = "auto"`)
 --   P:done      string set when the last worker found nothing left
 
 local P = ARGV[1]
@@ -274,6 +275,12 @@ for _, h in ipairs(r.pause) do
   redis.call('HSET', key('limit', h[1]), 'tat', math.max(tat, now + us(h[2])))
 end
 
+for _, host in ipairs(r.refusing) do
+  -- A host that refused a worker's own client: every worker's new identities there wear
+  -- a browser's wire.
+  redis.call('SADD', key('refusing'), host)
+end
+
 for _, a in ipairs(r.adapt) do
   -- [host, slots, rps, proposal]: adaptive mode's limits of a host, for every worker. A
   -- cut is taken at once and held; a raise after the hold; a host's first limits only
@@ -495,6 +502,7 @@ if r.beat then
     hosts = {},
     proxy_bytes = tonumber(redis.call('HGET', key('stats'), 'proxy_bytes') or '0'),
     limits = {},
+    refusing = redis.call('SMEMBERS', key('refusing')),
   }
   for _, host in ipairs(r.gauge_hosts) do
     local l = redis.call('HMGET', key('limit', host), 'alimit', 'arps')

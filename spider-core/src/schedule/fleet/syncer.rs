@@ -315,6 +315,7 @@ impl Syncer {
         if let Some(gauge) = reply.gauge {
             exchange.fleet_proxy_bytes = Some(gauge.proxy_bytes);
             exchange.fleet_limits = gauge.limits;
+            exchange.refusing = gauge.refusing;
             exchange.gauge =
                 Some(FleetAnswers { answered: gauge.answered, blocked: gauge.blocked, hosts: gauge.hosts });
         }

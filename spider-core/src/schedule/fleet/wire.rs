@@ -135,6 +135,9 @@ pub(super) struct Round {
     pub(super) robots: Vec<(String, String, usize)>,
     /// `[host, ms]`: hold the host back (a 429, adaptive mode's breaker).
     pub(super) pause: Vec<(String, u64)>,
+    /// Hosts that refused this worker's own client (`impersonate = "auto"`): every worker
+    /// sends them a browser's wire from then on.
+    pub(super) refusing: Vec<String>,
     /// `[host, slots, requests a second, proposal]`: adaptive mode's limits of the host for
     /// the fleet (`Proposal` as a number: 0 first, 1 raise, 2 cut).
     pub(super) adapt: Vec<(String, usize, f64, u8)>,
@@ -168,6 +171,7 @@ impl Round {
             && self.enqueue.is_empty()
             && self.robots.is_empty()
             && self.pause.is_empty()
+            && self.refusing.is_empty()
             && self.adapt.is_empty()
             && self.failures.is_empty())
     }
@@ -190,6 +194,7 @@ impl Round {
             requests: std::mem::take(&mut self.requests),
             robots: std::mem::take(&mut self.robots),
             pause: std::mem::take(&mut self.pause),
+            refusing: std::mem::take(&mut self.refusing),
             adapt: std::mem::take(&mut self.adapt),
             answers,
             failures: std::mem::take(&mut self.failures),
@@ -210,6 +215,7 @@ impl Round {
         self.requests.append(&mut later.requests);
         self.robots.append(&mut later.robots);
         self.pause.append(&mut later.pause);
+        self.refusing.append(&mut later.refusing);
         self.adapt.append(&mut later.adapt);
         for (host, answered, blocked) in later.answers {
             match self.answers.iter_mut().find(|(known, _, _)| *known == host) {
@@ -296,6 +302,9 @@ pub(super) struct Gauge {
     pub(super) limits: HashMap<String, (usize, f64)>,
     #[serde(default, deserialize_with = "counts")]
     pub(super) hosts: HashMap<String, (u64, u64)>,
+    /// Every host that refused a worker's own client.
+    #[serde(default, deserialize_with = "list")]
+    pub(super) refusing: Vec<String>,
 }
 
 fn counts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<HashMap<String, (u64, u64)>, D::Error> {

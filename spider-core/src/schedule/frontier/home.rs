@@ -56,7 +56,8 @@ pub(crate) trait Durable {
     ) -> Result<(), Error>;
 
     /// Whether checkpoints write the crawl's identities (cookie jars and agents): a state
-    /// file does; a fleet's workers keep their own.
+    /// file does; a fleet's workers keep their own, and get only the hosts that refused
+    /// the plain client.
     fn keeps_identities(&self) -> bool;
 
     /// Make every change since the last checkpoint durable at once, together with the
@@ -92,6 +93,10 @@ pub(crate) trait SharedLimits {
 
     /// Hosts whose fleet-wide adaptive limits (slots, rate) changed since the last call.
     fn fleet_host_limits(&mut self) -> Vec<(HostKey, usize, f64)>;
+
+    /// Hosts another worker found refusing the crawl's own client (`impersonate =
+    /// "auto"`), not told before.
+    fn fleet_refusing_plain(&mut self) -> Vec<String>;
 
     /// An answer of `host`, blocked or not, for the fleet's block-rate gauge.
     fn answered(&mut self, host: &str, blocked: bool);
