@@ -9,6 +9,8 @@
 //! profiles of `wreq-util` the wire uses, so the User-Agent names the browser the
 //! ClientHello is.
 
+use std::sync::LazyLock;
+
 use rand::Rng;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
@@ -129,8 +131,20 @@ impl Profile {
     }
 
     /// The headers the browser sends when it navigates to a page, in its order. The
-    /// `accept-encoding` it claims is what the wire decodes.
+    /// `accept-encoding` it claims is what the wire decodes. Made once per profile: every
+    /// request of an identity sends them.
     pub(crate) fn headers(self) -> HeaderMap {
+        static MADE: LazyLock<Vec<(Profile, HeaderMap)>> = LazyLock::new(|| {
+            [Browser::Chrome, Browser::Firefox]
+                .into_iter()
+                .flat_map(|browser| PLATFORMS.map(|platform| Profile { browser, platform }))
+                .map(|profile| (profile, profile.make_headers()))
+                .collect()
+        });
+        MADE.iter().find(|(made, _)| *made == self).map(|(_, headers)| headers.clone()).unwrap_or_default()
+    }
+
+    fn make_headers(self) -> HeaderMap {
         let agent = self.agent();
         let platform = match self.platform {
             Platform::Windows => "\"Windows\"",
