@@ -103,7 +103,8 @@ async fn http2_under_a_host_cap_of_four_never_has_more_than_four_streams() {
 #[cfg(feature = "impersonate")]
 mod impersonated {
     use spider_sandbox::{GatewayConfig, MockGateway, RedisServer};
-    use spiderling::Impersonate;
+    use spiderling::prelude::*;
+    use spiderling::{Impersonate, SpiderConfig};
     use support::{expected_books, read_jsonl};
 
     use super::*;
@@ -232,5 +233,55 @@ mod impersonated {
         }
         assert_eq!((second.counts.blocked, second.counts.refused_plain), (0, 0));
         assert!(seen.duplicates().is_empty(), "every page once: {:?}", seen.duplicates());
+    }
+
+    #[derive(Item, Serialize)]
+    struct Title {
+        #[css("h1.title")]
+        title: String,
+    }
+
+    /// Listings on the crawl's own client, books on Chrome's wire.
+    #[derive(Spider, Default)]
+    #[spider(
+        name = "mixed",
+        start_urls = ["https://localhost/"],
+        allowed_domains = ["localhost"],
+        rule(allow = r"/catalogue/page-\d+\.html", follow),
+        rule(css = "h3 > a", allow = r"/catalogue/book_\d+\.html$", parse = Title, impersonate = "chrome"),
+    )]
+    struct Mixed;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_rule_sends_its_requests_with_its_own_profile() {
+        let site = Sandbox::demo_tls(shop()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("sandbox-ca.pem");
+        std::fs::write(&ca, site.certificate_pem().unwrap()).unwrap();
+        let config = Mixed
+            .config()
+            .set("start_urls", &site.url())
+            .unwrap()
+            .ca_cert(&ca)
+            .output(dir.path().join("items.jsonl"));
+        let summary = Crawler::with_config(Mixed, config).run().await.unwrap();
+
+        assert_eq!((summary.status, summary.counts.items), (CrawlStatus::Complete, 12));
+        let seen = site.observed();
+        let (mut books, mut others) = (0, 0);
+        for hit in &seen.hits {
+            let chrome = hit.wire.as_ref().unwrap().hello.ja4_unresumed() == CHROME_JA4;
+            if hit.target.contains("/book_") {
+                books += 1;
+                assert!(chrome, "a book on Chrome's wire: {}", hit.target);
+                assert!(hit.user_agent.as_deref().is_some_and(|agent| agent.contains("Chrome/149")));
+            } else {
+                others += 1;
+                assert!(!chrome, "the rest on the crawl's own client: {}", hit.target);
+            }
+        }
+        assert_eq!(books, 12);
+        assert!(others > 3, "home, robots.txt and the listings: {others}");
+        assert_eq!(summary.counts.impersonated, 12);
     }
 }

@@ -101,6 +101,7 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// | `parse` | a `#[derive(Item)]` type: the pages reached are parsed into it, emitted when there | none |
 /// | `priority` | whole number, may be negative: higher is fetched sooner among a host's requests | 0 |
 /// | `files` | flag: take links to files that are not pages (archives, images, audio, video, documents, programs, stylesheets, scripts) too | off |
+/// | `impersonate` | a browser profile, as the key (`"chrome"`, `"firefox"`, `"auto"`, `"none"`), checked: the wire the rule's requests are sent with, each on identities of that profile | the key's |
 ///
 /// A rule needs `follow`, `parse` or both. The regexes search the link's canonical URL
 /// (absolute, without its fragment, the query's pairs sorted), anywhere in it unless

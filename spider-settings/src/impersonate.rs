@@ -42,9 +42,15 @@ impl Impersonate {
             "chrome" => Ok(Impersonate::Chrome),
             "firefox" => Ok(Impersonate::Firefox),
             "auto" => Ok(Impersonate::Auto),
-            other => Err(format!(
-                "`{other}` is no browser profile; write \"chrome\", \"firefox\", \"auto\" (plain until a host refuses it) or \"none\""
-            )),
+            other => {
+                let hint = match crate::closest(other, &Impersonate::NAMES) {
+                    Some(near) => format!(" (did you mean \"{near}\"?)"),
+                    None => String::new(),
+                };
+                Err(format!(
+                    "`{other}` is no browser profile{hint}; write \"chrome\", \"firefox\", \"auto\" (plain until a host refuses it) or \"none\""
+                ))
+            }
         }
     }
 

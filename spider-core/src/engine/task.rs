@@ -238,7 +238,8 @@ async fn fetch_routed<S: Spider>(
     sample: &mut Option<Sample>,
 ) -> Fetch {
     let judge = |answer: &Answer<'_>| shared.spider.is_blocked(answer);
-    let sent = shared.exchange.send(request, shared.spider.route(request), Judge::Spider(&judge)).await;
+    let (route, wire) = (shared.spider.route(request), shared.spider.impersonate(request));
+    let sent = shared.exchange.send(request, route, wire, Judge::Spider(&judge)).await;
     match sent {
         Err(error) => Fetch::Fatal(error),
         Ok(Exchanged::Failed(error)) => Fetch::Failed(error),

@@ -28,7 +28,7 @@ impl Target {
     pub(super) async fn send(self: Arc<Self>) -> Result<Sample, Error> {
         let turn = self.turn.fetch_add(1, Ordering::Relaxed) % self.requests.len();
         let request = &self.requests[turn];
-        let answered = match self.exchange.send(request, Route::Auto, Judge::Measure).await? {
+        let answered = match self.exchange.send(request, Route::Auto, None, Judge::Measure).await? {
             Exchanged::Answer(answered) => answered,
             Exchanged::Failed(error) => return Err(error),
         };

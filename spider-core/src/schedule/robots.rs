@@ -193,7 +193,7 @@ impl Robots {
         let mut sent = 0;
         let rules = loop {
             sent += 1;
-            let fetched = match exchange.send(&request, Route::Auto, judge).await? {
+            let fetched = match exchange.send(&request, Route::Auto, None, judge).await? {
                 Exchanged::Answer(answered) => answered.fetched,
                 Exchanged::Failed(error) => break RobotsRules::Unavailable(unreachable(&error)),
             };

@@ -16,7 +16,7 @@ use crate::request::Request;
 use crate::spider::start::Start;
 use crate::wire::block::Answer;
 use crate::wire::route::Route;
-use spider_settings::Config;
+use spider_settings::{Config, Impersonate};
 
 /// A spider's settings. `#[derive(Spider)]` writes this from `#[spider(...)]`.
 pub trait SpiderConfig {
@@ -125,6 +125,48 @@ pub trait Spider: SpiderConfig + Send + Sync + 'static {
     fn route(&self, request: &Request) -> Route {
         let _ = request;
         Route::Auto
+    }
+
+    /// The browser profile `request` is sent with, where it is not the crawl's
+    /// `impersonate`: a derived spider's `rule(..., impersonate = "chrome")` gives it to
+    /// the requests the rule takes. Such requests wear identities of their own, of that
+    /// profile. The default, `None`, sends every request as the settings say.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use spiderling::prelude::*;
+    /// use spiderling::{Impersonate, Request, SpiderConfig};
+    ///
+    /// struct Checkout;
+    ///
+    /// impl SpiderConfig for Checkout {
+    ///     fn config(&self) -> Config {
+    ///         Config::new("checkout").start_url("https://shop.example/")
+    ///     }
+    /// }
+    ///
+    /// #[spiderling::async_trait]
+    /// impl Spider for Checkout {
+    ///     type Item = ();
+    ///
+    ///     async fn parse(&self, _: Page, _: &mut Cx<()>) -> Result {
+    ///         Ok(())
+    ///     }
+    ///
+    ///     // Only the guarded part of the shop needs a browser's wire.
+    ///     fn impersonate(&self, request: &Request) -> Option<Impersonate> {
+    ///         request.url().path().starts_with("/cart/").then_some(Impersonate::Chrome)
+    ///     }
+    /// }
+    ///
+    /// let cart = Request::get("https://shop.example/cart/1")?;
+    /// assert_eq!(Checkout.impersonate(&cart), Some(Impersonate::Chrome));
+    /// # Ok::<(), spiderling::Error>(())
+    /// ```
+    fn impersonate(&self, request: &Request) -> Option<Impersonate> {
+        let _ = request;
+        None
     }
 
     /// Whether `answer` means this identity is blocked, for what markers cannot say; `None`

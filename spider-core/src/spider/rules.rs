@@ -67,6 +67,8 @@ pub struct LinkRule {
     pub priority: i32,
     /// Whether it takes links to files that are not pages.
     pub files: bool,
+    /// The browser profile its requests are sent with; `None` for the crawl's.
+    pub impersonate: Option<spider_settings::Impersonate>,
 }
 
 /// Which engine reads a derived spider's pages, as `#[spider(extract = "...")]` says.
@@ -133,6 +135,13 @@ impl LinkRules {
                 Plan::new(fields, &selectors)
             })
             .as_ref()
+    }
+
+    /// The browser profile of the rule that took `request`, when it has one of its own
+    /// (see [`Spider::impersonate`](crate::Spider::impersonate)).
+    pub fn impersonate(&self, request: &Request) -> Option<spider_settings::Impersonate> {
+        let number = request.meta().get(RULE_META_KEY)?.as_u64()?;
+        self.rules.get(usize::try_from(number).ok()?)?.rule.impersonate
     }
 
     /// The request for a URL a sitemap lists: the first rule that takes it, or `None`.
@@ -277,6 +286,7 @@ mod tests {
         parse: false,
         priority: 0,
         files: false,
+        impersonate: None,
     };
 
     fn rules(rules: &'static [LinkRule]) -> &'static LinkRules {

@@ -66,10 +66,11 @@ impl<'a> Start<'a> {
     pub async fn fetch(&self, request: Request) -> Result<Page, Error> {
         let mut request = request;
         loop {
-            let fetched = match self.exchange.send(&request, (self.route)(&request), Judge::Nobody).await? {
-                Exchanged::Answer(answered) => answered.fetched,
-                Exchanged::Failed(error) => return Err(error),
-            };
+            let fetched =
+                match self.exchange.send(&request, (self.route)(&request), None, Judge::Nobody).await? {
+                    Exchanged::Answer(answered) => answered.fetched,
+                    Exchanged::Failed(error) => return Err(error),
+                };
             // What the hook signs in with is every identity's: the crawl starts with it.
             for line in fetched.headers.get_all(SET_COOKIE).iter().filter_map(|value| value.to_str().ok()) {
                 if let Err(error) = self.exchange.identities().seed(request.url(), line) {

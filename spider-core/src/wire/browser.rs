@@ -143,6 +143,7 @@ fn error(url: &url::Url, source: wreq::Error) -> Error {
     if source.is_timeout() && !source.is_connect() {
         Error::Timeout { url: url.clone() }
     } else {
-        Error::Http { url: url.clone(), source: Box::new(source) }
+        // The error's message names the URL already.
+        Error::Http { url: url.clone(), source: Box::new(source.without_uri()) }
     }
 }

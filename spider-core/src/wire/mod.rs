@@ -20,7 +20,7 @@ pub(crate) mod transport;
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use spider_settings::Config;
+use spider_settings::{Config, Impersonate};
 use tokio::time::Instant;
 
 use crate::error::Error;
@@ -107,8 +107,9 @@ impl Exchange {
         })
     }
 
-    /// Send `request` on the route `route` asks for, as its identity; judge the answer as
-    /// `judge` says, keep its cookies in the identity and teach the router what came of it.
+    /// Send `request` on the route `route` asks for, as its identity (of the browser
+    /// profile `wire` names, when not the crawl's); judge the answer as `judge` says, keep
+    /// its cookies in the identity and teach the router what came of it.
     ///
     /// # Errors
     ///
@@ -119,9 +120,10 @@ impl Exchange {
         &self,
         request: &Request,
         route: Route,
+        wire: Option<Impersonate>,
         judge: Judge<'_>,
     ) -> Result<Exchanged, Error> {
-        let routed = self.router.route(request, route)?;
+        let routed = self.router.route(request, route, wire)?;
         let refused = || Error::ProxyAuth { gateway: self.router.gateway_of(&routed).unwrap_or_default() };
         let sent_at = Instant::now();
         let fetched = match self.transport.send(&routed.client, &routed.identity.headers, request).await {

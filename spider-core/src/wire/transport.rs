@@ -111,7 +111,11 @@ impl ClientRecipe {
             return self.browser.build(gateway, keep_alive, profile).map(Client::Browser);
         }
         #[cfg(not(feature = "impersonate"))]
-        let _ = profile;
+        if profile.is_some() {
+            return Err(Error::Config(
+                "a rule's impersonate needs spiderling's `impersonate` feature, which this build leaves out; build with `--features impersonate` (it needs cmake and clang)".to_owned(),
+            ));
+        }
         let mut builder = reqwest::Client::builder()
             .user_agent(self.user_agent.as_str())
             .default_headers(self.headers.clone())

@@ -123,6 +123,7 @@ fn rules(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
         },
         priority: 0,
         files: false,
+        impersonate: None,
     };
     link_rules(input, &[rule], engine)
 }
@@ -169,6 +170,12 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine) -> Token
         };
         let Rule { allow, deny, follow, priority, files, .. } = rule;
         let parse = rule.parse.is_some();
+        let impersonate = match &rule.impersonate {
+            Some(variant) => {
+                quote!(::core::option::Option::Some(::spiderling::__private::Impersonate::#variant))
+            }
+            None => quote!(::core::option::Option::None),
+        };
         quote! {
             ::spiderling::__private::LinkRule {
                 css: #css,
@@ -178,6 +185,7 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine) -> Token
                 parse: #parse,
                 priority: #priority,
                 files: #files,
+                impersonate: #impersonate,
             }
         }
     });
@@ -218,6 +226,13 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine) -> Token
 
             fn sitemap_request(&self, url: ::spiderling::url::Url) -> ::core::option::Option<::spiderling::Request> {
                 COMPILED_LINK_RULES.sitemap_request(url)
+            }
+
+            fn impersonate(
+                &self,
+                request: &::spiderling::Request,
+            ) -> ::core::option::Option<::spiderling::__private::Impersonate> {
+                COMPILED_LINK_RULES.impersonate(request)
             }
         }
     }

@@ -7,7 +7,7 @@ use syn::{Expr, ExprLit, ExprUnary, Lit, LitStr, UnOp};
 use crate::errors::Errors;
 
 /// The options of `rule(...)`.
-const OPTIONS: &[&str] = &["css", "allow", "deny", "follow", "parse", "priority", "files"];
+const OPTIONS: &[&str] = &["css", "allow", "deny", "follow", "parse", "priority", "files", "impersonate"];
 
 /// One checked `rule(...)`.
 pub(crate) struct Rule {
@@ -20,6 +20,8 @@ pub(crate) struct Rule {
     pub(crate) parse: Option<syn::Path>,
     pub(crate) priority: i32,
     pub(crate) files: bool,
+    /// The browser profile its requests are sent with, as its variant's name.
+    pub(crate) impersonate: Option<syn::Ident>,
 }
 
 impl Rule {
@@ -34,6 +36,7 @@ impl Rule {
             parse: None,
             priority: 0,
             files: false,
+            impersonate: None,
         };
         let mut seen: Vec<syn::Ident> = Vec::new();
         meta.parse_nested_meta(|option| {
@@ -61,11 +64,13 @@ impl Rule {
                 ("deny", Some(expr)) => rule.deny = regexes(&name, &expr, errors),
                 ("parse", Some(expr)) => rule.parse = item_type(&expr, errors),
                 ("priority", Some(expr)) => rule.priority = priority(&expr, errors),
+                ("impersonate", Some(expr)) => rule.impersonate = impersonate(&expr, errors),
                 (_, None) if OPTIONS.contains(&name.as_str()) => {
                     let example = match name.as_str() {
                         "css" => "`css = \"h3 > a\"`",
                         "allow" | "deny" => "a regex or a list of them, such as `allow = \"/catalogue/\"`",
                         "parse" => "a type deriving Item, such as `parse = Book`",
+                        "impersonate" => "a browser profile, such as `impersonate = \"chrome\"`",
                         _ => "a whole number, such as `priority = 10`",
                     };
                     errors.at(&ident, format!("`{name}` takes a value: {example}"));
@@ -181,6 +186,25 @@ fn item_type(expr: &Expr, errors: &mut Errors) -> Option<syn::Path> {
         Expr::Path(path) if path.qself.is_none() => Some(path.path.clone()),
         _ => {
             errors.at(expr, "`parse` takes a type deriving Item, such as `parse = Book` (no quotes)");
+            None
+        }
+    }
+}
+
+/// A rule's browser profile, checked as the key's value is: the variant of
+/// `Impersonate` it names.
+fn impersonate(expr: &Expr, errors: &mut Errors) -> Option<syn::Ident> {
+    let Some(lit) = string(expr) else {
+        errors.at(expr, "`impersonate` takes a browser profile, such as `impersonate = \"chrome\"`");
+        return None;
+    };
+    match spider_settings::Impersonate::parse(&lit.value()) {
+        Ok(profile) => {
+            let name = profile.name();
+            Some(syn::Ident::new(&format!("{}{}", name[..1].to_ascii_uppercase(), &name[1..]), lit.span()))
+        }
+        Err(message) => {
+            errors.at(lit, message);
             None
         }
     }

@@ -50,6 +50,8 @@ pub(crate) struct Worn {
     pub(crate) renewed: bool,
     /// The browser it looks like on the wire; none for the crawl's own client.
     pub(crate) profile: Option<Profile>,
+    /// Sent with `impersonate = "auto"`: a refusal of the plain client moves its host.
+    auto: bool,
     /// The agent's header set and the jar's `Cookie` for the request's URL; the request's
     /// own headers are applied after them, and win.
     pub(crate) headers: HeaderMap,
@@ -188,9 +190,15 @@ impl Identities {
         Ok(())
     }
 
-    /// The identity `request` goes out as, made now when its task or host has none.
-    pub(crate) fn wear(&self, request: &Request) -> Worn {
-        let key = identity_key(request, self.sticky);
+    /// The identity `request` goes out as, made now when its task or host has none; with
+    /// `wire` (its rule's browser profile, not the crawl's), one of that profile's.
+    pub(crate) fn wear(&self, request: &Request, wire: Option<Impersonate>) -> Worn {
+        let wire = wire.unwrap_or(self.impersonate);
+        let mut key = identity_key(request, self.sticky);
+        if wire != self.impersonate {
+            // Its own identities: one keeps one profile for life.
+            key = Arc::from(format!("{key}#{}", wire.name()));
+        }
         let mut live = lock(&self.live);
         let Live { by_key, changed, budgets, refusing, next_generation, rng, .. } = &mut *live;
         // A budget is two answers at least, so an identity that has just passed a wall (its
@@ -205,7 +213,7 @@ impl Identities {
         let identity = by_key.entry(key.clone()).or_insert_with(|| {
             changed.insert(key.clone());
             *next_generation += 1;
-            let browser = match self.impersonate {
+            let browser = match wire {
                 Impersonate::Chrome => Some(Browser::Chrome),
                 Impersonate::Firefox => Some(Browser::Firefox),
                 Impersonate::Auto if host_key(request.url()).is_some_and(|h| refusing.contains(&h)) => {
@@ -241,6 +249,7 @@ impl Identities {
             host: identity.host.clone(),
             renewed: spent,
             profile: identity.profile,
+            auto: wire == Impersonate::Auto,
             headers,
         }
     }
@@ -249,7 +258,7 @@ impl Identities {
     /// refuses that client, and its identities are Chrome's from now on. Whether the host
     /// moved now.
     pub(crate) fn refused_plain(&self, worn: &Worn, request: &Request) -> bool {
-        if self.impersonate != Impersonate::Auto || worn.profile.is_some() {
+        if !worn.auto || worn.profile.is_some() {
             return false;
         }
         let Some(host) = host_key(request.url()) else { return false };
@@ -369,11 +378,11 @@ impl Identities {
                 }
             };
             *next_generation += 1;
-            // An impersonating identity keeps its browser, when the crawl still impersonates.
-            let profile = agent
-                .as_deref()
-                .and_then(Profile::of_agent)
-                .filter(|_| self.impersonate != Impersonate::None);
+            // An impersonating identity keeps its browser, when the crawl or its rule (the
+            // key's `#PROFILE`) still impersonates.
+            let rules = key.rsplit_once('#').is_some_and(|(_, wire)| Impersonate::parse(wire).is_ok());
+            let impersonating = self.impersonate != Impersonate::None || rules;
+            let profile = agent.as_deref().and_then(Profile::of_agent).filter(|_| impersonating);
             let agent = agent
                 .and_then(|agent| self.agents.find(&agent))
                 .or_else(|| (self.agents.len() > 0).then(|| rng.random_range(0..self.agents.len())))
@@ -411,7 +420,8 @@ fn identity_key(request: &Request, sticky: bool) -> Arc<str> {
 
 /// The host origin an identity's key names: a host's own (`host:ORIGIN`) or a slot's
 /// (`task:lane-N@ORIGIN`); none for a task's (a session key), whose requests may go
-/// anywhere, and which the spider pinned on purpose: no budget replaces it.
+/// anywhere, and which the spider pinned on purpose: no budget replaces it. A rule's
+/// browser profile follows as `#PROFILE`, so its identities have a budget of their own.
 fn host_of_key(key: &str) -> &str {
     match key.strip_prefix("host:") {
         Some(host) => host,
@@ -438,13 +448,13 @@ mod tests {
     fn a_retired_identity_takes_its_cookies_along() {
         let identities = Identities::new(&Config::new("x")).unwrap();
         let request = Request::get("http://shop.example/a").unwrap();
-        let first = identities.wear(&request);
+        let first = identities.wear(&request, None);
         assert!(first.headers.get(COOKIE).is_none());
         assert_eq!(identities.receive(&first, request.url(), &answer("sid=1")), 1);
-        assert_eq!(identities.wear(&request).headers[COOKIE], "sid=1");
+        assert_eq!(identities.wear(&request, None).headers[COOKIE], "sid=1");
         assert_eq!(identities.retire(&first), Some(0));
         assert_eq!(identities.retire(&first), None, "retired once");
-        let fresh = identities.wear(&request);
+        let fresh = identities.wear(&request, None);
         assert!(fresh.headers.get(COOKIE).is_none());
         assert_eq!(
             identities.receive(&first, request.url(), &answer("late=1")),
@@ -460,7 +470,7 @@ mod tests {
         let other_host = Request::get("http://other.example/a").unwrap();
         // Three identities blocked after 4, 5 and 9 clean answers: a budget of 5.
         for clean in [4, 9, 5] {
-            let worn = identities.wear(&request);
+            let worn = identities.wear(&request, None);
             assert!(!worn.renewed, "no budget yet");
             for _ in 0..clean {
                 identities.answered(&worn);
@@ -468,28 +478,28 @@ mod tests {
             assert_eq!(identities.retire(&worn), Some(clean));
             identities.budget_spent(&worn, clean);
         }
-        let worn = identities.wear(&request);
+        let worn = identities.wear(&request, None);
         for _ in 0..4 {
             identities.answered(&worn);
-            assert_eq!(identities.wear(&request).generation, worn.generation, "under the budget");
+            assert_eq!(identities.wear(&request, None).generation, worn.generation, "under the budget");
         }
         identities.answered(&worn);
-        let next = identities.wear(&request);
+        let next = identities.wear(&request, None);
         assert!(next.renewed && next.generation != worn.generation, "replaced at 5 answers");
         // Another host has no budget of its own yet.
-        let elsewhere = identities.wear(&other_host);
+        let elsewhere = identities.wear(&other_host, None);
         for _ in 0..20 {
             identities.answered(&elsewhere);
         }
-        assert!(!identities.wear(&other_host).renewed);
+        assert!(!identities.wear(&other_host, None).renewed);
     }
 
     #[test]
     fn only_what_changed_is_saved_and_a_retired_identity_is_gone() {
         let identities = Identities::new(&Config::new("x")).unwrap();
         let (a, b) = (Request::get("http://a.example/").unwrap(), Request::get("http://b.example/").unwrap());
-        let worn = identities.wear(&a);
-        identities.wear(&b);
+        let worn = identities.wear(&a, None);
+        identities.wear(&b, None);
         assert_eq!(identities.changes(true).unwrap().saved.len(), 2, "both made");
         assert_eq!(identities.changes(true), None, "nothing since");
         identities.receive(&worn, a.url(), &answer("sid=1"));
@@ -503,23 +513,23 @@ mod tests {
     fn tasks_and_hosts_have_identities_of_their_own() {
         let identities = Identities::new(&Config::new("x")).unwrap();
         let a = Request::get("http://shop.example/").unwrap().with_session("a");
-        let worn = identities.wear(&a);
+        let worn = identities.wear(&a, None);
         identities.receive(&worn, a.url(), &answer("sid=a"));
         let b = Request::get("http://shop.example/").unwrap().with_session("b");
-        assert!(identities.wear(&b).headers.get(COOKIE).is_none());
+        assert!(identities.wear(&b, None).headers.get(COOKIE).is_none());
         let host = Request::get("http://shop.example/").unwrap();
-        assert!(identities.wear(&host).headers.get(COOKIE).is_none());
+        assert!(identities.wear(&host, None).headers.get(COOKIE).is_none());
     }
 
     #[test]
     fn no_cookies_when_turned_off_and_seeds_when_given() {
         let off = Identities::new(&Config::new("x").cookies(false)).unwrap();
         let request = Request::get("http://shop.example/").unwrap();
-        let worn = off.wear(&request);
+        let worn = off.wear(&request, None);
         assert_eq!(off.receive(&worn, request.url(), &answer("sid=1")), 0);
-        assert!(off.wear(&request).headers.get(COOKIE).is_none());
+        assert!(off.wear(&request, None).headers.get(COOKIE).is_none());
         let seeded =
             Identities::new(&Config::new("x").seed_cookie("http://shop.example/", "login=yes")).unwrap();
-        assert_eq!(seeded.wear(&request).headers[COOKIE], "login=yes");
+        assert_eq!(seeded.wear(&request, None).headers[COOKIE], "login=yes");
     }
 }

@@ -26,7 +26,7 @@ use crate::request::host::{host_key, HostKey};
 use crate::request::identity::{Identities, Profile, Worn};
 use crate::request::Request;
 use crate::wire::transport::{Client, ClientRecipe, Via as ClientVia};
-use spider_settings::Config;
+use spider_settings::{Config, Impersonate};
 
 use ladder::Ladder;
 use pool::Pool;
@@ -172,8 +172,13 @@ impl Router {
     }
 
     /// The route for `request`, given the spider's `choice`.
-    pub(crate) fn route(&self, request: &Request, choice: Route) -> Result<Routed, Error> {
-        let identity = self.identities.wear(request);
+    pub(crate) fn route(
+        &self,
+        request: &Request,
+        choice: Route,
+        wire: Option<Impersonate>,
+    ) -> Result<Routed, Error> {
+        let identity = self.identities.wear(request, wire);
         let state = match (&self.state, &choice) {
             (_, Route::Direct) | (None, Route::Auto) => {
                 return Ok(Routed { client: self.direct_for(&identity)?, identity, via: None })
