@@ -112,7 +112,15 @@ mod impersonated {
     const FIREFOX_JA4: &str = "t13d1717h2_5b57614c22b0_3cbfd9057e0d";
     const FIREFOX_H2: &str = "1:65536;2:0;4:131072;5:16384|12517377|0|m,p,a,s";
 
-    /// Every hit of `site` was answered 200 and sent with `ja4` and `h2`.
+    /// Every one of `hits` was answered, and sent on Chrome's wire.
+    fn all_chrome(hits: &[spider_sandbox::Hit]) {
+        for hit in hits {
+            assert!(hit.status < 400, "{} answered {}", hit.target, hit.status);
+            assert_eq!(hit.wire.as_ref().unwrap().hello.ja4_unresumed(), CHROME_JA4, "{}", hit.target);
+        }
+    }
+
+    /// Every hit of `site` was answered and sent with `ja4` and `h2`, each page once.
     fn all_sent_as(site: &Sandbox, ja4: &str, h2: &str) {
         let seen = site.observed();
         assert!(!seen.hits.is_empty());
@@ -197,10 +205,7 @@ mod impersonated {
         assert_eq!(second.status, CrawlStatus::Complete);
         let seen = site.observed();
         assert!(seen.hits.len() > before, "the resumed crawl fetched the rest");
-        for hit in &seen.hits[before..] {
-            assert!(hit.status < 400, "{} answered {}", hit.target, hit.status);
-            assert_eq!(hit.wire.as_ref().unwrap().hello.ja4_unresumed(), CHROME_JA4, "{}", hit.target);
-        }
+        all_chrome(&seen.hits[before..]);
         // A resumed crawl's counts are its runs' together: nothing was added to them.
         assert_eq!((second.counts.blocked, second.counts.refused_plain), (1, 1));
         assert_eq!(read_jsonl(&dir.path().join("items.jsonl")), expected_books(12));
@@ -227,10 +232,7 @@ mod impersonated {
         let second = Crawler::new(BookSpider::new(worker("b.jsonl"))).run().await.unwrap();
         let seen = site.observed();
         assert!(seen.hits.len() > before, "the second worker fetched the rest");
-        for hit in &seen.hits[before..] {
-            assert!(hit.status < 400, "{} answered {}", hit.target, hit.status);
-            assert_eq!(hit.wire.as_ref().unwrap().hello.ja4_unresumed(), CHROME_JA4, "{}", hit.target);
-        }
+        all_chrome(&seen.hits[before..]);
         assert_eq!((second.counts.blocked, second.counts.refused_plain), (0, 0));
         assert!(seen.duplicates().is_empty(), "every page once: {:?}", seen.duplicates());
     }

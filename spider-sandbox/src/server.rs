@@ -375,7 +375,7 @@ async fn serve(
                             let Ok(stream) = acceptor.accept(stream).await else { return };
                             let alpn = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
                             let h2 = alpn.as_deref() == Some(b"h2");
-                            let (stream, kept) = Tap::new(stream);
+                            let (stream, kept) = Tap::keeping(stream);
                             connection.negotiated(alpn.as_deref(), kept);
                             serve_connection(stream, site, peer, Some(Arc::new(connection)), h2).await;
                         }

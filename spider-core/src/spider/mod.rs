@@ -135,8 +135,7 @@ pub trait Spider: SpiderConfig + Send + Sync + 'static {
     /// # Examples
     ///
     /// ```
-    /// use spiderling::prelude::*;
-    /// use spiderling::{Impersonate, Request, SpiderConfig};
+    /// use spider_core::{async_trait, Config, Cx, Impersonate, Page, Request, Result, Spider, SpiderConfig};
     ///
     /// struct Checkout;
     ///
@@ -146,7 +145,7 @@ pub trait Spider: SpiderConfig + Send + Sync + 'static {
     ///     }
     /// }
     ///
-    /// #[spiderling::async_trait]
+    /// #[async_trait]
     /// impl Spider for Checkout {
     ///     type Item = ();
     ///
@@ -162,7 +161,7 @@ pub trait Spider: SpiderConfig + Send + Sync + 'static {
     ///
     /// let cart = Request::get("https://shop.example/cart/1")?;
     /// assert_eq!(Checkout.impersonate(&cart), Some(Impersonate::Chrome));
-    /// # Ok::<(), spiderling::Error>(())
+    /// # Ok::<(), spider_core::Error>(())
     /// ```
     fn impersonate(&self, request: &Request) -> Option<Impersonate> {
         let _ = request;

@@ -1,19 +1,9 @@
 //! What an HTTP/2 client says before its first request: the SETTINGS it sends and their
 //! order, its connection WINDOW_UPDATE, PRIORITY frames, and the order of the pseudo-headers
 //! in its first HEADERS frame. hyper answers the connection and keeps none of that, so the
-//! bytes it reads pass through a [`Tap`] that keeps the first of them.
+//! bytes it reads pass through a tap (`tap.rs`) that keeps the first of them.
 //!
 //! Written as Akamai's HTTP/2 fingerprint is: `1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p`.
-
-use std::io;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
-
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-
-/// How much of a connection's start the tap keeps: the preface and the first frames.
-const KEPT: usize = 64 * 1024;
 
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -161,49 +151,6 @@ fn skip_string(block: &mut &[u8]) -> Option<()> {
     let len = integer(block, 7)?;
     *block = block.get(len..)?;
     Some(())
-}
-
-/// A connection's stream that keeps a copy of the first bytes read from it.
-pub(crate) struct Tap<IO> {
-    inner: IO,
-    kept: Arc<Mutex<Vec<u8>>>,
-}
-
-impl<IO> Tap<IO> {
-    pub(crate) fn new(inner: IO) -> (Self, Arc<Mutex<Vec<u8>>>) {
-        let kept = Arc::new(Mutex::new(Vec::new()));
-        (Tap { inner, kept: kept.clone() }, kept)
-    }
-}
-
-impl<IO: AsyncRead + Unpin> AsyncRead for Tap<IO> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        let room = KEPT.saturating_sub(kept.len());
-        let new = &buf.filled()[before..];
-        kept.extend_from_slice(&new[..new.len().min(room)]);
-        polled
-    }
-}
-
-impl<IO: AsyncWrite + Unpin> AsyncWrite for Tap<IO> {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
 }
 
 #[cfg(test)]

@@ -5,19 +5,17 @@
 
 mod h2;
 mod hello;
+mod tap;
 
-use std::io;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::task::{Context, Poll};
 
-use bytes::{Buf, Bytes};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
+use bytes::Bytes;
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 
 pub use h2::H2Preface;
-pub(crate) use h2::Tap;
 pub use hello::{is_grease, ClientHello};
+pub(crate) use tap::Tap;
 
 /// The largest ClientHello read; a real one is under 2 KiB, a post-quantum one under 3.
 const MAX_HELLO: usize = 16 * 1024;
@@ -59,7 +57,7 @@ impl Connection {
     /// Read `stream`'s ClientHello; the stream returned gives the bytes read again, so the
     /// TLS server sees the connection whole. `None` for a hello that cannot be read:
     /// the connection is not TLS, or it ended.
-    pub(crate) async fn read(mut stream: TcpStream) -> Option<(Connection, Prefixed<TcpStream>)> {
+    pub(crate) async fn read(mut stream: TcpStream) -> Option<(Connection, Tap<TcpStream>)> {
         let mut bytes = Vec::with_capacity(2048);
         let len = loop {
             match hello::hello_len(&bytes) {
@@ -74,7 +72,7 @@ impl Connection {
         let hello = ClientHello::parse(&bytes[..len])?;
         let connection =
             Connection { hello, alpn: OnceLock::new(), kept: OnceLock::new(), seen: OnceLock::new() };
-        Some((connection, Prefixed { prefix: Bytes::from(bytes), inner: stream }))
+        Some((connection, Tap::replaying(Bytes::from(bytes), stream)))
     }
 
     /// After the handshake: the protocol agreed, and the tap of an `h2` connection.
@@ -104,41 +102,5 @@ impl Connection {
                 })
             })
             .clone()
-    }
-}
-
-/// A stream whose first bytes were read already: they are given again before the rest.
-pub(crate) struct Prefixed<IO> {
-    prefix: Bytes,
-    inner: IO,
-}
-
-impl<IO: AsyncRead + Unpin> AsyncRead for Prefixed<IO> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        if self.prefix.has_remaining() {
-            let n = self.prefix.len().min(buf.remaining());
-            buf.put_slice(&self.prefix[..n]);
-            self.prefix.advance(n);
-            return Poll::Ready(Ok(()));
-        }
-        Pin::new(&mut self.inner).poll_read(cx, buf)
-    }
-}
-
-impl<IO: AsyncWrite + Unpin> AsyncWrite for Prefixed<IO> {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
