@@ -24,7 +24,7 @@ use crate::wire::classify::{self, Trouble};
 use crate::wire::redirect::{next_hop, Hop};
 use crate::wire::route::Routed;
 use crate::wire::transport::Fetched;
-use crate::wire::{Answered, Exchanged, Judge};
+use crate::wire::{Answered, Exchanged, Judge, Overturned};
 
 /// Fetch robots.txt. A redirect (RFC 9309 asks to follow five) goes back to the dispatcher
 /// as the next hop, so each hop waits for a slot and a rate token.
@@ -292,7 +292,8 @@ fn soft_block<S: Spider>(
     }
     shared.tally.blocked.add(1);
     shared.tally.blocked_impersonated.add(u64::from(sent.routed.identity.profile.is_some()));
-    let follows_identity = shared.exchange.overturn(&sent.routed, &request);
+    let Overturned { follows_identity, refused_plain } = shared.exchange.overturn(&sent.routed, &request);
+    shared.tally.refused_plain.add(u64::from(refused_plain));
     if let Some(sample) = &mut notes.sample {
         (sample.blocked, sample.follows_identity) = (true, follows_identity);
     }

@@ -225,8 +225,10 @@ impl fmt::Display for Summary {
             size(self.counts.bytes)
         )?;
         if self.counts.impersonated > 0 || self.counts.http2 > 0 {
-            let answered = self.counts.answered();
-            let plain = answered.saturating_sub(self.counts.impersonated);
+            // Answers from the network: a revalidated page came from it too, with a 304.
+            let c = &self.counts;
+            let network = (c.answered() + c.revalidated).saturating_sub(c.from_cache);
+            let plain = network.saturating_sub(c.impersonated);
             let blocked_plain = self.counts.blocked.saturating_sub(self.counts.blocked_impersonated);
             write!(
                 f,

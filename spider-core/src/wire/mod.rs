@@ -84,6 +84,12 @@ pub(crate) struct Answered {
     pub(crate) routed: Routed,
 }
 
+/// What [`Exchange::overturn`] made of a soft block: as `Answered` says of a block.
+pub(crate) struct Overturned {
+    pub(crate) follows_identity: bool,
+    pub(crate) refused_plain: bool,
+}
+
 /// The crawl's one way out: routes, identities, the transport and the block rules.
 pub(crate) struct Exchange {
     router: Router,
@@ -184,13 +190,14 @@ impl Exchange {
 
     /// An answer [`send`](Self::send) took as no block, which the parse found to be one
     /// (a soft block): its identity retired and the router taught, as if judged a block
-    /// at once. Returns whether the block followed the identity, as `send` would have.
-    pub(crate) fn overturn(&self, routed: &Routed, request: &Request) -> bool {
-        self.router.identities().refused_plain(&routed.identity, request);
+    /// at once. Returns whether the block followed the identity, and whether its host
+    /// refused the crawl's own client, as `send` would have.
+    pub(crate) fn overturn(&self, routed: &Routed, request: &Request) -> Overturned {
+        let refused_plain = self.router.identities().refused_plain(&routed.identity, request);
         // Its answer counted as clean already.
         let clean = self.router.identities().retire(&routed.identity).unwrap_or(0).saturating_sub(1);
         let new_identity = self.router.learn(routed, Verdict::Blocked);
-        self.followed_identity(routed, clean, new_identity)
+        Overturned { follows_identity: self.followed_identity(routed, clean, new_identity), refused_plain }
     }
 
     /// Whether a block of `routed`'s identity after `clean` clean answers followed the
