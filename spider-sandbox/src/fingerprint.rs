@@ -6,9 +6,9 @@
 //! with its User-Agent, in its order. Anything else is refused with 403 and the reason,
 //! the first check it failed. `/wire` echoes what the site saw, refused or not.
 //!
-//! Chromium's values were read off Debian's headless Chromium by this site's own readers,
-//! and `tests/wire.rs` drives it here and checks that it is still let through; Firefox's
-//! are the values its releases are published to send (see [`BROWSERS`]).
+//! The browsers' values were read off the real ones by this site's own readers: Debian's
+//! headless Chromium, which `tests/wire.rs` drives here and checks is still let through,
+//! and Debian's Firefox ESR (see [`BROWSERS`]).
 
 use hyper::header::{HeaderMap, USER_AGENT};
 use serde_json::json;
@@ -62,9 +62,10 @@ fn claims_firefox(agent: &str) -> bool {
 }
 
 /// The browsers let through. Chromium's values are what Debian's Chromium 148 sent this
-/// site (its JA4 and HTTP/2 preface have been Chrome's since version 131); Firefox's are
-/// those its releases 135 to 151 send, as published JA4 and Akamai fingerprint lists give
-/// them; no real Firefox is driven here.
+/// site (its JA4 and HTTP/2 preface have been Chrome's since version 131); Firefox's what
+/// Debian's Firefox ESR 140 sent it, headless, driven by hand through Marionette (the
+/// tests drive Chromium only), the same as the JA4 and Akamai fingerprint published for
+/// Firefox's releases since 135.
 pub(crate) const BROWSERS: &[Browser] = &[
     Browser {
         name: "chromium",
