@@ -206,6 +206,15 @@ impl Identities {
         let spent = by_key.get(&key).is_some_and(|identity| {
             budgets.get(&identity.host).and_then(Budget::limit).is_some_and(|limit| identity.clean >= limit)
         });
+        // A plain identity of a host that refused the plain client since it was made (another
+        // slot's request met the refusal) would meet it again: it is made afresh, Chrome's.
+        let outworn = wire == Impersonate::Auto
+            && by_key
+                .get(&key)
+                .is_some_and(|identity| identity.profile.is_none() && refusing.contains(&identity.host));
+        if outworn {
+            by_key.remove(&key);
+        }
         if spent {
             by_key.remove(&key);
             tracing::debug!(identity = %key, "its host's identity budget used up: replaced before a block");
@@ -271,7 +280,7 @@ impl Identities {
         moved
     }
 
-    /// Take up hosts known to refuse the plain client (a state file's).
+    /// Take up hosts known to refuse the plain client (a state file's, a fleet's).
     pub(crate) fn resume_refusing(&self, hosts: impl IntoIterator<Item = String>) {
         lock(&self.live).refusing.extend(hosts.into_iter().map(Arc::from));
     }
@@ -531,5 +540,27 @@ mod tests {
         let seeded =
             Identities::new(&Config::new("x").seed_cookie("http://shop.example/", "login=yes")).unwrap();
         assert_eq!(seeded.wear(&request, None).headers[COOKIE], "login=yes");
+    }
+
+    #[test]
+    fn in_auto_mode_a_refusal_makes_the_hosts_plain_identities_chromes() {
+        let config = Config::new("x").sticky(true).impersonate(Impersonate::Auto);
+        let identities = Identities::new(&config).unwrap();
+        let lane = |n| {
+            let mut request = Request::get("https://shop.example/").unwrap();
+            request.lane = Some(n);
+            request
+        };
+        let (first, second) = (identities.wear(&lane(0), None), identities.wear(&lane(1), None));
+        assert!(first.profile.is_none() && second.profile.is_none(), "plain until refused");
+        assert!(identities.refused_plain(&first, &lane(0)));
+        assert!(!identities.refused_plain(&second, &lane(1)), "the host moved once");
+        let again = identities.wear(&lane(1), None);
+        assert!(again.profile.is_some_and(|p| p.browser == Browser::Chrome), "the other slot's identity too");
+        assert!(again.headers["user-agent"].to_str().unwrap().contains("Chrome/"));
+        // A crawl that does not climb keeps its plain identities.
+        let plain = Identities::new(&Config::new("x")).unwrap();
+        let worn = plain.wear(&lane(0), None);
+        assert!(!plain.refused_plain(&worn, &lane(0)));
     }
 }
