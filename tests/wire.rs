@@ -27,7 +27,12 @@ fn shop() -> DemoSite {
 
 /// The fingerprint site with its certificate written where a crawl can trust it.
 fn fingerprint_site(dir: &Path) -> (Sandbox, std::path::PathBuf) {
-    let site = Sandbox::fingerprint(FingerprintSite { demo: shop() }).unwrap();
+    fingerprint_site_on(dir, false)
+}
+
+/// The same, offering HTTP/1.1 only when `http1_only`.
+fn fingerprint_site_on(dir: &Path, http1_only: bool) -> (Sandbox, std::path::PathBuf) {
+    let site = Sandbox::fingerprint(FingerprintSite { demo: shop(), http1_only }).unwrap();
     let ca = dir.join("sandbox-ca.pem");
     std::fs::write(&ca, site.certificate_pem().unwrap()).unwrap();
     (site, ca)
@@ -285,5 +290,37 @@ mod impersonated {
         assert_eq!(books, 12);
         assert!(others > 3, "home, robots.txt and the listings: {others}");
         assert_eq!(summary.counts.impersonated, 12);
+    }
+
+    /// The names of the headers Chromium writes over HTTP/1.1, as the site read them.
+    fn chromium_http1_names() -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let (site, _) = fingerprint_site_on(dir.path(), true);
+        let echo = Chromium::find().dump_dom_insecure(&format!("{}wire", site.url()));
+        let json = &echo[echo.find('{').expect("a JSON echo")..=echo.rfind('}').unwrap()];
+        let echo: serde_json::Value =
+            serde_json::from_str(&json.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+                .unwrap();
+        assert_eq!(echo["http_version"], "HTTP/1.1", "{echo:#}");
+        echo["http1_names"].as_array().unwrap().iter().map(|name| name.as_str().unwrap().to_owned()).collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn over_http1_chrome_writes_the_names_chromium_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (site, ca) = fingerprint_site_on(dir.path(), true);
+        let config = spiderling::Config::new("wire")
+            .start_url(format!("{}wire", site.url()))
+            .allowed_domain("localhost")
+            .obey_robots(false)
+            .ca_cert(&ca)
+            .impersonate(Impersonate::Chrome);
+        Crawler::new(BookSpider::new(config)).run().await.unwrap();
+        let hit = site.observed().hits.into_iter().find(|hit| hit.target == "/wire").unwrap();
+        let mut names = hit.wire.unwrap().http1_names.clone().unwrap();
+        // Chromium sends `priority` over HTTP/2 only; the identity's headers are made before
+        // the connection says which it speaks, so over HTTP/1.1 ours still has it, last.
+        assert_eq!(names.pop().as_deref(), Some("priority"));
+        assert_eq!(names, chromium_http1_names(), "Chromium's names, in its order and case");
     }
 }

@@ -153,7 +153,7 @@ fn serve(
     fingerprint: bool,
 ) -> std::io::Result<(Sandbox, &'static str)> {
     if fingerprint {
-        Ok((Sandbox::fingerprint_on(FingerprintSite { demo }, port)?, "fingerprint site"))
+        Ok((Sandbox::fingerprint_on(FingerprintSite { demo, http1_only: false }, port)?, "fingerprint site"))
     } else if hostile {
         let limit = IdentityLimit {
             requests: 10,

@@ -23,7 +23,7 @@ use crate::wire::Wire;
 /// ```
 /// use spider_sandbox::{DemoSite, FingerprintSite, Sandbox};
 ///
-/// let site = Sandbox::fingerprint(FingerprintSite { demo: DemoSite::default() })?;
+/// let site = Sandbox::fingerprint(FingerprintSite { demo: DemoSite::default(), http1_only: false })?;
 /// assert!(site.url().starts_with("https://localhost:"));
 /// # Ok::<(), std::io::Error>(())
 /// ```
@@ -31,6 +31,10 @@ use crate::wire::Wire;
 pub struct FingerprintSite {
     /// The shop behind the check.
     pub demo: DemoSite,
+    /// Offer HTTP/1.1 only (ALPN `http/1.1`), as an older server does, to see a client's
+    /// HTTP/1.1 headers as written (`/wire`'s `http1_names`); the check itself still wants
+    /// a browser's HTTP/2 (default false).
+    pub http1_only: bool,
 }
 
 /// A browser family as the site knows it.
@@ -218,6 +222,7 @@ pub(crate) fn echo(wire: Option<&Wire>, version: &str, headers: &HeaderMap) -> S
         "ja4": wire.map(|w| &w.ja4),
         "h2": wire.and_then(Wire::h2_fingerprint),
         "header_order": order,
+        "http1_names": wire.and_then(|w| w.http1_names.clone()),
         "headers": shown,
         "user_agent": headers.get(USER_AGENT).and_then(|v| v.to_str().ok()),
         "verdict": verdict,

@@ -260,7 +260,9 @@ impl Sandbox {
     /// When the port cannot be bound, the certificate cannot be made or the server
     /// thread cannot start.
     pub fn fingerprint_on(site: FingerprintSite, port: u16) -> std::io::Result<Sandbox> {
-        Sandbox::start(Kind::Fingerprint(site.demo), port, Some(Tls::self_signed()?))
+        let tls =
+            if site.http1_only { Tls::self_signed_offering(&[b"http/1.1"])? } else { Tls::self_signed()? };
+        Sandbox::start(Kind::Fingerprint(site.demo), port, Some(tls))
     }
 
     /// Serve the cookie shop on `127.0.0.1` at a free port.

@@ -22,6 +22,11 @@ impl Tls {
     /// The ring provider is named here rather than installed process-wide, so a test
     /// binary that also builds a client with another default does not conflict.
     pub(crate) fn self_signed() -> io::Result<Tls> {
+        Tls::self_signed_offering(&[b"h2", b"http/1.1"])
+    }
+
+    /// As [`self_signed`](Self::self_signed), offering these ALPN protocols, in order.
+    pub(crate) fn self_signed_offering(protocols: &[&[u8]]) -> io::Result<Tls> {
         let certified =
             rcgen::generate_simple_self_signed(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
                 .map_err(io::Error::other)?;
@@ -36,7 +41,7 @@ impl Tls {
                 .with_single_cert(chain, key)
                 .map_err(io::Error::other)?;
         // HTTP/2 first, as a site behind a CDN offers it; HTTP/1.1 for a client without.
-        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        config.alpn_protocols = protocols.iter().map(|p| p.to_vec()).collect();
         Ok(Tls { pem, acceptor: TlsAcceptor::from(Arc::new(config)) })
     }
 }

@@ -35,6 +35,9 @@ pub struct Wire {
     pub alpn: Option<String>,
     /// The HTTP/2 preface, on an `h2` connection.
     pub h2: Option<H2Preface>,
+    /// On an HTTP/1.1 connection, the header names of its first request as written, case
+    /// and all (HTTP/2 has no case: its names are lower case by rule).
+    pub http1_names: Option<Vec<String>>,
 }
 
 impl Wire {
@@ -86,11 +89,11 @@ impl Connection {
         self.seen
             .get_or_init(|| {
                 let alpn = self.alpn.get().cloned().flatten();
-                let h2 = match (alpn.as_deref(), self.kept.get()) {
-                    (Some("h2"), Some(kept)) => {
-                        H2Preface::parse(&kept.lock().unwrap_or_else(|e| e.into_inner()))
-                    }
-                    _ => None,
+                let kept = self.kept.get().map(|kept| kept.lock().unwrap_or_else(|e| e.into_inner()).clone());
+                let (h2, http1_names) = match (alpn.as_deref(), kept) {
+                    (Some("h2"), Some(kept)) => (H2Preface::parse(&kept), None),
+                    (_, Some(kept)) => (None, Some(http1_names(&kept))),
+                    _ => (None, None),
                 };
                 Arc::new(Wire {
                     ja3: self.hello.ja3(),
@@ -99,8 +102,33 @@ impl Connection {
                     hello: self.hello.clone(),
                     alpn,
                     h2,
+                    http1_names,
                 })
             })
             .clone()
+    }
+}
+
+/// The header names of the first HTTP/1.1 request in `bytes`, as written.
+fn http1_names(bytes: &[u8]) -> Vec<String> {
+    let head = bytes.split(|&b| b == b'\n').skip(1);
+    head.map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+        .take_while(|line| !line.is_empty())
+        .filter_map(|line| {
+            let colon = line.iter().position(|&b| b == b':')?;
+            Some(String::from_utf8_lossy(&line[..colon]).into_owned())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_http1_heads_names_are_read_as_written() {
+        let bytes =
+            b"GET / HTTP/1.1\r\nHost: a\r\nsec-ch-ua: x\r\nUser-Agent: b\r\n\r\nGET /2 HTTP/1.1\r\nX: y\r\n";
+        assert_eq!(http1_names(bytes), ["Host", "sec-ch-ua", "User-Agent"]);
     }
 }

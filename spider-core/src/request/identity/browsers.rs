@@ -46,27 +46,28 @@ const FIREFOX_MAJOR: &str = "151";
 /// (`cookie`, `referer`, a form's `content-type`...) take their places in it.
 #[cfg(feature = "impersonate")]
 const CHROME_ORDER: &[&str] = &[
-    "host",
-    "content-length",
-    "cache-control",
+    "Host",
+    "Connection",
+    "Content-Length",
+    "Cache-Control",
     "sec-ch-ua",
     "sec-ch-ua-mobile",
     "sec-ch-ua-platform",
-    "origin",
-    "content-type",
-    "upgrade-insecure-requests",
-    "user-agent",
-    "accept",
-    "sec-fetch-site",
-    "sec-fetch-mode",
-    "sec-fetch-user",
-    "sec-fetch-dest",
-    "referer",
-    "accept-encoding",
-    "accept-language",
-    "cookie",
-    "if-none-match",
-    "if-modified-since",
+    "Origin",
+    "Content-Type",
+    "Upgrade-Insecure-Requests",
+    "User-Agent",
+    "Accept",
+    "Sec-Fetch-Site",
+    "Sec-Fetch-Mode",
+    "Sec-Fetch-User",
+    "Sec-Fetch-Dest",
+    "Referer",
+    "Accept-Encoding",
+    "Accept-Language",
+    "Cookie",
+    "If-None-Match",
+    "If-Modified-Since",
     "priority",
 ];
 
@@ -156,6 +157,8 @@ impl Profile {
         );
         let pairs: Vec<(&str, &str)> = match self.browser {
             Browser::Chrome => vec![
+                // Over HTTP/2 the wire leaves it out, as connection-specific.
+                ("connection", "keep-alive"),
                 ("sec-ch-ua", &hints),
                 ("sec-ch-ua-mobile", "?0"),
                 ("sec-ch-ua-platform", platform),
@@ -222,8 +225,12 @@ mod tests {
                 #[cfg(feature = "impersonate")]
                 {
                     let names: Vec<&str> = headers.keys().map(HeaderName::as_str).collect();
-                    let ordered: Vec<&str> =
-                        profile.order().iter().copied().filter(|name| names.contains(name)).collect();
+                    let ordered: Vec<String> = profile
+                        .order()
+                        .iter()
+                        .map(|name| name.to_ascii_lowercase())
+                        .filter(|name| names.contains(&name.as_str()))
+                        .collect();
                     assert_eq!(names, ordered, "{browser:?}'s headers are in its order");
                 }
             }
