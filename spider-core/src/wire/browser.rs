@@ -5,6 +5,7 @@
 //! table says what an identity sends.
 
 use std::pin::Pin;
+use std::sync::OnceLock;
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
@@ -25,8 +26,11 @@ pub(crate) struct BrowserRecipe {
     timeout: std::time::Duration,
     connect_timeout: std::time::Duration,
     idle_per_host: usize,
-    /// Mozilla's roots, and `ca_cert`'s certificate when there is one.
-    roots: CertStore,
+    /// `ca_cert`'s PEM, when there is one.
+    extra_root: Option<Vec<u8>>,
+    /// Mozilla's roots and `extra_root`, read when the first browser client is built: a
+    /// crawl that impersonates nothing, the probe and a robots.txt fetch never read them.
+    roots: OnceLock<CertStore>,
 }
 
 impl std::fmt::Debug for BrowserRecipe {
@@ -41,19 +45,27 @@ impl BrowserRecipe {
         headers: &HeaderMap,
         connect_timeout: std::time::Duration,
         extra_root: Option<&[u8]>,
-    ) -> Result<Self, Error> {
-        let mut roots = CertStore::builder().add_der_certs(webpki_root_certs::TLS_SERVER_ROOT_CERTS);
-        if let Some(pem) = extra_root {
-            roots = roots.add_stack_pem_certs(pem);
-        }
-        let roots = roots.build().map_err(|e| Error::Config(format!("ca_cert: {e}")))?;
-        Ok(BrowserRecipe {
+    ) -> Self {
+        BrowserRecipe {
             headers: headers.clone(),
             timeout: config.timeout,
             connect_timeout,
             idle_per_host: config.concurrency,
-            roots,
-        })
+            extra_root: extra_root.map(<[u8]>::to_vec),
+            roots: OnceLock::new(),
+        }
+    }
+
+    fn roots(&self) -> Result<CertStore, Error> {
+        if let Some(roots) = self.roots.get() {
+            return Ok(roots.clone());
+        }
+        let mut roots = CertStore::builder().add_der_certs(webpki_root_certs::TLS_SERVER_ROOT_CERTS);
+        if let Some(pem) = &self.extra_root {
+            roots = roots.add_stack_pem_certs(pem);
+        }
+        let roots = roots.build().map_err(|e| Error::Config(format!("ca_cert: {e}")))?;
+        Ok(self.roots.get_or_init(|| roots).clone())
     }
 
     /// A client with `profile`'s wire, going out through `gateway` as its username (or
@@ -85,7 +97,7 @@ impl BrowserRecipe {
             .connect_timeout(self.connect_timeout)
             .redirect(wreq::redirect::Policy::none())
             .pool_max_idle_per_host(if keep_alive { self.idle_per_host } else { 0 })
-            .tls_cert_store(self.roots.clone());
+            .tls_cert_store(self.roots()?);
         builder = match gateway {
             Some((gateway, username)) => {
                 let proxy = wreq::Proxy::all(gateway.url().as_str())

@@ -86,7 +86,7 @@ impl ClientRecipe {
                 &headers,
                 config.timeout.min(CONNECT_TIMEOUT),
                 pem.as_ref().map(|(pem, _)| pem.as_slice()),
-            )?,
+            ),
             headers,
             timeout: config.timeout,
             idle_per_host: config.concurrency,
@@ -95,10 +95,10 @@ impl ClientRecipe {
         })
     }
 
-    /// A client going out through `proxy`, or directly (environment proxy variables are
-    /// ignored: routes are configured, not inherited). Without `keep_alive` every request
-    /// opens a connection of its own, which is how a rotating gateway gives each request a
-    /// new exit.
+    /// A client going out through `via`'s gateway, or directly (environment proxy variables
+    /// are ignored: routes are configured, not inherited), on the crawl's own wire or
+    /// `profile`'s. Without `keep_alive` every request opens a connection of its own, which
+    /// is how a rotating gateway gives each request a new exit.
     pub(crate) fn build(
         &self,
         via: Option<Via<'_>>,
