@@ -55,6 +55,7 @@ pub use observe::counters::Counts;
 pub use observe::gauge::{HostLive, Live, WINDOW};
 pub use observe::summary::{CrawlStatus, Summary};
 pub use probe::{probe, ProbePlan, ProbeReport, ProbeStep};
+pub use request::rendering::Rendering;
 pub use request::Request;
 pub use request::MAX_REQUEST_BODY;
 #[cfg(feature = "fleet")]
@@ -65,7 +66,8 @@ pub use schedule::state::{StateHost, StateOutput, StateReport, StateRun};
 pub use spider::start::Start;
 pub use spider::{Cx, Spider, SpiderConfig};
 pub use spider_settings::{
-    Config, ConfigError, Impersonate, DEFAULT_RETRY_STATUSES, DEFAULT_USER_AGENT, DEFAULT_USER_TEMPLATE,
+    Config, ConfigError, Impersonate, Render, DEFAULT_RETRY_STATUSES, DEFAULT_USER_AGENT,
+    DEFAULT_USER_TEMPLATE,
 };
 pub use wire::block::Answer;
 pub use wire::route::{GatewayTraffic, ProxySpend, Route};

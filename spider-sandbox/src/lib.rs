@@ -29,6 +29,10 @@
 //! or one per sticky session, and never a connection off the machine. Sites see the
 //! exit as the client ([`Hit::peer`]).
 //!
+//! The client-rendered shop ([`RenderedSite`]) sends empty shells a script fills in from
+//! a JSON API (links, a "load more" button, products written after a delay), beside pages
+//! served whole, for the rendering tier.
+//!
 //! A [`RedisServer`] is a real `redis-server` on a free port, for tests of code that
 //! keeps its state in Redis; it can be restarted with its data, or killed without it.
 
@@ -43,6 +47,7 @@ mod members;
 mod raw;
 mod record;
 mod redis;
+mod rendered;
 mod server;
 mod shop;
 mod tls;
@@ -58,6 +63,7 @@ pub use members::MembersSite;
 pub use raw::RawSite;
 pub use record::{Hit, Observed};
 pub use redis::RedisServer;
+pub use rendered::RenderedSite;
 pub use server::Sandbox;
 pub use shop::{SessionLimit, ShopSite, ShopTally, CAPTCHA_MARKER, CONSENT_MARKER};
 pub use wire::{is_grease, ClientHello, H2Preface, Wire};

@@ -107,15 +107,15 @@ pub(crate) struct Reply {
 }
 
 impl Reply {
-    fn new(status: u16, content_type: &'static str, body: impl Into<Bytes>) -> Self {
+    pub(crate) fn new(status: u16, content_type: &'static str, body: impl Into<Bytes>) -> Self {
         Reply { status, content_type, headers: Vec::new(), body: body.into() }
     }
 
-    fn html(status: u16, body: String) -> Self {
+    pub(crate) fn html(status: u16, body: String) -> Self {
         Reply::new(status, "text/html; charset=utf-8", body)
     }
 
-    fn json(body: String) -> Self {
+    pub(crate) fn json(body: String) -> Self {
         Reply::new(200, "application/json", body)
     }
 }

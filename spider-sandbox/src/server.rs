@@ -27,6 +27,7 @@ use crate::fixed::FixedSite;
 use crate::hostile::{Hostile, HostileSite, Reply};
 use crate::members::{self, Asked, Members, MembersSite};
 use crate::record::{Observed, Recorder};
+use crate::rendered::RenderedSite;
 use crate::shop::{Shop, ShopSite, ShopTally};
 use crate::tls::Tls;
 use crate::wire::{Connection, Tap};
@@ -107,6 +108,7 @@ enum Kind {
     Members(Members),
     Shop(Arc<Shop>),
     Fingerprint(DemoSite),
+    Rendered(RenderedSite),
 }
 
 /// The largest request body a sandbox reads and records.
@@ -240,6 +242,25 @@ impl Sandbox {
     /// When the port cannot be bound or the server thread cannot start.
     pub fn members_on(site: MembersSite, port: u16) -> std::io::Result<Sandbox> {
         Sandbox::start(Kind::Members(Members::new(site)), port, None)
+    }
+
+    /// Serve the client-rendered shop (shells a script fills in, beside pages served
+    /// whole) on `127.0.0.1` at a free port.
+    ///
+    /// # Errors
+    ///
+    /// When no port can be bound or the server thread cannot start.
+    pub fn rendered(site: RenderedSite) -> std::io::Result<Sandbox> {
+        Sandbox::rendered_on(site, 0)
+    }
+
+    /// As [`rendered`](Self::rendered), on a given port (0 picks a free one).
+    ///
+    /// # Errors
+    ///
+    /// When the port cannot be bound or the server thread cannot start.
+    pub fn rendered_on(site: RenderedSite, port: u16) -> std::io::Result<Sandbox> {
+        Sandbox::start(Kind::Rendered(site), port, None)
     }
 
     /// Serve the fingerprint site (the demo shop behind a check of each client's TLS,
@@ -453,6 +474,7 @@ async fn answer(
             // The identity is the peer alone: a header could be forged, the address cannot.
             Kind::Hostile(hostile) => answer_hostile(hostile, &path, peer.ip()).await?,
             Kind::Fixed(fixed) => answer_fixed(fixed, &path),
+            Kind::Rendered(shop) => answer_members(shop.answer(&path, parts.uri.query().unwrap_or(""))),
             Kind::Members(shop) => {
                 let cookie = headers.get(COOKIE).and_then(|c| c.to_str().ok());
                 let query = parts.uri.query().unwrap_or("");

@@ -51,6 +51,8 @@ pub enum Kind {
     StatusList,
     /// A browser profile: `none`, `chrome`, `firefox` or `auto`.
     Impersonate,
+    /// Where pages are rendered: `never`, `auto` or `always`.
+    Render,
 }
 
 impl Kind {
@@ -76,6 +78,7 @@ impl Kind {
             Kind::Date => "`\"YYYY-MM-DD\"`, checked",
             Kind::StatusList => "list of HTTP statuses",
             Kind::Impersonate => "`\"none\"`, `\"chrome\"`, `\"firefox\"` or `\"auto\"`",
+            Kind::Render => "`\"never\"`, `\"auto\"` or `\"always\"`",
         }
     }
 }
@@ -106,6 +109,8 @@ pub enum Stage {
     Identity,
     /// How requests leave: proxies and their spend.
     Proxy,
+    /// Which pages a browser renders, and the browsers.
+    Render,
     /// How pages are read.
     Parse,
     /// Where the items and the crawl itself are kept.
@@ -124,6 +129,7 @@ impl Stage {
             Stage::Fetch => "fetch",
             Stage::Identity => "identity",
             Stage::Proxy => "proxy",
+            Stage::Render => "render",
             Stage::Parse => "parse",
             Stage::Store => "store",
             Stage::Run => "run",
@@ -728,6 +734,82 @@ pub const KEYS: &[Key] = &[
         show: |c| (c.parse_threads != defaults().parse_threads).then(|| c.parse_threads.to_string()),
     },
     Key {
+        name: "render",
+        kind: Kind::Render,
+        stage: Stage::Render,
+        doc: "render pages in headless Chromium before reading them: `auto` reads the answer as \
+            sent first and renders only a page lacking the item's required fields or its rule's \
+            links, learnt per rule; every request the browser makes goes through the crawl's \
+            identity, route and rate ceiling; needs the `render` feature",
+        default: "`\"never\"`",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.render(crate::Render::parse(v)?))),
+        show: |c| (c.render != crate::Render::Never).then(|| c.render.name().to_owned()),
+    },
+    Key {
+        name: "render_timeout",
+        kind: Kind::Duration,
+        stage: Stage::Render,
+        doc: "time for one page's render, navigation to last action; one that runs out is read \
+            as it stands",
+        default: "`\"15s\"`",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.render_timeout(crate::parse_duration(v)?))),
+        show: |c| (c.render != crate::Render::Never).then(|| duration(c.render_timeout)),
+    },
+    Key {
+        name: "render_resources",
+        kind: Kind::Bool,
+        stage: Stage::Render,
+        doc: "let the browser fetch images, fonts and media, refused and counted otherwise",
+        default: "`false`",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.render_resources(crate::parse_bool(v)?))),
+        show: |c| c.render_resources.then(|| "true".to_owned()),
+    },
+    Key {
+        name: "browser_pages",
+        kind: Kind::Positive,
+        stage: Stage::Render,
+        doc: "pages one browser renders at once; the crawl starts a browser per this many slots \
+            it renders in",
+        default: "4",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.browser_pages(size(v, true)?))),
+        show: |c| (c.render != crate::Render::Never).then(|| c.browser_pages.to_string()),
+    },
+    Key {
+        name: "browser_recycle",
+        kind: Kind::Positive,
+        stage: Stage::Render,
+        doc: "pages a browser renders before a fresh one replaces it",
+        default: "200",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.browser_recycle(size(v, true)?))),
+        show: |c| (c.render != crate::Render::Never).then(|| c.browser_recycle.to_string()),
+    },
+    Key {
+        name: "browser_rss",
+        kind: Kind::Positive,
+        stage: Stage::Render,
+        doc: "MiB of resident memory of a browser's processes past which it is replaced",
+        default: "2048",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.browser_rss(crate::parse_count(v, true)?))),
+        show: |c| (c.render != crate::Render::Never).then(|| c.browser_rss.to_string()),
+    },
+    Key {
+        name: "screenshot_failures",
+        kind: Kind::Text,
+        stage: Stage::Render,
+        doc: "a folder for a PNG of each rendered page whose item never appeared, \
+            `HOST-FINGERPRINT.png`",
+        default: "none",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.screenshot_failures(v))),
+        show: |c| path(&c.screenshot_failures),
+    },
+    Key {
         name: "extract",
         kind: Kind::Engine,
         stage: Stage::Parse,
@@ -1090,6 +1172,7 @@ mod tests {
             (_, Kind::Date) => "2026-01-01",
             (_, Kind::StatusList) => "429, 503",
             (_, Kind::Impersonate) => "chrome",
+            (_, Kind::Render) => "auto",
             (_, Kind::Profile | Kind::Selector | Kind::Type | Kind::Engine | Kind::Proxy) => "",
         }
     }

@@ -17,6 +17,7 @@ mod keys;
 mod pace;
 mod proxy;
 mod redis;
+mod render;
 mod stream;
 
 pub use config::{Config, RouteSpec, SeedCookies, DEFAULT_USER_AGENT};
@@ -26,6 +27,7 @@ pub use impersonate::Impersonate;
 pub use keys::{closest, find, markdown, suggest, Key, Kind, Stage, Where, CODE_ONLY, KEYS};
 pub use pace::{Backoff, DelayRange, RateCeiling};
 pub use redis::RedisAddress;
+pub use render::Render;
 
 pub use stream::{stream_selector, AttributeOp, Combinator, Complex, Compound, Condition, StreamSelector};
 

@@ -13,6 +13,8 @@
 //! past its politeness pause (and past any 429 pause), and the crawl's rate ceiling a
 //! token. A request waiting for its token holds no slot of any kind.
 
+use std::sync::Arc;
+
 use spider_settings::Config;
 use tokio::time::Instant;
 
@@ -71,15 +73,16 @@ pub(super) struct Standing {
 /// The crawl's admission: its global slots, its rate ceiling and its page and item limits.
 pub(super) struct Admission {
     concurrency: usize,
-    /// `None` without a ceiling, and in a fleet, whose frontier admits under the fleet's.
-    rate: Option<RateGate>,
+    /// `None` without a ceiling, and in a fleet, whose frontier admits under the fleet's;
+    /// shared with the tasks, whose browsers take its tokens too.
+    rate: Option<Arc<RateGate>>,
     limits: Limits,
 }
 
 impl Admission {
-    /// The admission of `config`; `shares_limits` when a fleet's frontier holds the rate.
-    pub(super) fn new(config: &Config, limits: Limits, shares_limits: bool) -> Self {
-        let rate = config.rate.filter(|_| !shares_limits).and_then(RateGate::new);
+    /// The admission of `config`, under the rate ceiling `rate` (none in a fleet, whose
+    /// frontier holds the rate).
+    pub(super) fn new(config: &Config, limits: Limits, rate: Option<Arc<RateGate>>) -> Self {
         Admission { concurrency: config.concurrency, rate, limits }
     }
 
@@ -113,7 +116,7 @@ impl Admission {
         match slots.state(now) {
             SlotState::Busy => Admit::Hold(None),
             SlotState::PausedUntil(until) => Admit::Hold(Some(until)),
-            SlotState::Free => match self.rate.as_ref().map(RateGate::try_pass) {
+            SlotState::Free => match self.rate.as_deref().map(RateGate::try_pass) {
                 Some(Err(at)) => Admit::WaitUntil(at),
                 Some(Ok(())) | None => Admit::Launch,
             },
@@ -139,7 +142,8 @@ mod tests {
     }
 
     fn admission(config: &Config) -> Admission {
-        Admission::new(config, Limits::new(config, None), false)
+        let rate = config.rate.and_then(RateGate::new).map(Arc::new);
+        Admission::new(config, Limits::new(config, None), rate)
     }
 
     /// Launch whatever admission lets go, one request at a time to a host that is always

@@ -30,6 +30,7 @@ mod hosts;
 mod limits;
 mod open;
 mod protocol;
+mod render;
 mod start_list;
 mod task;
 
@@ -54,6 +55,7 @@ use crate::request::Request;
 use crate::schedule::cache::HttpCache;
 use crate::schedule::frontier::Scope;
 use crate::schedule::frontier::{Enqueued, Home};
+use crate::schedule::throttle::RateGate;
 use crate::sinks::Encoder;
 use crate::spider::start::Start;
 use crate::spider::Spider;
@@ -125,6 +127,7 @@ impl<S: Spider> Crawler<S> {
     pub async fn run(self) -> Result<Summary, Error> {
         let Crawler { spider, config, live } = self;
         config.validate()?;
+        open::refuse_left_out(&config)?;
         open::raise_file_limit(config.concurrency);
         let start = crate::request::start_requests(&config)?;
         let tally = Tally::new();
@@ -166,8 +169,14 @@ impl<S: Spider> Crawler<S> {
         if sink.is_none() {
             tracing::warn!("no output file: items are counted, not written");
         }
+        // One bucket for the dispatcher's requests and the browser's: the ceiling holds over
+        // both. A fleet's frontier admits under the fleet's rate instead.
+        let rate = config.rate.filter(|_| frontier.shared().is_none()).and_then(RateGate::new).map(Arc::new);
         let shared = Arc::new(Shared {
             exchange,
+            render: render::Tier::new(&config),
+            #[cfg(feature = "render")]
+            rate: rate.clone(),
             pool,
             encoder: config.output.as_deref().map(Encoder::for_output).transpose()?,
             caching: cache.is_some(),
@@ -193,7 +202,7 @@ impl<S: Spider> Crawler<S> {
         tracing::info!(spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
         let files = Files { sink, failures, cache };
         let limits = Limits::new(&config, earlier.as_ref().map(|e| &e.counts));
-        let admission = Admission::new(&config, limits, frontier.shared().is_some());
+        let admission = Admission::new(&config, limits, rate);
         let commit = Commit::new(files, frontier.durable().is_some(), config.state_sync);
         let (requests, reader) = list.unzip();
         let inputs = Inputs { stop_rx, start_list: requests };
@@ -201,6 +210,7 @@ impl<S: Spider> Crawler<S> {
         let dispatcher =
             Dispatcher::new(&config, frontier, shared.clone(), commit, inputs, watchers, admission);
         let end = dispatcher.run().await;
+        shared.render.close().await;
         let bad_start_lines = reader.as_ref().map_or(0, ListReader::bad_lines);
         fleet.leave(config.grace).await;
         drop(signals);
@@ -295,6 +305,12 @@ struct Shared<S: Spider> {
     spider: S,
     /// Every request's way out: route, identity, transport, block verdict.
     exchange: Exchange,
+    /// Which pages a browser renders, and the browsers.
+    render: render::Tier,
+    /// The crawl's rate ceiling, shared with the dispatcher's admission: the browser's
+    /// requests take its tokens too.
+    #[cfg(feature = "render")]
+    rate: Option<Arc<RateGate>>,
     pool: ParsePool,
     /// Encodes each page's items for the output file, on the page's task.
     encoder: Option<Encoder>,

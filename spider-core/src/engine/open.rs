@@ -181,6 +181,18 @@ impl Watch {
     }
 }
 
+/// Refuse what needs a feature this build leaves out before anything is opened: a crawl
+/// that renders its pages without the `render` feature.
+pub(super) fn refuse_left_out(config: &Config) -> Result<(), Error> {
+    if config.render != spider_settings::Render::Never && !cfg!(feature = "render") {
+        return Err(Error::Config(format!(
+            "render = \"{}\" needs spiderling's `render` feature, which this build leaves out; build with `--features render` (it drives the system's Chromium: `CHROMIUM` or `chromium` on the PATH)",
+            config.render.name()
+        )));
+    }
+    Ok(())
+}
+
 /// Raise the soft limit of open files to the hard one, and warn when even that is short of
 /// what `concurrency` connections want: past it, connections fail with "too many open
 /// files", as if the sites were down.

@@ -7,6 +7,7 @@ mod sitemap;
 use std::time::SystemTime;
 
 use super::protocol::{Job, Notes, Outcome, Sample};
+use super::render::{self, Choice, Why};
 use super::Shared;
 use crate::error::extract::ExtractError;
 use crate::error::reason::Reason;
@@ -102,18 +103,41 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
     }
 
     let (url, method, attempts) = (request.url().clone(), request.method().clone(), request.attempts + 1);
-    let mut cx = Cx::for_request(&request);
-    let (headers, body, pool) = (fetched.headers, fetched.body, shared.pool.clone());
-    let hidden = HiddenLinks::new(shared.follow_hidden);
-    let page =
-        Page::new(url.clone(), status, headers, body, request, SystemTime::now(), pool, hidden.clone());
-    let facts = page.shared_facts();
-    let parsed = shared.spider.parse(page, &mut cx).await;
-    shared.tally.skipped_hidden.add(hidden.skipped());
-    if let Some(sent) = sent.filter(|_| cx.soft_block) {
-        return soft_block(shared, facts.request.clone(), &sent, status.as_u16(), notes);
+    let rendering = shared.spider.rendering(&request);
+    let worn = sent.as_ref().map(|sent| sent.routed.identity.clone());
+    let (mut headers, mut body) = (fetched.headers, fetched.body);
+    let choice = if crate::extract::content_type::is_html(&headers, &body) {
+        shared.render.choose(&rendering)
+    } else {
+        Choice::AsSent
+    };
+    let mut rendered = false;
+    if let Choice::Render(why) = choice {
+        match render::render(shared, &request, status, &headers, &body, &rendering, worn.as_ref(), why).await
+        {
+            Ok(html) => (headers, body, rendered) = (as_rendered(headers), html, true),
+            Err(outcome) => return outcome,
+        }
     }
-    drop(facts);
+    let mut read = read_page(shared, request.clone(), status, headers.clone(), body, rendered).await;
+    if choice == Choice::AsSentThenRender {
+        let lacked = read.cx.lacks();
+        shared.render.learn(&rendering, lacked);
+        if lacked && !read.cx.soft_block {
+            let body = read.body.clone();
+            let why = Why::Lacking;
+            match render::render(shared, &request, status, &headers, &body, &rendering, worn.as_ref(), why)
+                .await
+            {
+                Ok(html) => read = read_page(shared, request, status, as_rendered(headers), html, true).await,
+                Err(outcome) => return outcome,
+            }
+        }
+    }
+    let Read { cx, parsed, request, .. } = read;
+    if let Some(sent) = sent.filter(|_| cx.soft_block) {
+        return soft_block(shared, request, &sent, status.as_u16(), notes);
+    }
     // Items emitted before an error are kept: nothing scraped is lost.
     let items = match &shared.encoder {
         Some(encoder) => match encoder.encode(&cx.items) {
@@ -136,6 +160,48 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         return Outcome::Parsed { items, follows: cx.follows, failed, not_html: cx.not_html };
     }
     Outcome::Parsed { items, follows: cx.follows, failed: None, not_html: cx.not_html }
+}
+
+/// What the spider's `parse` made of a page.
+struct Read<S: Spider> {
+    cx: Cx<S::Item>,
+    parsed: crate::error::Result,
+    /// The request, back from the page.
+    request: Request,
+    /// The body it read, for a render after it.
+    body: bytes::Bytes,
+}
+
+/// Hand the page (`rendered` by a browser or as sent) to the spider's `parse`.
+async fn read_page<S: Spider>(
+    shared: &Shared<S>,
+    request: Request,
+    status: reqwest::StatusCode,
+    headers: reqwest::header::HeaderMap,
+    body: bytes::Bytes,
+    rendered: bool,
+) -> Read<S> {
+    let mut cx = Cx::for_request(&request);
+    let (url, pool, kept) = (request.url().clone(), shared.pool.clone(), body.clone());
+    let hidden = HiddenLinks::new(shared.follow_hidden);
+    let mut page = Page::new(url, status, headers, body, request, SystemTime::now(), pool, hidden.clone());
+    if rendered {
+        page = page.rendered();
+    }
+    let facts = page.shared_facts();
+    let parsed = shared.spider.parse(page, &mut cx).await;
+    shared.tally.skipped_hidden.add(hidden.skipped());
+    Read { cx, parsed, request: facts.request.clone(), body: kept }
+}
+
+/// The headers of a page the browser rendered: its DOM is UTF-8 HTML, whatever the answer
+/// said of its encoding.
+fn as_rendered(mut headers: reqwest::header::HeaderMap) -> reqwest::header::HeaderMap {
+    use reqwest::header::{HeaderValue, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE};
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    headers.remove(CONTENT_LENGTH);
+    headers.remove(CONTENT_ENCODING);
+    headers
 }
 
 /// The answer to `request`: the cached one when the job brought it (after the server

@@ -171,6 +171,15 @@ pub enum Error {
         #[source]
         source: Box<extract::ExtractError>,
     },
+    /// The browser could not render a page: it went away (crashed, killed, hung) or could
+    /// not be started.
+    #[error("rendering {url}: {problem}")]
+    Render {
+        /// The page.
+        url: Url,
+        /// What went wrong, in the browser's words where it gave some.
+        problem: String,
+    },
     /// The spider's `parse` returned an error.
     #[error("spider failed on {url}: {source}")]
     Spider {
@@ -329,6 +338,7 @@ impl Error {
             | Error::ParseTooLong { url, .. }
             | Error::Extract { url, .. }
             | Error::Cache { url, .. }
+            | Error::Render { url, .. }
             | Error::Spider { url, .. } => Some(url),
             _ => None,
         }

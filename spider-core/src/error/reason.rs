@@ -45,6 +45,8 @@ pub enum Reason {
     RedirectLoop,
     /// A chain of redirects longer than `max_redirects`.
     TooManyRedirects,
+    /// The browser rendering the page went away (crashed, killed or hung) or refused it.
+    Render,
     /// The page had an item only in part.
     Item,
     /// An answer read as JSON that is not the JSON asked for.
@@ -113,6 +115,7 @@ impl Reason {
             Reason::BadRedirect => "bad redirect",
             Reason::RedirectLoop => "redirect loop",
             Reason::TooManyRedirects => "too many redirects",
+            Reason::Render => "render",
             Reason::Item => "item",
             Reason::Json => "json",
             Reason::Parse => "parse",
@@ -138,6 +141,7 @@ impl Reason {
             Reason::Fetch,
             Reason::BadRedirect,
             Reason::RedirectLoop,
+            Reason::Render,
             Reason::TooManyRedirects,
             Reason::Item,
             Reason::Json,

@@ -25,6 +25,8 @@ pub(crate) struct Facts {
     /// Whether [`Document::links`](crate::extract::document::Document::links) skips links
     /// a person cannot see, and how many it did.
     pub(crate) hidden: HiddenLinks,
+    /// Whether the body is the DOM a browser rendered, not the answer as sent.
+    pub(crate) rendered: bool,
 }
 
 /// A `#[page(...)]` field: which of the page's facts it reads.
@@ -42,6 +44,8 @@ pub enum PageField {
     Depth,
     /// A key of the request's meta.
     Meta(&'static str),
+    /// Whether a browser rendered the page before it was read, `true` or `false`.
+    Rendered,
 }
 
 impl Facts {
@@ -54,6 +58,7 @@ impl Facts {
             PageField::Status => self.status.as_u16().to_string(),
             PageField::FetchedAt => crate::extract::rfc3339::format(self.fetched_at),
             PageField::Depth => self.request.depth().to_string(),
+            PageField::Rendered => self.rendered.to_string(),
             PageField::Meta(key) => match self.request.meta().get(key)? {
                 serde_json::Value::String(text) => text.clone(),
                 other => other.to_string(),

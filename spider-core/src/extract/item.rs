@@ -28,6 +28,11 @@ pub trait Item: Sized + Send + 'static {
     /// The default keeps a hand-written item on the DOM. The derive writes it.
     const STREAM: Result<&'static [FieldRead], &'static str> = Err("a hand-written Item reads the DOM");
 
+    /// The CSS selectors of the fields the item cannot do without: a rendered page is
+    /// read once all of them match (or its render runs out of time). The derive writes it;
+    /// a hand-written item waits for the page's network to go quiet instead.
+    const AWAIT: &'static [&'static str] = &[];
+
     /// Read the item from a streaming pass over a page, with the same answers as
     /// [`extract`](Self::extract); called only when [`STREAM`](Self::STREAM) is `Ok`,
     /// so the default, for items that do not stream, is never reached.

@@ -56,7 +56,16 @@ impl Page {
         pool: ParsePool,
         hidden: HiddenLinks,
     ) -> Self {
-        Page { facts: Arc::new(Facts { url, status, fetched_at, request, body, hidden }), headers, pool }
+        let facts = Facts { url, status, fetched_at, request, body, hidden, rendered: false };
+        Page { facts: Arc::new(facts), headers, pool }
+    }
+
+    /// The page as a browser rendered it: `#[page(rendered)]` reads `true`.
+    pub(crate) fn rendered(mut self) -> Self {
+        if let Some(facts) = Arc::get_mut(&mut self.facts) {
+            facts.rendered = true;
+        }
+        self
     }
 
     /// A saved page answering `request` with `status` and a `content_type` body, fetched

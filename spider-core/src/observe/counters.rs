@@ -155,6 +155,24 @@ counters! {
         /// Hosts that refused the crawl's own client and got a browser's wire from then on
         /// (`impersonate = "auto"`).
         refused_plain,
+        /// Pages rendered in a browser before they were read (`render`).
+        rendered,
+        /// Of the rendered pages, those rendered because the answer as sent lacked the
+        /// item's required fields or the rule's links (`render = "auto"`).
+        rendered_lacking,
+        /// Of the rendered pages, those of a rule auto mode had learnt needs a browser.
+        rendered_learnt,
+        /// Renders whose awaited selectors never matched within `render_timeout`.
+        render_timeouts,
+        /// Requests the browser made that the crawl fetched for it.
+        subrequests,
+        /// Requests of the browser refused: images, fonts and media (unless
+        /// `render_resources`), those off the allowed domains, and those that got no answer.
+        subrequests_refused,
+        /// Clicks and scrolls done in rendered pages.
+        render_actions,
+        /// Browsers replaced because they died (crashed, killed) or stopped answering.
+        browsers_replaced,
         /// Redirect hops followed.
         redirects,
         /// Requests dropped because their fingerprint was seen.

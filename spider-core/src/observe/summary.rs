@@ -244,6 +244,30 @@ impl fmt::Display for Summary {
                 n => writeln!(f, "; {n} hosts refused the crawl's own client")?,
             }
         }
+        if self.counts.rendered > 0 || self.counts.browsers_replaced > 0 {
+            let c = &self.counts;
+            let always = c.rendered.saturating_sub(c.rendered_lacking + c.rendered_learnt);
+            write!(
+                f,
+                "  rendered: {} pages ({always} always, {} lacking their item or links as sent, {} of rules learnt to need it) · {} browser requests, {} refused",
+                thousands(c.rendered),
+                thousands(c.rendered_lacking),
+                thousands(c.rendered_learnt),
+                thousands(c.subrequests),
+                thousands(c.subrequests_refused),
+            )?;
+            if c.render_actions > 0 {
+                write!(f, " · {} clicks and scrolls", thousands(c.render_actions))?;
+            }
+            if c.render_timeouts > 0 {
+                write!(f, " · {} waited out", thousands(c.render_timeouts))?;
+            }
+            match c.browsers_replaced {
+                0 => writeln!(f)?,
+                1 => writeln!(f, " · 1 browser replaced")?,
+                n => writeln!(f, " · {n} browsers replaced")?,
+            }
+        }
         if self.bad_start_lines > 0 {
             let what =
                 if self.bad_start_lines == 1 { "line that is not a URL" } else { "lines that are not URLs" };

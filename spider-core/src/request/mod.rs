@@ -4,6 +4,7 @@ pub(crate) mod canonical;
 pub(crate) mod headers;
 pub(crate) mod host;
 pub(crate) mod identity;
+pub(crate) mod rendering;
 #[cfg(any(feature = "state", feature = "fleet"))]
 pub(crate) mod stored;
 
@@ -435,6 +436,17 @@ impl Request {
         let lane = self.lane?;
         let host = host_key(&self.url).map(|host| host.to_string()).unwrap_or_default();
         Some(Arc::from(format!("lane-{lane}@{host}")))
+    }
+
+    /// `request`, made by the browser rendering this request's page, as this request's
+    /// own: its session and its lane, so it wears the same identity where it goes to the
+    /// same host.
+    #[cfg(feature = "render")]
+    pub(crate) fn subrequest(&self, mut request: Request) -> Request {
+        request.session = self.session.clone();
+        request.lane = self.lane;
+        request.depth = self.depth;
+        request
     }
 
     /// Make `self` a follow-up of `parent`: one level deeper, same session unless set.

@@ -12,6 +12,7 @@ use url::Url;
 use crate::error::{Error, Result};
 use crate::extract::form::Form;
 use crate::extract::page::Page;
+use crate::request::rendering::Rendering;
 use crate::request::Request;
 use crate::spider::start::Start;
 use crate::wire::block::Answer;
@@ -168,6 +169,50 @@ pub trait Spider: SpiderConfig + Send + Sync + 'static {
         None
     }
 
+    /// How the page of `request` is rendered, when the crawl renders it (`render`): where
+    /// (`mode`, `None` for the crawl's setting), what the render waits for and what it
+    /// does. A derived spider's comes from the rule that reached the request and its
+    /// item's required fields ([`Item::AWAIT`](crate::Item::AWAIT)). The default, the
+    /// crawl's mode, waits for the page's network to go quiet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use spider_core::{async_trait, Config, Cx, Page, Render, Rendering, Request, Result, Spider, SpiderConfig};
+    ///
+    /// struct Catalogue;
+    ///
+    /// impl SpiderConfig for Catalogue {
+    ///     fn config(&self) -> Config {
+    ///         Config::new("catalogue").start_url("https://shop.example/")
+    ///     }
+    /// }
+    ///
+    /// #[async_trait]
+    /// impl Spider for Catalogue {
+    ///     type Item = ();
+    ///
+    ///     async fn parse(&self, _: Page, _: &mut Cx<()>) -> Result {
+    ///         Ok(())
+    ///     }
+    ///
+    ///     // The listings fill in by script; every other page is served whole.
+    ///     fn rendering(&self, request: &Request) -> Rendering {
+    ///         let listing = request.url().path().starts_with("/list/");
+    ///         let mode = Some(if listing { Render::Always } else { Render::Never });
+    ///         Rendering { mode, click: listing.then_some("button.more"), ..Rendering::default() }
+    ///     }
+    /// }
+    ///
+    /// let list = Request::get("https://shop.example/list/1")?;
+    /// assert_eq!(Catalogue.rendering(&list).mode, Some(Render::Always));
+    /// # Ok::<(), spider_core::Error>(())
+    /// ```
+    fn rendering(&self, request: &Request) -> Rendering {
+        let _ = request;
+        Rendering::default()
+    }
+
     /// Whether `answer` means this identity is blocked, for what markers cannot say; `None`
     /// keeps the default verdict (403, 429, a 503 challenge page, a `block_marker`). A
     /// blocked answer is never parsed: it is retried, from a new exit when proxies allow.
@@ -228,9 +273,18 @@ pub struct Cx<I> {
     /// A rule expected an item on the page, and it had none of it and a wall or a
     /// challenge instead: a block after all (`wire::block::is_soft_block`).
     pub(crate) soft_block: bool,
+    /// Whether the page lacks what its rule reads (the item's required fields, or the
+    /// links of a rule that follows), as the link rules judge it; `None` from a
+    /// hand-written `parse`, whose page lacks what it reads when it gave nothing.
+    pub(crate) lacking: Option<bool>,
 }
 
 impl<I> Cx<I> {
+    /// Whether the page gave less than its rule reads: what `render = "auto"` renders.
+    pub(crate) fn lacks(&self) -> bool {
+        self.lacking.unwrap_or(self.items.is_empty() && self.follows.is_empty())
+    }
+
     pub(crate) fn for_request(request: &Request) -> Self {
         Cx {
             depth: request.depth(),
@@ -239,6 +293,7 @@ impl<I> Cx<I> {
             follows: Vec::new(),
             not_html: false,
             soft_block: false,
+            lacking: None,
         }
     }
 

@@ -69,6 +69,14 @@ pub struct LinkRule {
     pub files: bool,
     /// The browser profile its requests are sent with; `None` for the crawl's.
     pub impersonate: Option<spider_settings::Impersonate>,
+    /// Where its pages are rendered; `None` for the crawl's `render`.
+    pub render: Option<spider_settings::Render>,
+    /// A selector a render of its pages waits for, besides the item's required fields.
+    pub wait_for: Option<&'static str>,
+    /// Its rendered pages are scrolled until no new links come.
+    pub scroll: bool,
+    /// A selector clicked on its rendered pages until it is gone.
+    pub click: Option<&'static str>,
 }
 
 /// Which engine reads a derived spider's pages, as `#[spider(extract = "...")]` says.
@@ -144,6 +152,23 @@ impl LinkRules {
         self.rules.get(usize::try_from(number).ok()?)?.rule.impersonate
     }
 
+    /// How the page of `request` is rendered, when it is: its rule's mode, waits and
+    /// actions, and, for a rule that parses, the selectors of `T`'s required fields (see
+    /// [`Spider::rendering`](crate::Spider::rendering)).
+    pub fn rendering<T: Item>(&self, request: &Request) -> crate::request::rendering::Rendering {
+        let Some((number, rule)) = self.rule_of(request) else {
+            return crate::request::rendering::Rendering::default();
+        };
+        let item = if rule.rule.parse { T::AWAIT } else { &[] };
+        crate::request::rendering::Rendering {
+            mode: rule.rule.render,
+            wait_for: item.iter().copied().chain(rule.rule.wait_for).collect(),
+            scroll: rule.rule.scroll,
+            click: rule.rule.click,
+            rule: Some(number),
+        }
+    }
+
     /// The request for a URL a sitemap lists: the first rule that takes it, or `None`.
     pub fn sitemap_request(&self, url: Url) -> Option<Request> {
         let canonical = canonical_url(&url).into_owned();
@@ -154,17 +179,23 @@ impl LinkRules {
     /// What the page of `request` does: its rule's duty, or that of the first rule that
     /// takes its URL, or a start page's.
     fn duty(&self, request: &Request) -> Duty {
+        self.rule_of(request)
+            .map_or(START_PAGE, |(_, rule)| Duty { follow: rule.rule.follow, parse: rule.rule.parse })
+    }
+
+    /// The rule of `request` and its number: the one in its meta, or the first that takes
+    /// its URL.
+    fn rule_of(&self, request: &Request) -> Option<(usize, &Compiled)> {
         let reached_by = request
             .meta()
             .get(RULE_META_KEY)
             .and_then(serde_json::Value::as_u64)
             .and_then(|number| usize::try_from(number).ok())
-            .and_then(|number| self.rules.get(number));
-        let rule = reached_by.or_else(|| {
+            .and_then(|number| Some((number, self.rules.get(number)?)));
+        reached_by.or_else(|| {
             let canonical = canonical_url(request.url());
-            self.rules.iter().find(|rule| rule.takes(request.url(), &canonical))
-        });
-        rule.map_or(START_PAGE, |rule| Duty { follow: rule.rule.follow, parse: rule.rule.parse })
+            self.rules.iter().enumerate().find(|(_, rule)| rule.takes(request.url(), &canonical))
+        })
     }
 
     /// The links of `doc` every rule takes, in rule order then page order, each once.
@@ -263,6 +294,14 @@ pub async fn parse_by_link_rules<T: Item>(
         cx.soft_block = true;
         return Ok(());
     }
+    // What the rule reads: the item on a page that only parses, the links on one that
+    // only follows, either on a page that does both.
+    let has_item = matches!(item, Ok(Some(_)));
+    cx.lacking = Some(match (duty.parse, duty.follow) {
+        (true, false) => !has_item,
+        (false, true) => links.is_empty(),
+        _ => !has_item && links.is_empty(),
+    });
     for request in links {
         cx.request(request);
     }
@@ -287,6 +326,10 @@ mod tests {
         priority: 0,
         files: false,
         impersonate: None,
+        render: None,
+        wait_for: None,
+        scroll: false,
+        click: None,
     };
 
     fn rules(rules: &'static [LinkRule]) -> &'static LinkRules {

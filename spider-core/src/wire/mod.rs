@@ -14,6 +14,8 @@ pub(crate) mod block;
 pub(crate) mod browser;
 pub(crate) mod classify;
 pub(crate) mod redirect;
+#[cfg(feature = "render")]
+pub(crate) mod render;
 pub(crate) mod route;
 pub(crate) mod transport;
 

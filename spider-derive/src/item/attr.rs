@@ -31,6 +31,7 @@ pub(crate) enum PageFact {
     FetchedAt,
     Depth,
     Meta(LitStr),
+    Rendered,
 }
 
 impl PageFact {
@@ -42,6 +43,7 @@ impl PageFact {
             PageFact::Status => "status",
             PageFact::FetchedAt => "fetched_at",
             PageFact::Depth => "depth",
+            PageFact::Rendered => "rendered",
             PageFact::Meta(_) => "meta",
         }
     }
@@ -79,7 +81,7 @@ const CSS_OPTIONS: &[&str] = &["attr", "html", "parse", "default"];
 const JSON_LD_OPTIONS: &[&str] = &["type", "parse", "default"];
 const JSON_OPTIONS: &[&str] = &["parse", "default"];
 const PAGE_OPTIONS: &[&str] = &["parse", "default"];
-const PAGE_FIELDS: &[&str] = &["url", "final_url", "status", "fetched_at", "depth", "meta"];
+const PAGE_FIELDS: &[&str] = &["url", "final_url", "status", "fetched_at", "depth", "rendered", "meta"];
 
 pub(crate) fn read(input: &syn::DeriveInput, errors: &mut Errors) -> Vec<Field> {
     let named = match &input.data {
@@ -281,7 +283,7 @@ fn page(attr: &Attribute, args: Args, common: &mut Common, errors: &mut Errors) 
     let Some(Opt { name, value }) = args.next() else {
         errors.at(
             attr,
-            "write which page field to read, such as #[page(url)]: url, final_url, status, fetched_at, depth, or meta = \"key\"",
+            "write which page field to read, such as #[page(url)]: url, final_url, status, fetched_at, depth, rendered, or meta = \"key\"",
         );
         return None;
     };
@@ -305,6 +307,7 @@ fn page(attr: &Attribute, args: Args, common: &mut Common, errors: &mut Errors) 
         ("url", None) => Some(PageFact::Url),
         ("final_url", None) => Some(PageFact::FinalUrl),
         ("status", None) => Some(PageFact::Status),
+        ("rendered", None) => Some(PageFact::Rendered),
         ("fetched_at", None) => Some(PageFact::FetchedAt),
         ("depth", None) => Some(PageFact::Depth),
         (other, _) => {

@@ -103,6 +103,13 @@ pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream 
         .any(|field| matches!(field.reads, Reads::Json { .. }))
         .then(|| quote!(let __json = #p::JsonBody::read(doc);));
     let names = fields.iter().map(|f| &f.ident);
+    // What a render waits for: the selectors of the fields the item cannot do without.
+    let awaited = fields.iter().filter_map(|field| match &field.reads {
+        Reads::Css { selector, .. } if matches!(field.cardinality, Cardinality::One) && !field.default => {
+            Some(selector)
+        }
+        _ => None,
+    });
     // One body reads the item from either engine.
     let streamed = match stream_plan(fields, has_json_ld, &p) {
         Ok(plan) => quote! {
@@ -139,6 +146,8 @@ pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream 
                 ) -> ::core::result::Result<::core::option::Option<Self>, #p::ExtractError> {
                     read(doc)
                 }
+
+                const AWAIT: &'static [&'static str] = &[#(#awaited),*];
 
                 #streamed
             }
@@ -210,6 +219,7 @@ fn read(field: &Field, css_field: usize, p: &TokenStream) -> (TokenStream, Token
                 PageFact::Status => quote!(Status),
                 PageFact::FetchedAt => quote!(FetchedAt),
                 PageFact::Depth => quote!(Depth),
+                PageFact::Rendered => quote!(Rendered),
                 PageFact::Meta(key) => quote!(Meta(#key)),
             };
             let from = match fact {

@@ -81,6 +81,13 @@ fn call(key: &str, value: &Value) -> Vec<TokenStream> {
                 format_ident!("{}{}", name[..1].to_ascii_uppercase(), &name[1..], span = text.span());
             vec![quote!(.impersonate(::spiderling::__private::Impersonate::#variant))]
         }
+        ("render", Value::Text(text)) => {
+            // Checked by `attr.rs`: one of the mode names, whose variant is the name capitalised.
+            let name = text.value();
+            let variant =
+                format_ident!("{}{}", name[..1].to_ascii_uppercase(), &name[1..], span = text.span());
+            vec![quote!(.render(::spiderling::__private::Render::#variant))]
+        }
         (_, Value::Text(text)) => vec![quote!(.#method(#text))],
         (_, Value::Number(n)) => vec![quote!(.#method(#n))],
         (_, Value::Bool(b)) => vec![quote!(.#method(#b))],
@@ -124,6 +131,10 @@ fn rules(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
         priority: 0,
         files: false,
         impersonate: None,
+        render: None,
+        wait_for: None,
+        scroll: false,
+        click: None,
     };
     link_rules(input, &[rule], engine)
 }
@@ -176,6 +187,19 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine) -> Token
             }
             None => quote!(::core::option::Option::None),
         };
+        let render = match &rule.render {
+            Some(variant) => quote!(::core::option::Option::Some(::spiderling::__private::Render::#variant)),
+            None => quote!(::core::option::Option::None),
+        };
+        let wait_for = match &rule.wait_for {
+            Some(css) => quote!(::core::option::Option::Some(#css)),
+            None => quote!(::core::option::Option::None),
+        };
+        let click = match &rule.click {
+            Some(css) => quote!(::core::option::Option::Some(#css)),
+            None => quote!(::core::option::Option::None),
+        };
+        let scroll = rule.scroll;
         quote! {
             ::spiderling::__private::LinkRule {
                 css: #css,
@@ -186,6 +210,10 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine) -> Token
                 priority: #priority,
                 files: #files,
                 impersonate: #impersonate,
+                render: #render,
+                wait_for: #wait_for,
+                scroll: #scroll,
+                click: #click,
             }
         }
     });
@@ -233,6 +261,10 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine) -> Token
                 request: &::spiderling::Request,
             ) -> ::core::option::Option<::spiderling::__private::Impersonate> {
                 COMPILED_LINK_RULES.impersonate(request)
+            }
+
+            fn rendering(&self, request: &::spiderling::Request) -> ::spiderling::__private::Rendering {
+                COMPILED_LINK_RULES.rendering::<#item>(request)
             }
         }
     }

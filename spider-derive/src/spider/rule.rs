@@ -7,7 +7,20 @@ use syn::{Expr, ExprLit, ExprUnary, Lit, LitStr, UnOp};
 use crate::errors::Errors;
 
 /// The options of `rule(...)`.
-const OPTIONS: &[&str] = &["css", "allow", "deny", "follow", "parse", "priority", "files", "impersonate"];
+const OPTIONS: &[&str] = &[
+    "css",
+    "allow",
+    "deny",
+    "follow",
+    "parse",
+    "priority",
+    "files",
+    "impersonate",
+    "render",
+    "wait_for",
+    "scroll",
+    "click",
+];
 
 /// One checked `rule(...)`.
 pub(crate) struct Rule {
@@ -22,6 +35,14 @@ pub(crate) struct Rule {
     pub(crate) files: bool,
     /// The browser profile its requests are sent with, as its variant's name.
     pub(crate) impersonate: Option<syn::Ident>,
+    /// Where its pages are rendered, as the variant's name of `Render`.
+    pub(crate) render: Option<syn::Ident>,
+    /// What a render of its pages waits for besides the item's fields.
+    pub(crate) wait_for: Option<LitStr>,
+    /// Its pages scrolled until no new links come.
+    pub(crate) scroll: bool,
+    /// A button clicked on its pages until it is gone.
+    pub(crate) click: Option<LitStr>,
 }
 
 impl Rule {
@@ -37,6 +58,10 @@ impl Rule {
             priority: 0,
             files: false,
             impersonate: None,
+            render: None,
+            wait_for: None,
+            scroll: false,
+            click: None,
         };
         let mut seen: Vec<syn::Ident> = Vec::new();
         meta.parse_nested_meta(|option| {
@@ -52,11 +77,12 @@ impl Rule {
             match (name.as_str(), value) {
                 ("follow", None) => rule.follow = true,
                 ("files", None) => rule.files = true,
+                ("scroll", None) => rule.scroll = true,
                 ("follow", Some(expr)) if string(&expr).is_some() => errors.at(
                     &expr,
                     "in a rule, `follow` is a flag; the selector goes in `css`: `rule(css = \"...\", follow)`",
                 ),
-                ("follow" | "files", Some(expr)) => {
+                ("follow" | "files" | "scroll", Some(expr)) => {
                     errors.at(&expr, format!("`{name}` is a flag; write `{name}` alone, without a value"));
                 }
                 ("css", Some(expr)) => rule.css = selector(&expr, errors),
@@ -65,12 +91,18 @@ impl Rule {
                 ("parse", Some(expr)) => rule.parse = item_type(&expr, errors),
                 ("priority", Some(expr)) => rule.priority = priority(&expr, errors),
                 ("impersonate", Some(expr)) => rule.impersonate = impersonate(&expr, errors),
+                ("render", Some(expr)) => rule.render = render(&expr, errors),
+                ("wait_for", Some(expr)) => rule.wait_for = selector(&expr, errors),
+                ("click", Some(expr)) => rule.click = selector(&expr, errors),
                 (_, None) if OPTIONS.contains(&name.as_str()) => {
                     let example = match name.as_str() {
                         "css" => "`css = \"h3 > a\"`",
                         "allow" | "deny" => "a regex or a list of them, such as `allow = \"/catalogue/\"`",
                         "parse" => "a type deriving Item, such as `parse = Book`",
                         "impersonate" => "a browser profile, such as `impersonate = \"chrome\"`",
+                        "render" => "a render mode, such as `render = \"always\"`",
+                        "wait_for" => "a CSS selector, such as `wait_for = \".price\"`",
+                        "click" => "a CSS selector, such as `click = \"button.more\"`",
                         _ => "a whole number, such as `priority = 10`",
                     };
                     errors.at(&ident, format!("`{name}` takes a value: {example}"));
@@ -201,6 +233,24 @@ fn impersonate(expr: &Expr, errors: &mut Errors) -> Option<syn::Ident> {
     match spider_settings::Impersonate::parse(&lit.value()) {
         Ok(profile) => {
             let name = profile.name();
+            Some(syn::Ident::new(&format!("{}{}", name[..1].to_ascii_uppercase(), &name[1..]), lit.span()))
+        }
+        Err(message) => {
+            errors.at(lit, message);
+            None
+        }
+    }
+}
+
+/// A rule's render mode, checked as the key's value is: the variant of `Render` it names.
+fn render(expr: &Expr, errors: &mut Errors) -> Option<syn::Ident> {
+    let Some(lit) = string(expr) else {
+        errors.at(expr, "`render` takes a render mode, such as `render = \"always\"`");
+        return None;
+    };
+    match spider_settings::Render::parse(&lit.value()) {
+        Ok(mode) => {
+            let name = mode.name();
             Some(syn::Ident::new(&format!("{}{}", name[..1].to_ascii_uppercase(), &name[1..]), lit.span()))
         }
         Err(message) => {

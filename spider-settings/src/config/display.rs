@@ -6,13 +6,14 @@ use super::Config;
 use crate::{Stage, KEYS};
 
 /// The parts of a crawl, in the order the lines are printed.
-const STAGES: [Stage; 9] = [
+const STAGES: [Stage; 10] = [
     Stage::Scope,
     Stage::Admission,
     Stage::Retry,
     Stage::Fetch,
     Stage::Identity,
     Stage::Proxy,
+    Stage::Render,
     Stage::Parse,
     Stage::Store,
     Stage::Run,

@@ -20,6 +20,8 @@ mod retry;
 mod fetch;
 // route tiers, exit country, sticky sessions, gateway username, proxy spend
 mod proxy;
+// pages rendered in a browser: when, how long, the browser pool
+mod render;
 // who requests claim to be: cookies, user agents, seeded cookies, hidden links
 mod identity;
 // parse pool, output, stats and failures files, signals, metrics, progress
@@ -91,6 +93,20 @@ pub struct Config {
     pub impersonate: crate::Impersonate,
     #[doc(hidden)]
     pub http2: bool,
+    #[doc(hidden)]
+    pub render: crate::Render,
+    #[doc(hidden)]
+    pub render_timeout: Duration,
+    #[doc(hidden)]
+    pub render_resources: bool,
+    #[doc(hidden)]
+    pub browser_pages: usize,
+    #[doc(hidden)]
+    pub browser_recycle: usize,
+    #[doc(hidden)]
+    pub browser_rss: u64,
+    #[doc(hidden)]
+    pub screenshot_failures: Option<PathBuf>,
     #[doc(hidden)]
     pub max_depth: Option<u32>,
     #[doc(hidden)]

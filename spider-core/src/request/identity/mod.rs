@@ -312,6 +312,18 @@ impl Identities {
         kept
     }
 
+    /// The `Cookie` header `worn`'s jar holds for `url` now (none once it was retired),
+    /// for a browser rendering the page it fetched.
+    #[cfg(feature = "render")]
+    pub(crate) fn cookie_header(&self, worn: &Worn, url: &Url) -> Option<String> {
+        if !self.cookies {
+            return None;
+        }
+        let live = lock(&self.live);
+        let identity = live.by_key.get(&worn.key).filter(|i| i.generation == worn.generation)?;
+        identity.jar.header(url).and_then(|value| value.to_str().ok().map(str::to_owned))
+    }
+
     /// Count an answer to `worn` that was not a block; whether it was the identity's
     /// first (or the identity is gone).
     pub(crate) fn answered(&self, worn: &Worn) -> bool {

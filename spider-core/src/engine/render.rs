@@ -1,0 +1,290 @@
+//! Which pages the engine renders in a browser, and the browser's requests sent through
+//! the crawl (`render`): `never`, `always`, or `auto`, which reads the answer as sent first
+//! and renders only a page that lacks what its rule reads, learning per rule which pages
+//! need a browser and checking one in [`RECHECK`] of those again as sent.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use bytes::Bytes;
+use reqwest::header::HeaderMap;
+use reqwest::StatusCode;
+use spider_settings::{Config, Render};
+
+use super::protocol::Outcome;
+use super::Shared;
+use crate::request::identity::Worn;
+use crate::request::rendering::Rendering;
+use crate::request::Request;
+use crate::spider::Spider;
+
+/// Pages of a rule lacking their item or links as sent, in a row, before auto mode renders
+/// the rule's pages at once.
+const LEARN_AFTER: u32 = 3;
+/// One page in this many of a rule learnt to need a browser is read as sent first, so a
+/// site that starts sending its pages whole is noticed.
+const RECHECK: u32 = 10;
+
+/// How a page is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Choice {
+    /// As the server sent it.
+    AsSent,
+    /// Rendered first, for this reason.
+    Render(Why),
+    /// As sent, then rendered if it lacks what its rule reads (auto mode).
+    AsSentThenRender,
+}
+
+/// Why a page was rendered, as the summary counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Why {
+    /// `render = "always"`, for the crawl or the rule.
+    Always,
+    /// Auto mode learnt its rule needs a browser.
+    Learnt,
+    /// Auto mode found it lacking as sent.
+    Lacking,
+}
+
+/// What auto mode knows of one rule.
+#[derive(Debug, Default)]
+struct Learning {
+    /// Its pages lacking as sent, in a row.
+    lacking: u32,
+    /// Its pages go to the browser at once.
+    needs_browser: bool,
+    /// Its pages since one was checked as sent.
+    since_check: u32,
+}
+
+/// The crawl's rendering tier: its mode, what auto mode learnt, and the browsers.
+pub(super) struct Tier {
+    mode: Render,
+    learnt: Mutex<HashMap<Option<usize>, Learning>>,
+    /// The agent a page's script sees when its identity sets none.
+    #[cfg(feature = "render")]
+    agent: String,
+    #[cfg(feature = "render")]
+    screenshots: Option<std::path::PathBuf>,
+    #[cfg(feature = "render")]
+    browsers: crate::wire::render::Browsers,
+}
+
+impl Tier {
+    pub(super) fn new(config: &Config) -> Self {
+        Tier {
+            mode: config.render,
+            learnt: Mutex::new(HashMap::new()),
+            #[cfg(feature = "render")]
+            agent: config.user_agent.clone(),
+            #[cfg(feature = "render")]
+            screenshots: config.screenshot_failures.clone(),
+            #[cfg(feature = "render")]
+            browsers: crate::wire::render::Browsers::new(config),
+        }
+    }
+
+    /// How the page of a request with `rendering` is read.
+    pub(super) fn choose(&self, rendering: &Rendering) -> Choice {
+        match rendering.mode.unwrap_or(self.mode) {
+            Render::Always => Choice::Render(Why::Always),
+            Render::Auto => {
+                let mut learnt = self.learnt.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let rule = learnt.entry(rendering.rule).or_default();
+                if !rule.needs_browser {
+                    return Choice::AsSentThenRender;
+                }
+                rule.since_check += 1;
+                if rule.since_check >= RECHECK {
+                    rule.since_check = 0;
+                    Choice::AsSentThenRender
+                } else {
+                    Choice::Render(Why::Learnt)
+                }
+            }
+            _ => Choice::AsSent,
+        }
+    }
+
+    /// What a page of `rendering`'s rule read as sent showed: whether it `lacked` what the
+    /// rule reads.
+    pub(super) fn learn(&self, rendering: &Rendering, lacked: bool) {
+        let mut learnt = self.learnt.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let rule = learnt.entry(rendering.rule).or_default();
+        if lacked {
+            rule.lacking += 1;
+            if rule.lacking >= LEARN_AFTER && !rule.needs_browser {
+                rule.needs_browser = true;
+                tracing::info!(rule = ?rendering.rule, "pages of this rule lack their item or links as sent: rendered from now on");
+            }
+        } else {
+            if rule.needs_browser {
+                tracing::info!(rule = ?rendering.rule, "a page of this rule came whole as sent: read as sent again");
+            }
+            *rule = Learning::default();
+        }
+    }
+
+    /// Close the browsers, at the end of the crawl.
+    pub(super) async fn close(&self) {
+        #[cfg(feature = "render")]
+        self.browsers.close().await;
+    }
+}
+
+/// The page of `request` as a browser renders it from the answer the crawl fetched
+/// (`status`, `headers`, `body`), sent as `worn`: its DOM as the new body, or the outcome
+/// of a render that failed (another attempt when the browser went away).
+#[cfg(feature = "render")]
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn render<S: Spider>(
+    shared: &Shared<S>,
+    request: &Request,
+    status: StatusCode,
+    headers: &HeaderMap,
+    body: &Bytes,
+    rendering: &Rendering,
+    worn: Option<&Worn>,
+    why: Why,
+) -> Result<Bytes, Outcome> {
+    use crate::error::reason::Reason;
+    use crate::error::Error;
+    use crate::sinks::failures::Failure;
+    use crate::wire::classify::Trouble;
+    use crate::wire::render::{Job, RenderError, Waited};
+
+    let tier = &shared.render;
+    let agent = worn
+        .and_then(|worn| worn.headers.get(reqwest::header::USER_AGENT))
+        .and_then(|agent| agent.to_str().ok())
+        .unwrap_or(&tier.agent)
+        .to_owned();
+    let language = worn
+        .and_then(|worn| worn.headers.get(reqwest::header::ACCEPT_LANGUAGE))
+        .and_then(|language| language.to_str().ok())
+        .map(str::to_owned);
+    let cookies = worn.and_then(|worn| shared.exchange.identities().cookie_header(worn, request.url()));
+    let job = Job {
+        url: request.url(),
+        status,
+        headers,
+        body,
+        rendering,
+        agent: &agent,
+        language: language.as_deref(),
+        cookies: cookies.as_deref(),
+        screenshot: tier.screenshots.is_some(),
+    };
+    let rendered = tier.browsers.render(&job, &Subrequester { shared, page: request }).await;
+    shared.tally.browsers_replaced.add(tier.browsers.take_replaced());
+    let rendered = match rendered {
+        Ok(rendered) => rendered,
+        Err(RenderError::Browser(problem)) => {
+            let error = Error::Render { url: request.url().clone(), problem };
+            tracing::warn!(%error, "render failed: tried again");
+            let failure = Failure::error(Reason::Render, &error);
+            return Err(Outcome::Trouble {
+                request: request.clone(),
+                trouble: Trouble::TryAgain,
+                retry_after: None,
+                failure,
+            });
+        }
+        Err(RenderError::Launch(problem)) => {
+            return Err(Outcome::Fatal(Error::Render { url: request.url().clone(), problem }));
+        }
+    };
+    let tally = &shared.tally;
+    tally.rendered.add(1);
+    tally.rendered_lacking.add(u64::from(why == Why::Lacking));
+    tally.rendered_learnt.add(u64::from(why == Why::Learnt));
+    tally.subrequests.add(rendered.subrequests);
+    tally.subrequests_refused.add(rendered.refused);
+    tally.render_actions.add(rendered.actions);
+    tally
+        .render_timeouts
+        .add(u64::from(rendered.waited == Waited::TimedOut && !rendering.wait_for.is_empty()));
+    if let Some(worn) = worn {
+        let mut set = HeaderMap::new();
+        for line in &rendered.cookies {
+            if let Ok(value) = reqwest::header::HeaderValue::from_str(line) {
+                set.append(reqwest::header::SET_COOKIE, value);
+            }
+        }
+        shared.exchange.identities().receive(worn, request.url(), &set);
+    }
+    if let (Some(dir), Some(png)) = (&tier.screenshots, &rendered.screenshot) {
+        let host = request.url().host_str().unwrap_or("page");
+        let path = dir.join(format!("{host}-{:032x}.png", request.fingerprint().0));
+        let written = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, png));
+        if let Err(error) = written {
+            tracing::warn!(path = %path.display(), %error, "the screenshot of a page whose item never appeared could not be written");
+        }
+    }
+    Ok(Bytes::from(rendered.html))
+}
+
+/// Without the `render` feature: a crawl that asks to render is refused as it opens, so
+/// only a rule's own mode reaches here.
+#[cfg(not(feature = "render"))]
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn render<S: Spider>(
+    _: &Shared<S>,
+    request: &Request,
+    _: StatusCode,
+    _: &HeaderMap,
+    _: &Bytes,
+    rendering: &Rendering,
+    _: Option<&Worn>,
+    _: Why,
+) -> Result<Bytes, Outcome> {
+    let mode = rendering.mode.map_or("auto", Render::name);
+    Err(Outcome::Fatal(crate::error::Error::Config(format!(
+        "the rule of {} renders its pages (render = \"{mode}\"), which needs spiderling's `render` feature; this build leaves it out: build with `--features render`",
+        request.url()
+    ))))
+}
+
+/// The browser's requests, sent by the crawl: inside the allowed domains, after a token of
+/// the crawl's rate ceiling, through the exchange as the page's identity and on its route.
+#[cfg(feature = "render")]
+struct Subrequester<'a, S: Spider> {
+    shared: &'a Shared<S>,
+    page: &'a Request,
+}
+
+#[cfg(feature = "render")]
+#[async_trait::async_trait]
+impl<S: Spider> crate::wire::render::Subrequests for Subrequester<'_, S> {
+    async fn fetch(
+        &self,
+        request: Request,
+        _: crate::wire::render::Resource,
+    ) -> Option<crate::wire::transport::Fetched> {
+        use crate::wire::{Exchanged, Judge};
+
+        let shared = self.shared;
+        if !shared.scope.allows(request.url()) {
+            return None;
+        }
+        let request = self.page.subrequest(request);
+        if let Some(rate) = &shared.rate {
+            while let Err(at) = rate.try_pass() {
+                tokio::time::sleep_until(at).await;
+            }
+        }
+        let (route, wire) = (shared.spider.route(self.page), shared.spider.impersonate(self.page));
+        match shared.exchange.send(&request, route, wire, Judge::Nobody).await {
+            Ok(Exchanged::Answer(answered)) => Some(answered.fetched),
+            Ok(Exchanged::Failed(error)) => {
+                tracing::debug!(%error, "a request of the browser got no answer");
+                None
+            }
+            Err(error) => {
+                tracing::warn!(%error, "a request of the browser was refused");
+                None
+            }
+        }
+    }
+}

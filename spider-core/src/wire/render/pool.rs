@@ -1,0 +1,293 @@
+//! The browsers a crawl renders in: each renders a bounded number of pages at once, is
+//! replaced after `browser_recycle` pages or once its processes pass `browser_rss`, and is
+//! replaced at once when it dies (crashed, killed) or stops answering, the page it was
+//! rendering reported as worth another attempt.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chromiumoxide::browser::{Browser, BrowserConfig};
+use futures_util::StreamExt;
+use spider_settings::Config;
+use tokio::sync::{Mutex, RwLock, Semaphore};
+
+use super::{page, Job, RenderError, Rendered, Subrequests};
+
+/// How often, in pages, a browser's memory is read.
+const RSS_EVERY: usize = 10;
+/// How long a browser has to answer a ping after a render failed, before it is taken for
+/// hung and replaced.
+const PING: Duration = Duration::from_secs(3);
+
+/// The crawl's browsers, started when the first page needs one.
+pub(crate) struct Browsers {
+    launch: Launch,
+    /// Renders at once: the browsers' pages.
+    pages: Semaphore,
+    live: Mutex<Vec<Arc<Live>>>,
+    /// Browsers replaced because they died or hung.
+    replaced: AtomicU64,
+}
+
+/// What a browser is started with, and how long it may live.
+struct Launch {
+    executable: Option<PathBuf>,
+    per_browser: usize,
+    recycle: usize,
+    rss_bytes: u64,
+    timeout: Duration,
+    allow_heavy: bool,
+}
+
+/// One running browser.
+struct Live {
+    number: u64,
+    browser: RwLock<Option<Browser>>,
+    pid: Option<u32>,
+    dir: PathBuf,
+    open: AtomicUsize,
+    done: AtomicUsize,
+    /// Its connection ended or it stopped answering.
+    dead: Arc<AtomicBool>,
+    /// Takes no new pages: replaced once its open ones are done.
+    retiring: AtomicBool,
+}
+
+impl Browsers {
+    /// The pool `config` asks for: as many browsers as its concurrency needs at
+    /// `browser_pages` each. Nothing starts until a page is rendered.
+    pub(crate) fn new(config: &Config) -> Self {
+        let per_browser = config.browser_pages.max(1);
+        let browsers = config.concurrency.div_ceil(per_browser).max(1);
+        let executable = std::env::var_os("CHROMIUM").map(PathBuf::from);
+        Browsers {
+            launch: Launch {
+                executable,
+                per_browser,
+                recycle: config.browser_recycle.max(1),
+                rss_bytes: config.browser_rss.saturating_mul(1024 * 1024),
+                timeout: config.render_timeout,
+                allow_heavy: config.render_resources,
+            },
+            pages: Semaphore::new(per_browser * browsers),
+            live: Mutex::new(Vec::new()),
+            replaced: AtomicU64::new(0),
+        }
+    }
+
+    /// Render `job` in one of the browsers, its requests answered by `subrequests`.
+    pub(crate) async fn render(
+        &self,
+        job: &Job<'_>,
+        subrequests: &dyn Subrequests,
+    ) -> Result<Rendered, RenderError> {
+        let _permit =
+            self.pages.acquire().await.map_err(|_| RenderError::Launch("the browsers were closed".into()))?;
+        let live = self.browser().await?;
+        let rendered = {
+            let browser = live.browser.read().await;
+            match browser.as_ref() {
+                // Bounded past the render's own deadline: a browser that stops answering
+                // mid-render is found here.
+                Some(browser) => {
+                    let deadline = self.launch.timeout + Duration::from_secs(10);
+                    let render =
+                        page::render(browser, job, subrequests, self.launch.allow_heavy, self.launch.timeout);
+                    match tokio::time::timeout(deadline, render).await {
+                        Ok(rendered) => rendered,
+                        Err(_) => Err(RenderError::Browser("the browser stopped answering".into())),
+                    }
+                }
+                None => Err(RenderError::Browser("the browser was closed".into())),
+            }
+        };
+        if let Err(RenderError::Browser(_)) = &rendered {
+            if !live.dead.load(Ordering::Acquire) && !self.answers(&live).await {
+                live.dead.store(true, Ordering::Release);
+            }
+        }
+        self.release(&live);
+        rendered
+    }
+
+    /// Browsers replaced after dying or hanging since this was last asked.
+    pub(crate) fn take_replaced(&self) -> u64 {
+        self.replaced.swap(0, Ordering::Relaxed)
+    }
+
+    /// Close every browser, for the end of the crawl.
+    pub(crate) async fn close(&self) {
+        let live: Vec<Arc<Live>> = std::mem::take(&mut *self.live.lock().await);
+        for browser in live {
+            browser.close().await;
+        }
+    }
+
+    /// A browser with a free page: a running one, or one started now in place of those
+    /// dead or done.
+    async fn browser(&self) -> Result<Arc<Live>, RenderError> {
+        let mut live = self.live.lock().await;
+        let mut gone = Vec::new();
+        live.retain(|browser| {
+            let dead = browser.dead.load(Ordering::Acquire);
+            let done = browser.retiring.load(Ordering::Acquire) && browser.open.load(Ordering::Acquire) == 0;
+            if dead || done {
+                gone.push((browser.clone(), dead));
+            }
+            !(dead || done)
+        });
+        for (browser, dead) in gone {
+            if dead {
+                self.replaced.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(browser = browser.number, "a browser died or stopped answering: replaced");
+            } else {
+                tracing::debug!(
+                    browser = browser.number,
+                    "a browser done with its pages or past its memory: replaced"
+                );
+            }
+            browser.close().await;
+        }
+        let taking = live.iter().find(|browser| {
+            !browser.retiring.load(Ordering::Acquire)
+                && browser.open.load(Ordering::Acquire) < self.launch.per_browser
+        });
+        if let Some(browser) = taking {
+            browser.open.fetch_add(1, Ordering::AcqRel);
+            return Ok(browser.clone());
+        }
+        // The page permit says a page is free: on a retiring browser still finishing, whose
+        // place a new one takes.
+        let browser = Arc::new(self.start().await?);
+        browser.open.fetch_add(1, Ordering::AcqRel);
+        live.push(browser.clone());
+        Ok(browser)
+    }
+
+    /// A page of `live` is done: retire it past its pages or its memory.
+    fn release(&self, live: &Live) {
+        live.open.fetch_sub(1, Ordering::AcqRel);
+        let done = live.done.fetch_add(1, Ordering::AcqRel) + 1;
+        let heavy = done.is_multiple_of(RSS_EVERY)
+            && live.pid.and_then(tree_rss).is_some_and(|rss| rss > self.launch.rss_bytes);
+        if done >= self.launch.recycle || heavy {
+            live.retiring.store(true, Ordering::Release);
+        }
+    }
+
+    /// Whether `live` still answers the protocol.
+    async fn answers(&self, live: &Live) -> bool {
+        let browser = live.browser.read().await;
+        let Some(browser) = browser.as_ref() else { return false };
+        matches!(tokio::time::timeout(PING, browser.version()).await, Ok(Ok(_)))
+    }
+
+    async fn start(&self) -> Result<Live, RenderError> {
+        // Numbered in the process, not the pool: two crawls of one process (a test binary)
+        // never share a profile folder.
+        static STARTED: AtomicU64 = AtomicU64::new(0);
+        let number = STARTED.fetch_add(1, Ordering::Relaxed) + 1;
+        let dir = std::env::temp_dir().join(format!("spiderling-browser-{}-{number}", std::process::id()));
+        let mut builder = BrowserConfig::builder()
+            .user_data_dir(&dir)
+            .respect_https_errors()
+            .launch_timeout(Duration::from_secs(30))
+            .request_timeout(self.launch.timeout + Duration::from_secs(5))
+            // Root in a container has no user namespace to sandbox in; the browser fetches
+            // nothing itself, every request is answered by the crawl.
+            .no_sandbox()
+            .args([
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+                "--disable-sync",
+                "--metrics-recording-only",
+                "--mute-audio",
+            ]);
+        if let Some(executable) = &self.launch.executable {
+            builder = builder.chrome_executable(executable);
+        }
+        let config = builder.build().map_err(|problem| {
+            RenderError::Launch(format!(
+                "{problem}; set CHROMIUM to a Chromium or Chrome, or install `chromium`"
+            ))
+        })?;
+        let (mut browser, mut handler) = Browser::launch(config)
+            .await
+            .map_err(|error| RenderError::Launch(format!("starting Chromium: {error}")))?;
+        let dead = Arc::new(AtomicBool::new(false));
+        let gone = dead.clone();
+        tokio::spawn(async move {
+            while handler.next().await.is_some() {}
+            gone.store(true, Ordering::Release);
+        });
+        let pid = browser.get_mut_child().and_then(|child| child.as_mut_inner().id());
+        tracing::debug!(browser = number, ?pid, "browser started");
+        Ok(Live {
+            number,
+            browser: RwLock::new(Some(browser)),
+            pid,
+            dir,
+            open: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            dead,
+            retiring: AtomicBool::new(false),
+        })
+    }
+}
+
+impl Live {
+    /// Stop the browser (its process is killed when dropped) and remove its profile.
+    async fn close(&self) {
+        let browser = self.browser.write().await.take();
+        if let Some(mut browser) = browser {
+            if !self.dead.load(Ordering::Acquire) {
+                let _ = tokio::time::timeout(PING, browser.close()).await;
+            }
+            let _ = tokio::time::timeout(PING, browser.kill()).await;
+            let _ = tokio::time::timeout(PING, browser.wait()).await;
+        }
+        let dir = self.dir.clone();
+        let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir)).await;
+    }
+}
+
+/// The resident memory of `pid` and every process below it, in bytes, from `/proc`.
+fn tree_rss(pid: u32) -> Option<u64> {
+    let mut parents = Vec::new();
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(child) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // The parent is the second field after the command's closing parenthesis.
+        let parent = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok());
+        if let Some(parent) = parent {
+            parents.push((child, parent));
+        }
+    }
+    let mut tree = vec![pid];
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for (child, parent) in &parents {
+            if tree.contains(parent) && !tree.contains(child) {
+                tree.push(*child);
+                grew = true;
+            }
+        }
+    }
+    Some(tree.iter().filter_map(|pid| rss(*pid)).sum())
+}
+
+/// A process's resident memory in bytes (`VmRSS`).
+fn rss(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
