@@ -4,11 +4,14 @@
 #![cfg(feature = "render")]
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use spider_sandbox::{Observed, RenderedSite, Sandbox};
+use spider_sandbox::{GatewayConfig, MockGateway, Observed, RenderedSite, Sandbox};
 use spiderling::prelude::*;
 use spiderling::Summary;
 
@@ -60,6 +63,10 @@ struct Always;
 )]
 struct Auto;
 
+/// One crawl at a time: each starts browsers, and two machines' worth of them on two cores
+/// would make every timing in here a guess; the kill test must kill only its own.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 async fn crawl<S: Spider>(spider: S, site: &Sandbox, dir: &Path, settings: &[(&str, &str)]) -> Summary {
     let mut config = spider.config().set("start_urls", &site.url()).unwrap().output(dir.join("out.jsonl"));
     for (key, value) in settings {
@@ -95,6 +102,7 @@ fn names(site: &RenderedSite) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_product_of_the_client_rendered_shop_once_when_every_page_is_rendered() {
+    let _serial = SERIAL.lock().await;
     let shop = RenderedSite::new().products(12).page_size(5).plain(3).delay_ms(700);
     let site = Sandbox::rendered(shop.clone()).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -117,10 +125,144 @@ async fn every_product_of_the_client_rendered_shop_once_when_every_page_is_rende
     assert_eq!(summary.counts.render_actions, shop.list_pages() as u64 - 1, "one click per page left");
     assert!(summary.counts.subrequests_refused >= pages as u64, "a logo per page refused");
     assert_eq!(summary.failures, 0, "{summary}");
+
+    // Cookies both ways. The home page's `visitor` cookie, set on the crawl's own client,
+    // is seen by the product pages' script in `document.cookie`; the `consent` cookie that
+    // script sets reaches the documents the crawl fetches after the first product's render.
+    let hits = site.observed().hits;
+    let api: Vec<_> = hits.iter().filter(|hit| hit.target.starts_with("/api/product/")).collect();
+    assert!(api.iter().all(|hit| hit.target.contains("visitor%3Dv1")), "the script saw the jar's cookie");
+    let consented =
+        |hit: &&spider_sandbox::Hit| hit.cookie.as_deref().is_some_and(|c| c.contains("consent=yes"));
+    let first_render = api.iter().map(|hit| hit.at).min().unwrap();
+    let documents: Vec<_> = hits.iter().filter(|hit| RenderedSite::kind(&hit.target) == "page").collect();
+    assert!(documents.iter().filter(|hit| hit.at < first_render).all(|hit| !consented(hit)), "none before");
+    assert!(documents.iter().any(consented), "the browser's cookie came back to the crawl's own client");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rate_ceiling_holds_over_the_browsers_requests_too() {
+    let _serial = SERIAL.lock().await;
+    let shop = RenderedSite::new().products(4).page_size(2).plain(0).delay_ms(0);
+    let site = Sandbox::rendered(shop).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // 300 a minute: one every 200 ms, pages, scripts, style sheets and API calls alike.
+    let summary = crawl(Always, &site, dir.path(), &[("rpm", "300")]).await;
+    assert_eq!(summary.counts.items, 4, "{summary}");
+
+    let mut arrivals: Vec<Duration> = site.observed().hits.iter().map(|hit| hit.at).collect();
+    arrivals.sort();
+    assert!(
+        summary.counts.subrequests >= 10,
+        "scripts, styles and API calls came through the crawl: {summary}"
+    );
+    // A token bucket of burst one: any five requests in a row span four spacings at least
+    // (a few milliseconds given for the server's clock against the crawl's).
+    let spacing = Duration::from_millis(200);
+    for (i, window) in arrivals.windows(5).enumerate() {
+        let span = window[4] - window[0];
+        assert!(
+            span + Duration::from_millis(30) >= spacing * 4,
+            "requests {i}..{} within {span:?}: {arrivals:?}",
+            i + 4
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_killed_mid_crawl_is_replaced_and_nothing_is_lost() {
+    let _serial = SERIAL.lock().await;
+    let shop = RenderedSite::new().products(16).page_size(8).plain(0).delay_ms(400);
+    let site = std::sync::Arc::new(Sandbox::rendered(shop.clone()).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let watched = site.clone();
+    // SIGKILL this process's browsers while they render: once the third product's script
+    // has called the API.
+    let killer = std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            let hits = watched.observed().hits;
+            if hits.iter().filter(|hit| hit.target.starts_with("/api/product/")).count() >= 3 {
+                let killed = kill_browsers();
+                if killed > 0 {
+                    return killed;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        0
+    });
+    // Two pages at a time, so most are rendered after the kill.
+    let summary = crawl(Always, &site, dir.path(), &[("concurrency", "2")]).await;
+    assert!(killer.join().unwrap() > 0, "a browser was killed");
+
+    let mut got: Vec<String> = rows(dir.path()).into_iter().map(|row| row.name).collect();
+    got.sort();
+    assert_eq!(got, names(&shop), "every product once: {summary}");
+    assert!(summary.counts.browsers_replaced >= 1, "{summary}");
+    assert_eq!(summary.failures, 0, "the pages it was rendering were tried again: {summary}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_identity_renders_through_its_own_exit() {
+    let _serial = SERIAL.lock().await;
+    let shop = RenderedSite::new().products(9).page_size(9).plain(0).delay_ms(0);
+    let site = Sandbox::rendered(shop.clone()).unwrap();
+    let gateway = MockGateway::start(GatewayConfig::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let proxy = gateway.url_with_credentials();
+    let settings = [("proxy", proxy.as_str()), ("sticky", "true"), ("per_host", "3")];
+    let summary = crawl(Always, &site, dir.path(), &settings).await;
+    assert_eq!(summary.counts.items, 9, "{summary}");
+
+    // A product page's script fetched its product from the exit its document came from:
+    // the browser's requests wear the page's identity.
+    let through = gateway.observed();
+    let exit_of = |path: &str| -> BTreeSet<IpAddr> {
+        through
+            .requests
+            .iter()
+            .filter(|request| request.target.contains(path))
+            .map(|request| request.exit)
+            .collect()
+    };
+    for id in 1..=shop.product_count() {
+        let document = exit_of(&format!("/product/{id}"));
+        let api = exit_of(&format!("/api/product/{id}?"));
+        assert_eq!(document.len(), 1, "{id}: {document:?}");
+        assert_eq!(api, document, "product {id}'s API call left from its page's exit");
+    }
+    let exits: BTreeSet<IpAddr> = through.requests.iter().map(|request| request.exit).collect();
+    assert!(exits.len() >= 2, "the slots' identities, each its exit: {exits:?}");
+    assert_eq!(site.observed().peers(), exits, "nothing reached the site but through the gateway");
+}
+
+/// SIGKILL every browser this process started; how many.
+fn kill_browsers() -> usize {
+    let marker = format!("spiderling-browser-{}-", std::process::id());
+    let mut killed = 0;
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        // The browser itself, not its renderers, which name the same profile folder.
+        if cmdline.contains(&marker) && !cmdline.contains("--type=") {
+            let pid = entry.file_name().to_string_lossy().into_owned();
+            if Command::new("kill")
+                .args(["-9", &pid])
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+            {
+                killed += 1;
+            }
+        }
+    }
+    killed
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_mode_renders_only_the_pages_that_lack_their_item_or_links_as_sent() {
+    let _serial = SERIAL.lock().await;
     let shop = RenderedSite::new().products(10).page_size(5).plain(10).delay_ms(700);
     let site = Sandbox::rendered(shop.clone()).unwrap();
     let dir = tempfile::tempdir().unwrap();

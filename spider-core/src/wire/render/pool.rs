@@ -51,8 +51,12 @@ struct Live {
     done: AtomicUsize,
     /// Its connection ended or it stopped answering.
     dead: Arc<AtomicBool>,
+    /// Woken when its connection ends: the renders on it give up at once.
+    died: Arc<tokio::sync::Notify>,
     /// Takes no new pages: replaced once its open ones are done.
     retiring: AtomicBool,
+    /// The process that kills the browser should this one die: see [`reaper`].
+    reaper: std::sync::Mutex<Option<std::process::Child>>,
 }
 
 impl Browsers {
@@ -92,12 +96,18 @@ impl Browsers {
                 // Bounded past the render's own deadline: a browser that stops answering
                 // mid-render is found here.
                 Some(browser) => {
+                    let died = live.died.notified();
                     let deadline = self.launch.timeout + Duration::from_secs(10);
                     let render =
                         page::render(browser, job, subrequests, self.launch.allow_heavy, self.launch.timeout);
-                    match tokio::time::timeout(deadline, render).await {
-                        Ok(rendered) => rendered,
-                        Err(_) => Err(RenderError::Browser("the browser stopped answering".into())),
+                    tokio::select! {
+                        rendered = tokio::time::timeout(deadline, render) => match rendered {
+                            Ok(rendered) => rendered,
+                            Err(_) => Err(RenderError::Browser("the browser stopped answering".into())),
+                        },
+                        () = died, if !live.dead.load(Ordering::Acquire) => {
+                            Err(RenderError::Browser("the browser went away".into()))
+                        }
                     }
                 }
                 None => Err(RenderError::Browser("the browser was closed".into())),
@@ -219,14 +229,29 @@ impl Browsers {
         let (mut browser, mut handler) = Browser::launch(config)
             .await
             .map_err(|error| RenderError::Launch(format!("starting Chromium: {error}")))?;
-        let dead = Arc::new(AtomicBool::new(false));
-        let gone = dead.clone();
-        tokio::spawn(async move {
-            while handler.next().await.is_some() {}
-            gone.store(true, Ordering::Release);
-        });
         let pid = browser.get_mut_child().and_then(|child| child.as_mut_inner().id());
+        let (dead, died) = (Arc::new(AtomicBool::new(false)), Arc::new(tokio::sync::Notify::new()));
+        let (gone, wake) = (dead.clone(), died.clone());
+        // The connection's end, or the process's: a killed browser's socket may close
+        // without the handler's stream ending, so its process is looked at too.
+        tokio::spawn(async move {
+            let mut look = tokio::time::interval(Duration::from_millis(250));
+            loop {
+                tokio::select! {
+                    event = handler.next() => match event {
+                        None | Some(Err(chromiumoxide::error::CdpError::Ws(_))) => break,
+                        Some(_) => {}
+                    },
+                    _ = look.tick() => if pid.is_some_and(|pid| !running(pid)) {
+                        break;
+                    },
+                }
+            }
+            gone.store(true, Ordering::Release);
+            wake.notify_waiters();
+        });
         tracing::debug!(browser = number, ?pid, "browser started");
+        let reaper = pid.and_then(reaper);
         Ok(Live {
             number,
             browser: RwLock::new(Some(browser)),
@@ -235,7 +260,9 @@ impl Browsers {
             open: AtomicUsize::new(0),
             done: AtomicUsize::new(0),
             dead,
+            died,
             retiring: AtomicBool::new(false),
+            reaper: std::sync::Mutex::new(reaper),
         })
     }
 }
@@ -243,6 +270,12 @@ impl Browsers {
 impl Live {
     /// Stop the browser (its process is killed when dropped) and remove its profile.
     async fn close(&self) {
+        // The reaper first, before the browser's pid can be another process's.
+        let reaper = self.reaper.lock().ok().and_then(|mut reaper| reaper.take());
+        if let Some(mut reaper) = reaper {
+            let _ = reaper.kill();
+            let _ = tokio::task::spawn_blocking(move || reaper.wait()).await;
+        }
         let browser = self.browser.write().await.take();
         if let Some(mut browser) = browser {
             if !self.dead.load(Ordering::Acquire) {
@@ -254,6 +287,34 @@ impl Live {
         let dir = self.dir.clone();
         let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir)).await;
     }
+}
+
+/// A process that kills the browser `pid` once this process is gone, however it went: a
+/// crawl killed with SIGKILL runs no destructor, and a browser left behind would run on.
+/// The reaper waits to read from a pipe whose other end only this process holds; the
+/// kernel closes it when this process ends, for any reason, and the read returns.
+fn reaper(pid: u32) -> Option<std::process::Child> {
+    let spawned = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("read _; kill -9 {pid} 2>/dev/null"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    match spawned {
+        Ok(child) => Some(child),
+        Err(error) => {
+            tracing::warn!(%error, "no reaper for the browser: a crawl killed with SIGKILL would leave it running");
+            None
+        }
+    }
+}
+
+/// Whether process `pid` is running: neither gone nor a zombie waiting to be reaped.
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X']))
+    })
 }
 
 /// The resident memory of `pid` and every process below it, in bytes, from `/proc`.
