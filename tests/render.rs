@@ -288,3 +288,89 @@ async fn auto_mode_renders_only_the_pages_that_lack_their_item_or_links_as_sent(
     assert!(summary.counts.rendered_learnt > 0, "the product rule learnt: {summary}");
     assert_eq!(summary.failures, 0, "{summary}");
 }
+
+/// The variable that makes this test binary the crawler the state-file test starts and
+/// kills: the spider binary's arguments, one a line.
+const CHILD: &str = "RENDER_TEST_CHILD_ARGS";
+
+#[test]
+#[ignore = "the child process of the state-file test, started by it"]
+fn child_crawl() {
+    let Ok(args) = std::env::var(CHILD) else { return };
+    let args =
+        std::iter::once(std::ffi::OsString::from("always")).chain(args.lines().map(std::ffi::OsString::from));
+    let code = spiderling::cli::run(Always, args);
+    std::process::exit(if code == std::process::ExitCode::SUCCESS { 0 } else { 1 });
+}
+
+#[test]
+fn a_rendering_crawl_killed_with_sigkill_and_resumed_writes_every_item_once() {
+    let _serial = SERIAL.blocking_lock();
+    let shop = RenderedSite::new().products(24).page_size(12).plain(6).delay_ms(150);
+    let site = Sandbox::rendered(shop.clone()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "-o".to_owned(),
+        dir.path().join("out.jsonl").display().to_string(),
+        "--set".to_owned(),
+        format!("state={}", dir.path().join("shop.state").display()),
+        "--set".to_owned(),
+        format!("start_urls={}", site.url()),
+        "--set".to_owned(),
+        "concurrency=4".to_owned(),
+        "--log-level".to_owned(),
+        "error".to_owned(),
+    ];
+    let child = || {
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command
+            .args(["child_crawl", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+            .env(CHILD, args.join("\n"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    };
+    // Killed twice while its browsers render (after 6 product API calls each time).
+    let mut killed = Vec::new();
+    for calls in [6, 6] {
+        let api =
+            || site.observed().hits.iter().filter(|hit| hit.target.starts_with("/api/product/")).count();
+        let (base, mut running) = (api(), child().spawn().unwrap());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while api() < base + calls && Instant::now() < deadline && running.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(running.try_wait().unwrap().is_none(), "killed mid-crawl, not after it");
+        killed.push(running.id());
+        running.kill().unwrap();
+        running.wait().unwrap();
+    }
+    let last = child().stdout(Stdio::piped()).stderr(Stdio::piped()).output().unwrap();
+    assert!(last.status.success(), "the last run finishes: {}", String::from_utf8_lossy(&last.stderr));
+
+    let mut got: Vec<String> = rows(dir.path()).into_iter().map(|row| row.name).collect();
+    got.sort();
+    assert_eq!(got, names(&shop), "every product once across the three runs");
+    // The killed runs' browsers went with them: their reapers killed them.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let left = || killed.iter().map(|pid| browsers_of(*pid)).sum::<usize>();
+    while left() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(left(), 0, "no browser of a killed crawl is left running");
+}
+
+/// The browser processes (any of their processes) of the crawl process `pid`.
+fn browsers_of(pid: u32) -> usize {
+    let marker = format!("spiderling-browser-{pid}-");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|entry| {
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            let zombie = stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            !zombie && String::from_utf8_lossy(&cmdline).contains(&marker)
+        })
+        .count()
+}
