@@ -80,6 +80,13 @@ struct LinksOnly;
     user_agents_file = "agents.txt",
     impersonate = "firefox",
     http2 = false,
+    render = "auto",
+    render_timeout = "20s",
+    render_resources = true,
+    browser_pages = 2,
+    browser_recycle = 50,
+    browser_rss = 1024,
+    screenshot_failures = "shots",
     follow_hidden = true,
     extract = "stream",
     frontier = "redis://127.0.0.1:6379/0",
@@ -134,6 +141,10 @@ pub(crate) fn main() {
     assert!(settings.contains("follow_hidden = true"), "{settings}");
     assert!(settings.contains("impersonate = firefox"), "{settings}");
     assert!(settings.contains("http2 = false"), "{settings}");
+    assert!(
+        settings.contains("render = auto · render_timeout = 20s · render_resources = true · browser_pages = 2 · browser_recycle = 50 · browser_rss = 1024 · screenshot_failures = shots"),
+        "{settings}"
+    );
     assert!(
         settings.contains("frontier = redis://127.0.0.1:6379/0 · crawl_id = books-fleet · lease = 2m"),
         "{settings}"

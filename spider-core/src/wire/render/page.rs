@@ -122,9 +122,8 @@ async fn on_page(
         // The navigation's own answer is the document the crawl fetched; the protocol's
         // reply to it is all that is awaited here, the load is the waits' to judge.
         let navigate = page.goto(job.url.as_str());
-        match tokio::time::timeout_at(deadline, navigate).await {
-            Ok(Err(error)) => return Err(gone(error)),
-            Ok(Ok(_)) | Err(_) => {}
+        if let Ok(Err(error)) = tokio::time::timeout_at(deadline, navigate).await {
+            return Err(gone(error));
         }
         let waited = wait(page, job, &traffic, deadline).await?;
         let actions = act(page, job, &traffic, deadline).await?;
