@@ -26,6 +26,8 @@
 mod bare;
 mod fleet;
 mod measure;
+#[cfg(feature = "render")]
+mod render;
 mod report;
 mod sequential;
 mod sessions;
@@ -117,6 +119,17 @@ pub(crate) struct Args {
     /// Chrome's wire (`rules-chrome`, built with the `impersonate` feature).
     #[arg(long, conflicts_with_all = ["workers", "session_limited"])]
     tls: bool,
+    /// Measure the rendering tier instead, on the client-rendered shop with half its
+    /// products built by script (--pages products): every page rendered against auto mode,
+    /// pages/s and the peak memory of each contender's process tree, browsers included.
+    #[arg(long, conflicts_with_all = ["workers", "session_limited", "tls"])]
+    rendered: bool,
+    /// With --rendered: only this contender (`render-always` or `render-auto`).
+    #[arg(long, requires = "rendered", value_parser = ["render-always", "render-auto"])]
+    only: Option<String>,
+    /// Internal: the render mode of the rendered bench's contender.
+    #[arg(long, hide = true)]
+    render_mode: Option<String>,
     /// Internal: the certificate a contender trusts (with --tls).
     #[arg(long, hide = true)]
     ca_cert: Option<PathBuf>,
@@ -148,6 +161,8 @@ enum Contender {
     Identities,
     Bare,
     Sequential,
+    /// The rendered bench's contender, its mode in --render-mode.
+    Render,
 }
 
 impl Contender {
@@ -172,6 +187,7 @@ impl Contender {
             Contender::Identities => "identities",
             Contender::Bare => "bare",
             Contender::Sequential => "sequential",
+            Contender::Render => "render",
         }
     }
 }
@@ -189,11 +205,35 @@ pub(crate) fn run(args: Args) -> ExitCode {
             };
             sessions::run(&setup, args.json)
         }
+        _ if args.rendered => rendered(&args),
         _ if args.frontier.is_some() => {
             eprintln!("error: --frontier is the Redis of the fleet bench; give --workers too");
             ExitCode::from(2)
         }
         _ => parent(&args),
+    }
+}
+
+/// The rendered bench, when this build renders.
+fn rendered(args: &Args) -> ExitCode {
+    #[cfg(feature = "render")]
+    {
+        let only = args
+            .only
+            .as_deref()
+            .and_then(|only| ["render-always", "render-auto"].into_iter().find(|name| *name == only));
+        render::run(&render::Setup {
+            pages: args.pages,
+            concurrency: args.concurrency,
+            json: args.json,
+            only,
+        })
+    }
+    #[cfg(not(feature = "render"))]
+    {
+        let _ = args;
+        eprintln!("error: --rendered needs the render feature, which this build leaves out");
+        ExitCode::from(2)
     }
 }
 
@@ -361,6 +401,13 @@ fn child(contender: Contender, url: &str, output: &Path, args: &Args) -> ExitCod
                 Contender::Sequential => {
                     sequential::crawl(start, sample, cost, output).await.map_err(|e| e.to_string())
                 }
+                #[cfg(feature = "render")]
+                Contender::Render => {
+                    let mode = args.render_mode.as_deref().unwrap_or("always");
+                    render::crawl(url, mode, concurrency, output).await.map_err(|e| e.to_string())
+                }
+                #[cfg(not(feature = "render"))]
+                Contender::Render => Err("the render contender needs the render feature".to_owned()),
             }
         })
     });

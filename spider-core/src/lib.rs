@@ -70,6 +70,8 @@ pub use spider_settings::{
     DEFAULT_USER_TEMPLATE,
 };
 pub use wire::block::Answer;
+#[cfg(feature = "render")]
+pub use wire::render::process_tree_rss;
 pub use wire::route::{GatewayTraffic, ProxySpend, Route};
 pub use {reqwest, scraper, url};
 

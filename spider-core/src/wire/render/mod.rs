@@ -27,6 +27,7 @@ use crate::request::rendering::Rendering;
 use crate::request::Request;
 use crate::wire::transport::Fetched;
 
+pub use pool::process_tree_rss;
 pub(crate) use pool::Browsers;
 
 /// What a render is given: the page's answer as the crawl fetched it, and how to render it.

@@ -181,7 +181,7 @@ impl Browsers {
         live.open.fetch_sub(1, Ordering::AcqRel);
         let done = live.done.fetch_add(1, Ordering::AcqRel) + 1;
         let heavy = done.is_multiple_of(RSS_EVERY)
-            && live.pid.and_then(tree_rss).is_some_and(|rss| rss > self.launch.rss_bytes);
+            && live.pid.and_then(process_tree_rss).is_some_and(|rss| rss > self.launch.rss_bytes);
         if done >= self.launch.recycle || heavy {
             live.retiring.store(true, Ordering::Release);
         }
@@ -317,8 +317,19 @@ fn running(pid: u32) -> bool {
     })
 }
 
-/// The resident memory of `pid` and every process below it, in bytes, from `/proc`.
-fn tree_rss(pid: u32) -> Option<u64> {
+/// The memory of process `pid` and every process below it, in bytes, read from `/proc`:
+/// a crawl's with its browsers, or a browser's with its renderers. Each process counts its
+/// proportional share of the pages it shares (`Pss`), so a library every renderer maps is
+/// counted once in all; a process whose share cannot be read counts its resident set.
+/// `None` where there is no `/proc`.
+///
+/// # Examples
+///
+/// ```
+/// let rss = spider_core::process_tree_rss(std::process::id()).unwrap_or(1);
+/// assert!(rss > 0);
+/// ```
+pub fn process_tree_rss(pid: u32) -> Option<u64> {
     let mut parents = Vec::new();
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
         let Some(child) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) else {
@@ -345,10 +356,11 @@ fn tree_rss(pid: u32) -> Option<u64> {
     Some(tree.iter().filter_map(|pid| rss(*pid)).sum())
 }
 
-/// A process's resident memory in bytes (`VmRSS`).
+/// A process's memory in bytes: its `Pss`, else its `VmRSS`.
 fn rss(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    let kib = |file: &str, field: &str| -> Option<u64> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/{file}")).ok()?;
+        text.lines().find(|line| line.starts_with(field))?.split_whitespace().nth(1)?.parse().ok()
+    };
+    Some(kib("smaps_rollup", "Pss:").or_else(|| kib("status", "VmRSS:"))? * 1024)
 }
