@@ -124,9 +124,13 @@ pub(crate) struct Args {
     /// pages/s and the peak memory of each contender's process tree, browsers included.
     #[arg(long, conflicts_with_all = ["workers", "session_limited", "tls"])]
     rendered: bool,
-    /// With --rendered: only this contender (`render-always` or `render-auto`).
-    #[arg(long, requires = "rendered", value_parser = ["render-always", "render-auto"])]
+    /// With --rendered: only this contender (`render-always`, `render-auto` or `crawlee`).
+    #[arg(long, requires = "rendered", value_parser = ["render-always", "render-auto", "crawlee"])]
     only: Option<String>,
+    /// With --rendered: also run Crawlee's PlaywrightCrawler, this script under `node`
+    /// (`bench/crawlee/shop.mjs`, set up by `bench/crawlee/run.sh`), on the same shop.
+    #[arg(long, requires = "rendered", value_name = "SCRIPT")]
+    crawlee: Option<PathBuf>,
     /// Internal: the render mode of the rendered bench's contender.
     #[arg(long, hide = true)]
     render_mode: Option<String>,
@@ -218,15 +222,15 @@ pub(crate) fn run(args: Args) -> ExitCode {
 fn rendered(args: &Args) -> ExitCode {
     #[cfg(feature = "render")]
     {
-        let only = args
-            .only
-            .as_deref()
-            .and_then(|only| ["render-always", "render-auto"].into_iter().find(|name| *name == only));
+        let only = args.only.as_deref().and_then(|only| {
+            ["render-always", "render-auto", "crawlee"].into_iter().find(|name| *name == only)
+        });
         render::run(&render::Setup {
             pages: args.pages,
             concurrency: args.concurrency,
             json: args.json,
             only,
+            crawlee: args.crawlee.clone(),
         })
     }
     #[cfg(not(feature = "render"))]

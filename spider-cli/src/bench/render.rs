@@ -4,7 +4,9 @@
 //! tree, browsers included, every 100 ms, and counts what the site received.
 //!
 //! Contenders: `render-always` (every page in the browser) and `render-auto` (the answer
-//! as sent first, the browser only where it lacks the item or the links), the same spider.
+//! as sent first, the browser only where it lacks the item or the links), the same spider;
+//! with `--crawlee SCRIPT`, Crawlee's PlaywrightCrawler running that script under `node`
+//! on the same shop, measured the same way (`bench/crawlee/`).
 
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
@@ -60,15 +62,21 @@ pub(super) struct Setup {
     pub(super) concurrency: usize,
     pub(super) json: bool,
     pub(super) only: Option<&'static str>,
+    pub(super) crawlee: Option<std::path::PathBuf>,
 }
 
-/// The contenders' names, and the render mode each runs with.
-const CONTENDERS: [(&str, &str); 2] = [("render-always", "always"), ("render-auto", "auto")];
+/// The contenders' names, and the render mode each runs with (Crawlee renders every page).
+const CONTENDERS: [(&str, &str); 3] =
+    [("render-always", "always"), ("render-auto", "auto"), ("crawlee", "always")];
 
 /// Serve the half-rendered shop, run each contender on a fresh one, print the results.
 pub(super) fn run(setup: &Setup) -> ExitCode {
     let mut rows = Vec::new();
-    for (name, mode) in CONTENDERS.iter().filter(|(name, _)| setup.only.is_none_or(|only| only == *name)) {
+    let wanted = |name: &str| match setup.only {
+        Some(only) => only == name,
+        None => name != "crawlee" || setup.crawlee.is_some(),
+    };
+    for (name, mode) in CONTENDERS.iter().filter(|(name, _)| wanted(name)) {
         // Half the products client-rendered, half served whole, 20 a listing page.
         let half = (setup.pages / 2).max(1);
         let shop = RenderedSite::new().products(half).plain(half).page_size(20).delay_ms(0);
@@ -112,11 +120,12 @@ pub(super) fn run(setup: &Setup) -> ExitCode {
                 row.second_half_peak_mb
             );
         }
-        if let [always, auto] = rows.as_slice() {
-            println!(
-                "auto / always pages/s: {:.2}",
-                auto.pages_per_sec / always.pages_per_sec.max(f64::EPSILON)
-            );
+        let rate = |name: &str| rows.iter().find(|row| row.contender == name).map(|row| row.pages_per_sec);
+        if let (Some(always), Some(auto)) = (rate("render-always"), rate("render-auto")) {
+            println!("auto / always pages/s: {:.2}", auto / always.max(f64::EPSILON));
+        }
+        if let (Some(always), Some(crawlee)) = (rate("render-always"), rate("crawlee")) {
+            println!("render-always / crawlee pages/s: {:.2}", always / crawlee.max(f64::EPSILON));
         }
     }
     ExitCode::SUCCESS
@@ -128,15 +137,32 @@ fn measure(name: &'static str, mode: &str, site: &Sandbox, setup: &Setup) -> Res
     let dir = std::env::temp_dir().join(format!("spiderling-bench-rendered-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
     let output = dir.join(format!("{name}.jsonl"));
+    // Its log to a file: a pipe nobody reads meanwhile would fill and stall it.
+    let log = dir.join(format!("{name}.log"));
+    let log_file =
+        std::fs::File::create(&log).map_err(|error| format!("cannot create {}: {error}", log.display()))?;
     let exe = std::env::current_exe().map_err(|error| format!("cannot find this binary: {error}"))?;
-    let mut child = Command::new(exe)
-        .args(["bench", "--rendered", "--contender", "render", "--url", &site.url(), "--render-mode", mode])
+    let mut command = match (&setup.crawlee, name) {
+        (Some(script), "crawlee") => {
+            let mut node = Command::new("node");
+            node.arg(script).env("CRAWLEE_STORAGE_DIR", dir.join("crawlee-storage"));
+            node
+        }
+        _ => {
+            let mut own = Command::new(exe);
+            own.args(["bench", "--rendered", "--contender", "render", "--render-mode", mode]);
+            own
+        }
+    };
+    let started = Instant::now();
+    let mut child = command
+        .args(["--url", &site.url()])
         .arg("--output")
         .arg(&output)
         .args(["--concurrency", &setup.concurrency.to_string()])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(log_file)
         .spawn()
         .map_err(|error| format!("cannot start the {name} contender: {error}"))?;
     // Samples of (pages the site served, the tree's memory).
@@ -152,17 +178,19 @@ fn measure(name: &'static str, mode: &str, site: &Sandbox, setup: &Setup) -> Res
         samples.push((pages, spiderling::process_tree_rss(child.id()).unwrap_or(0)));
         std::thread::sleep(Duration::from_millis(100));
     }
+    let wall = started.elapsed().as_secs_f64();
     let done = child.wait_with_output().map_err(|error| error.to_string())?;
+    let items = lines_in(&output);
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
     let _ = std::fs::remove_dir_all(&dir);
+    if !done.status.success() {
+        return Err(format!("the {name} contender failed ({}):\n{logged}", done.status));
+    }
+    // Spiderling's own run times its crawl; another crawler's is timed from outside,
+    // start-up included.
     let stdout = String::from_utf8_lossy(&done.stdout);
     let run = stdout.lines().last().and_then(|line| serde_json::from_str::<Run>(line).ok());
-    let Some(run) = run.filter(|_| done.status.success()) else {
-        return Err(format!(
-            "the {name} contender failed ({}):\n{}",
-            done.status,
-            String::from_utf8_lossy(&done.stderr)
-        ));
-    };
+    let elapsed_secs = run.map_or(wall, |run| run.elapsed_secs);
     let observed = site.observed();
     let pages = observed.hits.iter().filter(|hit| RenderedSite::kind(&hit.target) == "page").count();
     let rendered = observed.hits.iter().filter(|hit| RenderedSite::kind(&hit.target) == "script").count();
@@ -173,10 +201,10 @@ fn measure(name: &'static str, mode: &str, site: &Sandbox, setup: &Setup) -> Res
     Ok(Measured {
         contender: name,
         pages,
-        items: run.items,
+        items,
         rendered,
-        elapsed_secs: run.elapsed_secs,
-        pages_per_sec: pages as f64 / run.elapsed_secs.max(f64::EPSILON),
+        elapsed_secs,
+        pages_per_sec: pages as f64 / elapsed_secs.max(f64::EPSILON),
         peak_tree_rss_mb: mb(samples.iter().map(|(_, rss)| *rss).max().unwrap_or(0)),
         first_half_peak_mb: mb(peak(0..pages / 2)),
         second_half_peak_mb: mb(peak(pages / 2..usize::MAX)),
