@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use spider_sandbox::{
-    DemoSite, FingerprintSite, GatewayConfig, HostileSite, IdentityLimit, MockGateway, Sandbox,
+    DemoSite, FingerprintSite, GatewayConfig, HostileSite, IdentityLimit, MockGateway, RenderedSite, Sandbox,
 };
 
 use crate::bench;
@@ -62,11 +62,21 @@ pub(crate) struct Args {
     /// `spiderling fetch --wire https://localhost:PORT/wire --set ca_cert=PATH`
     #[arg(long, conflicts_with_all = ["hostile", "tls"])]
     fingerprint: bool,
+    /// Serve the client-rendered shop instead: listings and products a script builds from
+    /// a JSON API ("load more" included), beside pages served whole; --pages products,
+    /// half of each (default 20 and 20).
+    ///
+    /// Example: spiderling sandbox --rendered, then a spider with `render = "auto"`
+    #[arg(long, conflicts_with_all = ["hostile", "tls", "fingerprint", "gateway"])]
+    rendered: bool,
 }
 
 pub(crate) fn run(
-    Args { port, books, pages, page_kb, latency_ms, hostile, gateway, tls, fingerprint }: Args,
+    Args { port, books, pages, page_kb, latency_ms, hostile, gateway, tls, fingerprint, rendered }: Args,
 ) -> ExitCode {
+    if rendered {
+        return serve_rendered(port, pages);
+    }
     let demo = bench::demo_site(pages.map_or(books, bench::books_for), page_kb, latency_ms);
     let size = format!(
         "site: {} pages ({} books), {page_kb} KiB each, {latency_ms} ms latency",
@@ -135,6 +145,40 @@ pub(crate) fn run(
                     log.rejected
                 );
             }
+            ExitCode::SUCCESS
+        }
+        Ok(Err(error)) | Err(error) => {
+            eprintln!("error: cannot wait for Ctrl-C: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Serve the client-rendered shop until Ctrl-C.
+fn serve_rendered(port: u16, pages: Option<usize>) -> ExitCode {
+    let half = pages.map(|pages| (pages / 2).max(1));
+    let shop = half.map_or_else(RenderedSite::new, |half| RenderedSite::new().products(half).plain(half));
+    let (products, plain) = (shop.product_count(), shop.plain_count());
+    let site = match Sandbox::rendered_on(shop, port) {
+        Ok(site) => site,
+        Err(error) => {
+            eprintln!("error: cannot serve on 127.0.0.1:{port}: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let waited = tokio::runtime::Builder::new_current_thread().enable_all().build().map(|runtime| {
+        runtime.block_on(async {
+            let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+            println!("client-rendered shop at {}", site.url());
+            println!("{products} products built by script under /list/, {plain} served whole under /plain/");
+            println!("press Ctrl-C to stop");
+            interrupt.recv().await;
+            Ok::<(), std::io::Error>(())
+        })
+    });
+    match waited {
+        Ok(Ok(())) => {
+            println!("stopped after {} requests", site.observed().hits.len());
             ExitCode::SUCCESS
         }
         Ok(Err(error)) | Err(error) => {

@@ -165,7 +165,9 @@ pub(super) async fn render<S: Spider>(
         .and_then(|language| language.to_str().ok())
         .map(str::to_owned);
     let cookies = worn.and_then(|worn| shared.exchange.identities().cookie_header(worn, request.url()));
+    let identity = worn.map(Worn::id);
     let job = Job {
+        identity: identity.as_deref(),
         url: request.url(),
         status,
         headers,
@@ -202,9 +204,11 @@ pub(super) async fn render<S: Spider>(
     tally.subrequests.add(rendered.subrequests);
     tally.subrequests_refused.add(rendered.refused);
     tally.render_actions.add(rendered.actions);
-    tally
-        .render_timeouts
-        .add(u64::from(rendered.waited == Waited::TimedOut && !rendering.wait_for.is_empty()));
+    let waited_out = rendered.waited == Waited::TimedOut && !rendering.wait_for.is_empty();
+    tally.render_timeouts.add(u64::from(waited_out || rendered.cut_short));
+    if rendered.cut_short {
+        tracing::warn!(url = %request.url(), actions = rendered.actions, "the page's clicks or scrolls ran out of render_timeout (or of their 50) before they were done: read as it stands");
+    }
     if let Some(worn) = worn {
         let mut set = HeaderMap::new();
         for line in &rendered.cookies {
@@ -286,5 +290,47 @@ impl<S: Spider> crate::wire::render::Subrequests for Subrequester<'_, S> {
                 None
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn auto(rule: usize) -> Rendering {
+        Rendering { mode: Some(Render::Auto), rule: Some(rule), ..Rendering::default() }
+    }
+
+    #[test]
+    fn auto_mode_learns_a_rule_after_three_lacking_pages_and_checks_one_in_ten() {
+        let tier = Tier::new(&Config::new("shop"));
+        let (products, listings) = (auto(0), auto(1));
+        for _ in 0..LEARN_AFTER {
+            assert_eq!(tier.choose(&products), Choice::AsSentThenRender);
+            tier.learn(&products, true);
+        }
+        // Learnt: to the browser at once, but for one page in ten read as sent first.
+        let choices: Vec<Choice> = (0..20).map(|_| tier.choose(&products)).collect();
+        let checks = choices.iter().filter(|choice| **choice == Choice::AsSentThenRender).count();
+        assert_eq!(checks, 2, "{choices:?}");
+        assert!(choices.iter().all(|c| matches!(c, Choice::AsSentThenRender | Choice::Render(Why::Learnt))));
+        // Another rule learns nothing from it.
+        assert_eq!(tier.choose(&listings), Choice::AsSentThenRender);
+        // A check that finds the page whole sends the rule back to reading as sent.
+        tier.learn(&products, false);
+        assert_eq!(tier.choose(&products), Choice::AsSentThenRender);
+        // Lacking pages not in a row teach nothing.
+        for lacked in [true, true, false, true, true, false] {
+            tier.learn(&products, lacked);
+        }
+        assert_eq!(tier.choose(&products), Choice::AsSentThenRender);
+    }
+
+    #[test]
+    fn the_rule_mode_wins_over_the_crawls() {
+        let tier = Tier::new(&Config::new("shop").render(Render::Always));
+        assert_eq!(tier.choose(&Rendering::default()), Choice::Render(Why::Always));
+        let never = Rendering { mode: Some(Render::Never), ..Rendering::default() };
+        assert_eq!(tier.choose(&never), Choice::AsSent);
     }
 }

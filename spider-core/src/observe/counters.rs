@@ -162,7 +162,8 @@ counters! {
         rendered_lacking,
         /// Of the rendered pages, those of a rule auto mode had learnt needs a browser.
         rendered_learnt,
-        /// Renders whose awaited selectors never matched within `render_timeout`.
+        /// Renders whose awaited selectors never matched within `render_timeout`, or whose
+        /// clicks or scrolls ran out of it: read as they stood.
         render_timeouts,
         /// Requests the browser made that the crawl fetched for it.
         subrequests,

@@ -57,6 +57,15 @@ pub(crate) struct Worn {
     pub(crate) headers: HeaderMap,
 }
 
+impl Worn {
+    /// Who this is, as no other identity ever is: its key and its generation, so an
+    /// identity made afresh under the same key (after a block) is another.
+    #[cfg(feature = "render")]
+    pub(crate) fn id(&self) -> String {
+        format!("{}#{}", self.key, self.generation)
+    }
+}
+
 #[derive(Debug)]
 struct Identity {
     generation: u64,

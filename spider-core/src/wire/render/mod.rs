@@ -11,7 +11,7 @@
 //! budget, and the cookies it sets come back to the identity's jar.
 //!
 //! `pool.rs` the browsers (pages at once, recycling, a dead one replaced); `page.rs` one
-//! page's render: a browser context of its own, the pauses answered, the waits and the
+//! page's render: in a browser context per identity, the pauses answered, the waits and the
 //! actions, the rendered DOM and the cookies read back.
 
 mod page;
@@ -37,6 +37,9 @@ pub(crate) struct Job<'a> {
     pub(crate) headers: &'a HeaderMap,
     pub(crate) body: &'a Bytes,
     pub(crate) rendering: &'a Rendering,
+    /// The identity the page was fetched as (its key and generation), whose browser
+    /// context it renders in; `None` for an answer from the cache.
+    pub(crate) identity: Option<&'a str>,
     /// The identity's agent, so the page's script sees the agent its requests carry.
     pub(crate) agent: &'a str,
     /// The `Accept-Language` its requests carry, for the browser's locale.
@@ -70,6 +73,9 @@ pub(crate) struct Rendered {
     pub(crate) refused: u64,
     /// Clicks and scrolls done.
     pub(crate) actions: u64,
+    /// The actions ran out of time (or hit their bound) before the button was gone or the
+    /// links stopped coming: the page is read as it stands.
+    pub(crate) cut_short: bool,
     /// The page's cookies when it was read, as `Set-Cookie` lines for the identity's jar.
     pub(crate) cookies: Vec<String>,
     /// A PNG of the page, when asked and the awaited selectors never matched.

@@ -1,6 +1,6 @@
-//! One page's render: a browser context of its own (nothing kept between pages but what
-//! the identity's jar holds), every request the browser makes paused and answered by the
-//! crawl, the page's waits and actions, then its DOM and cookies read back.
+//! One page's render: in its identity's browser context, every request the browser makes
+//! paused and answered by the crawl, the page's waits and actions, then its DOM and
+//! cookies read back.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use chromiumoxide::browser::Browser;
+use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use chromiumoxide::cdp::browser_protocol::emulation::SetUserAgentOverrideParams;
 use chromiumoxide::cdp::browser_protocol::fetch::{
     self, EventRequestPaused, FailRequestParams, FulfillRequestParams, HeaderEntry, RequestPattern,
@@ -30,6 +31,9 @@ use crate::request::Request;
 
 /// How long the page's network must be still to count as quiet.
 const QUIET: Duration = Duration::from_millis(500);
+/// After an action whose requests are done, how long no new one may start before the
+/// action counts as settled.
+const SETTLED: Duration = Duration::from_millis(100);
 /// How often a wait looks again.
 const POLL: Duration = Duration::from_millis(50);
 /// Clicks, and scrolls, at most per page.
@@ -38,6 +42,8 @@ const ACTIONS: u64 = 50;
 /// What the pauses of one page have seen, read by its waits.
 struct Traffic {
     in_flight: AtomicUsize,
+    /// Requests paused so far.
+    started: AtomicU64,
     last: Mutex<Instant>,
     subrequests: AtomicU64,
     refused: AtomicU64,
@@ -53,37 +59,86 @@ impl Traffic {
     }
 
     fn quiet(&self) -> bool {
+        self.still_for(QUIET)
+    }
+
+    /// Nothing in flight, and nothing paused or answered for `span`.
+    fn still_for(&self, span: Duration) -> bool {
         self.in_flight.load(Ordering::Acquire) == 0
-            && self.last.lock().map(|last| last.elapsed() >= QUIET).unwrap_or(true)
+            && self.last.lock().map(|last| last.elapsed() >= span).unwrap_or(true)
     }
 }
 
 /// Render `job` in a new context of `browser`.
 pub(super) async fn render(
     browser: &Browser,
+    contexts: &Contexts,
     job: &Job<'_>,
     subrequests: &dyn Subrequests,
     allow_heavy: bool,
     timeout: Duration,
 ) -> Result<Rendered, RenderError> {
-    let context =
-        browser.create_browser_context(CreateBrowserContextParams::default()).await.map_err(gone)?;
+    let (context, own) = contexts.of(browser, job.identity).await?;
     let target = CreateTargetParams::builder()
         .url("about:blank")
         .browser_context_id(context.clone())
         .build()
         .map_err(RenderError::Browser)?;
-    let page = match browser.new_page(target).await {
-        Ok(page) => page,
-        Err(error) => {
-            let _ = browser.dispose_browser_context(context).await;
-            return Err(gone(error));
+    let rendered = match browser.new_page(target).await {
+        Ok(page) => {
+            let rendered = on_page(&page, job, subrequests, allow_heavy, timeout).await;
+            let _ = page.close().await;
+            rendered
         }
+        Err(error) => Err(gone(error)),
     };
-    let rendered = on_page(&page, job, subrequests, allow_heavy, timeout).await;
-    let _ = page.close().await;
-    let _ = browser.dispose_browser_context(context).await;
+    if own {
+        let _ = browser.dispose_browser_context(context).await;
+    }
     rendered
+}
+
+/// The browser contexts of one browser, one per identity that rendered in it lately: its
+/// storage and cache live as long as the identity does, as a person's browser profile
+/// would, and a page of another identity never sees them.
+pub(super) struct Contexts {
+    by_identity: tokio::sync::Mutex<lru::LruCache<String, BrowserContextId>>,
+}
+
+/// Contexts a browser keeps at once; the least recently used is disposed past it.
+const CONTEXTS: usize = 32;
+
+impl Contexts {
+    pub(super) fn new() -> Self {
+        let bound = std::num::NonZeroUsize::new(CONTEXTS).unwrap_or(std::num::NonZeroUsize::MIN);
+        Contexts { by_identity: tokio::sync::Mutex::new(lru::LruCache::new(bound)) }
+    }
+
+    /// The context of `identity`, made now if it has none; one of its own for a page of no
+    /// identity (a cached answer), disposed after it (`true`).
+    async fn of(
+        &self,
+        browser: &Browser,
+        identity: Option<&str>,
+    ) -> Result<(BrowserContextId, bool), RenderError> {
+        let Some(identity) = identity else {
+            let context =
+                browser.create_browser_context(CreateBrowserContextParams::default()).await.map_err(gone)?;
+            return Ok((context, true));
+        };
+        let mut by_identity = self.by_identity.lock().await;
+        if let Some(context) = by_identity.get(identity) {
+            return Ok((context.clone(), false));
+        }
+        let context =
+            browser.create_browser_context(CreateBrowserContextParams::default()).await.map_err(gone)?;
+        if let Some((_, evicted)) = by_identity.push(identity.to_owned(), context.clone()) {
+            if evicted != context {
+                let _ = browser.dispose_browser_context(evicted).await;
+            }
+        }
+        Ok((context, false))
+    }
 }
 
 async fn on_page(
@@ -112,6 +167,7 @@ async fn on_page(
     }
     let traffic = Traffic {
         in_flight: AtomicUsize::new(0),
+        started: AtomicU64::new(0),
         last: Mutex::new(Instant::now()),
         subrequests: AtomicU64::new(0),
         refused: AtomicU64::new(0),
@@ -126,7 +182,9 @@ async fn on_page(
             return Err(gone(error));
         }
         let waited = wait(page, job, &traffic, deadline).await?;
-        let actions = act(page, job, &traffic, deadline).await?;
+        // The actions have a deadline of their own: a long "load more" is not cut short by
+        // a slow first load.
+        let (actions, cut_short) = act(page, job, &traffic, Instant::now() + timeout).await?;
         let html = page.content().await.map_err(gone)?;
         let cookies = page.execute(GetCookiesParams::default()).await.map_err(gone)?.result.cookies;
         let cookies = cookies.iter().map(set_cookie_line).collect();
@@ -142,6 +200,7 @@ async fn on_page(
             subrequests: traffic.subrequests.load(Ordering::Relaxed),
             refused: traffic.refused.load(Ordering::Relaxed),
             actions,
+            cut_short,
             cookies,
             screenshot,
         })
@@ -187,6 +246,7 @@ async fn answer(
     traffic: &Traffic,
 ) {
     traffic.in_flight.fetch_add(1, Ordering::AcqRel);
+    traffic.started.fetch_add(1, Ordering::AcqRel);
     traffic.touch();
     let id = event.request_id.clone();
     // The browser's own request for the site's icon is an image the page never asked for.
@@ -323,14 +383,27 @@ async fn wait(
     }
 }
 
-/// The rule's actions, each followed by the network going quiet: a button clicked until it
-/// is gone, then the page scrolled until no new link comes. Returns how many were done.
-async fn act(page: &Page, job: &Job<'_>, traffic: &Traffic, deadline: Instant) -> Result<u64, RenderError> {
-    let mut actions = 0;
+/// The rule's actions, each followed by what it started settling: a button clicked until
+/// it is gone, then the page scrolled until no new link comes. Returns how many were done,
+/// and whether the deadline or the bound cut them short.
+async fn act(
+    page: &Page,
+    job: &Job<'_>,
+    traffic: &Traffic,
+    deadline: Instant,
+) -> Result<(u64, bool), RenderError> {
+    let (mut actions, mut cut_short) = (0, false);
     if let Some(css) = job.rendering.click {
         let selector = serde_json::to_string(css).unwrap_or_default();
         let click = format!("(() => {{ const e = document.querySelector({selector}); if (!e) return false; e.click(); return true; }})()");
-        while actions < ACTIONS && Instant::now() < deadline && evaluate::<bool>(page, &click).await? {
+        loop {
+            if actions >= ACTIONS || Instant::now() >= deadline {
+                cut_short = true;
+                break;
+            }
+            if !evaluate::<bool>(page, &click).await? {
+                break;
+            }
             actions += 1;
             settle(page, traffic, deadline).await?;
         }
@@ -339,7 +412,11 @@ async fn act(page: &Page, job: &Job<'_>, traffic: &Traffic, deadline: Instant) -
         let links = "document.querySelectorAll('a[href]').length";
         let mut seen = evaluate::<u64>(page, links).await?;
         let mut scrolls = 0;
-        while scrolls < ACTIONS && Instant::now() < deadline {
+        loop {
+            if scrolls >= ACTIONS || Instant::now() >= deadline {
+                cut_short = true;
+                break;
+            }
             evaluate::<bool>(
                 page,
                 "(() => { window.scrollTo(0, document.body.scrollHeight); return true; })()",
@@ -355,14 +432,20 @@ async fn act(page: &Page, job: &Job<'_>, traffic: &Traffic, deadline: Instant) -
         }
         actions += scrolls;
     }
-    Ok(actions)
+    Ok((actions, cut_short))
 }
 
-/// After an action: a moment for the page's script to start its requests, then until they
-/// are done.
+/// After an action: until the requests it started are answered and no other starts for a
+/// moment, or, when it started none, until the network has been quiet a while.
 async fn settle(page: &Page, traffic: &Traffic, deadline: Instant) -> Result<(), RenderError> {
+    let before = traffic.started.load(Ordering::Acquire);
     traffic.touch();
-    while Instant::now() < deadline && !(document_loaded(page).await? && traffic.quiet()) {
+    while Instant::now() < deadline {
+        let started = traffic.started.load(Ordering::Acquire) > before;
+        let settled = if started { traffic.still_for(SETTLED) } else { traffic.quiet() };
+        if settled && document_loaded(page).await? {
+            break;
+        }
         tokio::time::sleep(POLL).await;
     }
     Ok(())

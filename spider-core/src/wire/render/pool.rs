@@ -53,6 +53,8 @@ struct Live {
     dead: Arc<AtomicBool>,
     /// Woken when its connection ends: the renders on it give up at once.
     died: Arc<tokio::sync::Notify>,
+    /// Its browser contexts, one per identity.
+    contexts: page::Contexts,
     /// Takes no new pages: replaced once its open ones are done.
     retiring: AtomicBool,
     /// The process that kills the browser should this one die: see [`reaper`].
@@ -98,8 +100,14 @@ impl Browsers {
                 Some(browser) => {
                     let died = live.died.notified();
                     let deadline = self.launch.timeout + Duration::from_secs(10);
-                    let render =
-                        page::render(browser, job, subrequests, self.launch.allow_heavy, self.launch.timeout);
+                    let render = page::render(
+                        browser,
+                        &live.contexts,
+                        job,
+                        subrequests,
+                        self.launch.allow_heavy,
+                        self.launch.timeout,
+                    );
                     tokio::select! {
                         rendered = tokio::time::timeout(deadline, render) => match rendered {
                             Ok(rendered) => rendered,
@@ -208,16 +216,21 @@ impl Browsers {
             // Root in a container has no user namespace to sandbox in; the browser fetches
             // nothing itself, every request is answered by the crawl.
             .no_sandbox()
+            // chromiumoxide writes each key as `--key`, and `--key=value` with a value.
             .args([
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--no-first-run",
-                "--disable-sync",
-                "--metrics-recording-only",
-                "--mute-audio",
-            ]);
+                "disable-gpu",
+                "disable-dev-shm-usage",
+                "disable-background-networking",
+                "disable-component-update",
+                "no-first-run",
+                "disable-sync",
+                "metrics-recording-only",
+                "mute-audio",
+            ])
+            // Nothing the browser fetches on its own reaches the network: a request the
+            // protocol does not pause (the browser's own, such as a page's icon) goes to a
+            // proxy that is not there, loopback included.
+            .args([("proxy-server", "http://127.0.0.1:9"), ("proxy-bypass-list", "<-loopback>")]);
         if let Some(executable) = &self.launch.executable {
             builder = builder.chrome_executable(executable);
         }
@@ -261,6 +274,7 @@ impl Browsers {
             done: AtomicUsize::new(0),
             dead,
             died,
+            contexts: page::Contexts::new(),
             retiring: AtomicBool::new(false),
             reaper: std::sync::Mutex::new(reaper),
         })
