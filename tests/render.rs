@@ -374,3 +374,24 @@ fn browsers_of(pid: u32) -> usize {
         })
         .count()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_whose_item_never_appears_is_read_as_it_stands_and_kept_as_a_screenshot() {
+    let _serial = SERIAL.lock().await;
+    // The products are written 3 s after their script runs; the render waits 1 s.
+    let shop = RenderedSite::new().products(2).page_size(5).plain(0).delay_ms(3000);
+    let site = Sandbox::rendered(shop).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let shots = dir.path().join("shots");
+    let settings = [("render_timeout", "1s"), ("screenshot_failures", shots.to_str().unwrap())];
+    let summary = crawl(Always, &site, dir.path(), &settings).await;
+
+    assert_eq!(summary.counts.items, 0, "no product appeared in time: {summary}");
+    assert_eq!(summary.counts.render_timeouts, 2, "{summary}");
+    let pngs: Vec<_> = std::fs::read_dir(&shots).unwrap().flatten().map(|entry| entry.path()).collect();
+    assert_eq!(pngs.len(), 2, "a screenshot per product page: {pngs:?}");
+    for png in &pngs {
+        assert!(std::fs::read(png).unwrap().starts_with(b"\x89PNG"), "{}", png.display());
+        assert!(png.file_name().unwrap().to_string_lossy().starts_with("127.0.0.1-"));
+    }
+}

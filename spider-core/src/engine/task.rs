@@ -134,7 +134,10 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
             }
         }
     }
-    let Read { cx, parsed, request, .. } = read;
+    let Read { cx, parsed, request, hidden, .. } = read;
+    // Of the page as it was read last: a page read again after its render counts its
+    // hidden links once.
+    shared.tally.skipped_hidden.add(hidden);
     if let Some(sent) = sent.filter(|_| cx.soft_block) {
         return soft_block(shared, request, &sent, status.as_u16(), notes);
     }
@@ -170,6 +173,8 @@ struct Read<S: Spider> {
     request: Request,
     /// The body it read, for a render after it.
     body: bytes::Bytes,
+    /// Links it skipped as hidden.
+    hidden: u64,
 }
 
 /// Hand the page (`rendered` by a browser or as sent) to the spider's `parse`.
@@ -190,8 +195,7 @@ async fn read_page<S: Spider>(
     }
     let facts = page.shared_facts();
     let parsed = shared.spider.parse(page, &mut cx).await;
-    shared.tally.skipped_hidden.add(hidden.skipped());
-    Read { cx, parsed, request: facts.request.clone(), body: kept }
+    Read { cx, parsed, request: facts.request.clone(), body: kept, hidden: hidden.skipped() }
 }
 
 /// The headers of a page the browser rendered: its DOM is UTF-8 HTML, whatever the answer

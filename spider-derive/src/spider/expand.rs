@@ -74,19 +74,14 @@ fn call(key: &str, value: &Value) -> Vec<TokenStream> {
             let ms = millis(*duration);
             vec![quote!(.#method(::spiderling::__private::Duration::from_millis(#ms)))]
         }
-        ("impersonate", Value::Text(text)) => {
-            // Checked by `attr.rs`: one of the profile names, whose variant is the name capitalised.
+        ("impersonate" | "render", Value::Text(text)) => {
+            // Checked by `attr.rs`: one of the values' names, whose variant is the name
+            // capitalised, of the enum the key is named for.
             let name = text.value();
             let variant =
                 format_ident!("{}{}", name[..1].to_ascii_uppercase(), &name[1..], span = text.span());
-            vec![quote!(.impersonate(::spiderling::__private::Impersonate::#variant))]
-        }
-        ("render", Value::Text(text)) => {
-            // Checked by `attr.rs`: one of the mode names, whose variant is the name capitalised.
-            let name = text.value();
-            let variant =
-                format_ident!("{}{}", name[..1].to_ascii_uppercase(), &name[1..], span = text.span());
-            vec![quote!(.render(::spiderling::__private::Render::#variant))]
+            let kind = if key == "render" { format_ident!("Render") } else { format_ident!("Impersonate") };
+            vec![quote!(.#method(::spiderling::__private::#kind::#variant))]
         }
         (_, Value::Text(text)) => vec![quote!(.#method(#text))],
         (_, Value::Number(n)) => vec![quote!(.#method(#n))],

@@ -90,8 +90,16 @@ impl Rule {
                 ("deny", Some(expr)) => rule.deny = regexes(&name, &expr, errors),
                 ("parse", Some(expr)) => rule.parse = item_type(&expr, errors),
                 ("priority", Some(expr)) => rule.priority = priority(&expr, errors),
-                ("impersonate", Some(expr)) => rule.impersonate = impersonate(&expr, errors),
-                ("render", Some(expr)) => rule.render = render(&expr, errors),
+                ("impersonate", Some(expr)) => {
+                    let example = "`impersonate` takes a browser profile, such as `impersonate = \"chrome\"`";
+                    let parse = |v: &str| spider_settings::Impersonate::parse(v).map(|profile| profile.name());
+                    rule.impersonate = variant(&expr, errors, example, parse);
+                }
+                ("render", Some(expr)) => {
+                    let example = "`render` takes a render mode, such as `render = \"always\"`";
+                    let parse = |v: &str| spider_settings::Render::parse(v).map(|mode| mode.name());
+                    rule.render = variant(&expr, errors, example, parse);
+                }
                 ("wait_for", Some(expr)) => rule.wait_for = selector(&expr, errors),
                 ("click", Some(expr)) => rule.click = selector(&expr, errors),
                 (_, None) if OPTIONS.contains(&name.as_str()) => {
@@ -223,34 +231,21 @@ fn item_type(expr: &Expr, errors: &mut Errors) -> Option<syn::Path> {
     }
 }
 
-/// A rule's browser profile, checked as the key's value is: the variant of
-/// `Impersonate` it names.
-fn impersonate(expr: &Expr, errors: &mut Errors) -> Option<syn::Ident> {
+/// A rule's browser profile, or its render mode: the value checked as the key's is by
+/// `parse` (which gives the value's name back), and the variant it names, the name
+/// capitalised.
+fn variant(
+    expr: &Expr,
+    errors: &mut Errors,
+    example: &str,
+    parse: impl FnOnce(&str) -> Result<&'static str, String>,
+) -> Option<syn::Ident> {
     let Some(lit) = string(expr) else {
-        errors.at(expr, "`impersonate` takes a browser profile, such as `impersonate = \"chrome\"`");
+        errors.at(expr, example);
         return None;
     };
-    match spider_settings::Impersonate::parse(&lit.value()) {
-        Ok(profile) => {
-            let name = profile.name();
-            Some(syn::Ident::new(&format!("{}{}", name[..1].to_ascii_uppercase(), &name[1..]), lit.span()))
-        }
-        Err(message) => {
-            errors.at(lit, message);
-            None
-        }
-    }
-}
-
-/// A rule's render mode, checked as the key's value is: the variant of `Render` it names.
-fn render(expr: &Expr, errors: &mut Errors) -> Option<syn::Ident> {
-    let Some(lit) = string(expr) else {
-        errors.at(expr, "`render` takes a render mode, such as `render = \"always\"`");
-        return None;
-    };
-    match spider_settings::Render::parse(&lit.value()) {
-        Ok(mode) => {
-            let name = mode.name();
+    match parse(&lit.value()) {
+        Ok(name) => {
             Some(syn::Ident::new(&format!("{}{}", name[..1].to_ascii_uppercase(), &name[1..]), lit.span()))
         }
         Err(message) => {

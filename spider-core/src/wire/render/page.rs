@@ -189,7 +189,8 @@ async fn on_page(
         let cookies = page.execute(GetCookiesParams::default()).await.map_err(gone)?.result.cookies;
         let cookies = cookies.iter().map(set_cookie_line).collect();
         let screenshot = match (job.screenshot, waited) {
-            (true, Waited::TimedOut) => {
+            // The item never appeared: a page that awaited nothing has no item to miss.
+            (true, Waited::TimedOut) if !job.rendering.wait_for.is_empty() => {
                 page.screenshot(ScreenshotParams::builder().full_page(true).build()).await.ok()
             }
             _ => None,
