@@ -1178,12 +1178,13 @@ mod tests {
     }
 
     /// What a key shows only beside: adaptive mode's target, a fleet's name and lease, a
-    /// proxy's country.
+    /// proxy's country, the rendering tier's bounds.
     fn beside(name: &str) -> Option<&'static str> {
         match name {
             "block_target" => Some("adaptive"),
             "crawl_id" | "lease" => Some("frontier"),
             "geo" => Some("proxy"),
+            "render_timeout" | "browser_pages" | "browser_recycle" | "browser_rss" => Some("render"),
             _ => None,
         }
     }

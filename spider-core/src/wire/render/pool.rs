@@ -99,7 +99,8 @@ impl Browsers {
                 // mid-render is found here.
                 Some(browser) => {
                     let died = live.died.notified();
-                    let deadline = self.launch.timeout + Duration::from_secs(10);
+                    // The wait's `render_timeout`, the actions' own, and a margin.
+                    let deadline = self.launch.timeout * 2 + Duration::from_secs(10);
                     let render = page::render(
                         browser,
                         &live.contexts,
