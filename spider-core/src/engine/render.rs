@@ -261,11 +261,7 @@ struct Subrequester<'a, S: Spider> {
 #[cfg(feature = "render")]
 #[async_trait::async_trait]
 impl<S: Spider> crate::wire::render::Subrequests for Subrequester<'_, S> {
-    async fn fetch(
-        &self,
-        request: Request,
-        _: crate::wire::render::Resource,
-    ) -> Option<crate::wire::transport::Fetched> {
+    async fn fetch(&self, request: Request) -> Option<crate::wire::transport::Fetched> {
         use crate::wire::{Exchanged, Judge};
 
         let shared = self.shared;

@@ -92,22 +92,11 @@ pub(crate) enum RenderError {
     Launch(String),
 }
 
-/// What a subrequest of the browser is, for the crawl to decide on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Resource {
-    /// A frame's document.
-    Document,
-    /// Script, style sheet, XHR or fetch, anything a page's content may come from.
-    Content,
-    /// An image, a font or media: no item is read from them.
-    Heavy,
-}
-
 /// The crawl's side of a render: each request the browser makes, sent on the page's
 /// identity and route under the crawl's admission.
 #[async_trait]
 pub(crate) trait Subrequests: Send + Sync {
     /// The answer to `request`, or `None` when the crawl refuses it or it got no answer
     /// (the browser is told it failed).
-    async fn fetch(&self, request: Request, resource: Resource) -> Option<Fetched>;
+    async fn fetch(&self, request: Request) -> Option<Fetched>;
 }

@@ -26,7 +26,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Method;
 use tokio::time::Instant;
 
-use super::{Job, RenderError, Rendered, Resource, Subrequests, Waited};
+use super::{Job, RenderError, Rendered, Subrequests, Waited};
 use crate::request::Request;
 
 /// How long the page's network must be still to count as quiet.
@@ -38,6 +38,17 @@ const SETTLED: Duration = Duration::from_millis(100);
 const POLL: Duration = Duration::from_millis(50);
 /// Clicks, and scrolls, at most per page.
 const ACTIONS: u64 = 50;
+
+/// What a request of the page is, for its pause to be answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Resource {
+    /// A frame's document.
+    Document,
+    /// Script, style sheet, XHR or fetch, anything a page's content may come from.
+    Content,
+    /// An image, a font or media: no item is read from them.
+    Heavy,
+}
 
 /// What the pauses of one page have seen, read by its waits.
 struct Traffic {
@@ -264,7 +275,7 @@ async fn answer(
     } else if resource == Resource::Heavy && !allow_heavy {
         None
     } else {
-        match subrequest(&event.request).map(|request| subrequests.fetch(request, resource)) {
+        match subrequest(&event.request).map(|request| subrequests.fetch(request)) {
             Some(fetching) => match fetching.await {
                 Some(fetched) => {
                     traffic.subrequests.fetch_add(1, Ordering::Relaxed);
