@@ -19,9 +19,6 @@
 //! scraped so far, the stats and the failures file; a second Ctrl-C stops at once. The
 //! exit code says how it ended (0 complete, 3 with failures, 130 interrupted).
 
-use std::process::ExitCode;
-
-use spider_sandbox::{DemoSite, Sandbox};
 use spiderling::prelude::*;
 
 #[derive(Spider, Default)]
@@ -54,7 +51,8 @@ struct Book {
     availability: Option<String>,
 }
 
-fn main() -> ExitCode {
+fn main() -> std::process::ExitCode {
+    use spider_sandbox::{DemoSite, Sandbox};
     // Workers of one fleet crawl one site: the demo served once, by `spiderling sandbox
     // --port 8765`, is crawled where it is.
     let _site = match Sandbox::demo_on(DemoSite::default(), 8765) {
@@ -68,7 +66,7 @@ fn main() -> ExitCode {
         }
         Err(error) => {
             eprintln!("error: cannot serve the demo site on 127.0.0.1:8765: {error}");
-            return ExitCode::FAILURE;
+            return std::process::ExitCode::FAILURE;
         }
     };
     spiderling::cli::main::<Books>()

@@ -35,6 +35,45 @@ const PROBE_HELP: &str = "Settings: defaults < profile < #[spider(...)] < SPIDER
                           concurrency caps the slots tried.\n\
                           Example: probe --for 2m --step 5s --set proxy=env:SPIDERLING_PROXY";
 
+/// Write a command's output to standard output. When its reader has gone (`| head` read
+/// enough, `| true` read nothing) the command has nothing left to do: the process ends
+/// quietly with exit code 0, where `println!` would panic with "Broken pipe". Other write
+/// errors are said on standard error and end it with exit code 1. [`outln!`](crate::outln)
+/// is the `println!` of it.
+///
+/// # Examples
+///
+/// ```
+/// spiderling::cli::out(format_args!("{} pages\n", 1051));
+/// spiderling::outln!("{} items", 1000);
+/// ```
+pub fn out(text: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(error) = stdout.write_fmt(text).and_then(|()| stdout.flush()) {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to standard output: {error}");
+        std::process::exit(1);
+    }
+}
+
+/// `println!` for a command's output, through [`cli::out`](crate::cli::out): a reader that
+/// has gone ends the command quietly instead of panicking.
+///
+/// # Examples
+///
+/// ```
+/// spiderling::outln!("{} pages", 1051);
+/// ```
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::out(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 /// One spider's binary: a crawl with the flags alone, or a subcommand.
 #[derive(Debug, Parser)]
 #[command(about = "Run this spider", after_help = SETTINGS_HELP, args_conflicts_with_subcommands = true)]
@@ -307,7 +346,7 @@ impl Spiders {
         match Many::try_parse_from(args) {
             Ok(Many { command: ManyCommand::List }) => {
                 for entry in &self.entries {
-                    println!("{}", entry.name);
+                    crate::outln!("{}", entry.name);
                 }
                 ExitCode::SUCCESS
             }
@@ -378,7 +417,7 @@ fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
     };
     match runtime.block_on(Crawler::with_config(spider, config).run()) {
         Ok(summary) => {
-            println!("{summary}");
+            crate::outln!("{summary}");
             summary.exit_code()
         }
         Err(error) => {
@@ -398,7 +437,7 @@ fn probe(config: Config, command: ProbeCommand) -> ExitCode {
     eprintln!("probing {}: {plan}", config.name());
     match runtime.block_on(spider_core::probe(&config, &plan)) {
         Ok(report) => {
-            println!("{report}");
+            crate::outln!("{report}");
             report.exit_code()
         }
         Err(error) => {

@@ -20,6 +20,7 @@ fn the_books_example_writes_every_book_exactly_once() {
     assert_eq!(titles, catalogue.iter().map(|b| b.title.as_str()).collect(), "no book missing");
     let printed = String::from_utf8_lossy(&run.stdout);
     assert!(printed.contains("books: 1051 pages, 1000 items"), "{printed}");
+    the_readme_shows_what_the_example_printed_and_wrote(&printed, &books);
     // Its rules and its item (CSS, JSON-LD and page fields) all stream: every page is read
     // without a DOM, with no change to the example's code.
     assert!(printed.contains("streamed: 1,051 pages read in one pass without a DOM, 0 parsed"), "{printed}");
@@ -49,6 +50,40 @@ fn the_books_example_writes_every_book_exactly_once() {
         by_url(books),
         "the same items from both engines"
     );
+}
+
+/// The README's first crawl is this one: its code is the example's, its summary the lines
+/// the example printed (numbers aside: times and rates change), its item one the example wrote.
+fn the_readme_shows_what_the_example_printed_and_wrote(printed: &str, books: &[serde_json::Value]) {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/books.rs")).unwrap();
+    let block = |after: &str, fence: &str| -> String {
+        let from = readme.find(after).unwrap_or_else(|| panic!("README has no {after:?}"));
+        let open = from + readme[from..].find(fence).unwrap() + fence.len();
+        let close = open + readme[open..].find("```").unwrap();
+        readme[open..close].to_owned()
+    };
+    let code = block("\n## A spider\n", "```rust\n");
+    assert!(code.contains("#[derive(Spider") && code.contains("#[derive(Item"), "{code}");
+    assert!(example.contains(&code), "README's spider is not examples/books.rs as it is:\n{code}");
+
+    let digits = |line: &str| -> String {
+        line.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect::<String>()
+    };
+    let shown: Vec<String> = printed.lines().map(|line| digits(line.trim_end())).collect();
+    let summary = block("prints its settings to stderr, crawls the shop", "```text\n");
+    for line in summary.lines() {
+        let line = digits(line).replace('#', "");
+        assert!(
+            shown.iter().any(|printed| printed.replace('#', "") == line),
+            "README shows a line the example does not print: {line:?}\nprinted:\n{printed}"
+        );
+    }
+    let item: serde_json::Value =
+        serde_json::from_str(block("Each line of `books.jsonl`", "```json\n").trim())
+            .expect("README's item is JSON");
+    let written = books.iter().find(|book| book["url"] == item["url"]).expect("README's item's URL crawled");
+    assert_eq!(&item, written, "README's item is the one the example writes");
 }
 
 #[test]

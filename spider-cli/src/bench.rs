@@ -417,7 +417,7 @@ fn child(contender: Contender, url: &str, output: &Path, args: &Args) -> ExitCod
     });
     match run.and_then(|run| serde_json::to_string(&run).map_err(|error| error.to_string())) {
         Ok(line) => {
-            println!("{line}");
+            ::spiderling::outln!("{line}");
             ExitCode::SUCCESS
         }
         Err(error) => {

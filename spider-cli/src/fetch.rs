@@ -121,10 +121,10 @@ impl Spider for FetchOne {
 pub(crate) fn run(args: Args) -> ExitCode {
     let mut selectors = Vec::new();
     for css in &args.selectors {
-        match Selector::parse(css) {
+        match spiderling::selector(css) {
             Ok(selector) => selectors.push((css.clone(), selector)),
             Err(error) => {
-                eprintln!("error: --css {css:?} is not a valid selector: {error}");
+                eprintln!("error: --css: {error}");
                 return ExitCode::from(2);
             }
         }
@@ -198,26 +198,26 @@ pub(crate) fn run(args: Args) -> ExitCode {
         }
         return ExitCode::FAILURE;
     };
-    println!("{} {} in {} ms, {} bytes", seen.status, seen.url, elapsed.as_millis(), seen.bytes);
+    spiderling::outln!("{} {} in {} ms, {} bytes", seen.status, seen.url, elapsed.as_millis(), seen.bytes);
     match summary.counts.blocked {
-        0 => println!("  block verdict: not blocked"),
-        n => println!("  block verdict: not blocked, after {n} blocked answers were retried"),
+        0 => spiderling::outln!("  block verdict: not blocked"),
+        n => spiderling::outln!("  block verdict: not blocked, after {n} blocked answers were retried"),
     }
     if summary.counts.retries > 0 {
-        println!("  after {} retries", summary.counts.retries);
+        spiderling::outln!("  after {} retries", summary.counts.retries);
     }
     for gateway in summary.proxy.iter().flat_map(|p| &p.gateways).filter(|g| g.requests > 0) {
         let bytes = gateway.bytes_sent + gateway.bytes_received;
-        println!("  via {} ({} requests, {bytes} bytes)", gateway.gateway, gateway.requests);
+        spiderling::outln!("  via {} ({} requests, {bytes} bytes)", gateway.gateway, gateway.requests);
     }
     if args.wire {
         print_wire(impersonate, &summary.counts, &seen.body);
     }
     for (css, values) in seen.matches {
         let plural = if values.len() == 1 { "match" } else { "matches" };
-        println!("{css} ({} {plural})", values.len());
+        spiderling::outln!("{css} ({} {plural})", values.len());
         for value in values {
-            println!("  {value}");
+            spiderling::outln!("  {value}");
         }
     }
     ExitCode::SUCCESS
@@ -236,10 +236,10 @@ fn print_wire(impersonate: spiderling::Impersonate, counts: &spiderling::Counts,
     } else {
         "the crawl's own client (reqwest and rustls)"
     };
-    println!("  wire: {client}");
-    println!("  HTTP version: {}", if counts.http2 > 0 { "HTTP/2" } else { "HTTP/1.1" });
+    spiderling::outln!("  wire: {client}");
+    spiderling::outln!("  HTTP version: {}", if counts.http2 > 0 { "HTTP/2" } else { "HTTP/1.1" });
     let Ok(echo) = serde_json::from_slice::<serde_json::Value>(body) else {
-        println!("  (the page is no fingerprint echo: its JA4 is the server's to tell)");
+        spiderling::outln!("  (the page is no fingerprint echo: its JA4 is the server's to tell)");
         return;
     };
     for (field, label) in [
@@ -250,11 +250,11 @@ fn print_wire(impersonate: spiderling::Impersonate, counts: &spiderling::Counts,
         ("verdict", "the site's verdict"),
     ] {
         if let Some(value) = echo.get(field).and_then(serde_json::Value::as_str) {
-            println!("  {label}: {value}");
+            spiderling::outln!("  {label}: {value}");
         }
     }
     if let Some(order) = echo.get("header_order").and_then(serde_json::Value::as_array) {
         let names: Vec<&str> = order.iter().filter_map(serde_json::Value::as_str).collect();
-        println!("  header order: {}", names.join(", "));
+        spiderling::outln!("  header order: {}", names.join(", "));
     }
 }

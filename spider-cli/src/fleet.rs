@@ -43,7 +43,11 @@ pub(crate) fn run(args: Args) -> ExitCode {
     };
     match crawl.merge(out) {
         Ok(items) => {
-            println!("{}: {items} items from {} outputs written once", out.display(), crawl.outputs.len());
+            spiderling::outln!(
+                "{}: {items} items from {} outputs written once",
+                out.display(),
+                crawl.outputs.len()
+            );
             ExitCode::SUCCESS
         }
         Err(error) => {

@@ -127,12 +127,12 @@ fn block_on<T>(work: impl std::future::Future<Output = Result<T, spiderling::Err
 /// Print a command's report: as JSON with `--json`, else as the text `text` makes.
 fn print_report(json: bool, report: &impl serde::Serialize, text: impl FnOnce() -> String) -> ExitCode {
     if !json {
-        print!("{}", text());
+        spiderling::cli::out(format_args!("{}", text()));
         return ExitCode::SUCCESS;
     }
     match serde_json::to_string_pretty(report) {
         Ok(json) => {
-            println!("{json}");
+            spiderling::outln!("{json}");
             ExitCode::SUCCESS
         }
         Err(error) => {

@@ -59,7 +59,7 @@ pub(crate) fn run(args: Args) -> ExitCode {
     eprintln!("probing {}: {plan}", args.url);
     match super::block_on(spiderling::probe(&config, &plan)) {
         Ok(report) => {
-            println!("{report}");
+            spiderling::outln!("{report}");
             report.exit_code()
         }
         Err(code) => code,

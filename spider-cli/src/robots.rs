@@ -26,20 +26,20 @@ pub(crate) fn run(args: Args) -> ExitCode {
         Ok(robots) => robots,
         Err(code) => return code,
     };
-    println!("robots.txt: {}", robots.url());
+    spiderling::outln!("robots.txt: {}", robots.url());
     if let Some(reason) = robots.unavailable() {
-        println!("unavailable ({reason}): a crawl fetches nothing from this site");
+        spiderling::outln!("unavailable ({reason}): a crawl fetches nothing from this site");
     }
     match robots.crawl_delay() {
-        Some(delay) => println!("crawl-delay: {delay:?}"),
-        None => println!("crawl-delay: none"),
+        Some(delay) => spiderling::outln!("crawl-delay: {delay:?}"),
+        None => spiderling::outln!("crawl-delay: none"),
     }
     let paths = if args.paths.is_empty() { vec![args.url.clone()] } else { args.paths };
     for path in paths {
         match url.join(&path) {
             Ok(target) => {
                 let verdict = if robots.allows(&target) { "allowed" } else { "disallowed" };
-                println!("{verdict:<10} {target}");
+                spiderling::outln!("{verdict:<10} {target}");
             }
             Err(error) => eprintln!("error: {path:?} does not resolve against {url}: {error}"),
         }

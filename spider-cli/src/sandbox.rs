@@ -109,20 +109,27 @@ pub(crate) fn run(
         runtime.block_on(async {
             // Listen before saying where we are, so an early Ctrl-C is not fatal.
             let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-            println!("{what} at {}", site.url());
+            spiderling::outln!("{what} at {}", site.url());
             if !hostile {
-                println!("{size}");
+                spiderling::outln!("{size}");
             }
             if let Some(path) = &certificate {
-                println!("certificate at {}: trust it with --set ca_cert={}", path.display(), path.display());
+                spiderling::outln!(
+                    "certificate at {}: trust it with --set ca_cert={}",
+                    path.display(),
+                    path.display()
+                );
             }
             if let Some(gateway) = &gateway {
                 let user = GatewayConfig::default().user;
-                println!("gateway at {} (user {user}; add -country-XX and -session-ID to it)", gateway.url());
-                println!("the sandbox's own credentials, for --set proxy=env:SPIDERLING_PROXY:");
-                println!("export SPIDERLING_PROXY={}", gateway.url_with_credentials());
+                spiderling::outln!(
+                    "gateway at {} (user {user}; add -country-XX and -session-ID to it)",
+                    gateway.url()
+                );
+                spiderling::outln!("the sandbox's own credentials, for --set proxy=env:SPIDERLING_PROXY:");
+                spiderling::outln!("export SPIDERLING_PROXY={}", gateway.url_with_credentials());
             }
-            println!("press Ctrl-C to stop");
+            spiderling::outln!("press Ctrl-C to stop");
             interrupt.recv().await;
             Ok::<(), std::io::Error>(())
         })
@@ -136,9 +143,9 @@ pub(crate) fn run(
     }
     match waited {
         Ok(Ok(())) => {
-            println!("stopped after {received} requests");
+            spiderling::outln!("stopped after {received} requests");
             if let Some(log) = relayed {
-                println!(
+                spiderling::outln!(
                     "the gateway relayed {} requests on {} connections and refused {} for their credentials",
                     log.requests.len(),
                     log.connections,
@@ -169,16 +176,18 @@ fn serve_rendered(port: u16, pages: Option<usize>) -> ExitCode {
     let waited = tokio::runtime::Builder::new_current_thread().enable_all().build().map(|runtime| {
         runtime.block_on(async {
             let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-            println!("client-rendered shop at {}", site.url());
-            println!("{products} products built by script under /list/, {plain} served whole under /plain/");
-            println!("press Ctrl-C to stop");
+            spiderling::outln!("client-rendered shop at {}", site.url());
+            spiderling::outln!(
+                "{products} products built by script under /list/, {plain} served whole under /plain/"
+            );
+            spiderling::outln!("press Ctrl-C to stop");
             interrupt.recv().await;
             Ok::<(), std::io::Error>(())
         })
     });
     match waited {
         Ok(Ok(())) => {
-            println!("stopped after {} requests", site.observed().hits.len());
+            spiderling::outln!("stopped after {} requests", site.observed().hits.len());
             ExitCode::SUCCESS
         }
         Ok(Err(error)) | Err(error) => {

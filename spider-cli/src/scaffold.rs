@@ -155,8 +155,8 @@ pub(crate) fn new(args: NewArgs) -> ExitCode {
     if let Err(error) = written {
         return fail(format!("writing {}: {error}", root.display()));
     }
-    println!("created {} with the spider `{}` for {}", root.display(), names.spider, names.url);
-    println!(
+    spiderling::outln!("created {} with the spider `{}` for {}", root.display(), names.spider, names.url);
+    spiderling::outln!(
         "next: cd {} && cargo test && cargo run -- crawl {} -o {}.jsonl",
         root.display(),
         names.spider,
@@ -208,6 +208,11 @@ pub(crate) fn generate(args: GenArgs) -> ExitCode {
     if let Err(error) = written {
         return fail(format!("writing the spider `{}`: {error}", names.spider));
     }
-    println!("added the spider `{}` for {} (src/spiders/{}.rs)", names.spider, names.url, names.spider);
+    spiderling::outln!(
+        "added the spider `{}` for {} (src/spiders/{}.rs)",
+        names.spider,
+        names.url,
+        names.spider
+    );
     ExitCode::SUCCESS
 }

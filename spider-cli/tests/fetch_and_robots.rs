@@ -115,9 +115,17 @@ fn fetch_obeys_robots_and_says_so() {
 #[test]
 fn a_bad_selector_is_a_usage_error_before_any_request() {
     let site = Sandbox::demo(DemoSite::default()).unwrap();
-    let output = spiderling(&["fetch", &site.url(), "--css", "a["]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("not a valid selector"), "{output:?}");
+    // Each says what is wrong in words, never the parser's debug dump.
+    for (css, problem) in [
+        ("a[", "the selector ends too early"),
+        ("a[=x]", "an attribute selector needs a name, as in `[href]`"),
+        ("p..price", "a `.` must be followed by a class name"),
+    ] {
+        let output = spiderling(&["fetch", &site.url(), "--css", css]);
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.trim_end(), format!("error: --css: invalid CSS selector {css:?}: {problem}"));
+    }
     assert!(site.observed().hits.is_empty());
 }
 
@@ -166,4 +174,28 @@ fn fetch_of_a_redirect_off_the_web_says_why_there_is_no_page() {
         assert!(!run.status.success(), "{said}");
         assert!(said.contains("redirects to a URL that is not http(s)"), "{target}: {said}");
     }
+}
+
+/// `spiderling fetch URL | head` and `robots URL | true`: a reader that goes away before the
+/// command writes ends it quietly, with exit code 0, and no panic on standard error.
+#[test]
+fn a_closed_pipe_ends_fetch_and_robots_quietly() {
+    let site = Sandbox::demo(DemoSite { books: 5, per_page: 5, ..DemoSite::default() }).unwrap();
+    let url = format!("{}catalogue/book_2.html", site.url());
+    for args in [vec!["fetch", url.as_str(), "--css", "h1.title"], vec!["robots", url.as_str(), "/private/"]]
+    {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_spiderling"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader closes its end before the command has fetched anything to write.
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+    }
+    assert!(site.observed().pages().count() >= 1, "the page was fetched before the write");
 }

@@ -47,7 +47,7 @@ pub use error::cause::Cause;
 pub use error::extract::{ExtractError, ExtractErrorKind, FieldSource};
 pub use error::reason::{Reason, StatusClass};
 pub use error::{BoxError, Error, Result};
-pub use extract::document::Document;
+pub use extract::document::{selector, Document};
 pub use extract::form::Form;
 pub use extract::item::Item;
 pub use extract::page::Page;

@@ -170,10 +170,22 @@ pub fn parse_count(text: &str, positive: bool) -> Result<u64, String> {
 /// assert!(spider_settings::check_selector("p..price", strict).unwrap_err().contains("class name"));
 /// ```
 pub fn check_selector(css: &str, parse: impl FnOnce(&str) -> Result<(), String>) -> Result<(), String> {
-    let raw = match parse(css) {
-        Ok(()) => return Ok(()),
-        Err(raw) => raw,
-    };
+    match parse(css) {
+        Ok(()) => Ok(()),
+        Err(raw) => Err(format!("invalid CSS selector `{css}`: {}", selector_problem(&raw))),
+    }
+}
+
+/// What the runtime's CSS parser means by `raw` (its error's debug form: its own message
+/// says "please report this to the developer"), in words a user can act on.
+///
+/// # Examples
+///
+/// ```
+/// let raw = "NoQualifiedNameInAttributeSelector(Token::Ident(\"x\"))";
+/// assert_eq!(spider_settings::selector_problem(raw), "an attribute selector needs a name, as in `[href]`");
+/// ```
+pub fn selector_problem(raw: &str) -> String {
     let explained = [
         ("ClassNeedsIdent", "a `.` must be followed by a class name"),
         ("UnsupportedPseudoClassOrElement", "an unknown pseudo-class or pseudo-element"),
@@ -184,11 +196,10 @@ pub fn check_selector(css: &str, parse: impl FnOnce(&str) -> Result<(), String>)
         ("EndOfLine", "the selector ends too early"),
         ("UnexpectedToken", "an unexpected character"),
     ];
-    let why = explained
+    explained
         .iter()
         .find(|(kind, _)| raw.contains(kind))
-        .map_or_else(|| raw.split_whitespace().collect::<Vec<_>>().join(" "), |(_, why)| (*why).to_owned());
-    Err(format!("invalid CSS selector `{css}`: {why}"))
+        .map_or_else(|| raw.split_whitespace().collect::<Vec<_>>().join(" "), |(_, why)| (*why).to_owned())
 }
 
 /// Parse headers written `Name: value`, separated by commas. A comma starts the next

@@ -97,18 +97,27 @@ pub(super) fn run(setup: &Setup) -> ExitCode {
         }
     }
     if setup.json {
-        println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
+        spiderling::outln!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
     } else {
-        println!(
+        spiderling::outln!(
             "rendered bench: {} products (half built by script), concurrency {}",
-            setup.pages, setup.concurrency
+            setup.pages,
+            setup.concurrency
         );
-        println!(
+        spiderling::outln!(
             "{:<14} {:>6} {:>6} {:>9} {:>9} {:>8} {:>10} {:>11} {:>11}",
-            "contender", "pages", "items", "rendered", "wall s", "pages/s", "peak MB", "1st half", "2nd half"
+            "contender",
+            "pages",
+            "items",
+            "rendered",
+            "wall s",
+            "pages/s",
+            "peak MB",
+            "1st half",
+            "2nd half"
         );
         for row in &rows {
-            println!(
+            spiderling::outln!(
                 "{:<14} {:>6} {:>6} {:>9} {:>9.1} {:>8.1} {:>10.0} {:>11.0} {:>11.0}",
                 row.contender,
                 row.pages,
@@ -123,10 +132,10 @@ pub(super) fn run(setup: &Setup) -> ExitCode {
         }
         let rate = |name: &str| rows.iter().find(|row| row.contender == name).map(|row| row.pages_per_sec);
         if let (Some(always), Some(auto)) = (rate("render-always"), rate("render-auto")) {
-            println!("auto / always pages/s: {:.2}", auto / always.max(f64::EPSILON));
+            spiderling::outln!("auto / always pages/s: {:.2}", auto / always.max(f64::EPSILON));
         }
         if let (Some(always), Some(crawlee)) = (rate("render-always"), rate("crawlee")) {
-            println!("render-always / crawlee pages/s: {:.2}", always / crawlee.max(f64::EPSILON));
+            spiderling::outln!("render-always / crawlee pages/s: {:.2}", always / crawlee.max(f64::EPSILON));
         }
     }
     ExitCode::SUCCESS

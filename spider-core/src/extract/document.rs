@@ -15,6 +15,30 @@ use crate::extract::field::{attribute_value, Reader, Source};
 use crate::extract::json_ld::JsonLd;
 use crate::request::Request;
 
+/// `css` as a selector for [`Document`]'s and [`Page`](crate::Page)'s searches, or what is
+/// wrong with it in words (the parser's own message asks to be reported to its developer).
+///
+/// # Errors
+///
+/// [`Error::Selector`](crate::Error::Selector) with the selector and the problem.
+///
+/// # Examples
+///
+/// ```
+/// assert!(spiderling::selector("h3 > a").is_ok());
+/// let error = spiderling::selector("a[=x]").unwrap_err();
+/// assert_eq!(
+///     error.to_string(),
+///     "invalid CSS selector \"a[=x]\": an attribute selector needs a name, as in `[href]`"
+/// );
+/// ```
+pub fn selector(css: &str) -> Result<Selector, crate::Error> {
+    Selector::parse(css).map_err(|error| crate::Error::Selector {
+        selector: css.to_owned(),
+        message: spider_settings::selector_problem(&format!("{error:?}")),
+    })
+}
+
 /// The most a page's DOM may take to build: html5ever has no bound of its own, and a page
 /// of 100,000 nested elements (1 MB) takes it most of a minute, holding a parse thread.
 /// An ordinary page of a few MB takes well under a second.

@@ -9,7 +9,6 @@ use bytes::Bytes;
 use encoding_rs::Encoding;
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use reqwest::StatusCode;
-use scraper::Selector;
 use url::Url;
 
 use crate::error::Error;
@@ -299,8 +298,7 @@ impl Page {
     /// # Ok(()) }
     /// ```
     pub async fn form(&self, css: &str) -> Result<Form, Error> {
-        let selector = Selector::parse(css)
-            .map_err(|e| Error::Selector { selector: css.to_owned(), message: e.to_string() })?;
+        let selector = crate::selector(css)?;
         let css = css.to_owned();
         self.html(move |doc| Form::read(doc, &selector, &css)).await?
     }
@@ -393,8 +391,7 @@ impl Page {
     /// [`Error::Selector`] when `css` does not parse; [`Error::ParsePanicked`] as for
     /// [`html`](Self::html).
     pub async fn links(&self, css: &str) -> Result<Vec<Url>, Error> {
-        let selector = Selector::parse(css)
-            .map_err(|e| Error::Selector { selector: css.to_owned(), message: e.to_string() })?;
+        let selector = crate::selector(css)?;
         self.html(move |doc| doc.links(&selector)).await
     }
 }
