@@ -170,6 +170,20 @@ async fn a_page_with_a_failed_item_still_has_its_links_followed() {
     assert!(failures.contains("field `rating`: nothing matches `p.rating`"), "{failures}");
 }
 
+/// A first try on a sample (`max_pages`) whose items all fail exits as a whole crawl with
+/// failures does, 3, not as a success.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sample_stopped_at_max_pages_with_failed_items_exits_3() {
+    let site = Sandbox::demo(DemoSite { books: 200, per_page: 10, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = Strict.config().set("start_urls", &site.url()).unwrap().output(dir.path().join("x.jsonl"));
+    let summary = Crawler::with_config(Strict, config.max_pages(8)).run().await.unwrap();
+    assert_eq!(summary.status, spiderling::CrawlStatus::LimitReached);
+    assert!(summary.counts.failures_by_reason.get("item").is_some_and(|n| *n > 0), "{summary}");
+    assert_eq!(summary.exit_code(), std::process::ExitCode::from(3));
+    assert_eq!(summary.counts.pages, 8, "stopped at the limit: {summary}");
+}
+
 #[test]
 fn every_key_is_accepted_and_shown_in_the_settings() {
     every_key::main();

@@ -119,7 +119,9 @@ pub struct Summary {
 
 impl Summary {
     /// The documented exit code of a crawl that ended this way: 0 complete (or already
-    /// complete), 3 complete with failures, 4 stopped at the proxy budget, 130 interrupted. ([`Error::exit_code`](crate::Error::exit_code)
+    /// complete, or stopped at `max_pages` / `max_items` with no request failed), 3
+    /// complete, or stopped at a limit, with failures, 4 stopped at the proxy budget, 130
+    /// interrupted. ([`Error::exit_code`](crate::Error::exit_code)
     /// gives 2 for a configuration error and 1 for any other error.)
     ///
     /// # Examples
@@ -134,6 +136,9 @@ impl Summary {
     /// ```
     pub fn exit_code(&self) -> std::process::ExitCode {
         std::process::ExitCode::from(match self.status {
+            // A sample stopped at its limit says how it went, as a whole crawl does: a
+            // spider whose every item fails must not pass its first try as a success.
+            CrawlStatus::LimitReached if self.failures > 0 => 3,
             CrawlStatus::Complete | CrawlStatus::AlreadyComplete | CrawlStatus::LimitReached => 0,
             CrawlStatus::CompleteWithFailures => 3,
             CrawlStatus::BudgetReached => 4,
