@@ -2,10 +2,10 @@
 //! or, for a crate of many spiders, [`Spiders`].
 //!
 //! ```text
-//! my-spider [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--dashboard ADDR] [--report FILE] [--fresh] [--cache FILE] [--log-level LEVEL]
+//! my-spider [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--dashboard ADDR] [--report FILE] [--fresh [--force]] [--cache FILE] [--log-level LEVEL]
 //! my-spider probe [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! my-spiders list
-//! my-spiders crawl NAME [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--dashboard ADDR] [--report FILE] [--fresh] [--cache FILE] [--log-level LEVEL]
+//! my-spiders crawl NAME [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--dashboard ADDR] [--report FILE] [--fresh [--force]] [--cache FILE] [--log-level LEVEL]
 //! my-spiders probe NAME [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! ```
 //!
@@ -194,6 +194,10 @@ struct Flags {
     /// over, instead of going on where it stopped.
     #[arg(long)]
     fresh: bool,
+    /// With --fresh, discard the state file even when it is another spider's or not a
+    /// state file at all (--fresh alone refuses such a file).
+    #[arg(long, requires = "fresh")]
+    force: bool,
     /// Keep every answer in this cache file and answer later runs from it, without the
     /// network (the `cache` setting), such as --cache .spiderling/cache.
     #[arg(long, value_name = "FILE")]
@@ -283,6 +287,7 @@ struct Entry {
                   --dashboard ADDR     serve a live dashboard, such as 127.0.0.1:9898\n  \
                   --report FILE        write an HTML report when the crawl ends\n  \
                   --fresh              with --set state=FILE, start over instead of going on\n  \
+                  --force              with --fresh, discard a file that is not this spider's state\n  \
                   --cache FILE         keep answers and answer later runs from them\n  \
                   --log-level LEVEL    error, warn, info, debug, trace\n\n\
                   probe NAME finds the rate to declare (probe --help):\n  \
@@ -382,7 +387,7 @@ fn probe_default<S: Spider + Default>(command: ProbeCommand) -> ExitCode {
 
 /// Crawl with `spider`, its settings layered under the environment and `flags`.
 fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
-    let Flags { output, set, metrics, dashboard, report, fresh, cache, start_urls, log_level } = flags;
+    let Flags { output, set, metrics, dashboard, report, fresh, force, cache, start_urls, log_level } = flags;
     let with_flags = |config: Config| {
         let config = match metrics {
             Some(addr) => config.metrics(addr),
@@ -404,9 +409,10 @@ fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
             Some(path) => config.start_list(path),
             None => config,
         };
-        // Absent, the flag leaves `fresh` as `--set` or the environment put it.
-        if fresh {
-            config.fresh(true)
+        // Absent, the flags leave `fresh` and `force` as `--set` or the environment put them.
+        let config = if fresh { config.fresh(true) } else { config };
+        if force {
+            config.force(true)
         } else {
             config
         }
@@ -623,6 +629,13 @@ mod tests {
         assert_eq!(command.set, ["rps=2"]);
         assert!(parse(&["probe", "--for", "soon"]).unwrap_err().to_string().contains("not a duration"));
         assert!(parse(&["-o", "items.csv", "probe"]).is_err(), "crawl flags do not go with probe");
+    }
+
+    #[test]
+    fn force_goes_only_with_fresh() {
+        assert!(parse(&["--fresh", "--force"]).unwrap().flags.force);
+        let error = parse(&["--force"]).unwrap_err().to_string();
+        assert!(error.contains("--fresh"), "{error}");
     }
 
     #[test]

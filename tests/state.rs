@@ -315,6 +315,40 @@ async fn a_state_file_of_another_spider_output_or_schema_is_refused_before_anyth
     check();
 }
 
+/// `--fresh` discards this spider's own state file only: another spider's, or a file that
+/// is no state file (a path typed wrong), is refused with its spider named and left as it
+/// was, and `--fresh --force` discards it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fresh_refuses_another_spiders_file_and_a_stranger_and_force_discards_them() {
+    let site = Sandbox::demo(DemoSite { books: 20, per_page: 10, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = finished_crawl(&site, dir.path()).await;
+    let (config, output) = config_for(&site, dir.path(), "books.jsonl");
+    let check = untouched(&site, dir.path());
+    let news = config.clone().set("name", "news").unwrap().state(&state).fresh(true);
+    let message = refusal(Crawler::new(BookSpider::new(news.clone())).run().await);
+    assert!(
+        message.contains("belongs to the spider \"books\", not \"news\" (23 pages done, 20 items"),
+        "{message}"
+    );
+    assert!(message.contains("add --force to discard it"), "{message}");
+    check();
+
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "my notes, not a state file\n").unwrap();
+    let stranger = config.clone().state(&notes).fresh(true);
+    let message = refusal(Crawler::new(BookSpider::new(stranger.clone())).run().await);
+    assert!(message.contains("is not a Spiderling state file; --fresh discards only"), "{message}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes, not a state file\n");
+
+    std::fs::remove_file(&output).unwrap();
+    let summary = Crawler::new(BookSpider::new(news.force(true))).run().await.unwrap();
+    assert_eq!(summary.counts.items, 20, "news started over on the file it was given");
+    let summary = Crawler::new(BookSpider::new(stranger.force(true))).run().await.unwrap();
+    assert_eq!(summary.counts.items, 20);
+    assert_eq!(support::read_jsonl(&output), expected_books(20));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_empty_truncated_and_foreign_files_are_refused_and_left_as_they_were() {
     let site = Sandbox::demo(DemoSite { books: 200, per_page: 10, ..DemoSite::default() }).unwrap();

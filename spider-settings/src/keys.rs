@@ -887,6 +887,17 @@ pub const KEYS: &[Key] = &[
         show: |c| c.fresh.then(|| "true".to_owned()),
     },
     Key {
+        name: "force",
+        kind: Kind::Bool,
+        stage: Stage::Store,
+        doc: "with `fresh`, discard a state file that is another spider's or not a state file at \
+            all, as `--fresh --force` does",
+        default: "`false`",
+        surface: Where::RunTime,
+        set: Some(|c, v| Ok(c.force(crate::parse_bool(v)?))),
+        show: |c| c.force.then(|| "true".to_owned()),
+    },
+    Key {
         name: "frontier",
         kind: Kind::Text,
         stage: Stage::Store,

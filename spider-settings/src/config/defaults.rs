@@ -60,6 +60,7 @@ impl Config {
             failures: None,
             state: None,
             fresh: false,
+            force: false,
             state_sync: false,
             frontier: None,
             crawl_id: None,

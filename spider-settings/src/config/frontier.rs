@@ -203,6 +203,15 @@ impl Config {
         self
     }
 
+    /// With [`fresh`](Self::fresh), discard the state file even when it is another
+    /// spider's, or not a state file at all (default false: such a file is refused, so a
+    /// mistyped path never costs another crawl its progress).
+    #[must_use]
+    pub fn force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
+
     /// Share the crawl with every worker started with the same Redis URL and
     /// [`crawl_id`](Self::crawl_id): one queue per host, one seen-set, the robots.txt
     /// answers, the retries waiting, the failures and the totals live in Redis, and so do

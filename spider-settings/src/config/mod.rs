@@ -148,6 +148,8 @@ pub struct Config {
     #[doc(hidden)]
     pub fresh: bool,
     #[doc(hidden)]
+    pub force: bool,
+    #[doc(hidden)]
     pub state_sync: bool,
     #[doc(hidden)]
     pub frontier: Option<String>,

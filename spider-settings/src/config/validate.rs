@@ -100,6 +100,10 @@ impl Config {
             problems
                 .push("--fresh starts a state file over, and there is none; set state = FILE too".to_owned());
         }
+        if self.force && !self.fresh {
+            problems
+                .push("--force goes with --fresh: it discards a state file --fresh alone refuses".to_owned());
+        }
         problems.extend(self.fleet_problems());
         let files = [("state", &self.state), ("cache", &self.cache), ("output", &self.output)];
         for (i, (a, first)) in files.iter().enumerate() {

@@ -44,7 +44,8 @@ pub(crate) struct Opened {
 }
 
 /// Open the state file at `path` for `config`'s crawl, creating it if there is none. With
-/// `fresh`, an existing one is deleted first, after saying what it held.
+/// `fresh`, an existing one is deleted first, after saying what it held; one that is
+/// another spider's or not a state file at all only with `force` too.
 ///
 /// Whether the file is this crawl's is decided on a read-only connection: a read-write
 /// one, closed, folds the log into the file and deletes it, so a refused file would not be
@@ -63,7 +64,8 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
         let _directory = lock_directory(path)?;
         if fresh && path.exists() {
             let _lock = lock(path)?;
-            tracing::warn!("starting over: discarding {}: {}", path.display(), describe(path));
+            let described = discardable(path, config)?;
+            tracing::warn!("starting over: discarding {}: {described}", path.display());
             for file in [path.to_owned(), sidecar(path, "-wal"), sidecar(path, "-shm")] {
                 match std::fs::remove_file(&file) {
                     Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
@@ -156,8 +158,8 @@ fn decide(
     }
     if fact("spider") != Some(config.name()) {
         return Err(refuse(format!(
-            "belongs to the spider {:?}, not {:?}; give each spider a state file of its own, or start over \
-             with --fresh",
+            "belongs to the spider {:?}, not {:?}; give each spider a state file of its own, or discard \
+             its crawl with --fresh --force",
             fact("spider").unwrap_or_default(),
             config.name()
         )));
@@ -420,12 +422,12 @@ pub(super) fn check_header(path: &Path) -> Result<(), Error> {
     let read = file.read(&mut header).map_err(|source| Error::Io { path: path.to_owned(), source })?;
     if read == 0 {
         return Err(refuse(
-            "is empty, so not a Spiderling state file; delete it, or start over with --fresh".into(),
+            "is empty, so not a Spiderling state file; delete it, or start over with --fresh --force".into(),
         ));
     }
     if read < header.len() || &header[..16] != b"SQLite format 3\0" {
         return Err(refuse(
-            "is not a Spiderling state file (not an SQLite database); check the path, or start over with --fresh"
+            "is not a Spiderling state file (not an SQLite database); check the path, or discard it with --fresh --force"
                 .into(),
         ));
     }
@@ -478,15 +480,39 @@ fn read_runs(conn: &Connection) -> Result<(Counts, u32), String> {
 }
 
 /// What a state file holds, in a few words, for the message of `--fresh`.
+/// What `--fresh` would discard at `path`, in words; refused unless `force` when the file
+/// is another spider's or not a state file at all: a path typed wrong, or one spider's
+/// file given to another, must not cost a crawl its progress.
+fn discardable(path: &Path, config: &Config) -> Result<String, Error> {
+    let refuse = |what: String| Error::State {
+        path: path.to_owned(),
+        message: format!(
+            "{what}; --fresh discards only this spider's own state file: add --force to discard it"
+        ),
+    };
+    let owner = check_header(path).ok().and_then(|()| {
+        let conn = read_only(path).ok()?;
+        read_facts(&conn).ok()?.remove("spider")
+    });
+    match owner {
+        Some(spider) if spider == config.name() => Ok(describe(path)),
+        _ if config.force => Ok(describe(path)),
+        Some(spider) => Err(refuse(format!(
+            "belongs to the spider {spider:?}, not {:?} ({})",
+            config.name(),
+            describe(path)
+        ))),
+        None => Err(refuse("is not a Spiderling state file".to_owned())),
+    }
+}
+
 fn describe(path: &Path) -> String {
-    let summary = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .map_err(|e| e.to_string())
-        .and_then(|conn| {
-            let queued = conn
-                .query_row("SELECT count(*) FROM requests", [], |row| row.get::<_, i64>(0))
-                .map_err(|e| e.to_string())?;
-            Ok((read_runs(&conn)?, queued))
-        });
+    let summary = read_only(path).map_err(|e| e.to_string()).and_then(|conn| {
+        let queued = conn
+            .query_row("SELECT count(*) FROM requests", [], |row| row.get::<_, i64>(0))
+            .map_err(|e| e.to_string())?;
+        Ok((read_runs(&conn)?, queued))
+    });
     match summary {
         Ok(((counts, runs), queued)) => format!(
             "{} pages done, {} items, {} queued, over {runs} run{}",
