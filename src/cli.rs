@@ -2,16 +2,16 @@
 //! or, for a crate of many spiders, [`Spiders`].
 //!
 //! ```text
-//! my-spider [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--dashboard ADDR] [--report FILE] [--fresh [--force]] [--cache FILE] [--log-level LEVEL]
+//! my-spider [-o FILE | -O FILE] [--set KEY=VALUE]... [--metrics ADDR] [--dashboard ADDR] [--report FILE] [--fresh [--force]] [--cache FILE] [--log-level LEVEL]
 //! my-spider probe [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! my-spiders list
-//! my-spiders crawl NAME [-o FILE] [--set KEY=VALUE]... [--metrics ADDR] [--dashboard ADDR] [--report FILE] [--fresh [--force]] [--cache FILE] [--log-level LEVEL]
+//! my-spiders crawl NAME [-o FILE | -O FILE] [--set KEY=VALUE]... [--metrics ADDR] [--dashboard ADDR] [--report FILE] [--fresh [--force]] [--cache FILE] [--log-level LEVEL]
 //! my-spiders probe NAME [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! ```
 //!
 //! Settings are layered, later wins: the defaults, the `profile`, the `#[spider(...)]`
 //! keys, `SPIDERLING_<KEY>` environment variables (`SPIDERLING_RPM=300`), then `--set`
-//! flags and `-o`. The final settings are printed to stderr before the crawl starts.
+//! flags and `-o` (which appends) or `-O` (which overwrites). The final settings are printed to stderr before the crawl starts.
 //! The exit code is the crawl's (see [`Summary::exit_code`](crate::Summary::exit_code)).
 //!
 //! `probe` sends the spider's start URLs on its route (proxy, headers, block markers),
@@ -172,9 +172,13 @@ const DEFAULT_LOG: &str = "warn,spiderling::progress=info,spiderling::adaptive=i
 /// The flags every spider understands.
 #[derive(Debug, clap::Args)]
 struct Flags {
-    /// Write items here; .jsonl, .csv or .json picks the format.
-    #[arg(short, long, value_name = "FILE")]
+    /// Append items to this file; .jsonl or .csv picks the format (a .json array is
+    /// written anew only, with -O).
+    #[arg(short, long, value_name = "FILE", conflicts_with = "overwrite_output")]
     output: Option<std::path::PathBuf>,
+    /// Write items to this file anew, emptying what it held; .jsonl, .csv or .json.
+    #[arg(short = 'O', long, value_name = "FILE")]
+    overwrite_output: Option<std::path::PathBuf>,
     /// Change a setting, as `key=value` (repeatable): concurrency, rpm, delay, ...
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
@@ -281,7 +285,8 @@ struct Entry {
 #[command(
     about = "Run one of this crate's spiders",
     after_help = "crawl NAME takes the standard spider flags (crawl --help):\n  \
-                  -o, --output FILE    write items here (.jsonl, .csv or .json)\n  \
+                  -o, --output FILE    append items to this file (.jsonl or .csv)\n  \
+                  -O, --overwrite-output FILE   write items to this file anew (.jsonl, .csv or .json)\n  \
                   --set KEY=VALUE      change a setting, such as --set rps=5\n  \
                   --metrics ADDR       serve Prometheus metrics, such as 127.0.0.1:9898\n  \
                   --dashboard ADDR     serve a live dashboard, such as 127.0.0.1:9898\n  \
@@ -387,7 +392,24 @@ fn probe_default<S: Spider + Default>(command: ProbeCommand) -> ExitCode {
 
 /// Crawl with `spider`, its settings layered under the environment and `flags`.
 fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
-    let Flags { output, set, metrics, dashboard, report, fresh, force, cache, start_urls, log_level } = flags;
+    let Flags {
+        output,
+        overwrite_output,
+        set,
+        metrics,
+        dashboard,
+        report,
+        fresh,
+        force,
+        cache,
+        start_urls,
+        log_level,
+    } = flags;
+    let output = match (output, overwrite_output) {
+        (Some(path), _) => Some(Output { path, overwrite: false }),
+        (None, Some(path)) => Some(Output { path, overwrite: true }),
+        (None, None) => None,
+    };
     let with_flags = |config: Config| {
         let config = match metrics {
             Some(addr) => config.metrics(addr),
@@ -417,7 +439,7 @@ fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
             config
         }
     };
-    let (config, runtime) = match prepare(spider.config(), &log_level, &set, output.as_deref(), with_flags) {
+    let (config, runtime) = match prepare(spider.config(), &log_level, &set, output.as_ref(), with_flags) {
         Ok(prepared) => prepared,
         Err(code) => return code,
     };
@@ -460,7 +482,7 @@ fn prepare(
     config: Config,
     log_level: &str,
     set: &[String],
-    output: Option<&std::path::Path>,
+    output: Option<&Output>,
     with_flags: impl FnOnce(Config) -> Config,
 ) -> Result<(Config, tokio::runtime::Runtime), ExitCode> {
     let filter = tracing_subscriber::EnvFilter::try_new(log_level)
@@ -521,7 +543,7 @@ fn settings(
     mut config: Config,
     env: impl IntoIterator<Item = (String, String)>,
     set: &[String],
-    output: Option<&std::path::Path>,
+    output: Option<&Output>,
     stages: Option<&[Stage]>,
 ) -> Result<Config, Error> {
     let applies = |key: &str| match (stages, spider_settings::find(key)) {
@@ -557,10 +579,17 @@ fn settings(
         }
         config = config.set(key, value.trim()).map_err(|e| from(&format!("--set {key}"), e))?;
     }
-    if let Some(output) = output {
-        config = config.output(output);
+    if let Some(Output { path, overwrite }) = output {
+        config = config.output(path).overwrite(*overwrite);
     }
     Ok(config)
+}
+
+/// The output file a flag names: `-o` appends to it, `-O` writes it anew.
+#[derive(Debug)]
+struct Output {
+    path: std::path::PathBuf,
+    overwrite: bool,
 }
 
 /// Say where a bad setting came from.
@@ -579,7 +608,8 @@ mod tests {
     /// The attribute's settings under `env` and the crawl flags `args`.
     fn layered(env: Vec<(String, String)>, args: &[&str]) -> Result<Config, Error> {
         let flags = parse(args).unwrap().flags;
-        settings(attribute(), env, &flags.set, flags.output.as_deref(), None)
+        let output = flags.output.map(|path| Output { path, overwrite: false });
+        settings(attribute(), env, &flags.set, output.as_ref(), None)
     }
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {

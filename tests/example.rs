@@ -143,3 +143,51 @@ fn the_login_example_logs_in_then_crawls_the_members_area_and_the_api() {
     let printed = String::from_utf8_lossy(&run.stdout);
     assert!(printed.contains("login: 37 pages, 33 items"), "{printed}");
 }
+
+/// `-o` appends and `-O` overwrites, as in Scrapy: JSON Lines and CSV grow run after run
+/// (one CSV header), a JSON array is refused an append and left as it was, and so is an
+/// append to a file a new state file's crawl would write from its start.
+#[test]
+fn dash_o_appends_and_dash_capital_o_overwrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let books = |args: &[&str]| Command::new(support::example("books")).args(args).output().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let lines = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap().lines().count();
+
+    let jsonl = path("books.jsonl");
+    for (args, expected) in [(["-o", &jsonl], 1000), (["-o", &jsonl], 2000), (["-O", &jsonl], 1000)] {
+        let run = books(&args);
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        assert_eq!(lines("books.jsonl"), expected, "after {args:?}");
+    }
+    let csv = path("books.csv");
+    for _ in 0..2 {
+        assert!(books(&["-o", &csv]).status.success());
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count(), 2001, "one header, then every book twice");
+    assert_eq!(text.lines().filter(|line| line.starts_with("url,")).count(), 1);
+
+    let json = path("books.json");
+    assert!(books(&["-O", &json]).status.success());
+    let before = std::fs::read(&json).unwrap();
+    let run = books(&["-o", &json]);
+    assert_eq!(run.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        said.contains("holds a JSON array, which takes no more items after its `]`: overwrite it with -O"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read(&json).unwrap(), before, "left as it was");
+
+    let state = path("books.state");
+    let run = books(&["-o", &jsonl, "--set", &format!("state={state}")]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr)
+        .contains("while a new state file's crawl writes its output from the start"));
+    assert!(!dir.path().join("books.state").exists(), "nothing made");
+    assert_eq!(lines("books.jsonl"), 1000, "left as it was");
+    let run = books(&["-O", &jsonl, "--set", &format!("state={state}")]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert_eq!(lines("books.jsonl"), 1000);
+}

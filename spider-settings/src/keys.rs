@@ -855,6 +855,17 @@ pub const KEYS: &[Key] = &[
         show: |c| Some(path(&c.output).unwrap_or_else(|| "none".to_owned())),
     },
     Key {
+        name: "overwrite",
+        kind: Kind::Bool,
+        stage: Stage::Store,
+        doc: "write the output file anew (`-O`); `false` writes after what it holds (`-o`), as \
+            JSON Lines or CSV only",
+        default: "`true`",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.overwrite(crate::parse_bool(v)?))),
+        show: |c| (!c.overwrite).then(|| "false".to_owned()),
+    },
+    Key {
         name: "state",
         kind: Kind::Text,
         stage: Stage::Store,

@@ -30,6 +30,7 @@ struct Book {
     obey_robots = false,
     parse_threads = 2,
     output = "books.csv",
+    overwrite = false,
     dashboard = "127.0.0.1:9898",
     report = "books.html",
     proxy = "direct > env:SPIDERLING_UI_PROXY",
@@ -112,7 +113,10 @@ pub(crate) fn main() {
     assert!(settings.contains("geo_rules = *.de=de, shop.example.fr=fr · sticky = true"), "{settings}");
     assert!(settings.contains("proxy_price_per_gb = 8.5 · proxy_budget = 20"), "{settings}");
     assert!(settings.contains("dashboard = 127.0.0.1:9898 · report = books.html"), "{settings}");
-    assert!(settings.contains("output = books.csv · state = books.state · state_sync = true"), "{settings}");
+    assert!(
+        settings.contains("output = books.csv · overwrite = false · state = books.state · state_sync = true"),
+        "{settings}"
+    );
     assert!(
         settings.contains("cache = .spiderling/cache · cache_ttl = 24h · revalidate = true"),
         "{settings}"

@@ -128,6 +128,7 @@ impl<S: Spider> Crawler<S> {
         let Crawler { spider, config, live } = self;
         config.validate()?;
         open::refuse_left_out(&config)?;
+        crate::sinks::check_appendable(&config)?;
         open::raise_file_limit(config.concurrency);
         let start = crate::request::start_requests(&config)?;
         let tally = Tally::new();

@@ -117,6 +117,10 @@ pub(super) fn open_files(
 ) -> Result<(Option<Sink>, Option<FailuresFile>), Error> {
     let sink = match config.output.as_deref() {
         Some(path) if output.bytes > 0 => Some(Sink::resume(path, output)?),
+        // A state file's or a fleet's output is the crawl's own, counted from its start.
+        Some(path) if !config.overwrite && config.state.is_none() && config.frontier.is_none() => {
+            Some(Sink::append(path)?)
+        }
         Some(path) => Some(Sink::create(path)?),
         None => None,
     };

@@ -36,6 +36,36 @@ impl AppendFile {
         Ok(AppendFile::wrap(path, file, len))
     }
 
+    /// Open `path` to write after what it holds (`-o`), creating it if there is none. A
+    /// last line without its end, left by a run that was killed mid-write, is cut off so
+    /// the next record starts a line of its own.
+    pub(crate) fn append(path: &Path) -> Result<Self, Error> {
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|source| io(path, source))?;
+        let len = whole_lines(&mut file).map_err(|source| io(path, source))?;
+        let found = file.metadata().map_err(|source| io(path, source))?.len();
+        if len < found {
+            tracing::warn!(
+                path = %path.display(),
+                "cut {} bytes of an unfinished last line before appending",
+                found - len
+            );
+            file.set_len(len).map_err(|source| io(path, source))?;
+        }
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(len)).map_err(|source| io(path, source))?;
+        Ok(AppendFile::wrap(path, file, len))
+    }
+
+    /// How long the file is; what an appending run found in it counts.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
     fn wrap(path: &Path, file: File, len: u64) -> Self {
         AppendFile {
             path: path.to_owned(),
@@ -118,6 +148,25 @@ pub(crate) fn check_resumable(path: &Path, len: u64) -> Result<(), Error> {
     Ok(())
 }
 
+/// The length of `file` up to the end of its last whole line, read backwards a block at a
+/// time so a large file costs one block.
+fn whole_lines(file: &mut File) -> std::io::Result<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut end = file.metadata()?.len();
+    let mut block = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(block.len() as u64);
+        let piece = &mut block[..usize::try_from(end - start).unwrap_or(0)];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(piece)?;
+        if let Some(at) = piece.iter().rposition(|byte| *byte == b'\n') {
+            return Ok(start + at as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
 fn io(path: &Path, source: std::io::Error) -> Error {
     Error::Io { path: path.to_owned(), source }
 }
@@ -147,6 +196,25 @@ mod tests {
         assert!(error.is_err_and(|e| e.contains("shorter than the 100 bytes")));
         let gone = AppendFile::resume(&dir.join("gone.jsonl"), 16).map(|_| ()).map_err(|e| e.to_string());
         assert!(gone.is_err_and(|e| e.contains("is gone, and the state file recorded 16 bytes")));
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
+    }
+
+    #[test]
+    fn appending_goes_on_after_the_last_whole_line_of_any_length() -> Result<(), Error> {
+        let dir = std::env::temp_dir().join(format!("spiderling-append-lines-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|source| io(&dir, source))?;
+        let path = dir.join("items.jsonl");
+        // A first line longer than the block read backwards, then one a kill cut short.
+        let long = format!("{{\"a\":\"{}\"}}\n", "x".repeat(100_000));
+        std::fs::write(&path, format!("{long}{{\"a\"")).map_err(|source| io(&path, source))?;
+        let mut file = AppendFile::append(&path)?;
+        assert_eq!(file.len(), long.len() as u64);
+        file.write_all(b"{\"a\":2}\n")?;
+        file.flush()?;
+        assert_eq!(std::fs::read_to_string(&path).ok(), Some(format!("{long}{{\"a\":2}}\n")));
+        let fresh = AppendFile::append(&dir.join("new.jsonl"))?;
+        assert_eq!(fresh.len(), 0, "a file that was not there is made");
         let _ = std::fs::remove_dir_all(&dir);
         Ok(())
     }

@@ -19,7 +19,7 @@ pub(crate) use encode::{Encoded, Encoder};
 #[cfg(feature = "state")]
 pub(crate) use file::check_resumable;
 pub(crate) use file::AppendFile;
-pub(crate) use sink::{Committed, Sink};
+pub(crate) use sink::{check_appendable, Committed, Sink};
 
 use crate::error::Error;
 

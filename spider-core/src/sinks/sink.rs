@@ -12,6 +12,32 @@ pub(crate) struct Committed {
     pub(crate) items: u64,
 }
 
+/// Whether a crawl of `config` may append to its output file (`overwrite = false`, `-o`),
+/// asked before anything is touched: a JSON array that holds items cannot take more after
+/// its `]`, and a new state file's crawl writes its output from the start (what it keeps
+/// after a kill is counted from there).
+pub(crate) fn check_appendable(config: &spider_settings::Config) -> Result<(), Error> {
+    let Some(path) = config.output.as_deref().filter(|_| !config.overwrite) else { return Ok(()) };
+    if std::fs::metadata(path).map_or(true, |meta| meta.len() == 0) {
+        return Ok(());
+    }
+    if Format::of(path)? == Format::Json {
+        return Err(Error::Config(format!(
+            "-o appends, and {} holds a JSON array, which takes no more items after its `]`: overwrite it \
+             with -O, or write JSON Lines (.jsonl)",
+            path.display()
+        )));
+    }
+    if config.state.as_deref().is_some_and(|state| config.fresh || !state.exists()) {
+        return Err(Error::Config(format!(
+            "-o appends, and {} holds items already, while a new state file's crawl writes its output from \
+             the start: overwrite it with -O, or give another file",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// The output file, owned by the dispatcher.
 #[derive(Debug)]
 pub(crate) struct Sink {
@@ -24,6 +50,13 @@ impl Sink {
     /// A new output file at `path` (an old one is emptied).
     pub(crate) fn create(path: &Path) -> Result<Self, Error> {
         Ok(Sink { format: Format::of(path)?, file: AppendFile::create(path)?, items: 0 })
+    }
+
+    /// The output file at `path`, written after what it holds (`-o`); a JSON array cannot
+    /// take more items after its `]`, so one is refused before anything is touched (see
+    /// [`check_appendable`]).
+    pub(crate) fn append(path: &Path) -> Result<Self, Error> {
+        Ok(Sink { format: Format::of(path)?, file: AppendFile::append(path)?, items: 0 })
     }
 
     /// The output file of a stopped crawl, cut back to what its last checkpoint committed.
@@ -48,8 +81,9 @@ impl Sink {
         Ok(())
     }
 
+    /// Nothing in the file yet, from this run or one it appends to: a CSV header is due.
     fn file_is_empty(&self) -> bool {
-        self.items == 0
+        self.file.len() == 0
     }
 
     /// Hand what was written to the operating system; what a checkpoint records.

@@ -56,6 +56,7 @@ impl Config {
             parse_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             dom_only: false,
             output: None,
+            overwrite: true,
             stats: None,
             failures: None,
             state: None,

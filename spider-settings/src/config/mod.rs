@@ -140,6 +140,8 @@ pub struct Config {
     #[doc(hidden)]
     pub output: Option<PathBuf>,
     #[doc(hidden)]
+    pub overwrite: bool,
+    #[doc(hidden)]
     pub stats: Option<PathBuf>,
     #[doc(hidden)]
     pub failures: Option<PathBuf>,

@@ -32,6 +32,17 @@ impl Config {
         self
     }
 
+    /// Write the output file anew, emptying what it held (default true; `-O`), or, false,
+    /// write after what it holds (`-o`): a JSON Lines or CSV file grows run after run, a
+    /// CSV header only in an empty file. A JSON array cannot take more items, so appending
+    /// to one that holds any is refused; with a state file or a fleet, the output is the
+    /// crawl's own, written from its start and resumed by it.
+    #[must_use]
+    pub fn overwrite(mut self, overwrite: bool) -> Self {
+        self.overwrite = overwrite;
+        self
+    }
+
     /// Write the final stats as JSON here (default: beside the output file, named after
     /// it, `books.jsonl` → `books.stats.json`; nowhere when there is no output file).
     #[must_use]
