@@ -100,3 +100,24 @@ async fn expired_answers_are_fetched_again_and_blocked_ones_were_never_kept() {
     assert_eq!(third.counts.from_cache, 0, "every answer expired");
     assert_eq!(site.received() - received, third.counts.requests as usize, "all fetched again");
 }
+
+/// `--cache books.jsonl`, a slip of the keyboard, is refused as a cache file (once it was
+/// called a state file), with exit code 2, nothing fetched and the file left as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_that_is_no_cache_is_refused_as_a_cache_file_and_left_as_it_was() {
+    let (_, site) = small_site();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, _) = config_for(&site, dir.path(), "out.jsonl");
+    let items = dir.path().join("books.jsonl");
+    std::fs::write(&items, "{\"title\":\"kept\"}\n").unwrap();
+    let error = Crawler::new(BookSpider::new(config.cache(&items))).run().await.unwrap_err();
+    assert!(matches!(error, spiderling::Error::CacheFile { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(
+        message.starts_with(&format!("cache file {}: is not a Spiderling cache", items.display())),
+        "{message}"
+    );
+    assert_eq!(error.exit_code(), std::process::ExitCode::from(2));
+    assert_eq!(std::fs::read_to_string(&items).unwrap(), "{\"title\":\"kept\"}\n");
+    assert_eq!(site.observed().pages().count(), 0, "nothing fetched");
+}

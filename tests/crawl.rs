@@ -114,7 +114,7 @@ async fn a_start_list_is_crawled_and_its_bad_lines_are_counted_and_skipped() {
     let list = dir.path().join("urls.txt");
     let base = site.url();
     let good: Vec<String> = (1..=30).map(|i| format!("{base}catalogue/book_{i}.html")).collect();
-    let mut text = String::from("# thirty books, a blank line and three mistakes\n\n");
+    let mut text = String::from("# thirty books, a blank line and five mistakes\n\n");
     for (i, url) in good.iter().enumerate() {
         text.push_str(url);
         text.push('\n');
@@ -122,7 +122,9 @@ async fn a_start_list_is_crawled_and_its_bad_lines_are_counted_and_skipped() {
             text.push_str("not a url\nhttp://\n");
         }
     }
-    text.push_str("books.example/no-scheme\n");
+    text.push_str(
+        "books.example/no-scheme\nftp://127.0.0.1/catalogue/book_1.html\nmailto:shop@books.example\n",
+    );
     std::fs::write(&list, text).unwrap();
     let output = dir.path().join("books.jsonl");
     let config =
@@ -130,7 +132,7 @@ async fn a_start_list_is_crawled_and_its_bad_lines_are_counted_and_skipped() {
 
     let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
 
-    assert_eq!(summary.bad_start_lines, 3);
+    assert_eq!(summary.bad_start_lines, 5, "three that do not parse, an ftp: and a mailto: URL");
     assert_eq!(summary.status, CrawlStatus::Complete);
     assert_eq!(read_jsonl(&output).len(), 30, "a book per good line");
     let seen = site.observed();

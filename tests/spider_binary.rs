@@ -64,6 +64,34 @@ fn a_page_the_tree_builder_foster_parents_prints_no_warning_of_the_parser() {
     assert!(!stderr.contains("foster parenting"), "{stderr}");
 }
 
+/// What a crawl logs is named after Spiderling, not after its modules (once
+/// `spider_core::engine::start_list`), and a start list's line of another scheme is
+/// warned of with its number, as a line that does not parse is.
+#[test]
+fn logs_carry_the_spiderling_target_and_a_start_lines_other_scheme_is_warned_of() {
+    let site = Sandbox::demo(DemoSite { books: 5, per_page: 5, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("urls.txt");
+    let url = format!("{}catalogue/book_1.html", site.url());
+    std::fs::write(&list, format!("{url}\nftp://127.0.0.1/catalogue/book_2.html\nnot a url\n")).unwrap();
+    let args = [
+        "--set".to_owned(),
+        format!("start_urls={url}"),
+        "--start-urls".to_owned(),
+        list.display().to_string(),
+    ];
+    let run = spider_binary(&args, None).output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let warned: Vec<&str> = stderr.lines().filter(|line| line.contains("start list: skipped")).collect();
+    assert_eq!(warned.len(), 2, "{stderr}");
+    assert!(warned[0].contains(" WARN spiderling: ") && warned[0].contains("line=2"), "{stderr}");
+    assert!(warned[0].contains("a ftp: URL; a crawl fetches only http and https"), "{stderr}");
+    assert!(warned[1].contains("line=3"), "{stderr}");
+    assert!(!stderr.contains("spider_core"), "{stderr}");
+    assert!(String::from_utf8_lossy(&run.stdout).contains("skipped 2 lines that are not http(s) URLs"));
+}
+
 /// A crawl whose concurrency is above the soft limit of open files: connections past it
 /// failed as "connection failed" (os error 24), as if the site were down.
 #[test]

@@ -194,6 +194,7 @@ impl<S: Spider> Dispatcher<S> {
             }
             if self.draining_until.is_some_and(|deadline| deadline <= now) {
                 tracing::warn!(
+                    target: "spiderling",
                     in_flight = self.in_flight,
                     "grace period over: abandoning requests in flight"
                 );
@@ -215,6 +216,7 @@ impl<S: Spider> Dispatcher<S> {
             .min();
             if self.in_flight == 0 && wake_at.is_none() && self.start_list.is_none() {
                 tracing::error!(
+                    target: "spiderling",
                     pending = self.frontier.len(),
                     "requests are queued but no host can take them; stopping"
                 );
@@ -227,10 +229,10 @@ impl<S: Spider> Dispatcher<S> {
                 biased;
                 Some(()) = self.stop_rx.recv() => {
                     if self.draining_until.is_some() {
-                        tracing::warn!(in_flight = self.in_flight, "second stop signal: abandoning requests in flight");
+                        tracing::warn!(target: "spiderling", in_flight = self.in_flight, "second stop signal: abandoning requests in flight");
                         return self.abandon().await;
                     }
-                    tracing::warn!(in_flight = self.in_flight, grace = ?self.grace, "stop signal: admitting nothing more, finishing requests in flight");
+                    tracing::warn!(target: "spiderling", in_flight = self.in_flight, grace = ?self.grace, "stop signal: admitting nothing more, finishing requests in flight");
                     self.draining_until = Some(Instant::now() + self.grace);
                 }
                 Some(done) = self.done_rx.recv() => {
@@ -328,7 +330,7 @@ impl<S: Spider> Dispatcher<S> {
     /// Stop admitting: the first error of the crawl is the one it ends with.
     fn fail(&mut self, error: Error) {
         if self.fatal.is_none() {
-            tracing::error!(%error, "stopping: no new requests are admitted");
+            tracing::error!(target: "spiderling", %error, "stopping: no new requests are admitted");
             self.fatal = Some(error);
         }
     }
@@ -367,6 +369,7 @@ impl<S: Spider> Dispatcher<S> {
                 Gate::Closed(Stop::Budget) => {
                     if !self.budget_reached {
                         tracing::warn!(
+                            target: "spiderling",
                             in_flight = self.in_flight,
                             "proxy budget reached: admitting nothing more, finishing requests in flight"
                         );
@@ -443,7 +446,7 @@ impl<S: Spider> Dispatcher<S> {
                             if let RobotsRules::Unavailable(reason) = rules {
                                 unreachable.push((request, reason.clone()));
                             } else {
-                                tracing::debug!(url = %request.url(), "disallowed by robots.txt");
+                                tracing::debug!(target: "spiderling", url = %request.url(), "disallowed by robots.txt");
                                 self.shared.tally.robots_disallowed.add(1);
                                 disallowed.push(request.ticket);
                             }
@@ -602,7 +605,7 @@ impl<S: Spider> Dispatcher<S> {
             }
             Outcome::RobotsUnavailable(reason) => {
                 let key = self.hosts[id].key.clone();
-                tracing::warn!(host = %key, %reason, "robots.txt unavailable: nothing on this host is fetched (RFC 9309)");
+                tracing::warn!(target: "spiderling", host = %key, %reason, "robots.txt unavailable: nothing on this host is fetched (RFC 9309)");
                 self.remember_robots(&key, &RobotsMemo::Unavailable(reason.clone()));
                 self.hosts[id].robots = RobotsState::Known(RobotsRules::Unavailable(reason));
             }
@@ -643,11 +646,11 @@ impl<S: Spider> Dispatcher<S> {
         for listed in sitemaps {
             match Url::parse(listed) {
                 Ok(url) => {
-                    tracing::info!(%host, sitemap = %url, "robots.txt lists a sitemap");
+                    tracing::info!(target: "spiderling", %host, sitemap = %url, "robots.txt lists a sitemap");
                     self.enqueue(Request::sitemap(url), now);
                 }
                 Err(error) => {
-                    tracing::warn!(%host, sitemap = %listed, %error, "robots.txt lists a sitemap that is not a URL")
+                    tracing::warn!(target: "spiderling", %host, sitemap = %listed, %error, "robots.txt lists a sitemap that is not a URL")
                 }
             }
         }
@@ -676,7 +679,7 @@ impl<S: Spider> Dispatcher<S> {
         if let Trouble::PassWall { first } = trouble {
             if first || request.walls < WALLS {
                 request.walls += u8::from(!first);
-                tracing::debug!(url = %request.url(), walls = request.walls, "a wall gave the identity a cookie: sending it again");
+                tracing::debug!(target: "spiderling", url = %request.url(), walls = request.walls, "a wall gave the identity a cookie: sending it again");
                 let deferred = self.frontier.defer(request, now);
                 self.ok(deferred);
                 return;
@@ -690,7 +693,7 @@ impl<S: Spider> Dispatcher<S> {
             let host = &mut self.hosts[id];
             let until = now + retry_after.unwrap_or(wait);
             host.slots.pause_until(until);
-            tracing::info!(host = %host.key, ?retry_after, "429: backing off the host");
+            tracing::info!(target: "spiderling", host = %host.key, ?retry_after, "429: backing off the host");
             let key = host.key.clone();
             if let Some(shared) = self.frontier.shared() {
                 shared.hold_host(&key, until);
@@ -709,7 +712,7 @@ impl<S: Spider> Dispatcher<S> {
         // Tried again on whichever slot is free, as that slot's identity: a fresh one after
         // a block, with its first answer settled before its next request.
         request.lane = None;
-        tracing::debug!(url = %request.url(), reason = %failure.reason, ?wait, attempt = request.attempts, "retrying");
+        tracing::debug!(target: "spiderling", url = %request.url(), reason = %failure.reason, ?wait, attempt = request.attempts, "retrying");
         self.shared.tally.retries.add(1);
         let deferred = self.frontier.defer(request, now + wait);
         self.ok(deferred);
@@ -718,7 +721,7 @@ impl<S: Spider> Dispatcher<S> {
     /// Count a request given up, and file it: the failures file, a durable frontier, the
     /// timeline.
     fn give_up(&mut self, url: &Url, method: &Method, attempts: u32, failure: &Failure) {
-        tracing::warn!(%url, reason = %failure.reason, status = ?failure.status, error = failure.error.as_deref().unwrap_or_default(), attempts, "giving up");
+        tracing::warn!(target: "spiderling", %url, reason = %failure.reason, status = ?failure.status, error = failure.error.as_deref().unwrap_or_default(), attempts, "giving up");
         let message = match (&failure.error, failure.status) {
             (Some(error), _) => error.clone(),
             (None, Some(status)) => format!("status {status}"),
@@ -736,7 +739,7 @@ impl<S: Spider> Dispatcher<S> {
         if self.shares_limits && self.hosts.known_disallowed(request.url()) {
             // In a fleet, a request leased costs a token of the shared rate even if
             // robots.txt then turns it away: what is known to be disallowed stays here.
-            tracing::debug!(url = %request.url(), "disallowed by robots.txt");
+            tracing::debug!(target: "spiderling", url = %request.url(), "disallowed by robots.txt");
             self.shared.tally.robots_disallowed.add(1);
             return;
         }

@@ -168,7 +168,7 @@ impl<S: Spider> Crawler<S> {
         let watch = Watch::start(&config, &live).await?;
         let (sink, failures) = open_files(&config, output, earlier.as_ref())?;
         if sink.is_none() {
-            tracing::warn!("no output file: items are counted, not written");
+            tracing::warn!(target: "spiderling", "no output file: items are counted, not written");
         }
         // One bucket for the dispatcher's requests and the browser's: the ceiling holds over
         // both. A fleet's frontier admits under the fleet's rate instead.
@@ -200,7 +200,7 @@ impl<S: Spider> Crawler<S> {
         let progress = config.progress.then(|| crate::observe::progress::show(live.subscribe()));
         let (stop_tx, stop_rx) = mpsc::unbounded_channel();
         let signals = config.handle_signals.then(|| Background(tokio::spawn(forward_signals(stop_tx))));
-        tracing::info!(spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
+        tracing::info!(target: "spiderling", spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
         let files = Files { sink, failures, cache };
         let limits = Limits::new(&config, earlier.as_ref().map(|e| &e.counts));
         let admission = Admission::new(&config, limits, rate);
@@ -239,13 +239,13 @@ impl<S: Spider> Crawler<S> {
             // same full disk refused after it.
             Some(error) => {
                 if let Err(unwritten) = stats {
-                    tracing::warn!(error = %unwritten, "the stats file could not be written either");
+                    tracing::warn!(target: "spiderling", error = %unwritten, "the stats file could not be written either");
                 }
                 Err(error)
             }
             None => {
                 stats?;
-                tracing::info!(pages = summary.counts.pages, items = summary.counts.items, failures = summary.failures, status = ?summary.status, "crawl finished");
+                tracing::info!(target: "spiderling", pages = summary.counts.pages, items = summary.counts.items, failures = summary.failures, status = ?summary.status, "crawl finished");
                 Ok(summary)
             }
         }

@@ -177,8 +177,8 @@ impl Watch {
         if let (Some(path), Some(board)) = (&config.report, &self.board) {
             // The items are already safe: a report that cannot be written is only logged.
             match crate::observe::dashboard::write_report(path, board, summary) {
-                Ok(()) => tracing::info!(path = %path.display(), "report written"),
-                Err(error) => tracing::error!(%error, "the report was not written"),
+                Ok(()) => tracing::info!(target: "spiderling", path = %path.display(), "report written"),
+                Err(error) => tracing::error!(target: "spiderling", %error, "the report was not written"),
             }
         }
         let _ = (config, summary);
@@ -216,6 +216,7 @@ pub(super) fn raise_file_limit(concurrency: usize) {
         let wanted = u64::try_from(concurrency).unwrap_or(u64::MAX).saturating_mul(2).saturating_add(64);
         if let Some(open) = limit.current.filter(|open| *open < wanted) {
             tracing::warn!(
+                target: "spiderling",
                 "this process may open {open} files, and concurrency = {concurrency} wants about {wanted}: \
                  connections past the limit fail as \"too many open files\"; raise it (ulimit -n) or lower concurrency"
             );

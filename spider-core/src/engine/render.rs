@@ -116,11 +116,11 @@ impl Tier {
             rule.lacking += 1;
             if rule.lacking >= LEARN_AFTER && !rule.needs_browser {
                 rule.needs_browser = true;
-                tracing::info!(rule = ?rendering.rule, "pages of this rule lack their item or links as sent: rendered from now on");
+                tracing::info!(target: "spiderling", rule = ?rendering.rule, "pages of this rule lack their item or links as sent: rendered from now on");
             }
         } else {
             if rule.needs_browser {
-                tracing::info!(rule = ?rendering.rule, "a page of this rule came whole as sent: read as sent again");
+                tracing::info!(target: "spiderling", rule = ?rendering.rule, "a page of this rule came whole as sent: read as sent again");
             }
             *rule = Learning::default();
         }
@@ -184,7 +184,7 @@ pub(super) async fn render<S: Spider>(
         Ok(rendered) => rendered,
         Err(RenderError::Browser(problem)) => {
             let error = Error::Render { url: request.url().clone(), problem };
-            tracing::warn!(%error, "render failed: tried again");
+            tracing::warn!(target: "spiderling", %error, "render failed: tried again");
             let failure = Failure::error(Reason::Render, &error);
             return Err(Outcome::Trouble {
                 request: request.clone(),
@@ -207,7 +207,7 @@ pub(super) async fn render<S: Spider>(
     let waited_out = rendered.waited == Waited::TimedOut && !rendering.wait_for.is_empty();
     tally.render_timeouts.add(u64::from(waited_out || rendered.cut_short));
     if rendered.cut_short {
-        tracing::warn!(url = %request.url(), actions = rendered.actions, "the page's clicks or scrolls ran out of render_timeout (or of their 50) before they were done: read as it stands");
+        tracing::warn!(target: "spiderling", url = %request.url(), actions = rendered.actions, "the page's clicks or scrolls ran out of render_timeout (or of their 50) before they were done: read as it stands");
     }
     if let Some(worn) = worn {
         let mut set = HeaderMap::new();
@@ -223,7 +223,7 @@ pub(super) async fn render<S: Spider>(
         let path = dir.join(format!("{host}-{:032x}.png", request.fingerprint().0));
         let written = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, png));
         if let Err(error) = written {
-            tracing::warn!(path = %path.display(), %error, "the screenshot of a page whose item never appeared could not be written");
+            tracing::warn!(target: "spiderling", path = %path.display(), %error, "the screenshot of a page whose item never appeared could not be written");
         }
     }
     Ok(Bytes::from(rendered.html))
@@ -278,11 +278,11 @@ impl<S: Spider> crate::wire::render::Subrequests for Subrequester<'_, S> {
         match shared.exchange.send(&request, route, wire, Judge::Nobody).await {
             Ok(Exchanged::Answer(answered)) => Some(answered.fetched),
             Ok(Exchanged::Failed(error)) => {
-                tracing::debug!(%error, "a request of the browser got no answer");
+                tracing::debug!(target: "spiderling", %error, "a request of the browser got no answer");
                 None
             }
             Err(error) => {
-                tracing::warn!(%error, "a request of the browser was refused");
+                tracing::warn!(target: "spiderling", %error, "a request of the browser was refused");
                 None
             }
         }

@@ -2,7 +2,7 @@
 //! runs, one per line, so a list of millions never sits in memory whole. A thread reads
 //! it and hands each request to the dispatcher through a bounded channel: when the
 //! frontier is busy the reading waits. A line that is not a URL is counted and logged with
-//! its number, and the crawl goes on.
+//! its number, and the crawl goes on; so is one of another scheme (`ftp:`, `mailto:`).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
@@ -54,7 +54,7 @@ impl ListReader {
     }
 }
 
-/// Send each URL of `source` on, counting the lines that are not URLs in `bad`.
+/// Send each URL of `source` on, counting the lines that are not http or https URLs in `bad`.
 fn read(source: Box<dyn BufRead + Send>, name: &Path, tx: &mpsc::Sender<Request>, bad: &AtomicU64) {
     let (mut urls, mut bad_lines) = (0_u64, 0_u64);
     for (number, line) in source.lines().enumerate() {
@@ -62,7 +62,7 @@ fn read(source: Box<dyn BufRead + Send>, name: &Path, tx: &mpsc::Sender<Request>
         let line = match line {
             Ok(line) => line,
             Err(error) => {
-                tracing::warn!(list = %name.display(), line = number, %error, "start list: stopped reading");
+                tracing::warn!(target: "spiderling", list = %name.display(), line = number, %error, "start list: stopped reading");
                 break;
             }
         };
@@ -70,13 +70,19 @@ fn read(source: Box<dyn BufRead + Send>, name: &Path, tx: &mpsc::Sender<Request>
         if text.is_empty() || text.starts_with('#') {
             continue;
         }
-        let request = match Request::get(text) {
+        // A crawl fetches only the web: an `ftp:` or `mailto:` line is as useless as one
+        // that does not parse, and said as plainly.
+        let request = Request::get(text).and_then(|request| match request.url().scheme() {
+            "http" | "https" => Ok(request),
+            scheme => Err(Error::Config(format!("a {scheme}: URL; a crawl fetches only http and https"))),
+        });
+        let request = match request {
             Ok(request) => request,
             Err(error) => {
                 bad_lines += 1;
                 bad.store(bad_lines, Ordering::Release);
                 if bad_lines <= LOGGED {
-                    tracing::warn!(list = %name.display(), line = number, %error, "start list: skipped a line that is not a URL");
+                    tracing::warn!(target: "spiderling", list = %name.display(), line = number, %error, "start list: skipped a line that is not an http or https URL");
                 }
                 continue;
             }
@@ -88,7 +94,7 @@ fn read(source: Box<dyn BufRead + Send>, name: &Path, tx: &mpsc::Sender<Request>
         }
     }
     if bad_lines > LOGGED {
-        tracing::warn!(list = %name.display(), skipped = bad_lines, "start list: more lines were not URLs than were logged");
+        tracing::warn!(target: "spiderling", list = %name.display(), skipped = bad_lines, "start list: more lines were not http or https URLs than were logged");
     }
-    tracing::info!(list = %name.display(), urls, bad_lines, "start list read");
+    tracing::info!(target: "spiderling", list = %name.display(), urls, bad_lines, "start list read");
 }

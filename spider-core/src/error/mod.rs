@@ -230,6 +230,15 @@ pub enum Error {
         /// What is wrong, and what to do.
         message: String,
     },
+    /// The cache file (`cache`, `--cache`) is not a Spiderling cache, or one of another
+    /// version. Found before anything is fetched.
+    #[error("cache file {path}: {message}")]
+    CacheFile {
+        /// The cache file.
+        path: PathBuf,
+        /// What is wrong, and what to do.
+        message: String,
+    },
     /// Reading or writing a state file or cache failed.
     #[error("{path}: {source}")]
     Store {
@@ -319,6 +328,7 @@ impl Error {
             | Error::InvalidUrl { .. }
             | Error::Selector { .. }
             | Error::State { .. }
+            | Error::CacheFile { .. }
             | Error::ProxyAuth { .. } => 2,
             _ => 1,
         })

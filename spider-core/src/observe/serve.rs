@@ -74,12 +74,12 @@ async fn serve(addr: SocketAddr, endpoints: Endpoints) -> Result<JoinHandle<()>,
         .await
         .map_err(|e| Error::Config(format!("cannot listen on {addr} for the metrics or dashboard: {e}")))?;
     if endpoints.metrics.is_some() {
-        tracing::info!(%addr, "serving metrics in the Prometheus text format");
+        tracing::info!(target: "spiderling", %addr, "serving metrics in the Prometheus text format");
     }
     if endpoints.dashboard.is_some() {
-        tracing::info!("dashboard at http://{addr}/");
+        tracing::info!(target: "spiderling", "dashboard at http://{addr}/");
         if !addr.ip().is_loopback() {
-            tracing::warn!(%addr, "the dashboard is reachable beyond this machine, without authentication: whoever reaches it sees the crawl's targets, settings and rates");
+            tracing::warn!(target: "spiderling", %addr, "the dashboard is reachable beyond this machine, without authentication: whoever reaches it sees the crawl's targets, settings and rates");
         }
     }
     let endpoints = Arc::new(endpoints);
@@ -91,7 +91,7 @@ async fn serve(addr: SocketAddr, endpoints: Endpoints) -> Result<JoinHandle<()>,
                 // Out of file descriptors, or a connection reset before it was taken: the
                 // server goes on, after a moment for descriptors to free.
                 Err(error) => {
-                    tracing::debug!(%addr, %error, "accepting a connection failed");
+                    tracing::debug!(target: "spiderling", %addr, %error, "accepting a connection failed");
                     tokio::time::sleep(ACCEPT_PAUSE).await;
                     continue;
                 }

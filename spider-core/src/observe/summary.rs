@@ -18,7 +18,7 @@ pub(crate) struct Ending {
     pub(crate) runs: u32,
     pub(crate) state: Option<PathBuf>,
     pub(crate) proxy: Option<ProxySpend>,
-    /// Lines of the start list that were not URLs.
+    /// Lines of the start list that were not http or https URLs.
     pub(crate) bad_start_lines: u64,
     /// This run's first message of each failure reason.
     pub(crate) failure_examples: BTreeMap<String, String>,
@@ -112,7 +112,7 @@ pub struct Summary {
     pub failure_examples: BTreeMap<String, String>,
     /// Traffic and spend per gateway, when proxies are configured.
     pub proxy: Option<ProxySpend>,
-    /// Lines of the start list (`--start-urls`) skipped as not URLs; each was logged with
+    /// Lines of the start list (`--start-urls`) skipped as not http or https URLs; each was logged with
     /// its line number.
     pub bad_start_lines: u64,
 }
@@ -274,8 +274,11 @@ impl fmt::Display for Summary {
             }
         }
         if self.bad_start_lines > 0 {
-            let what =
-                if self.bad_start_lines == 1 { "line that is not a URL" } else { "lines that are not URLs" };
+            let what = if self.bad_start_lines == 1 {
+                "line that is not an http(s) URL"
+            } else {
+                "lines that are not http(s) URLs"
+            };
             writeln!(
                 f,
                 "  start list: skipped {} {what}, each logged with its line number",

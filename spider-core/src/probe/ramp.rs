@@ -60,6 +60,7 @@ where
             latency = p90;
         }
         tracing::info!(
+            target: "spiderling",
             rps = step.rps,
             slots,
             sent = step.requests,

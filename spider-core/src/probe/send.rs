@@ -59,7 +59,7 @@ impl Sample {
             error if error.is_connect() => "connect error",
             _ => "transport error",
         };
-        tracing::debug!(%error, "probe request failed");
+        tracing::debug!(target: "spiderling", %error, "probe request failed");
         Sample { latency: Duration::ZERO, outcome: Outcome::Failed(word.to_owned()) }
     }
 }

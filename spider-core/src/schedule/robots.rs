@@ -52,7 +52,7 @@ impl RobotsRules {
             200..=299 => match Robot::new(token, body) {
                 Ok(robot) => RobotsRules::Rules(Box::new(robot)),
                 Err(e) => {
-                    tracing::warn!(error = %e, "robots.txt does not parse; treating it as empty");
+                    tracing::warn!(target: "spiderling", error = %e, "robots.txt does not parse; treating it as empty");
                     RobotsRules::AllowAll
                 }
             },

@@ -51,6 +51,7 @@ impl AppendFile {
         let found = file.metadata().map_err(|source| io(path, source))?.len();
         if len < found {
             tracing::warn!(
+                target: "spiderling",
                 path = %path.display(),
                 "cut {} bytes of an unfinished last line before appending",
                 found - len
@@ -111,7 +112,7 @@ impl AppendFile {
         match cut {
             Ok(()) => self.len = self.flushed,
             Err(error) => {
-                tracing::warn!(path = %self.path.display(), %error, "could not cut the output back to its last whole record");
+                tracing::warn!(target: "spiderling", path = %self.path.display(), %error, "could not cut the output back to its last whole record");
             }
         }
         io(&self.path, source)

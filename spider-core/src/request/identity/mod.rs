@@ -226,7 +226,7 @@ impl Identities {
         }
         if spent {
             by_key.remove(&key);
-            tracing::debug!(identity = %key, "its host's identity budget used up: replaced before a block");
+            tracing::debug!(target: "spiderling", identity = %key, "its host's identity budget used up: replaced before a block");
         }
         let identity = by_key.entry(key.clone()).or_insert_with(|| {
             changed.insert(key.clone());
@@ -284,7 +284,7 @@ impl Identities {
         let moved = live.refusing.insert(host.clone());
         if moved {
             live.refusing_since.push(host.clone());
-            tracing::info!(host = %host, "the host refused the plain client: Chrome's wire from now on");
+            tracing::info!(target: "spiderling", host = %host, "the host refused the plain client: Chrome's wire from now on");
         }
         moved
     }
@@ -355,7 +355,7 @@ impl Identities {
         if clean.is_some() {
             live.by_key.remove(&worn.key);
             live.changed.insert(worn.key.clone());
-            tracing::debug!(identity = %worn.key, "blocked: the identity is retired with its cookies");
+            tracing::debug!(target: "spiderling", identity = %worn.key, "blocked: the identity is retired with its cookies");
         }
         clean
     }
@@ -388,7 +388,7 @@ impl Identities {
                     };
                     changes.saved.push(SavedIdentity { key: key.to_string(), agent, cookies });
                 }
-                Err(problem) => tracing::warn!(identity = %key, "{problem}"),
+                Err(problem) => tracing::warn!(target: "spiderling", identity = %key, "{problem}"),
             }
         }
         Some(changes)
@@ -403,7 +403,7 @@ impl Identities {
             let jar = match Jar::from_json(&cookies) {
                 Ok(jar) => jar,
                 Err(problem) => {
-                    tracing::warn!(identity = %key, "{problem}: it starts afresh");
+                    tracing::warn!(target: "spiderling", identity = %key, "{problem}: it starts afresh");
                     continue;
                 }
             };

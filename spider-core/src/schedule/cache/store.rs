@@ -46,7 +46,7 @@ impl HttpCache {
     /// Open the cache file of `config`, creating it (and its folder) if there is none.
     pub(crate) fn open(config: &Config) -> Result<Option<Self>, Error> {
         let Some(path) = config.cache.as_deref() else { return Ok(None) };
-        let refuse = |message: String| Error::State { path: path.to_owned(), message };
+        let refuse = |message: String| Error::CacheFile { path: path.to_owned(), message };
         let store = |source| Error::Store { path: path.to_owned(), source: Box::new(source) };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)

@@ -375,6 +375,7 @@ impl Frontier for FleetFrontier {
             self.given_up.extend(in_flight.iter().map(|(id,)| *id));
             back.extend(in_flight);
             tracing::warn!(
+                target: "spiderling",
                 requests = back.len(),
                 "this worker was not heard from for as long as the fleet keeps its leases (paused, or cut off): \
                  what it held goes back, and its pages in flight are not written"

@@ -66,7 +66,7 @@ impl Membership {
     /// Wait, up to `within`, for the last round: it gives back what this worker held.
     pub(crate) async fn leave(mut self, within: Duration) {
         if tokio::time::timeout(within, &mut self.syncer).await.is_err() {
-            tracing::warn!(redis = %self.address, "could not give back this worker's requests in time; the fleet takes them back when their leases run out");
+            tracing::warn!(target: "spiderling", redis = %self.address, "could not give back this worker's requests in time; the fleet takes them back when their leases run out");
         }
     }
 }
@@ -148,7 +148,7 @@ pub(crate) async fn join(
         )));
     }
     if done {
-        tracing::warn!(redis = %address, crawl, "this crawl is done: its seen-set turns away every page it crawled; give another crawl_id to crawl the site again");
+        tracing::warn!(target: "spiderling", redis = %address, crawl, "this crawl is done: its seen-set turns away every page it crawled; give another crawl_id to crawl the site again");
     }
     let worker = format!("{}:{}:{:08x}", hostname(), std::process::id(), rand::random::<u32>());
     let round = Round {
@@ -184,7 +184,7 @@ pub(crate) async fn join(
     // client gets a browser's wire from this worker's first request to it.
     link.lock().refusing = refusing;
     let frontier = FleetFrontier::new(config, link.clone(), output);
-    tracing::info!(redis = %address, crawl, %worker, "joined the fleet");
+    tracing::info!(target: "spiderling", redis = %address, crawl, %worker, "joined the fleet");
     let syncer = Syncer {
         link,
         client,

@@ -134,7 +134,7 @@ impl Syncer {
                         return;
                     }
                     if let Some(since) = lost_since.take() {
-                        tracing::warn!(redis = %self.address, down = ?since.elapsed(), "Redis is back: admitting again");
+                        tracing::warn!(target: "spiderling", redis = %self.address, down = ?since.elapsed(), "Redis is back: admitting again");
                     }
                     reconnect_wait = RECONNECT_FIRST;
                     if sent.renew {
@@ -222,7 +222,7 @@ impl Syncer {
                 .query_async(&mut self.connection)
                 .await;
             if let Err(error) = told {
-                tracing::warn!(redis = %self.address, %error, "could not tell the other workers that Redis lost writes");
+                tracing::warn!(target: "spiderling", redis = %self.address, %error, "could not tell the other workers that Redis lost writes");
             }
         }
         let mut exchange = self.link.lock();
@@ -293,11 +293,13 @@ impl Syncer {
                     let start = start_of(start_ms);
                     arrived.push((HostKey::from(host), start, request));
                 }
-                Err(problem) => tracing::error!(%problem, "a request in Redis does not read back; skipped"),
+                Err(problem) => {
+                    tracing::error!(target: "spiderling", %problem, "a request in Redis does not read back; skipped")
+                }
             }
         }
         if reply.reaped > 0 {
-            tracing::info!(requests = reply.reaped, "took back the requests of workers not heard from");
+            tracing::info!(target: "spiderling", requests = reply.reaped, "took back the requests of workers not heard from");
         }
         let mut exchange = self.link.lock();
         let taken = arrived.len() + reply.claims.len();
@@ -309,7 +311,9 @@ impl Syncer {
         for (host, json) in reply.answers {
             match wire::decode_robots(&json) {
                 Some(memo) => exchange.answers.push((HostKey::from(host), memo)),
-                None => tracing::error!(%host, "a robots.txt answer in Redis does not read back"),
+                None => {
+                    tracing::error!(target: "spiderling", %host, "a robots.txt answer in Redis does not read back")
+                }
             }
         }
         if let Some(gauge) = reply.gauge {
@@ -373,9 +377,9 @@ impl Syncer {
         self.link.to_dispatcher.notify_one();
         if lost_since.is_none() {
             *lost_since = Some(Instant::now());
-            tracing::warn!(redis = %self.address, %problem, "lost Redis: admitting nothing until it is back; retrying");
+            tracing::warn!(target: "spiderling", redis = %self.address, %problem, "lost Redis: admitting nothing until it is back; retrying");
         } else {
-            tracing::debug!(redis = %self.address, %problem, "Redis still unreachable");
+            tracing::debug!(target: "spiderling", redis = %self.address, %problem, "Redis still unreachable");
         }
     }
 

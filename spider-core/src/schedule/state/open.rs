@@ -65,7 +65,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
         if fresh && path.exists() {
             let _lock = lock(path)?;
             let described = discardable(path, config)?;
-            tracing::warn!("starting over: discarding {}: {described}", path.display());
+            tracing::warn!(target: "spiderling", "starting over: discarding {}: {described}", path.display());
             for file in [path.to_owned(), sidecar(path, "-wal"), sidecar(path, "-shm")] {
                 match std::fs::remove_file(&file) {
                     Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
@@ -385,6 +385,7 @@ fn warn_when_short_of_space(path: &Path) {
         let free = stats.f_bavail.saturating_mul(stats.f_frsize);
         if free < ROOM {
             tracing::warn!(
+                target: "spiderling",
                 "{} is on a file system with {} MiB free; a state file wants {} MiB for its log besides \
                  about 140 bytes per URL: the crawl stops at its next checkpoint if the disk fills, and goes on \
                  from it once there is room",

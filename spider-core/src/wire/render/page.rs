@@ -296,7 +296,7 @@ async fn answer(
         }
     };
     if let Err(error) = sent {
-        tracing::debug!(%error, "a paused request could not be answered");
+        tracing::debug!(target: "spiderling", %error, "a paused request could not be answered");
     }
     traffic.touch();
     traffic.in_flight.fetch_sub(1, Ordering::AcqRel);

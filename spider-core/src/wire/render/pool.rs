@@ -160,9 +160,10 @@ impl Browsers {
         for (browser, dead) in gone {
             if dead {
                 self.replaced.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(browser = browser.number, "a browser died or stopped answering: replaced");
+                tracing::warn!(target: "spiderling", browser = browser.number, "a browser died or stopped answering: replaced");
             } else {
                 tracing::debug!(
+                    target: "spiderling",
                     browser = browser.number,
                     "a browser done with its pages or past its memory: replaced"
                 );
@@ -264,7 +265,7 @@ impl Browsers {
             gone.store(true, Ordering::Release);
             wake.notify_waiters();
         });
-        tracing::debug!(browser = number, ?pid, "browser started");
+        tracing::debug!(target: "spiderling", browser = number, ?pid, "browser started");
         let reaper = pid.and_then(reaper);
         Ok(Live {
             number,
@@ -319,7 +320,7 @@ fn reaper(pid: u32) -> Option<std::process::Child> {
     match spawned {
         Ok(child) => Some(child),
         Err(error) => {
-            tracing::warn!(%error, "no reaper for the browser: a crawl killed with SIGKILL would leave it running");
+            tracing::warn!(target: "spiderling", %error, "no reaper for the browser: a crawl killed with SIGKILL would leave it running");
             None
         }
     }

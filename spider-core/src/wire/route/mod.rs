@@ -268,7 +268,7 @@ impl Router {
         match verdict {
             Verdict::Answered => {
                 if let Some(tier) = ladder.answered(&via.host, via.tier, now) {
-                    tracing::info!(host = %via.host, tier, "a probe of the cheaper route worked: the host moves down");
+                    tracing::info!(target: "spiderling", host = %via.host, tier, "a probe of the cheaper route worked: the host moves down");
                 }
                 if let (Some(gateway), Some(Tier::Gateways(pool))) = (via.gateway, tiers.get_mut(via.tier)) {
                     pool.reached(gateway);
@@ -277,11 +277,11 @@ impl Router {
             Verdict::Blocked => {
                 if let Some((task, id)) = &via.session {
                     if sessions.retire(task, id) {
-                        tracing::debug!(task = %task.0, "blocked: the session is retired, the task gets a new exit");
+                        tracing::debug!(target: "spiderling", task = %task.0, "blocked: the session is retired, the task gets a new exit");
                     }
                 }
                 if let Some(tier) = ladder.blocked(&via.host, via.tier, now) {
-                    tracing::info!(host = %via.host, tier, "blocked on this route: the host moves up a tier");
+                    tracing::info!(target: "spiderling", host = %via.host, tier, "blocked on this route: the host moves up a tier");
                 }
                 return via.gateway.is_some() || ladder.tier_of(&via.host) != via.tier;
             }
@@ -292,7 +292,7 @@ impl Router {
                 if let (Some(gateway), Some(Tier::Gateways(pool))) = (via.gateway, tiers.get_mut(via.tier)) {
                     if pool.connect_failed(gateway, now) {
                         self.spend.benched(gateway);
-                        tracing::warn!(gateway = %self.gateways[gateway], "gateway unreachable: benched for a while");
+                        tracing::warn!(target: "spiderling", gateway = %self.gateways[gateway], "gateway unreachable: benched for a while");
                     }
                 }
             }
