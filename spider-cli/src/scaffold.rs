@@ -47,6 +47,9 @@ struct Names {
     spider: String,
     camel: String,
     url: Url,
+    /// Where the saved page of the spider's test is said to come from: a product page
+    /// the suggested narrowing of the scraping rule (`/product/`) still takes.
+    fixture_url: Url,
     host: String,
 }
 
@@ -57,6 +60,7 @@ impl Names {
             .replace("{crate}", &self.crate_name)
             .replace("{spider}", &self.spider)
             .replace("{Struct}", &self.camel)
+            .replace("{fixture_url}", self.fixture_url.as_str())
             .replace("{url}", self.url.as_str())
             .replace("{host}", &self.host)
     }
@@ -76,13 +80,14 @@ fn names(crate_name: &str, spider: &str, url: &str) -> Result<Names, String> {
         format!("{url:?} is not an absolute URL ({e}); write one such as https://example.com/")
     })?;
     let host = url.host_str().ok_or_else(|| format!("{url} has no host"))?.to_owned();
+    let fixture_url = url.join("/product/saved.html").map_err(|e| format!("{url}: {e}"))?;
     let spider = spider.replace('-', "_");
     let camel = spider
         .split('_')
         .filter(|part| !part.is_empty())
         .map(|part| part[..1].to_ascii_uppercase() + &part[1..])
         .collect();
-    Ok(Names { crate_name: crate_name.to_owned(), spider, camel, url, host })
+    Ok(Names { crate_name: crate_name.to_owned(), spider, camel, url, fixture_url, host })
 }
 
 /// Write the files of one spider: its module, its test and its saved page.
@@ -149,6 +154,16 @@ pub(crate) fn new(args: NewArgs) -> ExitCode {
             if lock.exists() {
                 fs::copy(lock, root.join("Cargo.lock"))?;
             }
+            // And the same target directory, where they are compiled already: a crate of
+            // its own would build the whole tree again (20 minutes and more on two cores).
+            if let Ok(target) = checkout
+                .join("target")
+                .canonicalize()
+                .or_else(|_| checkout.canonicalize().map(|checkout| checkout.join("target")))
+            {
+                fs::create_dir_all(root.join(".cargo"))?;
+                fs::write(root.join(".cargo/config.toml"), shared_target(&target))?;
+            }
         }
         Ok(())
     })();
@@ -156,13 +171,34 @@ pub(crate) fn new(args: NewArgs) -> ExitCode {
         return fail(format!("writing {}: {error}", root.display()));
     }
     spiderling::outln!("created {} with the spider `{}` for {}", root.display(), names.spider, names.url);
-    spiderling::outln!(
-        "next: cd {} && cargo test && cargo run -- crawl {} -o {}.jsonl",
-        root.display(),
-        names.spider,
-        names.spider
-    );
+    spiderling::outln!("next: cd {} && cargo test", root.display());
+    let spider = &names.spider;
+    if matches!(names.host.as_str(), "127.0.0.1" | "localhost" | "[::1]") {
+        // A local site (`spiderling sandbox`) needs no politeness pause: the first crawl
+        // takes seconds instead of the polite profile's minutes.
+        spiderling::outln!("then: cargo run -- crawl {spider} -o {spider}.jsonl --set delay=0ms");
+    } else {
+        spiderling::outln!(
+            "then: cargo run -- crawl {spider} -o {spider}.jsonl   # polite: a pause between requests"
+        );
+        spiderling::outln!(
+            "or, quick and offline, against the demo site: spiderling sandbox --port 8000 & cargo run -- crawl \
+             {spider} -o {spider}.jsonl --set start_urls=http://127.0.0.1:8000/ --set allowed_domains=127.0.0.1 \
+             --set delay=0ms"
+        );
+    }
     ExitCode::SUCCESS
+}
+
+/// The new crate's `.cargo/config.toml`: this checkout's target directory, shared.
+fn shared_target(target: &Path) -> String {
+    format!(
+        "# Built in the target directory of the Spiderling checkout this crate depends on, where\n\
+         # its dependencies are compiled already. Remove this to build in ./target instead.\n\
+         [build]\n\
+         target-dir = {:?}\n",
+        target.display().to_string()
+    )
 }
 
 pub(crate) fn generate(args: GenArgs) -> ExitCode {

@@ -37,7 +37,29 @@ fn a_new_crate_tests_green_offline_and_gen_adds_a_listed_spider() {
     let dir = tempfile::tempdir().unwrap();
     let made = spiderling(dir.path(), &["new", "shop", "--url", "http://127.0.0.1:9/shop/"]);
     assert!(made.status.success(), "{}", text(&made));
+    // A local site: the first crawl suggested is the quick one, with no politeness pause.
+    assert!(
+        text(&made).contains("then: cargo run -- crawl shop -o shop.jsonl --set delay=0ms"),
+        "{}",
+        text(&made)
+    );
     let krate = dir.path().join("shop");
+    // Built where this checkout's crates are compiled already.
+    let checkout_target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target").canonicalize().unwrap();
+    let config = std::fs::read_to_string(krate.join(".cargo/config.toml")).unwrap();
+    assert!(
+        config.contains(&format!("target-dir = {:?}", checkout_target.display().to_string())),
+        "{config}"
+    );
+
+    // The first edit a user makes, narrowing the scraping rule to the site's products as
+    // its comment suggests, keeps the saved page's test green.
+    let module = krate.join("src/spiders/shop.rs");
+    let code = std::fs::read_to_string(&module).unwrap();
+    let narrowed = code
+        .replace("rule(parse = ShopPage, follow)", r#"rule(allow = r"/product/", parse = ShopPage, follow)"#);
+    assert_ne!(narrowed, code, "the rule to narrow is there");
+    std::fs::write(&module, narrowed).unwrap();
 
     let tested = cargo(&krate, &["test"]);
     assert!(tested.status.success(), "{}", text(&tested));
@@ -55,6 +77,8 @@ fn a_new_crate_tests_green_offline_and_gen_adds_a_listed_spider() {
 
     let again = spiderling(&krate, &["gen", "news", "http://127.0.0.1:9/news/"]);
     assert_eq!(again.status.code(), Some(1), "a second spider of the same name is refused");
+    let remote = spiderling(dir.path(), &["new", "far", "--url", "https://shop.example/"]);
+    assert!(text(&remote).contains("--set start_urls=http://127.0.0.1:8000/"), "{}", text(&remote));
     let bad = spiderling(dir.path(), &["new", "Bad Name"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
 }
