@@ -3,9 +3,11 @@
 //!
 //! ```text
 //! my-spider [-o FILE | -O FILE] [--set KEY=VALUE]... [--metrics ADDR] [--dashboard ADDR] [--report FILE] [--fresh [--force]] [--cache FILE] [--log-level LEVEL]
+//! my-spider settings [--set KEY=VALUE]...
 //! my-spider probe [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! my-spiders list
 //! my-spiders crawl NAME [-o FILE | -O FILE] [--set KEY=VALUE]... [--metrics ADDR] [--dashboard ADDR] [--report FILE] [--fresh [--force]] [--cache FILE] [--log-level LEVEL]
+//! my-spiders settings NAME [--set KEY=VALUE]...
 //! my-spiders probe NAME [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! ```
 //!
@@ -28,7 +30,8 @@ use spider_core::{Config, Crawler, Error, ProbePlan, Spider};
 /// The parts of a crawl the keys configure, for [`layer`].
 pub use spider_settings::Stage;
 
-const SETTINGS_HELP: &str = "Settings: defaults < profile < #[spider(...)] < SPIDERLING_<KEY> < --set.\n\
+const SETTINGS_HELP: &str = "Settings: defaults < profile < #[spider(...)] < SPIDERLING_<KEY> < --set; \
+                             `settings` lists them all.\n\
                              Example: --set rps=5 --set delay=1s..3s -o items.csv";
 
 const PROBE_HELP: &str = "Settings: defaults < profile < #[spider(...)] < SPIDERLING_<KEY> < --set; \
@@ -93,6 +96,19 @@ enum SingleCommand {
     ///
     /// Example: probe --for 30s --start-rps 2
     Probe(ProbeCommand),
+    /// List every setting: the value in force, where it came from (default, the spider's
+    /// attribute, SPIDERLING_<KEY>, --set), its shape and its default.
+    ///
+    /// Example: settings --set rps=5
+    Settings(SettingsCommand),
+}
+
+/// `settings`' flags: the `--set`s whose effect to show.
+#[derive(Debug, clap::Args)]
+struct SettingsCommand {
+    /// A setting as a crawl would be given it, as `key=value` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
 }
 
 /// `probe`'s flags: the plan, and the settings a crawl would use.
@@ -240,6 +256,9 @@ pub fn run<S: Spider>(spider: S, args: impl IntoIterator<Item = OsString>) -> Ex
     match Single::try_parse_from(args) {
         Ok(Single { command: None, flags }) => crawl(spider, flags),
         Ok(Single { command: Some(SingleCommand::Probe(command)), .. }) => probe(spider.config(), command),
+        Ok(Single { command: Some(SingleCommand::Settings(command)), .. }) => {
+            print_settings(spider.config(), &command.set)
+        }
         Err(error) => usage_error(&error),
     }
 }
@@ -279,6 +298,7 @@ struct Entry {
     name: String,
     crawl: fn(Flags) -> ExitCode,
     probe: fn(ProbeCommand) -> ExitCode,
+    settings: fn(SettingsCommand) -> ExitCode,
 }
 
 #[derive(Debug, Parser)]
@@ -297,6 +317,7 @@ struct Entry {
                   --log-level LEVEL    error, warn, info, debug, trace\n\n\
                   probe NAME finds the rate to declare (probe --help):\n  \
                   --for 60s --max-requests 3000 --start-rps 1 --step 3s --set KEY=VALUE\n\n\
+                  settings NAME lists every setting, its value and where it came from.\n\n\
                   Settings: defaults < profile < #[spider(...)] < SPIDERLING_<KEY> < --set."
 )]
 struct Many {
@@ -328,6 +349,16 @@ enum ManyCommand {
         #[command(flatten)]
         command: ProbeCommand,
     },
+    /// List every setting of the spider called NAME: the value in force, where it came
+    /// from (default, its attribute, SPIDERLING_<KEY>, --set), its shape and its default.
+    ///
+    /// Example: settings books --set rps=5
+    Settings {
+        /// The spider's name.
+        name: String,
+        #[command(flatten)]
+        command: SettingsCommand,
+    },
     /// List the spiders, one name a line.
     List,
 }
@@ -342,7 +373,12 @@ impl Spiders {
     #[must_use]
     pub fn add<S: Spider + Default>(mut self) -> Self {
         let name = S::default().config().name().to_owned();
-        self.entries.push(Entry { name, crawl: crawl_default::<S>, probe: probe_default::<S> });
+        self.entries.push(Entry {
+            name,
+            crawl: crawl_default::<S>,
+            probe: probe_default::<S>,
+            settings: settings_default::<S>,
+        });
         self
     }
 
@@ -368,6 +404,10 @@ impl Spiders {
                 Ok(entry) => (entry.probe)(command),
                 Err(code) => code,
             },
+            Ok(Many { command: ManyCommand::Settings { name, command } }) => match self.find(&name) {
+                Ok(entry) => (entry.settings)(command),
+                Err(code) => code,
+            },
             Err(error) => usage_error(&error),
         }
     }
@@ -388,6 +428,10 @@ fn crawl_default<S: Spider + Default>(flags: Flags) -> ExitCode {
 
 fn probe_default<S: Spider + Default>(command: ProbeCommand) -> ExitCode {
     probe(S::default().config(), command)
+}
+
+fn settings_default<S: Spider + Default>(command: SettingsCommand) -> ExitCode {
+    print_settings(S::default().config(), &command.set)
 }
 
 /// Crawl with `spider`, its settings layered under the environment and `flags`.
@@ -540,12 +584,27 @@ fn environment() -> impl Iterator<Item = (String, String)> {
 /// Layer the environment and the `--set` flags (then `-o`) over the spider's own settings;
 /// with `stages`, only their keys.
 fn settings(
-    mut config: Config,
+    config: Config,
     env: impl IntoIterator<Item = (String, String)>,
     set: &[String],
     output: Option<&Output>,
     stages: Option<&[Stage]>,
 ) -> Result<Config, Error> {
+    layered(config, env, set, output, stages).map(|(config, _)| config)
+}
+
+/// Where each key set at run time came from.
+type Origins = std::collections::BTreeMap<String, String>;
+
+/// [`settings`], and which layer set each key it set.
+fn layered(
+    mut config: Config,
+    env: impl IntoIterator<Item = (String, String)>,
+    set: &[String],
+    output: Option<&Output>,
+    stages: Option<&[Stage]>,
+) -> Result<(Config, Origins), Error> {
+    let mut origins = Origins::new();
     let applies = |key: &str| match (stages, spider_settings::find(key)) {
         (Some(stages), Some(known)) => stages.contains(&known.stage),
         _ => true,
@@ -559,11 +618,21 @@ fn settings(
     for (key, value) in from_env {
         let source = format!("environment variable SPIDERLING_{}", key.to_uppercase());
         config = config.set(&key, &value).map_err(|e| from(&source, e))?;
+        origins.insert(key.clone(), format!("env SPIDERLING_{}", key.to_uppercase()));
     }
     for setting in set {
+        if setting.trim() == "help" {
+            return Err(Error::Config(
+                "--set KEY=VALUE changes a setting, such as --set rpm=300; the `settings` command lists \
+                 every key with its default, the value in force and where it came from"
+                    .to_owned(),
+            ));
+        }
         let Some((key, value)) = setting.split_once('=') else {
             // The text may be a secret typed without its key: not repeated.
-            return Err(Error::Config("--set takes key=value, such as --set rpm=300".to_owned()));
+            return Err(Error::Config(
+                "--set takes key=value, such as --set rpm=300 (`settings` lists the keys)".to_owned(),
+            ));
         };
         let key = key.trim();
         if let Some(stages) = stages.filter(|_| !applies(key)) {
@@ -578,11 +647,53 @@ fn settings(
             )));
         }
         config = config.set(key, value.trim()).map_err(|e| from(&format!("--set {key}"), e))?;
+        origins.insert(key.to_owned(), "--set".to_owned());
     }
     if let Some(Output { path, overwrite }) = output {
         config = config.output(path).overwrite(*overwrite);
+        let flag = if *overwrite { "-O" } else { "-o" };
+        origins.insert("output".to_owned(), flag.to_owned());
+        origins.insert("overwrite".to_owned(), flag.to_owned());
     }
-    Ok(config)
+    Ok((config, origins))
+}
+
+/// Every key of `config` under the environment and `set` (each `KEY=VALUE` as `--set`
+/// gives it), a line each: the value in force, where it came from (the default, the
+/// spider's attribute or profile, an environment variable, `--set`), its shape and its
+/// default. What a spider binary's `settings` command and `spiderling settings` print.
+///
+/// # Errors
+///
+/// [`Error::Config`] for a bad variable or `--set`, as a crawl would refuse it.
+///
+/// # Examples
+///
+/// ```
+/// let config = spiderling::Config::new("books").rpm(600);
+/// let table = spiderling::cli::explain(config, &["concurrency=4".to_owned()])?;
+/// assert!(table.lines().any(|line| line.starts_with("concurrency ") && line.contains("--set")));
+/// assert!(table.lines().any(|line| line.starts_with("rpm ") && line.contains("the spider")));
+/// # Ok::<(), spiderling::Error>(())
+/// ```
+pub fn explain(config: Config, set: &[String]) -> Result<String, Error> {
+    let defaults = Config::new(config.name());
+    let (config, origins) = layered(config, environment(), set, None, None)?;
+    Ok(spider_settings::explain(&config, &defaults, |key| origins.get(key).cloned()))
+}
+
+/// Print [`explain`]'s table, or why it cannot be made.
+fn print_settings(config: Config, set: &[String]) -> ExitCode {
+    match explain(config, set) {
+        Ok(table) => {
+            crate::outln!("{table}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            error.exit_code()
+        }
+    }
 }
 
 /// The output file a flag names: `-o` appends to it, `-O` writes it anew.

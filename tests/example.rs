@@ -191,3 +191,40 @@ fn dash_o_appends_and_dash_capital_o_overwrites() {
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     assert_eq!(lines("books.jsonl"), 1000);
 }
+
+/// `settings` lists every key: the value in force and where it came from, the spider's
+/// attribute, an environment variable or `--set`; `--set help` points to it.
+#[test]
+fn settings_says_each_keys_value_and_where_it_came_from() {
+    let run = Command::new(support::example("books"))
+        .args(["settings", "--set", "rps=5"])
+        .env("SPIDERLING_TIMEOUT", "7s")
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let table = String::from_utf8_lossy(&run.stdout);
+    let line = |key: &str| -> Vec<String> {
+        let line = table
+            .lines()
+            .find(|line| line.starts_with(&format!("{key} ")))
+            .unwrap_or_else(|| panic!("{key}: {table}"));
+        line.split("  ").map(str::trim).filter(|cell| !cell.is_empty()).map(str::to_owned).collect()
+    };
+    assert_eq!(line("rps")[..3], ["rps", "5", "--set"]);
+    assert_eq!(line("timeout")[..3], ["timeout", "7s", "env SPIDERLING_TIMEOUT"]);
+    assert_eq!(line("per_host")[..3], ["per_host", "16", "the spider"]);
+    assert_eq!(line("name")[..3], ["name", "books", "the spider"]);
+    assert_eq!(line("retries")[..3], ["retries", "3", "default"]);
+    assert!(line("retries")[3].contains("whole number · default 3"), "{:?}", line("retries"));
+    for key in spider_settings::KEYS {
+        assert!(
+            table.lines().any(|line| line.starts_with(&format!("{} ", key.name))),
+            "{} missing",
+            key.name
+        );
+    }
+
+    let help = Command::new(support::example("books")).args(["--set", "help"]).output().unwrap();
+    assert_eq!(help.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&help.stderr).contains("the `settings` command lists every key"));
+}

@@ -5,7 +5,8 @@
 //! allows us), `probe` (how fast a site takes requests, and the `#[spider(...)]` line for
 //! it), `sandbox` (the local demo and hostile sites), `bench` (Spiderling against a bare
 //! loop and a sequential one, on a local site), `state` (what a crawl's state file
-//! holds) and `fleet` (what the crawls in a fleet's Redis are doing). The binary is a thin `main` over [`run`], so the commands can be tested
+//! holds), `fleet` (what the crawls in a fleet's Redis are doing) and `settings` (every
+//! key, its default and the value in force). The binary is a thin `main` over [`run`], so the commands can be tested
 //! in-process.
 //!
 //! Exit codes: 0 success, 1 the command ran but failed (the page could not be fetched,
@@ -18,6 +19,7 @@ mod probe;
 mod robots;
 mod sandbox;
 mod scaffold;
+mod settings;
 mod state;
 
 use std::process::ExitCode;
@@ -91,6 +93,12 @@ enum Command {
     ///
     /// Example: spiderling fleet redis://127.0.0.1:6379/0 --crawl books --json
     Fleet(fleet::Args),
+    /// List every setting a spider takes: its shape, its default, and the value the
+    /// environment (SPIDERLING_<KEY>) and --set give it. A spider binary's own `settings`
+    /// shows its attribute's values too.
+    ///
+    /// Example: spiderling settings --set rps=5
+    Settings(settings::Args),
 }
 
 /// Run the command `cli` names, and return its exit code.
@@ -105,6 +113,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::State(args) => state::run(args),
         Command::Fleet(args) => fleet::run(args),
+        Command::Settings(args) => settings::run(args),
     }
 }
 

@@ -199,3 +199,22 @@ fn a_closed_pipe_ends_fetch_and_robots_quietly() {
     }
     assert!(site.observed().pages().count() >= 1, "the page was fetched before the write");
 }
+
+/// `spiderling settings` lists every key with its default, and the value `--set` gives one.
+#[test]
+fn settings_lists_every_key_and_what_set_gives_it() {
+    let output = spiderling(&["settings", "--set", "timeout=5s"]);
+    assert!(output.status.success(), "{output:?}");
+    let table = stdout(&output);
+    assert!(
+        table
+            .lines()
+            .any(|line| line.starts_with("timeout ") && line.contains(" 5s ") && line.contains("--set")),
+        "{table}"
+    );
+    assert!(table.lines().any(|line| line.starts_with("retries ") && line.contains("default")), "{table}");
+    assert!(table.lines().count() > 60, "{table}");
+    let bad = spiderling(&["settings", "--set", "timout=5s"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("did you mean `timeout`?"), "{bad:?}");
+}

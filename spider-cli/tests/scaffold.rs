@@ -69,6 +69,15 @@ fn a_new_crate_tests_green_offline_and_gen_adds_a_listed_spider() {
     assert!(help.status.success(), "{}", text(&help));
     assert!(text(&help).contains("--set KEY=VALUE"), "{}", text(&help));
 
+    // `settings NAME`: the polite profile's pause is the spider's, the rate `--set`'s.
+    let settings = cargo(&krate, &["run", "-q", "--", "settings", "shop", "--set", "rps=2"]);
+    assert!(settings.status.success(), "{}", text(&settings));
+    let table = String::from_utf8_lossy(&settings.stdout);
+    let delay =
+        |line: &&str| line.starts_with("delay ") && line.contains("2s..5s") && line.contains("the spider");
+    assert!(table.lines().any(|line| delay(&line)), "{table}");
+    assert!(table.lines().any(|line| line.starts_with("rps ") && line.contains("--set")), "{table}");
+
     let added = spiderling(&krate, &["gen", "news", "http://127.0.0.1:9/news/"]);
     assert!(added.status.success(), "{}", text(&added));
     let listed = cargo(&krate, &["run", "-q", "--", "list"]);

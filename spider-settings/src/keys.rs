@@ -1146,6 +1146,62 @@ pub fn closest<'a>(unknown: &str, candidates: &[&'a str]) -> Option<&'a str> {
         .map(|(_, name)| name)
 }
 
+/// Every key, a line each: the value `config` holds (credentials hidden, as the printed
+/// settings hide them), where it came from, its shape and its default; what `settings`
+/// prints. `origin` names the layer that set a key at run time (an environment variable,
+/// `--set`, a flag); any other value that differs from `defaults`' came from the spider
+/// (its attribute, or its `profile`).
+///
+/// # Examples
+///
+/// ```
+/// use spider_settings::Config;
+/// let spider = Config::new("books").rpm(600).concurrency(16);
+/// let config = spider.clone().set("concurrency", "4").unwrap();
+/// let origin = |key: &str| (key == "concurrency").then(|| "--set".to_owned());
+/// let table = spider_settings::explain(&config, &Config::new("books"), origin);
+/// let line = |key: &str| table.lines().find(|line| line.starts_with(&format!("{key} "))).unwrap().to_owned();
+/// assert!(line("concurrency").contains(" 4 ") && line("concurrency").contains("--set"));
+/// assert!(line("rpm").contains(" 600 ") && line("rpm").contains("the spider"));
+/// assert!(line("timeout").contains("default"));
+/// ```
+pub fn explain(config: &Config, defaults: &Config, origin: impl Fn(&str) -> Option<String>) -> String {
+    let rows: Vec<[String; 5]> = KEYS
+        .iter()
+        .map(|key| {
+            let value = key.show(config);
+            let default = key.default.replace('`', "");
+            // A key with nothing to show holds its default, whatever a key it shares a
+            // value with (`rpm` and `rps`) says.
+            let from = origin(key.name).unwrap_or_else(|| {
+                let set = value.is_some() && value != key.show(defaults);
+                if set { "the spider" } else { "default" }.to_owned()
+            });
+            let value = value.unwrap_or_else(|| default.clone());
+            let kind = key.kind.words().replace('`', "");
+            if key.name == "name" {
+                return [
+                    key.name.to_owned(),
+                    config.name().to_owned(),
+                    "the spider".to_owned(),
+                    kind,
+                    default,
+                ];
+            }
+            [key.name.to_owned(), value, from, kind, default]
+        })
+        .collect();
+    let width = |column: usize, most: usize| {
+        rows.iter().map(|row| row[column].chars().count()).max().unwrap_or(0).clamp(column + 3, most)
+    };
+    let (name, value, from) = (width(0, 24), width(1, 40), width(2, 36));
+    let mut table = format!("{:name$}  {:value$}  {:from$}  {}\n", "key", "value", "from", "kind · default");
+    for [key, shown, origin, kind, default] in rows {
+        table.push_str(&format!("{key:name$}  {shown:value$}  {origin:from$}  {kind} · default {default}\n"));
+    }
+    table
+}
+
 /// The table of every key in Markdown, as the derive's documentation and README print it.
 pub fn markdown() -> String {
     let mut table = String::from("| key | value | what it does | default |\n| --- | --- | --- | --- |\n");

@@ -24,7 +24,7 @@ pub use config::{Config, RouteSpec, SeedCookies, DEFAULT_USER_AGENT};
 pub use error::ConfigError;
 pub use gateway::{resolve_proxy, Gateway};
 pub use impersonate::Impersonate;
-pub use keys::{closest, find, markdown, suggest, Key, Kind, Stage, Where, CODE_ONLY, KEYS};
+pub use keys::{closest, explain, find, markdown, suggest, Key, Kind, Stage, Where, CODE_ONLY, KEYS};
 pub use pace::{Backoff, DelayRange, RateCeiling};
 pub use redis::RedisAddress;
 pub use render::Render;
