@@ -4,10 +4,12 @@
 //! ```text
 //! my-spider [-o FILE | -O FILE] [--set KEY=VALUE]... [--metrics ADDR] [--dashboard ADDR] [--report FILE] [--fresh [--force]] [--cache FILE] [--log-level LEVEL]
 //! my-spider settings [--set KEY=VALUE]...
+//! my-spider parse URL [--set KEY=VALUE]...
 //! my-spider probe [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! my-spiders list
 //! my-spiders crawl NAME [-o FILE | -O FILE] [--set KEY=VALUE]... [--metrics ADDR] [--dashboard ADDR] [--report FILE] [--fresh [--force]] [--cache FILE] [--log-level LEVEL]
 //! my-spiders settings NAME [--set KEY=VALUE]...
+//! my-spiders parse NAME URL [--set KEY=VALUE]...
 //! my-spiders probe NAME [--for 60s] [--max-requests N] [--start-rps R] [--step 3s] [--set KEY=VALUE]...
 //! ```
 //!
@@ -26,6 +28,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+
+mod parse;
 use spider_core::{Config, Crawler, Error, ProbePlan, Spider};
 /// The parts of a crawl the keys configure, for [`layer`].
 pub use spider_settings::Stage;
@@ -101,6 +105,25 @@ enum SingleCommand {
     ///
     /// Example: settings --set rps=5
     Settings(SettingsCommand),
+    /// Fetch one page through the crawl's stack and show what the spider makes of it: the
+    /// rule that takes it, its items as JSON, the links each rule would follow, and the
+    /// links dropped and why. Nothing is followed, nothing written.
+    ///
+    /// Example: parse https://shop.example/product/1 --set impersonate=chrome
+    Parse(ParseCommand),
+}
+
+/// `parse`'s arguments: the page, and settings as a crawl would be given them.
+#[derive(Debug, clap::Args)]
+struct ParseCommand {
+    /// The page to fetch and parse.
+    url: String,
+    /// Change a setting, as `key=value` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Log level: error, warn, info, debug, trace (or a RUST_LOG filter).
+    #[arg(long, value_name = "LEVEL", default_value = DEFAULT_LOG)]
+    log_level: String,
 }
 
 /// `settings`' flags: the `--set`s whose effect to show.
@@ -259,6 +282,7 @@ pub fn run<S: Spider>(spider: S, args: impl IntoIterator<Item = OsString>) -> Ex
         Ok(Single { command: Some(SingleCommand::Settings(command)), .. }) => {
             print_settings(spider.config(), &command.set)
         }
+        Ok(Single { command: Some(SingleCommand::Parse(command)), .. }) => parse_one(spider, command),
         Err(error) => usage_error(&error),
     }
 }
@@ -299,6 +323,7 @@ struct Entry {
     crawl: fn(Flags) -> ExitCode,
     probe: fn(ProbeCommand) -> ExitCode,
     settings: fn(SettingsCommand) -> ExitCode,
+    parse: fn(ParseCommand) -> ExitCode,
 }
 
 #[derive(Debug, Parser)]
@@ -317,7 +342,8 @@ struct Entry {
                   --log-level LEVEL    error, warn, info, debug, trace\n\n\
                   probe NAME finds the rate to declare (probe --help):\n  \
                   --for 60s --max-requests 3000 --start-rps 1 --step 3s --set KEY=VALUE\n\n\
-                  settings NAME lists every setting, its value and where it came from.\n\n\
+                  settings NAME lists every setting, its value and where it came from.\n\
+                  parse NAME URL shows what the spider makes of one page.\n\n\
                   Settings: defaults < profile < #[spider(...)] < SPIDERLING_<KEY> < --set."
 )]
 struct Many {
@@ -359,6 +385,17 @@ enum ManyCommand {
         #[command(flatten)]
         command: SettingsCommand,
     },
+    /// Fetch one page through the crawl's stack and show what the spider called NAME
+    /// makes of it: the rule that takes it, its items as JSON, the links each rule would
+    /// follow, and the links dropped and why. Nothing is followed, nothing written.
+    ///
+    /// Example: parse books https://books.example/catalogue/book_1.html
+    Parse {
+        /// The spider's name.
+        name: String,
+        #[command(flatten)]
+        command: ParseCommand,
+    },
     /// List the spiders, one name a line.
     List,
 }
@@ -378,6 +415,7 @@ impl Spiders {
             crawl: crawl_default::<S>,
             probe: probe_default::<S>,
             settings: settings_default::<S>,
+            parse: parse_default::<S>,
         });
         self
     }
@@ -408,6 +446,10 @@ impl Spiders {
                 Ok(entry) => (entry.settings)(command),
                 Err(code) => code,
             },
+            Ok(Many { command: ManyCommand::Parse { name, command } }) => match self.find(&name) {
+                Ok(entry) => (entry.parse)(command),
+                Err(code) => code,
+            },
             Err(error) => usage_error(&error),
         }
     }
@@ -432,6 +474,16 @@ fn probe_default<S: Spider + Default>(command: ProbeCommand) -> ExitCode {
 
 fn settings_default<S: Spider + Default>(command: SettingsCommand) -> ExitCode {
     print_settings(S::default().config(), &command.set)
+}
+
+fn parse_default<S: Spider + Default>(command: ParseCommand) -> ExitCode {
+    parse_one(S::default(), command)
+}
+
+/// `parse URL`: logging as a crawl's, then the page.
+fn parse_one<S: Spider>(spider: S, command: ParseCommand) -> ExitCode {
+    start_logging(&command.log_level);
+    parse::run(spider, &command.url, &command.set)
 }
 
 /// Crawl with `spider`, its settings layered under the environment and `flags`.
@@ -529,13 +581,7 @@ fn prepare(
     output: Option<&Output>,
     with_flags: impl FnOnce(Config) -> Config,
 ) -> Result<(Config, tokio::runtime::Runtime), ExitCode> {
-    let filter = tracing_subscriber::EnvFilter::try_new(log_level)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(spider_core::log_in_colour())
-        .with_writer(|| spider_core::LogWriter)
-        .try_init();
+    start_logging(log_level);
     let config = settings(config, environment(), set, output, None).map(with_flags).map_err(|error| {
         eprintln!("error: {error}");
         error.exit_code()
@@ -546,6 +592,18 @@ fn prepare(
         ExitCode::FAILURE
     })?;
     Ok((config, runtime))
+}
+
+/// Log at `log_level` (a level or a `RUST_LOG` filter; the default filter when it does
+/// not parse) to standard error, above the status line.
+fn start_logging(log_level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_new(log_level)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(spider_core::log_in_colour())
+        .with_writer(|| spider_core::LogWriter)
+        .try_init();
 }
 
 /// `config` under the `SPIDERLING_<KEY>` environment variables, then under `set`, each

@@ -228,3 +228,45 @@ fn settings_says_each_keys_value_and_where_it_came_from() {
     assert_eq!(help.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&help.stderr).contains("the `settings` command lists every key"));
 }
+
+/// `parse URL`, as Scrapy's `scrapy parse`: one page through the crawl's stack, the rule
+/// that takes it, its items as JSON, the links each rule follows and those dropped and
+/// why, the engine that read it; the site receives that page and robots.txt, nothing more.
+#[test]
+fn parse_shows_what_the_spider_makes_of_one_live_page() {
+    let site = spider_sandbox::Sandbox::demo(spider_sandbox::DemoSite::default()).unwrap();
+    let parse = |path: &str| {
+        let run = Command::new(support::example("books"))
+            .args(["parse", &format!("{}{path}", site.url())])
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        String::from_utf8_lossy(&run.stdout).into_owned()
+    };
+    let base = site.url();
+    let listing = parse("catalogue/page-1.html");
+    for line in [
+        format!("200 {base}catalogue/page-1.html · read in one streaming pass, without a DOM"),
+        "rule 1 takes this page".to_owned(),
+        "items (0):".to_owned(),
+        format!("  rule 1   {base}catalogue/page-2.html?sort=title&order=asc"),
+        format!("  rule 2   {base}catalogue/book_1.html"),
+        format!("  another spelling of a link followed: {base}catalogue/%62ook_1.html"),
+        format!("  no rule followed it: {base}private/page-1.html"),
+    ] {
+        assert!(listing.lines().any(|printed| printed == line), "no {line:?} in:\n{listing}");
+    }
+    assert!(listing.contains("  out of scope (allowed_domains): http://localhost:"), "{listing}");
+
+    let book = parse("catalogue/book_3.html");
+    assert!(book.contains("rule 2 takes this page\nitems (1):\n"), "{book}");
+    let item: serde_json::Value =
+        serde_json::from_str(book.lines().find(|line| line.starts_with("  {")).unwrap().trim()).unwrap();
+    let expected = &spider_sandbox::catalogue(3)[2];
+    assert_eq!(item["title"], expected.title.as_str());
+    assert_eq!(item["url"], format!("{base}catalogue/book_3.html"));
+    assert!(book.contains("links to follow (0):"), "{book}");
+
+    let seen = site.observed();
+    assert_eq!(seen.pages().count(), 2, "the two pages asked for, nothing they link to");
+}

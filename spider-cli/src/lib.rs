@@ -5,8 +5,9 @@
 //! allows us), `probe` (how fast a site takes requests, and the `#[spider(...)]` line for
 //! it), `sandbox` (the local demo and hostile sites), `bench` (Spiderling against a bare
 //! loop and a sequential one, on a local site), `state` (what a crawl's state file
-//! holds), `fleet` (what the crawls in a fleet's Redis are doing) and `settings` (every
-//! key, its default and the value in force). The binary is a thin `main` over [`run`], so the commands can be tested
+//! holds), `fleet` (what the crawls in a fleet's Redis are doing) , `settings` (every
+//! key, its default and the value in force) and `parse` (what a spider of the crate here
+//! makes of one page). The binary is a thin `main` over [`run`], so the commands can be tested
 //! in-process.
 //!
 //! Exit codes: 0 success, 1 the command ran but failed (the page could not be fetched,
@@ -15,6 +16,7 @@
 mod bench;
 mod fetch;
 mod fleet;
+mod parse;
 mod probe;
 mod robots;
 mod sandbox;
@@ -99,6 +101,12 @@ enum Command {
     ///
     /// Example: spiderling settings --set rps=5
     Settings(settings::Args),
+    /// Fetch one page through the crawl's stack and show what a spider of this crate makes
+    /// of it: the rule that takes it, its items as JSON, the links each rule would follow,
+    /// and those dropped and why (the crate's `cargo run -- parse NAME URL`).
+    ///
+    /// Example: spiderling parse https://shop.example/product/1 --spider shop
+    Parse(parse::Args),
 }
 
 /// Run the command `cli` names, and return its exit code.
@@ -114,6 +122,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::State(args) => state::run(args),
         Command::Fleet(args) => fleet::run(args),
         Command::Settings(args) => settings::run(args),
+        Command::Parse(args) => parse::run(args),
     }
 }
 

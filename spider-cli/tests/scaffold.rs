@@ -78,6 +78,24 @@ fn a_new_crate_tests_green_offline_and_gen_adds_a_listed_spider() {
     assert!(table.lines().any(|line| delay(&line)), "{table}");
     assert!(table.lines().any(|line| line.starts_with("rps ") && line.contains("--set")), "{table}");
 
+    // `spiderling parse URL --spider NAME`: the crate's own parse of one live page.
+    let site = spider_sandbox::Sandbox::demo(spider_sandbox::DemoSite::default()).unwrap();
+    let product = format!("{}catalogue/book_1.html", site.url());
+    let parsed = Command::new(env!("CARGO_BIN_EXE_spiderling"))
+        .current_dir(&krate)
+        .args(["parse", &product, "--spider", "shop", "--set", "allowed_domains=127.0.0.1"])
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env("CARGO_NET_OFFLINE", "true")
+        .output()
+        .unwrap();
+    assert!(parsed.status.success(), "{}", text(&parsed));
+    let printed = String::from_utf8_lossy(&parsed.stdout);
+    assert!(printed.contains(&format!("200 {product} · ")), "{printed}");
+    // The rule narrowed above to `/product/` does not take a book of the demo shop, and
+    // `parse` says so: the reason the crawl would write no item for it.
+    assert!(printed.contains("no rule takes this page") && printed.contains("items (0):"), "{printed}");
+    assert_eq!(site.observed().pages().count(), 1, "the page alone");
+
     let added = spiderling(&krate, &["gen", "news", "http://127.0.0.1:9/news/"]);
     assert!(added.status.success(), "{}", text(&added));
     let listed = cargo(&krate, &["run", "-q", "--", "list"]);

@@ -63,6 +63,12 @@ impl std::fmt::Debug for Body {
     }
 }
 
+/// The meta key of a request reached by a derived spider's rule: the rule's number,
+/// counted from 0 in the order the rules are written (see [`Request::rule`]). The `:`
+/// keeps it apart from any key a spider would name (a key of the user's that happens to
+/// be spelled the same would be overwritten).
+pub(crate) const RULE_META_KEY: &str = "spiderling:rule";
+
 /// One request: a URL plus everything that travels with it through the frontier.
 ///
 /// Follow-up requests made with [`Cx::follow`](crate::Cx::follow) inherit their parent's
@@ -375,6 +381,22 @@ impl Request {
     /// Values attached with [`with_meta`](Self::with_meta).
     pub fn meta(&self) -> &Map<String, Value> {
         &self.meta
+    }
+
+    /// The derived spider's `rule(...)` that took this request's link, counted from 1 as
+    /// the attribute lists them; `None` for a request no rule made (a start URL, one a
+    /// hand-written `parse` followed).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let request = spider_core::Request::get("https://shop.example/p/1")?;
+    /// assert_eq!(request.rule(), None);
+    /// # Ok::<(), spider_core::Error>(())
+    /// ```
+    pub fn rule(&self) -> Option<usize> {
+        let index = self.meta.get(RULE_META_KEY)?.as_u64()?;
+        usize::try_from(index).ok().map(|index| index + 1)
     }
 
     /// Links followed from a start URL to reach this request (start URLs are depth 0).

@@ -39,13 +39,8 @@ use crate::extract::page::Page;
 use crate::extract::stream::Found;
 use crate::extract::stream::Plan;
 use crate::request::canonical::canonical_url;
-use crate::request::Request;
+use crate::request::{Request, RULE_META_KEY};
 use crate::spider::Cx;
-
-/// The meta key of a request reached by a rule: the rule's number, counted from 0 in the
-/// order the rules are written. The `:` keeps it apart from any key a spider would name
-/// (a key of the user's that happens to be spelled the same would be overwritten).
-pub const RULE_META_KEY: &str = "spiderling:rule";
 
 /// The selector of a rule without `css`: every link of the page.
 pub const DEFAULT_LINKS: &str = "a[href], area[href]";
