@@ -277,6 +277,33 @@ async fn a_dead_gateway_in_the_pool_is_benched_and_the_crawl_goes_on() {
     assert_eq!(gateway.observed().requests.len(), site.observed().hits.len());
 }
 
+/// A gateway that refuses every connection is the route's trouble: said as "proxy
+/// unreachable", naming the gateway with its credentials hidden, never as the site's
+/// robots.txt being unavailable; the site receives nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_that_refuses_connections_is_named_not_taken_for_the_sites_robots() {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let site = Sandbox::demo(small_shop()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, _) = config_for(&site, dir.path(), "items.jsonl");
+    let config = config
+        .proxy(format!("http://shopper:pa55word@{dead}"))
+        .retries(2)
+        .backoff(Duration::from_millis(10), Duration::from_millis(50));
+    let summary = Crawler::new(BookSpider::new(config)).run().await.unwrap();
+
+    let reasons: Vec<&String> = summary.counts.failures_by_reason.keys().collect();
+    assert_eq!(reasons, ["proxy unreachable: connection refused"], "{summary}");
+    let example = &summary.failure_examples["proxy unreachable: connection refused"];
+    assert!(example.contains(&format!("(gateway http://***@{dead}/)")), "{example}");
+    let failures = std::fs::read_to_string(dir.path().join("items.failures.jsonl")).unwrap();
+    assert!(failures.contains("proxy unreachable: connection refused"), "{failures}");
+    for text in [example.as_str(), failures.as_str(), &summary.to_string()] {
+        assert!(!text.contains("pa55word") && !text.contains("robots.txt unavailable"), "{text}");
+    }
+    assert!(site.observed().hits.is_empty(), "nothing reached the site");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_407_stops_the_crawl_at_once_as_a_configuration_error() {
     let site = Sandbox::demo(small_shop()).unwrap();

@@ -466,8 +466,12 @@ impl<S: Spider> Dispatcher<S> {
                 self.finish(ticket, now);
             }
             for (request, reason) in unreachable.drain(..) {
-                let failure =
-                    Failure::error(Reason::RobotsUnavailable(Cause::behind_robots_message(&reason)), &reason);
+                // A proxy that could not be reached is the route's trouble, and said so.
+                let why = Cause::behind_proxy_message(&reason).map_or_else(
+                    || Reason::RobotsUnavailable(Cause::behind_robots_message(&reason)),
+                    Reason::ProxyUnreachable,
+                );
+                let failure = Failure::error(why, &reason);
                 self.give_up(request.url(), request.method(), request.attempts + 1, &failure);
                 self.finish(request.ticket, now);
             }

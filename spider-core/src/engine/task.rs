@@ -55,7 +55,7 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
             }
             Fetch::Fatal(error) => return Outcome::Fatal(error),
             Fetch::Failed(error) if error.is_transport() => {
-                let failure = Failure::error(Reason::Transport(error.cause()), &error);
+                let failure = Failure::error(error.transport_reason(), &error);
                 return Outcome::Trouble { request, trouble: Trouble::TryAgain, retry_after: None, failure };
             }
             Fetch::Failed(error) => {

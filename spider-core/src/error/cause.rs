@@ -146,6 +146,28 @@ impl Cause {
         }
     }
 
+    /// The reason of a request given up because its proxy gateway could not be reached
+    /// for this cause: the gateway's trouble, not the site's.
+    pub(crate) fn behind_proxy(self) -> &'static str {
+        match self {
+            Cause::Refused => "proxy unreachable: connection refused",
+            Cause::TimedOut => "proxy unreachable: timed out",
+            Cause::Reset => "proxy unreachable: connection reset",
+            Cause::Closed => "proxy unreachable: connection closed",
+            Cause::Dns => "proxy unreachable: DNS lookup failed",
+            Cause::Certificate => "proxy unreachable: TLS certificate rejected",
+            Cause::Tls => "proxy unreachable: TLS handshake failed",
+            Cause::Other => "proxy unreachable: connection failed",
+        }
+    }
+
+    /// The cause a proxy could not be reached for, read from a message that
+    /// [`Error::ProxyUnreachable`](crate::Error::ProxyUnreachable) wrote (robots.txt's
+    /// failures are remembered as text).
+    pub(crate) fn behind_proxy_message(message: &str) -> Option<Cause> {
+        Cause::ALL.into_iter().find(|cause| message.starts_with(cause.behind_proxy()))
+    }
+
     /// Why robots.txt could not be had, as remembered: the root cause's phrase first, so
     /// that the reason survives the state file and the fleet's Redis, which keep only
     /// this text.

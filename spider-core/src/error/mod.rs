@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use url::Url;
 
 use crate::error::cause::Cause;
+use crate::error::reason::Reason;
 
 /// Any error a spider's `parse` may return; `?` converts into it.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -220,6 +221,15 @@ pub enum Error {
         /// What does not read back.
         problem: String,
     },
+    /// The proxy gateway a request was routed through could not be reached: nothing was
+    /// asked of the site. The gateway is shown with its credentials hidden.
+    #[error("{} (gateway {gateway}): {source}", source.cause().behind_proxy())]
+    ProxyUnreachable {
+        /// The gateway, credentials hidden.
+        gateway: String,
+        /// The transport's error.
+        source: Box<Error>,
+    },
     /// A state file that cannot be used for this crawl: another spider's or another
     /// output's, another schema version, not a state file, truncated, or in use. Found
     /// before anything is fetched or any file is touched.
@@ -279,7 +289,16 @@ impl Error {
 
     /// Whether the failure was in the transport: connect, reset, timeout.
     pub fn is_transport(&self) -> bool {
-        matches!(self, Error::Timeout { .. } | Error::Http { .. })
+        matches!(self, Error::Timeout { .. } | Error::Http { .. } | Error::ProxyUnreachable { .. })
+    }
+
+    /// The reason a transport error gives a request up for: its root cause, or that the
+    /// proxy could not be reached for it.
+    pub(crate) fn transport_reason(&self) -> Reason {
+        match self {
+            Error::ProxyUnreachable { source, .. } => Reason::ProxyUnreachable(source.cause()),
+            _ => Reason::Transport(self.cause()),
+        }
     }
 
     /// The root cause of a transport error, which failures are counted by; `Other` for
@@ -288,6 +307,7 @@ impl Error {
         match self {
             Error::Timeout { .. } => Cause::TimedOut,
             Error::Http { source, .. } => Cause::of(source.as_ref()),
+            Error::ProxyUnreachable { source, .. } => source.cause(),
             _ => Cause::Other,
         }
     }
@@ -350,6 +370,7 @@ impl Error {
             | Error::Cache { url, .. }
             | Error::Render { url, .. }
             | Error::Spider { url, .. } => Some(url),
+            Error::ProxyUnreachable { source, .. } => source.url(),
             _ => None,
         }
     }

@@ -35,6 +35,9 @@ pub enum Reason {
     /// The host's robots.txt could not be had (RFC 9309: nothing of the host is fetched),
     /// by the transport's root cause when it failed in transport.
     RobotsUnavailable(Option<Cause>),
+    /// The proxy gateway the request was routed through could not be reached, by the
+    /// root cause: the route's trouble, not the site's (robots.txt's fetch included).
+    ProxyUnreachable(Cause),
     /// The body grew past `max_body_bytes`.
     BodyTooLarge,
     /// Any other failure to fetch, such as a cached answer that no longer reads.
@@ -110,6 +113,7 @@ impl Reason {
             Reason::Transport(cause) => cause.phrase(),
             Reason::RobotsUnavailable(None) => "robots.txt unavailable",
             Reason::RobotsUnavailable(Some(cause)) => cause.behind_robots(),
+            Reason::ProxyUnreachable(cause) => cause.behind_proxy(),
             Reason::BodyTooLarge => "body too large",
             Reason::Fetch => "fetch",
             Reason::BadRedirect => "bad redirect",
@@ -134,6 +138,7 @@ impl Reason {
         let statuses = OWN_STATUSES.into_iter().chain([OTHER_4XX, OTHER]).map(Reason::of_status);
         let transport = Cause::ALL.into_iter().map(Reason::Transport);
         let robots = std::iter::once(None).chain(Cause::ALL.map(Some)).map(Reason::RobotsUnavailable);
+        let proxy = Cause::ALL.into_iter().map(Reason::ProxyUnreachable);
         let others = [
             Reason::Blocked,
             Reason::ConsentWall,
@@ -154,7 +159,7 @@ impl Reason {
             Reason::Interrupted,
             Reason::Panic,
         ];
-        statuses.chain(transport).chain(robots).chain(others)
+        statuses.chain(transport).chain(robots).chain(proxy).chain(others)
     }
 }
 

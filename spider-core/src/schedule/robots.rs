@@ -38,7 +38,9 @@ pub(crate) enum RobotsRules {
 /// [`Cause::robots_message`](crate::error::cause::Cause::robots_message)), so the host's requests
 /// are given up grouped by it.
 pub(crate) fn unreachable(error: &Error) -> String {
-    if error.is_transport() {
+    if matches!(error, Error::ProxyUnreachable { .. }) {
+        error.to_string()
+    } else if error.is_transport() {
         error.cause().robots_message(error)
     } else {
         error.to_string()

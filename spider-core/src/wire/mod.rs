@@ -138,9 +138,15 @@ impl Exchange {
             Ok(fetched) => fetched,
             Err(error) if routed.proxied() && error.is_proxy_auth() => return Err(refused()),
             Err(error) => {
-                if error.is_connect() {
-                    self.router.settle(&routed, Verdict::Unreachable, 0, 0);
+                if !error.is_connect() {
+                    return Ok(Exchanged::Failed(error));
                 }
+                self.router.settle(&routed, Verdict::Unreachable, 0, 0);
+                // Through a gateway, a connection that cannot be made is the gateway's.
+                let error = match self.router.gateway_of(&routed).filter(|_| routed.proxied()) {
+                    Some(gateway) => Error::ProxyUnreachable { gateway, source: Box::new(error) },
+                    None => error,
+                };
                 return Ok(Exchanged::Failed(error));
             }
         };
