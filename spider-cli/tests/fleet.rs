@@ -336,6 +336,8 @@ fn the_books_example_crawled_through_the_fleet_reads_as_done() {
     let printed = format!("{}{}", text(&crawl.stdout), text(&crawl.stderr));
     assert!(crawl.status.success(), "the books example (it serves 127.0.0.1:8765): {printed}");
     assert!(printed.contains("books: 1051 pages, 1000 items"), "{printed}");
+    // The worker's settings say which of its limits are the fleet's, not its own.
+    assert!(printed.contains("concurrency = 16 · per_host = 16 for the whole fleet"), "{printed}");
 
     let output = spiderling(&["fleet", &url]);
     let out = text(&output.stdout);
@@ -343,6 +345,7 @@ fn the_books_example_crawled_through_the_fleet_reads_as_done() {
     println!("{out}");
     assert!(out.contains(&format!("fleet {url}: 1 crawl\n\ncrawl books (spider books, created ")), "{out}");
     assert!(out.contains("  status    done at "), "{out}");
+    assert!(out.contains("  limits    per_host = 16 for the whole fleet\n"), "{out}");
     assert!(out.contains("  frontier  0 queued, 0 leased, 0 waiting for retry\n"), "{out}");
     assert!(out.contains(", 1,051 pages, 1,000 items, "), "{out}");
     let worker = out.lines().nth(4).unwrap().split_whitespace().collect::<Vec<_>>();

@@ -27,7 +27,14 @@ impl std::fmt::Display for Config {
             let shown: Vec<String> = KEYS
                 .iter()
                 .filter(|key| key.stage == stage)
-                .filter_map(|key| key.show(self).map(|value| format!("{} = {value}", key.name)))
+                .filter_map(|key| {
+                    let value = key.show(self)?;
+                    // In a fleet, some limits are every worker's together: said where a
+                    // worker's user would read them as its own.
+                    let fleet =
+                        self.frontier.is_some() && super::FLEET_WIDE.contains(&key.name) && value != "none";
+                    Some(format!("{} = {value}{}", key.name, if fleet { " for the whole fleet" } else { "" }))
+                })
                 .collect();
             if !shown.is_empty() {
                 write!(f, "\n  {}", shown.join(" · "))?;

@@ -233,7 +233,24 @@ impl std::fmt::Debug for SeedCookies {
     }
 }
 
+/// The keys a fleet holds for all its workers at once, not for each: three workers with
+/// `per_host = 16` share 16 slots of a host.
+pub(crate) const FLEET_WIDE: [&str; 4] = ["per_host", "rpm", "rps", "delay"];
+
 impl Config {
+    /// The limits of [`FLEET_WIDE`] keys this config sets, as the settings print them
+    /// (`per_host = 16 · rps = 200`): what a fleet's workers share.
+    pub fn fleet_limits(&self) -> String {
+        FLEET_WIDE
+            .iter()
+            .filter_map(|name| crate::find(name))
+            .filter_map(|key| {
+                key.show(self).filter(|value| value != "none").map(|value| format!("{} = {value}", key.name))
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+
     /// The name of the fleet's crawl: [`crawl_id`](Self::crawl_id), or the spider's name.
     pub fn fleet_crawl(&self) -> &str {
         self.crawl_id.as_deref().unwrap_or(&self.name)

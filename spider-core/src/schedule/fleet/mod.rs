@@ -130,6 +130,8 @@ pub(crate) async fn join(
         .ignore()
         .hset_nx(&meta, "created_ms", crate::observe::tables::unix_ms(std::time::SystemTime::now()))
         .ignore()
+        .hset(&meta, "limits", config.fleet_limits())
+        .ignore()
         .sadd(CRAWLS, crawl)
         .ignore()
         .hget(&meta, "spider")

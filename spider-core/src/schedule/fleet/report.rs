@@ -67,6 +67,9 @@ pub struct FleetCrawl {
     pub spider: Option<String>,
     /// When its first worker joined.
     pub created_ms: Option<i64>,
+    /// The limits every worker shares, as the last worker to join set them (`per_host =
+    /// 16 · rps = 200`): the whole fleet's, not each worker's.
+    pub limits: Option<String>,
     /// Running, done or stalled.
     pub status: FleetStatus,
     /// When it was found done, by Redis's clock.
@@ -361,6 +364,7 @@ async fn read_crawl(
         id,
         spider: meta.get("spider").cloned(),
         created_ms: meta.get("created_ms").and_then(|ms| ms.parse().ok()),
+        limits: meta.get("limits").cloned(),
         status,
         done_at_ms: done.and_then(|ms| ms.parse().ok()),
         queued: queued.and_then(|n| n.parse::<i64>().ok()).map_or(0, count),
@@ -501,6 +505,14 @@ impl fmt::Display for FleetCrawl {
             None => status,
         };
         field(f, "status", &status)?;
+        if let Some(limits) = &self.limits {
+            let workers = self.workers.iter().filter(|worker| worker.state == WorkerState::Live).count();
+            let shared = match workers {
+                0 | 1 => String::new(),
+                n => format!(", shared by its {n} workers"),
+            };
+            field(f, "limits", &format!("{limits} for the whole fleet{shared}"))?;
+        }
         field(
             f,
             "frontier",
@@ -633,6 +645,7 @@ mod tests {
             id: "shop".into(),
             spider: Some("shop".into()),
             created_ms: Some(1_700_000_000_000),
+            limits: Some("per_host = 16 · rps = 200".into()),
             status: FleetStatus::Running,
             done_at_ms: None,
             queued: 12_345,
