@@ -5,9 +5,19 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+/// The books example serves its demo site on 127.0.0.1:8765, or crawls the one already
+/// there: two at once in this binary's threads would crawl each other's, which ends when
+/// its process does. The tests that run it take turns.
+fn demo_port() -> MutexGuard<'static, ()> {
+    static PORT: Mutex<()> = Mutex::new(());
+    PORT.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 #[test]
 fn the_books_example_writes_every_book_exactly_once() {
+    let _port = demo_port();
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("books.jsonl");
     let run = Command::new(support::example("books")).arg("-o").arg(&output).output().unwrap();
@@ -149,6 +159,7 @@ fn the_login_example_logs_in_then_crawls_the_members_area_and_the_api() {
 /// append to a file a new state file's crawl would write from its start.
 #[test]
 fn dash_o_appends_and_dash_capital_o_overwrites() {
+    let _port = demo_port();
     let dir = tempfile::tempdir().unwrap();
     let books = |args: &[&str]| Command::new(support::example("books")).args(args).output().unwrap();
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
@@ -196,6 +207,7 @@ fn dash_o_appends_and_dash_capital_o_overwrites() {
 /// attribute, an environment variable or `--set`; `--set help` points to it.
 #[test]
 fn settings_says_each_keys_value_and_where_it_came_from() {
+    let _port = demo_port();
     let run = Command::new(support::example("books"))
         .args(["settings", "--set", "rps=5"])
         .env("SPIDERLING_TIMEOUT", "7s")
@@ -234,6 +246,7 @@ fn settings_says_each_keys_value_and_where_it_came_from() {
 /// why, the engine that read it; the site receives that page and robots.txt, nothing more.
 #[test]
 fn parse_shows_what_the_spider_makes_of_one_live_page() {
+    let _port = demo_port();
     let site = spider_sandbox::Sandbox::demo(spider_sandbox::DemoSite::default()).unwrap();
     let parse = |path: &str| {
         let run = Command::new(support::example("books"))

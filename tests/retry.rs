@@ -101,7 +101,9 @@ async fn flaky_pages_recover_and_lasting_failures_are_filed_with_their_reason() 
         };
         assert_eq!((*reason, *attempts), expected, "{url}");
     }
-    assert!(filed.iter().all(|f| f["failed_at"].as_str().is_some_and(|t| t.ends_with("GMT"))));
+    // RFC 3339, the format of every time the crawl writes (`#[page(fetched_at)]` too).
+    let rfc3339 = |t: &str| t.len() == 24 && t.as_bytes()[10] == b'T' && t.ends_with('Z');
+    assert!(filed.iter().all(|f| f["failed_at"].as_str().is_some_and(rfc3339)), "{filed:?}");
     assert_eq!(summary.counts.failures_by_reason.get("timed out"), Some(&2));
     let seen = site.observed();
     assert_eq!(seen.times_of("/gone/1").len(), 1, "a 404 is not retried");

@@ -127,6 +127,11 @@ fn state_shows_queued_in_flight_and_deferred_per_host_most_queued_first() {
     let report = json(&path);
     assert_eq!(report["spider"], "shop");
     assert_eq!(report["status"], "new");
+    let created = report["created_at"].as_str().unwrap();
+    assert!(
+        created.len() == 24 && created.as_bytes()[10] == b'T' && created.ends_with('Z'),
+        "RFC 3339: {created}"
+    );
     assert_eq!((report["queued"].as_u64(), report["in_flight"].as_u64()), (Some(6), Some(3)));
     assert_eq!((report["deferred"].as_u64(), report["seen"].as_u64()), (Some(1), Some(10)));
     assert_eq!(report["runs"], Value::Array(Vec::new()));

@@ -18,6 +18,7 @@ mod pace;
 mod proxy;
 mod redis;
 mod render;
+mod rfc3339;
 mod stream;
 
 pub use config::{Config, RouteSpec, SeedCookies, DEFAULT_USER_AGENT};
@@ -36,6 +37,7 @@ pub use proxy::{
     check_user_template, parse_country, parse_decimal, parse_geo_rule, parse_proxy, redact_spec, redact_url,
     split_entries, ProxyEntry, DEFAULT_USER_TEMPLATE,
 };
+pub use rfc3339::{civil_date, rfc3339};
 
 /// The statuses retried by default: 403 and 429 with their own reactions, and transient
 /// server trouble. 501 is left out: "not implemented" does not change on a retry.

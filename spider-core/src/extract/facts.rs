@@ -56,7 +56,7 @@ impl Facts {
             PageField::Url => self.request.first_url().to_string(),
             PageField::FinalUrl => self.url.to_string(),
             PageField::Status => self.status.as_u16().to_string(),
-            PageField::FetchedAt => crate::extract::rfc3339::format(self.fetched_at),
+            PageField::FetchedAt => spider_settings::rfc3339(self.fetched_at),
             PageField::Depth => self.request.depth().to_string(),
             PageField::Rendered => self.rendered.to_string(),
             PageField::Meta(key) => match self.request.meta().get(key)? {

@@ -14,7 +14,6 @@ pub(crate) mod json_ld;
 pub(crate) mod non_page;
 pub(crate) mod page;
 pub(crate) mod pool;
-pub(crate) mod rfc3339;
 pub(crate) mod sitemap;
 pub(crate) mod stream;
 

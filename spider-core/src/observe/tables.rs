@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::extract::rfc3339::civil_date;
+use spider_settings::civil_date;
 
 /// A unix time in milliseconds as a date: `2025-06-01 14:03:22 UTC`.
 pub(crate) fn date(ms: i64) -> String {

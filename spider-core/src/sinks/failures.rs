@@ -74,7 +74,7 @@ impl FailuresFile {
             reason: failure.reason.as_str(),
             status: failure.status,
             error: failure.error.as_deref(),
-            failed_at: httpdate::fmt_http_date(SystemTime::now()),
+            failed_at: spider_settings::rfc3339(SystemTime::now()),
         };
         let mut bytes = serde_json::to_vec(&line)
             .map_err(|e| Error::Export { path: self.file.path().to_owned(), message: e.to_string() })?;

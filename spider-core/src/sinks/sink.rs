@@ -28,7 +28,8 @@ pub(crate) fn check_appendable(config: &spider_settings::Config) -> Result<(), E
             path.display()
         )));
     }
-    if config.state.as_deref().is_some_and(|state| config.fresh || !state.exists()) {
+    // `--fresh` on a state file starts its crawl over, output and all: the file was its.
+    if config.state.as_deref().is_some_and(|state| !state.exists()) {
         return Err(Error::Config(format!(
             "-o appends, and {} holds items already, while a new state file's crawl writes its output from \
              the start: overwrite it with -O, or give another file",

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 use serde::Serialize;
@@ -67,7 +67,8 @@ pub struct StateReport {
     pub schema_version: u32,
     /// The name of the spider whose crawl it is.
     pub spider: String,
-    /// When the crawl began, as the file records it (an HTTP date).
+    /// When the crawl began, in RFC 3339 as every time the crawl writes (a file made by
+    /// an older Spiderling recorded an HTTP date, read and given the same way).
     pub created_at: String,
     /// The crawl's status: `new` (no run has committed anything yet), `running` (its last
     /// run is under way, or was killed), `paused` (stopped by Ctrl-C or the proxy budget),
@@ -363,7 +364,7 @@ fn read(path: &Path, conn: &Connection) -> Result<StateReport, Error> {
         path: path.to_owned(),
         schema_version: SCHEMA_VERSION,
         spider: fact("spider"),
-        created_at: fact("created_at"),
+        created_at: as_rfc3339(&fact("created_at")),
         status: fact("status"),
         output,
         runs,
@@ -405,13 +406,20 @@ fn stamp(path: &Path) -> Option<(u64, SystemTime)> {
     Some((meta.len(), meta.modified().ok()?))
 }
 
-/// The recorded HTTP date of `created_at` in the format of [`date`], or as recorded.
+/// `created_at` as recorded in RFC 3339, or as an HTTP date by an older Spiderling: in
+/// RFC 3339 either way, or as recorded when it is neither.
+fn as_rfc3339(recorded: &str) -> String {
+    httpdate::parse_http_date(recorded).map_or_else(|_| recorded.to_owned(), spider_settings::rfc3339)
+}
+
+/// `created_at` (RFC 3339) in the format of [`date`], or as recorded.
 fn created(recorded: &str) -> String {
-    httpdate::parse_http_date(recorded)
-        .ok()
-        .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
-        .and_then(|since| i64::try_from(since.as_millis()).ok())
-        .map_or_else(|| recorded.to_owned(), date)
+    let whole = |text: &str| text.len() >= 19 && text.as_bytes()[10] == b'T' && text.ends_with('Z');
+    if whole(recorded) {
+        format!("{} {} UTC", &recorded[..10], &recorded[11..19])
+    } else {
+        recorded.to_owned()
+    }
 }
 
 /// The crawl's status in words, with what the same command would do.
@@ -598,7 +606,10 @@ mod tests {
 
     #[test]
     fn created_at_is_shown_as_the_other_dates() {
-        assert_eq!(created("Tue, 14 Nov 2023 22:13:20 GMT"), "2023-11-14 22:13:20 UTC");
+        let old = as_rfc3339("Tue, 14 Nov 2023 22:13:20 GMT");
+        assert_eq!(old, "2023-11-14T22:13:20.000Z", "an older file's HTTP date");
+        assert_eq!(created(&old), "2023-11-14 22:13:20 UTC");
+        assert_eq!(as_rfc3339("yesterday"), "yesterday");
         assert_eq!(created("yesterday"), "yesterday");
     }
 

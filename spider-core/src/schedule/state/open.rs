@@ -327,7 +327,7 @@ fn build(temporary: &Path, spider: &str, output: Option<&str>) -> rusqlite::Resu
         ("schema_version", SCHEMA_VERSION.to_string()),
         ("spider", spider.to_owned()),
         ("output", output.unwrap_or_default().to_owned()),
-        ("created_at", httpdate::fmt_http_date(SystemTime::now())),
+        ("created_at", spider_settings::rfc3339(SystemTime::now())),
         ("status", "new".to_owned()),
     ];
     for (key, value) in facts {

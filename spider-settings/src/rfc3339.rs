@@ -1,10 +1,19 @@
-//! A time as RFC 3339 text in UTC, to the millisecond: what a `#[page(fetched_at)]` field
-//! reads. Written here rather than pulled in with a date crate: it is one conversion.
+//! A time as RFC 3339 text in UTC, to the millisecond: the one format of every time the
+//! crawl writes (a `#[page(fetched_at)]` field, the failures file, a state file's report).
+//! Written here rather than pulled in with a date crate: it is one conversion.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `time` as `YYYY-MM-DDTHH:MM:SS.mmmZ`; a time before 1970 reads as 1970-01-01.
-pub(crate) fn format(time: SystemTime) -> String {
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, UNIX_EPOCH};
+/// let time = UNIX_EPOCH + Duration::from_millis(951_782_400_005);
+/// assert_eq!(spider_settings::rfc3339(time), "2000-02-29T00:00:00.005Z");
+/// ```
+pub fn rfc3339(time: SystemTime) -> String {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let seconds = since.as_secs();
     let (days, second_of_day) = (seconds / 86_400, seconds % 86_400);
@@ -25,7 +34,14 @@ pub(crate) fn format(time: SystemTime) -> String {
 /// days fall into 400-year cycles of 146,097 days, a cycle's years into years of 365 days
 /// (with a leap day every fourth year but the hundredth ones, and the four-hundredth
 /// year's back), and a year's days into months of five-month rhythms of 153 days.
-pub(crate) fn civil_date(days: i64) -> (i64, i64, i64) {
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(spider_settings::civil_date(0), (1970, 1, 1));
+/// assert_eq!(spider_settings::civil_date(11_016), (2000, 2, 29));
+/// ```
+pub fn civil_date(days: i64) -> (i64, i64, i64) {
     const DAYS_TO_1970: i64 = 719_468; // from 0000-03-01 to 1970-01-01
     const CYCLE: i64 = 146_097; // days in 400 years
     let days = days + DAYS_TO_1970;
@@ -52,11 +68,11 @@ mod tests {
 
     #[test]
     fn known_moments() {
-        assert_eq!(format(at(0, 0)), "1970-01-01T00:00:00.000Z");
-        assert_eq!(format(at(951_782_400, 5)), "2000-02-29T00:00:00.005Z");
-        assert_eq!(format(at(1_735_689_599, 999)), "2024-12-31T23:59:59.999Z");
-        assert_eq!(format(at(4_107_542_400, 0)), "2100-03-01T00:00:00.000Z");
-        assert_eq!(format(UNIX_EPOCH - Duration::from_secs(1)), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(at(0, 0)), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(at(951_782_400, 5)), "2000-02-29T00:00:00.005Z");
+        assert_eq!(rfc3339(at(1_735_689_599, 999)), "2024-12-31T23:59:59.999Z");
+        assert_eq!(rfc3339(at(4_107_542_400, 0)), "2100-03-01T00:00:00.000Z");
+        assert_eq!(rfc3339(UNIX_EPOCH - Duration::from_secs(1)), "1970-01-01T00:00:00.000Z");
     }
 
     #[test]
@@ -65,7 +81,7 @@ mod tests {
             ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
         // A step of a prime number of seconds lands on every kind of day and hour.
         for seconds in (0..253_402_300_799_u64).step_by(86_400 * 13 + 3_607) {
-            let ours = format(at(seconds, 0));
+            let ours = rfc3339(at(seconds, 0));
             let http = httpdate::fmt_http_date(at(seconds, 0)); // "Sun, 06 Nov 1994 08:49:37 GMT"
             let month = MONTHS[ours[5..7].parse::<usize>().unwrap() - 1];
             let expected = format!("{} {month} {} {}", &ours[8..10], &ours[0..4], &ours[11..19]);
