@@ -47,7 +47,40 @@ impl Rendered {
         let selector = Selector::parse(css).unwrap();
         self.0.select(&selector).flat_map(|e| e.text()).collect()
     }
+
+    /// The charts said to be unused in this crawl, in place of an empty one.
+    fn unused(&self) -> Vec<String> {
+        let selector = Selector::parse("p.unused").unwrap();
+        self.0.select(&selector).map(|p| p.value().attr("data-series").unwrap().to_owned()).collect()
+    }
+
+    /// The axis labels of the chart `name`: its values (with their unit) and its times.
+    fn ticks(&self, name: &str) -> (Vec<String>, Vec<String>) {
+        let text = |css: &str| -> Vec<String> {
+            let selector = Selector::parse(&format!("#chart-{name} {css}")).unwrap();
+            self.0.select(&selector).map(|e| e.text().collect()).collect()
+        };
+        (text(".tick.y"), text(".tick.x"))
+    }
+
+    /// Every chart drawn has a value axis of at least two labels ending in `unit` where it
+    /// has one, and a time axis from its first second to its last.
+    fn check_axes(&self, units: &[(&str, &str)]) {
+        for (name, _) in self.charts() {
+            let (values, times) = self.ticks(&name);
+            assert!(values.len() >= 2, "{name}: value axis {values:?}");
+            assert_eq!(times.len(), 3, "{name}: time axis {times:?}");
+            assert!(times.iter().all(|t| t.ends_with(" s")), "{name}: {times:?}");
+            if let Some((_, unit)) = units.iter().find(|(chart, _)| *chart == name) {
+                assert!(values.iter().all(|v| v.ends_with(unit)), "{name} in {unit}: {values:?}");
+            }
+        }
+    }
 }
+
+/// The units of the charts' value axes.
+const UNITS: [(&str, &str); 4] =
+    [("pages_per_sec", "/s"), ("items_per_sec", "/s"), ("latency", "ms"), ("block_rate", "%")];
 
 const CHARTS: [&str; 9] = [
     "pages_per_sec",
@@ -102,6 +135,12 @@ async fn the_live_dashboard_shows_the_adaptive_crawl_of_the_hostile_site() {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 
+    // The page comes with the crawl's data of the moment: its first paint shows it, with
+    // no wait for its first poll ("waiting for the crawl", zeros, no settings).
+    let served = client.get(format!("http://{addr}/")).send().await.unwrap().text().await.unwrap();
+    assert!(served.contains(r#"<script id="data" type="application/json">{"live":true,"#), "inline data");
+    assert!(!served.contains(r#""settings":"""#), "the settings are in it");
+
     let url = format!("http://{addr}/");
     let (dom, chromium) =
         tokio::task::spawn_blocking(move || (chromium.dump_dom(&url), chromium)).await.unwrap();
@@ -115,8 +154,14 @@ async fn the_live_dashboard_shows_the_adaptive_crawl_of_the_hostile_site() {
 
     let charts = page.charts();
     let names: Vec<&str> = charts.iter().map(|(name, _)| name.as_str()).collect();
-    assert_eq!(names, CHARTS, "every chart drawn");
+    assert_eq!(names, CHARTS[..8], "every chart of what the crawl uses drawn");
+    assert_eq!(page.unused(), ["proxy_spend"], "no proxy: its spend is said to be unused, not drawn");
     assert!(charts.iter().all(|(_, points)| *points > 1), "every chart holds points: {charts:?}");
+    page.check_axes(
+        &[("host_limits", "slots"), ("host_rates", "/s")].into_iter().chain(UNITS).collect::<Vec<_>>(),
+    );
+    let headers = page.text("#hosts thead");
+    assert!(headers.contains("answers (10 s)") && headers.contains("breaker"), "live columns: {headers}");
     let peak = page.value("block-rate-peak");
     assert!(peak > 0.0 && peak <= 1.0, "the block rate rose above zero: {peak}");
     // The second the page showed is still in the last ten minutes: its pages are the ones
@@ -176,6 +221,17 @@ async fn the_report_opens_from_a_file_and_shows_the_summarys_totals() {
     assert!(summary.failures >= 9, "six walls and three gone pages: {summary:?}");
     let charts = page.charts();
     assert!(charts.iter().all(|(_, points)| *points >= 2), "the whole crawl's timeline: {charts:?}");
+    // Neither adaptive nor proxied: those charts are said to be unused, the rest drawn.
+    assert_eq!(page.unused(), ["host_limits", "host_rates", "proxy_spend"]);
+    let names: Vec<&str> = charts.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["pages_per_sec", "items_per_sec", "block_rate", "latency", "queue", "retries_failures"]
+    );
+    page.check_axes(&UNITS);
+    assert!(page.text("#events tbody").contains("not used in this crawl: adaptive = false"));
+    // A finished report shows what the crawl ended with, not the last ten seconds' answers.
+    assert_eq!(page.text("#hosts thead"), "hostblock rateslotsrate/s");
     assert!(page.value("block-rate-peak") > 0.0, "the walls were blocks");
     let failures = page.text("#failures tbody");
     for reason in summary.counts.failures_by_reason.keys() {

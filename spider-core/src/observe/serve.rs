@@ -150,8 +150,8 @@ impl Endpoints {
         }
         match (&self.metrics, &self.dashboard, request.uri().path()) {
             (Some(metrics), None, _) | (Some(metrics), Some(_), "/metrics") => metrics.scrape(),
-            (_, Some(_), "/" | "/index.html") => {
-                respond(StatusCode::OK, "text/html; charset=utf-8", Board::page().to_owned())
+            (_, Some(board), "/" | "/index.html") => {
+                respond(StatusCode::OK, "text/html; charset=utf-8", board.live_page())
             }
             (_, Some(board), "/api/timeline") => match board.live_json() {
                 Ok(json) => respond(StatusCode::OK, "application/json", json),

@@ -1,14 +1,18 @@
 //! The dashboard and the report: one page (`page.html`, its CSS and JavaScript inline, its
-//! charts hand-drawn in SVG) that shows the crawl's [timeline](crate::observe::timeline). Served
-//! live it polls `/api/timeline` each second for the last ten minutes (`serve.rs` answers);
-//! written as the report (`report.rs`) it carries the whole crawl's data inside itself, so
-//! it opens from a file with no network.
+//! charts hand-drawn in SVG) that shows the crawl's [timeline](crate::observe::timeline).
+//! Served live it carries the data of the moment it was asked for, so its first paint
+//! shows the crawl, then polls `/api/timeline` each second for the last ten minutes
+//! (`serve.rs` answers); written as the report (`report.rs`) it carries the whole crawl's
+//! data inside itself, so it opens from a file with no network. What the crawl does not
+//! use (adaptive mode's slots and rates, a proxy's spend) is said to be unused, not drawn
+//! empty.
 //!
 //! The page's DOM is a contract the browser tests read: each chart is an
 //! `<svg class="chart" data-series="NAME" data-points="N">`, the totals are
 //! `<span id="pages-total" data-value="N">` (and `items-total`, `failures-total`,
 //! `block-rate-peak` as a fraction, `as-of` the second shown), the hosts
-//! `<table id="hosts">`.
+//! `<table id="hosts">`; a chart's axes are `.tick.y` and `.tick.x` labels with their unit,
+//! an unused one `<p class="unused" data-series="NAME">`.
 
 mod report;
 
@@ -34,6 +38,8 @@ pub(crate) struct Board {
     name: String,
     settings: String,
     block_target: Option<f64>,
+    adaptive: bool,
+    proxied: bool,
 }
 
 impl Board {
@@ -43,12 +49,18 @@ impl Board {
             name: config.name.clone(),
             settings: config.to_string(),
             block_target: config.adaptive.then_some(config.block_target),
+            adaptive: config.adaptive,
+            proxied: config
+                .proxy
+                .as_ref()
+                .is_some_and(|spec| spec.0.split('>').any(|tier| tier.trim() != "direct")),
         }
     }
 
-    /// The page as served live: it fetches its data.
-    pub(crate) fn page() -> &'static str {
-        PAGE
+    /// The page as served live: the data of this moment inside it, for its first paint,
+    /// then fetched each second. Without data (it did not serialise) it fetches at once.
+    pub(crate) fn live_page(&self) -> String {
+        self.live_json().map_or_else(|_| PAGE.to_owned(), |json| with_data(&json))
     }
 
     /// `/api/timeline`: the last ten minutes, the latest totals, hosts and failures.
@@ -61,6 +73,8 @@ impl Board {
         let view = View {
             live: true,
             name: &self.name,
+            adaptive: self.adaptive,
+            proxied: self.proxied,
             status: None,
             as_of: series.last().map_or(0.0, |p| p.t),
             totals,
@@ -85,6 +99,8 @@ impl Board {
         let view = View {
             live: false,
             name: &self.name,
+            adaptive: self.adaptive,
+            proxied: self.proxied,
             status: Some(summary.status),
             as_of: series.last().map_or(0.0, |p| p.t),
             totals,
@@ -128,6 +144,11 @@ struct View<'a> {
     /// Live: the page polls for the next second; otherwise it holds the whole crawl.
     live: bool,
     name: &'a str,
+    /// Whether adaptive mode sets the hosts' slots and rates: charts of them otherwise
+    /// say they are not used.
+    adaptive: bool,
+    /// Whether a gateway is on the route: the spend chart otherwise says it is not used.
+    proxied: bool,
     /// How the crawl ended; none while it runs.
     status: Option<CrawlStatus>,
     /// The second of the newest point.

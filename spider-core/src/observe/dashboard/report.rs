@@ -69,7 +69,10 @@ mod tests {
         assert!(html.contains("gateway.example:7777"), "the proxy is shown");
         assert!(html.contains(r#""pages":3,"items":2"#), "the summary's totals");
         assert!(html.contains("shop: 3 pages, 2 items"), "the summary as printed");
-        assert_eq!(html.matches("</script>").count(), Board::page().matches("</script>").count());
+        assert_eq!(
+            html.matches("</script>").count(),
+            crate::observe::dashboard::PAGE.matches("</script>").count()
+        );
         assert!(html.contains(r"https://shop.example/\u003c/script>\u003cb>"));
         let left: Vec<_> = std::fs::read_dir(&dir).into_iter().flatten().flatten().collect();
         assert_eq!(left.len(), 1, "no temporary file left beside it");
