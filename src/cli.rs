@@ -434,24 +434,25 @@ impl Spiders {
                 }
                 ExitCode::SUCCESS
             }
-            Ok(Many { command: ManyCommand::Crawl { name, flags } }) => match self.find(&name) {
-                Ok(entry) => (entry.crawl)(flags),
-                Err(code) => code,
-            },
-            Ok(Many { command: ManyCommand::Probe { name, command } }) => match self.find(&name) {
-                Ok(entry) => (entry.probe)(command),
-                Err(code) => code,
-            },
-            Ok(Many { command: ManyCommand::Settings { name, command } }) => match self.find(&name) {
-                Ok(entry) => (entry.settings)(command),
-                Err(code) => code,
-            },
-            Ok(Many { command: ManyCommand::Parse { name, command } }) => match self.find(&name) {
-                Ok(entry) => (entry.parse)(command),
-                Err(code) => code,
-            },
+            Ok(Many { command: ManyCommand::Crawl { name, flags } }) => {
+                self.with(&name, |entry| (entry.crawl)(flags))
+            }
+            Ok(Many { command: ManyCommand::Probe { name, command } }) => {
+                self.with(&name, |entry| (entry.probe)(command))
+            }
+            Ok(Many { command: ManyCommand::Settings { name, command } }) => {
+                self.with(&name, |entry| (entry.settings)(command))
+            }
+            Ok(Many { command: ManyCommand::Parse { name, command } }) => {
+                self.with(&name, |entry| (entry.parse)(command))
+            }
             Err(error) => usage_error(&error),
         }
+    }
+
+    /// `run` on the spider called `name`, or the usage error of [`find`](Self::find).
+    fn with(&self, name: &str, run: impl FnOnce(&Entry) -> ExitCode) -> ExitCode {
+        self.find(name).map_or_else(|code| code, run)
     }
 
     /// The spider called `name`, or a usage error naming the ones there are.

@@ -1,5 +1,9 @@
 //! The README's main job: the books example ends with every book of the catalogue in its
-//! output exactly once, and exits 0.
+//! output exactly once, and exits 0, as the README shows it (its code, its summary, its
+//! item); and what a spider binary's user reaches for first, through the example: `-o`
+//! and `-O`, `settings`, `parse URL`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 

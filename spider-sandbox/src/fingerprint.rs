@@ -66,14 +66,16 @@ fn claims_firefox(agent: &str) -> bool {
 }
 
 /// The browsers let through. Chromium's values are what Debian's Chromium 148 sent this
-/// site (its JA4 and HTTP/2 preface have been Chrome's since version 131); Firefox's what
+/// site (its JA4 and HTTP/2 preface have been Chrome's since version 131), and the JA4 of
+/// Debian's Chromium 156, whose hello carries one extension more (51764, 0xca34), its
+/// HTTP/2 preface unchanged; Firefox's what
 /// Debian's Firefox ESR 140 sent it, headless, driven by hand through Marionette (the
 /// tests drive Chromium only), the same as the JA4 and Akamai fingerprint published for
 /// Firefox's releases since 135.
 pub(crate) const BROWSERS: &[Browser] = &[
     Browser {
         name: "chromium",
-        ja4: &["t13d1516h2_8daaf6152771_d8a2da3f94cd"],
+        ja4: &["t13d1516h2_8daaf6152771_d8a2da3f94cd", "t13d1517h2_8daaf6152771_cb7bf5808d99"],
         h2: &["1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p"],
         claims: claims_chromium,
         required: &[

@@ -20,20 +20,20 @@ use crate::request::Request;
 ///
 /// # Errors
 ///
-/// [`Error::Selector`](crate::Error::Selector) with the selector and the problem.
+/// [`Error::Selector`](crate::error::Error::Selector) with the selector and the problem.
 ///
 /// # Examples
 ///
 /// ```
-/// assert!(spiderling::selector("h3 > a").is_ok());
-/// let error = spiderling::selector("a[=x]").unwrap_err();
+/// assert!(spider_core::selector("h3 > a").is_ok());
+/// let error = spider_core::selector("a[=x]").unwrap_err();
 /// assert_eq!(
 ///     error.to_string(),
 ///     "invalid CSS selector \"a[=x]\": an attribute selector needs a name, as in `[href]`"
 /// );
 /// ```
-pub fn selector(css: &str) -> Result<Selector, crate::Error> {
-    Selector::parse(css).map_err(|error| crate::Error::Selector {
+pub fn selector(css: &str) -> Result<Selector, crate::error::Error> {
+    Selector::parse(css).map_err(|error| crate::error::Error::Selector {
         selector: css.to_owned(),
         message: spider_settings::selector_problem(&format!("{error:?}")),
     })

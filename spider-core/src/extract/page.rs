@@ -298,7 +298,7 @@ impl Page {
     /// # Ok(()) }
     /// ```
     pub async fn form(&self, css: &str) -> Result<Form, Error> {
-        let selector = crate::selector(css)?;
+        let selector = crate::extract::document::selector(css)?;
         let css = css.to_owned();
         self.html(move |doc| Form::read(doc, &selector, &css)).await?
     }
@@ -391,7 +391,7 @@ impl Page {
     /// [`Error::Selector`] when `css` does not parse; [`Error::ParsePanicked`] as for
     /// [`html`](Self::html).
     pub async fn links(&self, css: &str) -> Result<Vec<Url>, Error> {
-        let selector = crate::selector(css)?;
+        let selector = crate::extract::document::selector(css)?;
         self.html(move |doc| doc.links(&selector)).await
     }
 }
