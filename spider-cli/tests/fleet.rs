@@ -360,6 +360,9 @@ fn the_books_example_crawled_through_the_fleet_reads_as_done() {
         (Some(1051), Some(1000))
     );
     assert_eq!(crawl["workers"][0]["state"], "ended");
+    // Times in RFC 3339, as in every file the crawl writes.
+    let rfc3339 = |t: &serde_json::Value| t.as_str().is_some_and(|t| t.len() == 24 && t.ends_with('Z'));
+    assert!(rfc3339(&crawl["created_at"]) && rfc3339(&crawl["workers"][0]["heard_at"]), "{crawl}");
 }
 
 /// `--merge OUT` writes the committed part of each output once, and the report names the

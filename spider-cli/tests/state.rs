@@ -141,10 +141,13 @@ fn state_shows_queued_in_flight_and_deferred_per_host_most_queued_first() {
     assert_eq!(origins, ["http://a.example:80", "https://b.example:443", "https://c.example:443"]);
     let a = &hosts[0];
     assert_eq!([&a["queued"], &a["in_flight"], &a["deferred"], &a["done"]], [3, 2, 1, 0]);
-    let due = a["next_due_ms"].as_i64().unwrap();
-    assert!((before_ms + 3_600_000..=after_ms + 3_600_000).contains(&due), "{due}");
-    assert_eq!(report["next_due_ms"], a["next_due_ms"]);
-    assert_eq!(hosts[1]["next_due_ms"], Value::Null);
+    // RFC 3339 in UTC to the millisecond: text that sorts as the times do.
+    let at =
+        |ms: i64| spiderling::rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms as u64));
+    let due = a["next_due"].as_str().unwrap();
+    assert!((at(before_ms + 3_600_000).as_str()..=at(after_ms + 3_600_000).as_str()).contains(&due), "{due}");
+    assert_eq!(report["next_due"], a["next_due"]);
+    assert_eq!(hosts[1]["next_due"], Value::Null);
     assert_eq!(a["robots_status"], Value::Null);
 
     let text = stdout(&state(&path, &["--hosts", "1"]));
@@ -348,7 +351,7 @@ fn a_crawl_killed_with_sigkill_shows_a_run_running_or_killed_and_after_resuming_
     assert_eq!(killed["status"], "running");
     let runs = killed["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 1);
-    assert_eq!((&runs[0]["ended_at_ms"], &runs[0]["status"]), (&Value::Null, &Value::Null));
+    assert_eq!((&runs[0]["ended_at"], &runs[0]["status"]), (&Value::Null, &Value::Null));
     let left = ["queued", "in_flight", "deferred"].map(|key| killed[key].as_u64().unwrap());
     assert!(left.iter().sum::<u64>() > 0, "the kill left requests in the frontier: {left:?}");
     let output = &killed["output"];
@@ -366,7 +369,7 @@ fn a_crawl_killed_with_sigkill_shows_a_run_running_or_killed_and_after_resuming_
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0]["status"], Value::Null, "the killed run has no end");
     assert_eq!(runs[1]["status"], "complete");
-    assert!(runs[1]["ended_at_ms"].as_i64().unwrap() >= runs[1]["started_at_ms"].as_i64().unwrap());
+    assert!(runs[1]["ended_at"].as_str().unwrap() >= runs[1]["started_at"].as_str().unwrap());
     assert_eq!(resumed["output"]["items"], 60, "every book written once");
     assert_eq!(resumed["totals"]["items"], 60);
     assert_eq!((&resumed["totals"]["failures"], &runs[1]["counts"]["failures"]), (&0.into(), &0.into()));

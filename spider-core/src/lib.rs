@@ -66,7 +66,7 @@ pub use schedule::state::{StateHost, StateOutput, StateReport, StateRun};
 pub use spider::start::Start;
 pub use spider::{Cx, Spider, SpiderConfig};
 pub use spider_settings::{
-    Config, ConfigError, Impersonate, Render, DEFAULT_RETRY_STATUSES, DEFAULT_USER_AGENT,
+    rfc3339, Config, ConfigError, Impersonate, Render, DEFAULT_RETRY_STATUSES, DEFAULT_USER_AGENT,
     DEFAULT_USER_TEMPLATE,
 };
 pub use wire::block::Answer;

@@ -6,6 +6,21 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use spider_settings::civil_date;
 
+/// A unix time in milliseconds as RFC 3339, in the reports' JSON: the one format of every
+/// time the crawl writes (the fields keep milliseconds in Rust).
+pub(crate) fn rfc3339_ms<S: serde::Serializer>(ms: &i64, to: S) -> Result<S::Ok, S::Error> {
+    let since = Duration::from_millis(u64::try_from(*ms).unwrap_or(0));
+    to.serialize_str(&spider_settings::rfc3339(UNIX_EPOCH + since))
+}
+
+/// [`rfc3339_ms`] of a time that may be missing: `null` then.
+pub(crate) fn rfc3339_ms_or_null<S: serde::Serializer>(ms: &Option<i64>, to: S) -> Result<S::Ok, S::Error> {
+    match ms {
+        Some(ms) => rfc3339_ms(ms, to),
+        None => to.serialize_none(),
+    }
+}
+
 /// A unix time in milliseconds as a date: `2025-06-01 14:03:22 UTC`.
 pub(crate) fn date(ms: i64) -> String {
     let secs = ms.div_euclid(1000);

@@ -26,7 +26,8 @@ use crate::observe::text::{size, thousands};
 /// The crawls of a fleet's Redis, each with its workers, frontier and totals.
 ///
 /// Read by [`read`](Self::read). `Display` gives the tables `spiderling fleet` prints;
-/// the `Serialize` form is what `--json` prints. Times are unix milliseconds; a worker's
+/// the `Serialize` form is what `--json` prints. Times are unix milliseconds (RFC 3339
+/// text in the JSON, each named without its `_ms`: `heard_at`, `created_at`); a worker's
 /// are its own clock's, and how long ago it was heard from is measured with the clock of
 /// the machine that read the report.
 ///
@@ -52,6 +53,7 @@ pub struct FleetReport {
     /// The Redis read, its password hidden.
     pub address: String,
     /// When it was read.
+    #[serde(rename = "read_at", serialize_with = "crate::observe::tables::rfc3339_ms")]
     pub read_at_ms: i64,
     /// Its crawls, by id; only the one asked for when [`read`](Self::read) was given one.
     pub crawls: Vec<FleetCrawl>,
@@ -66,6 +68,7 @@ pub struct FleetCrawl {
     /// The spider whose crawl it is; `None` if Redis has lost its record.
     pub spider: Option<String>,
     /// When its first worker joined.
+    #[serde(rename = "created_at", serialize_with = "crate::observe::tables::rfc3339_ms_or_null")]
     pub created_ms: Option<i64>,
     /// The limits every worker shares, as the last worker to join set them (`per_host =
     /// 16 · rps = 200`): the whole fleet's, not each worker's.
@@ -73,6 +76,7 @@ pub struct FleetCrawl {
     /// Running, done or stalled.
     pub status: FleetStatus,
     /// When it was found done, by Redis's clock.
+    #[serde(rename = "done_at", serialize_with = "crate::observe::tables::rfc3339_ms_or_null")]
     pub done_at_ms: Option<i64>,
     /// Requests queued, over every host.
     pub queued: u64,
@@ -153,6 +157,7 @@ pub struct FleetWorker {
     /// Live, ended or silent.
     pub state: WorkerState,
     /// When it sent its last heartbeat, by its own clock.
+    #[serde(rename = "heard_at", serialize_with = "crate::observe::tables::rfc3339_ms_or_null")]
     pub heard_at_ms: Option<i64>,
     /// How long before the report was read that was, in seconds.
     pub heard_secs_ago: Option<f64>,

@@ -31,7 +31,8 @@ use crate::observe::text::{size, thousands};
 /// the [`HOSTS_SHOWN`](Self::HOSTS_SHOWN) hosts that have the most queued
 /// ([`display_hosts`](Self::display_hosts) for another number); its `Serialize` form is
 /// what `--json` prints, every host included. Times are unix milliseconds, as the file
-/// keeps them.
+/// keeps them, and RFC 3339 text in the JSON, each named without its `_ms`
+/// (`started_at`, `next_due`), as every time the crawl writes.
 ///
 /// # Examples
 ///
@@ -89,6 +90,7 @@ pub struct StateReport {
     /// Retries waiting for their due time, over every host.
     pub deferred: u64,
     /// The earliest due time of a deferred request.
+    #[serde(rename = "next_due", serialize_with = "crate::observe::tables::rfc3339_ms_or_null")]
     pub next_due_ms: Option<i64>,
     /// Every host the crawl has met, most queued first (then by origin).
     pub hosts: Vec<StateHost>,
@@ -121,8 +123,10 @@ pub struct StateRun {
     /// Its number, from 1.
     pub number: u32,
     /// When it started.
+    #[serde(rename = "started_at", serialize_with = "crate::observe::tables::rfc3339_ms")]
     pub started_at_ms: i64,
     /// When it ended; `None` while it runs, or if it was killed.
+    #[serde(rename = "ended_at", serialize_with = "crate::observe::tables::rfc3339_ms_or_null")]
     pub ended_at_ms: Option<i64>,
     /// How it ended, in the words of the stats file's `status` (`complete`,
     /// `complete_with_failures`, `interrupted`, `budget_reached`, `already_complete`) or
@@ -146,6 +150,7 @@ pub struct StateHost {
     /// Retries waiting for their due time.
     pub deferred: u64,
     /// The earliest due time of its deferred requests.
+    #[serde(rename = "next_due", serialize_with = "crate::observe::tables::rfc3339_ms_or_null")]
     pub next_due_ms: Option<i64>,
     /// Requests finished: fetched, dropped or given up.
     pub done: u64,
