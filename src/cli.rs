@@ -15,7 +15,8 @@
 //!
 //! Settings are layered, later wins: the defaults, the `profile`, the `#[spider(...)]`
 //! keys, `SPIDERLING_<KEY>` environment variables (`SPIDERLING_RPM=300`), then `--set`
-//! flags and `-o` (which appends) or `-O` (which overwrites). The final settings are printed to stderr before the crawl starts.
+//! flags and `-o` (which appends) or `-O` (which overwrites). The final settings are
+//! printed to stderr before the crawl starts.
 //! The exit code is the crawl's (see [`Summary::exit_code`](crate::Summary::exit_code)).
 //!
 //! `probe` sends the spider's start URLs on its route (proxy, headers, block markers),
@@ -28,11 +29,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-
-mod parse;
 use spider_core::{Config, Crawler, Error, ProbePlan, Spider};
 /// The parts of a crawl the keys configure, for [`layer`].
 pub use spider_settings::Stage;
+
+mod parse;
 
 const SETTINGS_HELP: &str = "Settings: defaults < profile < #[spider(...)] < SPIDERLING_<KEY> < --set; \
                              `settings` lists them all.\n\

@@ -377,6 +377,10 @@ async fn garbage_empty_truncated_and_foreign_files_are_refused_and_left_as_they_
         assert!(message.contains(expected) && message.contains(name), "{name}: {message}");
         check();
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "{name} left as it was");
+        // What the refusal says to do works: none of these is this spider's own file.
+        assert!(message.contains("--fresh --force"), "{name}: {message}");
+        let advised = config.clone().state(&path).fresh(true).force(true);
+        assert_eq!(Crawler::new(BookSpider::new(advised)).run().await.unwrap().counts.items, 200, "{name}");
     }
 }
 

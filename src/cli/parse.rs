@@ -1,7 +1,8 @@
 //! `parse URL`: one live page through the crawl's stack and the spider's rules and items,
 //! as Scrapy's `scrapy parse` shows it: the rule that took the page, its items as JSON,
 //! the links each rule would follow, the links dropped and why, and which engine read it.
-//! Nothing it finds is fetched, and nothing is written.
+//! Nothing it finds is fetched but the robots.txt of the hosts its links go to, and
+//! nothing is written.
 
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};

@@ -147,7 +147,11 @@ fn decide(
     if check != "ok" {
         return Err(damaged(check));
     }
-    let facts = read_facts(&conn).map_err(|e| refuse(format!("is not a Spiderling state file ({e})")))?;
+    let facts = read_facts(&conn).map_err(|e| {
+        refuse(format!(
+            "is not a Spiderling state file ({e}); check the path, or discard it with --fresh --force"
+        ))
+    })?;
     let fact = |key: &str| facts.get(key).map(String::as_str);
     if fact("schema_version") != Some(SCHEMA_VERSION.to_string().as_str()) {
         return Err(refuse(format!(
@@ -444,7 +448,7 @@ pub(super) fn check_header(path: &Path) -> Result<(), Error> {
     let counted = header[24..28] == header[92..96];
     if counted && len < page_size * pages && !sidecar(path, "-wal").exists() {
         return Err(refuse(format!(
-            "is truncated: {len} bytes where its header says {}; it cannot be trusted, so start over with --fresh",
+            "is truncated: {len} bytes where its header says {}; it cannot be trusted, so start over with --fresh --force",
             page_size * pages
         )));
     }
