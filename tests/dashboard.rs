@@ -265,3 +265,50 @@ async fn a_crawl_stopped_by_a_limit_writes_its_report_and_one_that_cannot_be_wri
     assert_eq!(summary.counts.items, 30);
     assert!(!nowhere.exists());
 }
+
+/// One spike far above the rest of a rate chart (a crawl's last, short second, often) is
+/// named and drawn at the top edge, so it does not flatten every other point: a report's
+/// data given such a second, as Chromium draws it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spike_in_a_rate_chart_is_named_and_does_not_flatten_the_rest() {
+    let chromium = Chromium::find();
+    let site = Sandbox::hostile(HostileSite { pages: 30, ..HostileSite::empty() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, _) = config_for(&site, dir.path(), "items.jsonl");
+    let report = dir.path().join("crawl.html");
+    Crawler::new(BookSpider::new(config.report(&report))).run().await.unwrap();
+
+    // Twenty seconds of 10 items/s, then one of 500: the report's own data, reshaped.
+    let html = std::fs::read_to_string(&report).unwrap();
+    let open = r#"<script id="data" type="application/json">"#;
+    let start = html.find(open).unwrap() + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let mut data: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
+    let first = data["series"][0].clone();
+    let series: Vec<serde_json::Value> = (1..=21)
+        .map(|t| {
+            let mut point = first.clone();
+            point["t"] = t.into();
+            point["items_per_sec"] = if t == 21 { 500.0 } else { 10.0 }.into();
+            point["pages_per_sec"] = 10.0.into();
+            point
+        })
+        .collect();
+    data["series"] = series.into();
+    let spiky = dir.path().join("spiky.html");
+    std::fs::write(&spiky, format!("{}{}{}", &html[..start], data, &html[end..])).unwrap();
+
+    let url = format!("file://{}", spiky.display());
+    let dom = tokio::task::spawn_blocking(move || chromium.dump_dom(&url)).await.unwrap();
+    let page = Rendered(Html::parse_document(&dom));
+    let svg = |name: &str| {
+        let selector = Selector::parse(&format!(r#"svg[data-series="{name}"]"#)).unwrap();
+        page.0.select(&selector).next().unwrap().value().attr("data-spike").map(str::to_owned)
+    };
+    assert_eq!(svg("items_per_sec").as_deref(), Some("500"), "the spike is named");
+    assert_eq!(svg("pages_per_sec"), None, "an even chart has none");
+    let scale = page.text("#chart-items_per_sec .top");
+    assert!(scale.contains("max 500 /s, off the scale"), "{scale}");
+    let (values, _) = page.ticks("items_per_sec");
+    assert!(values.iter().all(|v| v.trim_end_matches(" /s").parse::<f64>().unwrap() <= 20.0), "{values:?}");
+}
