@@ -67,6 +67,46 @@ pub fn out(text: std::fmt::Arguments<'_>) {
     }
 }
 
+/// Why a command that fetches one page (`spiderling fetch`, a spider's `parse URL`) got
+/// none, as it says on standard error: the statuses, a block verdict, robots.txt, a
+/// redirect off the web, and each failure reason with its first message, down to its
+/// root cause.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(summary: spiderling::Summary) {
+/// eprint!("{}", spiderling::cli::no_page("https://shop.example/", &summary));
+/// # }
+/// ```
+pub fn no_page(url: &str, summary: &spider_core::Summary) -> String {
+    use std::fmt::Write;
+    let counts = &summary.counts;
+    let statuses: Vec<String> = counts.statuses.iter().map(|(s, n)| format!("{s} ×{n}")).collect();
+    let mut said = format!("error: no page from {url}\n");
+    let statuses = if statuses.is_empty() { "none".to_owned() } else { statuses.join(", ") };
+    let _ = writeln!(said, "  statuses: {statuses}");
+    if counts.blocked > 0 {
+        let _ = writeln!(said, "  block verdict: blocked ({} answers judged blocked)", counts.blocked);
+    }
+    if counts.robots_disallowed > 0 {
+        let _ = writeln!(said, "  robots.txt disallows it");
+    }
+    if counts.redirects > 0 && counts.out_of_scope > 0 {
+        let _ = writeln!(
+            said,
+            "  it redirects to a URL that is not http(s) (file:, ftp:, javascript:, ...), which is not followed"
+        );
+    }
+    for (reason, n) in &counts.failures_by_reason {
+        let _ = writeln!(said, "  failed: {reason} ×{n} (after {} retries)", counts.retries);
+        if let Some(message) = summary.failure_examples.get(reason) {
+            let _ = writeln!(said, "    {message}");
+        }
+    }
+    said
+}
+
 /// `println!` for a command's output, through [`cli::out`](crate::cli::out): a reader that
 /// has gone ends the command quietly instead of panicking.
 ///

@@ -177,24 +177,9 @@ pub(crate) fn run(args: Args) -> ExitCode {
     };
     let elapsed = started.elapsed();
     let Some(seen) = seen.lock().unwrap_or_else(|e| e.into_inner()).take() else {
-        let statuses: Vec<String> =
-            summary.counts.statuses.iter().map(|(s, n)| format!("{s} ×{n}")).collect();
-        eprintln!("error: no page from {}", args.url);
-        eprintln!("  statuses: {}", if statuses.is_empty() { "none".into() } else { statuses.join(", ") });
-        if summary.counts.blocked > 0 {
-            eprintln!("  block verdict: blocked ({} answers judged blocked)", summary.counts.blocked);
-        }
+        eprint!("{}", spiderling::cli::no_page(&args.url, &summary));
         if summary.counts.robots_disallowed > 0 {
-            eprintln!("  robots.txt disallows it (--ignore-robots to fetch it anyway)");
-        }
-        if summary.counts.redirects > 0 && summary.counts.out_of_scope > 0 {
-            eprintln!("  it redirects to a URL that is not http(s) (file:, ftp:, javascript:, ...), which is not followed");
-        }
-        for (reason, n) in &summary.counts.failures_by_reason {
-            eprintln!("  failed: {reason} ×{n} (after {} retries)", summary.counts.retries);
-            if let Some(message) = summary.failure_examples.get(reason) {
-                eprintln!("    {message}");
-            }
+            eprintln!("  (--ignore-robots fetches it anyway)");
         }
         return ExitCode::FAILURE;
     };

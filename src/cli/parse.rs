@@ -140,16 +140,7 @@ pub(super) fn run<S: Spider>(spider: S, url: &str, set: &[String]) -> ExitCode {
         }
     };
     let Some(parsed) = parsed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take() else {
-        eprintln!("error: no page from {target}");
-        for (reason, n) in &summary.counts.failures_by_reason {
-            eprintln!("  failed: {reason} ×{n}");
-            if let Some(message) = summary.failure_examples.get(reason) {
-                eprintln!("    {message}");
-            }
-        }
-        if summary.counts.robots_disallowed > 0 {
-            eprintln!("  robots.txt disallows it");
-        }
+        eprint!("{}", super::no_page(target.as_str(), &summary));
         return ExitCode::FAILURE;
     };
     let robots = runtime.block_on(async {
