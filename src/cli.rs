@@ -253,12 +253,14 @@ const DEFAULT_LOG: &str = "warn,spiderling::progress=info,spiderling::adaptive=i
 #[derive(Debug, clap::Args)]
 struct Flags {
     /// Append items to this file; .jsonl or .csv picks the format (a .json array is
-    /// written anew only, with -O).
-    #[arg(short, long, value_name = "FILE", conflicts_with = "overwrite_output")]
-    output: Option<std::path::PathBuf>,
+    /// written anew only, with -O). Repeat it with a table's URI (sqlite://PATH?table=T,
+    /// postgres://USER:PASSWORD@HOST/DB?table=T) to write there too.
+    #[arg(short, long, value_name = "FILE|URI", conflicts_with = "overwrite_output")]
+    output: Vec<std::path::PathBuf>,
     /// Write items to this file anew, emptying what it held; .jsonl, .csv or .json.
-    #[arg(short = 'O', long, value_name = "FILE")]
-    overwrite_output: Option<std::path::PathBuf>,
+    /// Repeatable with tables' URIs, as -o.
+    #[arg(short = 'O', long, value_name = "FILE|URI")]
+    overwrite_output: Vec<std::path::PathBuf>,
     /// Change a setting, as `key=value` (repeatable): concurrency, rpm, delay, ...
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
@@ -543,10 +545,10 @@ fn crawl<S: Spider>(spider: S, flags: Flags) -> ExitCode {
         start_urls,
         log_level,
     } = flags;
-    let output = match (output, overwrite_output) {
-        (Some(path), _) => Some(Output { path, overwrite: false }),
-        (None, Some(path)) => Some(Output { path, overwrite: true }),
-        (None, None) => None,
+    let output = match (output.is_empty(), overwrite_output.is_empty()) {
+        (false, _) => Some(Output { paths: output, overwrite: false }),
+        (true, false) => Some(Output { paths: overwrite_output, overwrite: true }),
+        (true, true) => None,
     };
     let with_flags = |config: Config| {
         let config = match metrics {
@@ -749,9 +751,22 @@ fn layered(
         config = config.set(key, value.trim()).map_err(|e| from(&format!("--set {key}"), e))?;
         origins.insert(key.to_owned(), "--set".to_owned());
     }
-    if let Some(Output { path, overwrite }) = output {
-        config = config.output(path).overwrite(*overwrite);
+    if let Some(Output { paths, overwrite }) = output {
         let flag = if *overwrite { "-O" } else { "-o" };
+        let files: Vec<_> =
+            paths.iter().filter(|p| !p.to_str().is_some_and(spider_settings::is_store)).collect();
+        if files.len() > 1 {
+            let files: Vec<_> = files.iter().map(|p| p.display().to_string()).collect();
+            return Err(Error::Config(format!(
+                "{flag} names {} files ({}): a crawl writes one items file, and any number of tables",
+                files.len(),
+                files.join(", ")
+            )));
+        }
+        // The flags name every output of this run: the spider's own are replaced.
+        config.output = None;
+        config.stores.clear();
+        config = paths.iter().fold(config, |config, path| config.output(path)).overwrite(*overwrite);
         origins.insert("output".to_owned(), flag.to_owned());
         origins.insert("overwrite".to_owned(), flag.to_owned());
     }
@@ -796,10 +811,10 @@ fn print_settings(config: Config, set: &[String]) -> ExitCode {
     }
 }
 
-/// The output file a flag names: `-o` appends to it, `-O` writes it anew.
+/// The outputs the flags name: `-o` appends to the file, `-O` writes it anew.
 #[derive(Debug)]
 struct Output {
-    path: std::path::PathBuf,
+    paths: Vec<std::path::PathBuf>,
     overwrite: bool,
 }
 
@@ -819,7 +834,7 @@ mod tests {
     /// The attribute's settings under `env` and the crawl flags `args`.
     fn layered(env: Vec<(String, String)>, args: &[&str]) -> Result<Config, Error> {
         let flags = parse(args).unwrap().flags;
-        let output = flags.output.map(|path| Output { path, overwrite: false });
+        let output = (!flags.output.is_empty()).then_some(Output { paths: flags.output, overwrite: false });
         settings(attribute(), env, &flags.set, output.as_ref(), None)
     }
 

@@ -847,12 +847,42 @@ pub const KEYS: &[Key] = &[
         name: "output",
         kind: Kind::Text,
         stage: Stage::Store,
-        doc: "the items file; `.jsonl`, `.csv` or `.json` picks the format; `none` at run time \
-            writes none (`./none` is a file of that name)",
+        doc: "the items file (`.jsonl`, `.csv` or `.json` picks the format) and the tables items \
+            also go to (`sqlite://PATH?table=T`, `postgres://USER:PASSWORD@HOST/DB?table=T`, \
+            `&key=FIELD` to upsert), comma-separated; `none` at run time writes none (`./none` \
+            is a file of that name)",
         default: "none: items are counted, not written",
         surface: Where::Everywhere,
-        set: Some(|c, v| if is_none(v) { Ok(Config { output: None, ..c }) } else { Ok(c.output(v)) }),
-        show: |c| Some(path(&c.output).unwrap_or_else(|| "none".to_owned())),
+        set: Some(|c, v| {
+            let c = Config { output: None, stores: Vec::new(), ..c };
+            if is_none(v) {
+                return Ok(c);
+            }
+            let files: Vec<String> = list(v).into_iter().filter(|e| !crate::is_store(e)).collect();
+            if files.len() > 1 {
+                return Err(format!(
+                    "output names {} files ({}): a crawl writes one items file, and any number of tables",
+                    files.len(),
+                    files.join(", ")
+                ));
+            }
+            Ok(list(v).into_iter().fold(c, Config::output))
+        }),
+        show: |c| {
+            let stores = c.stores.iter().map(|s| crate::StoreUri::parse(s).map_or_else(|_| crate::redact_url(s), |s| s.to_string()));
+            let shown: Vec<String> = path(&c.output).into_iter().chain(stores).collect();
+            Some(if shown.is_empty() { "none".to_owned() } else { shown.join(", ") })
+        },
+    },
+    Key {
+        name: "store_patience",
+        kind: Kind::Duration,
+        stage: Stage::Store,
+        doc: "how long a table items go to may stay down (its items held, its writes tried again) before the crawl stops with exit code 5",
+        default: "`\"5m\"`",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.store_patience(crate::parse_duration(v)?))),
+        show: |c| (c.store_patience != defaults().store_patience).then(|| duration(c.store_patience)),
     },
     Key {
         name: "overwrite",

@@ -19,6 +19,7 @@ mod proxy;
 mod redis;
 mod render;
 mod rfc3339;
+mod store;
 mod stream;
 
 pub use config::{Config, RouteSpec, SeedCookies, DEFAULT_USER_AGENT};
@@ -29,6 +30,7 @@ pub use keys::{closest, explain, find, markdown, suggest, Key, Kind, Stage, Wher
 pub use pace::{Backoff, DelayRange, RateCeiling};
 pub use redis::RedisAddress;
 pub use render::Render;
+pub use store::{is_store, StoreKind, StoreUri};
 
 pub use stream::{stream_selector, AttributeOp, Combinator, Complex, Compound, Condition, StreamSelector};
 

@@ -218,17 +218,23 @@ pub fn per_ip_limited_site(pages: usize) -> spider_sandbox::HostileSite {
 }
 
 /// Every log line of this process from now on, at TRACE and without colour, for the tests
-/// that look for a secret in what was logged. It installs the process-wide subscriber, so
-/// a test binary that calls it holds that one test.
+/// that look for a secret in what was logged. It installs the process-wide subscriber
+/// once: the tests of one binary that call it share one log.
 pub fn capture_logs() -> CapturedLog {
-    let captured = CapturedLog::default();
-    let writer = captured.clone();
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .init();
-    captured
+    // One subscriber per process: tests of one binary that each ask share its log.
+    static CAPTURED: std::sync::OnceLock<CapturedLog> = std::sync::OnceLock::new();
+    CAPTURED
+        .get_or_init(|| {
+            let captured = CapturedLog::default();
+            let writer = captured.clone();
+            tracing_subscriber::fmt()
+                .with_max_level(tracing::Level::TRACE)
+                .with_ansi(false)
+                .with_writer(move || writer.clone())
+                .init();
+            captured
+        })
+        .clone()
 }
 
 /// What [`capture_logs`] has captured so far.

@@ -21,8 +21,10 @@ use crate::observe::counters::Counts;
 use crate::request::identity::IdentityChanges;
 use crate::request::Request;
 use crate::schedule::cache::{CacheWrite, Cached, HttpCache};
+use crate::schedule::frontier::OutboxChange;
 use crate::schedule::frontier::{Checkpoint, Durable, RunEnd};
 use crate::sinks::failures::{Failure, FailuresFile};
+use crate::sinks::store::Outbox;
 use crate::sinks::{Encoded, Sink};
 
 /// The longest a finished request waits for its checkpoint (see [`Commit::due`]).
@@ -34,6 +36,8 @@ pub(super) struct Files {
     pub(super) failures: Option<FailuresFile>,
     /// The HTTP cache, looked up before admission and written with what tasks bring back.
     pub(super) cache: Option<HttpCache>,
+    /// With tables as output, their outbox and delivery tasks.
+    pub(super) outbox: Option<Outbox>,
 }
 
 /// What a checkpoint commits besides the files' lengths.
@@ -118,7 +122,17 @@ impl Commit {
         self.unsaved = false;
         self.uncommitted = 0;
         self.uncommitted_since = None;
-        let Some(frontier) = frontier else { return Ok(()) };
+        if let Some(error) = self.files.outbox.as_mut().and_then(Outbox::trouble) {
+            return Err(error);
+        }
+        let chunk = self.files.outbox.as_mut().and_then(Outbox::take);
+        let Some(frontier) = frontier else {
+            // Nothing outlives the process: the tables may have the items at once.
+            if let (Some(outbox), Some(chunk)) = (self.files.outbox.as_mut(), chunk) {
+                outbox.send(chunk);
+            }
+            return Ok(());
+        };
         let sync = self.state_sync;
         let output = self.files.sink.as_mut().map(|sink| {
             let committed = sink.flush()?;
@@ -131,13 +145,53 @@ impl Commit {
         // Nothing is committed past what the files hold.
         let (output, failures) = (output.transpose()?, failures.transpose()?);
         let Progress { counts, proxy_bytes, identities, ended } = progress(frontier.keeps_identities());
-        frontier.checkpoint(&Checkpoint { output, failures, counts: &counts, proxy_bytes, ended, identities })
+        let outbox = self
+            .files
+            .outbox
+            .as_mut()
+            .map(|outbox| OutboxChange { chunk: chunk.as_ref(), delivered: outbox.delivered() });
+        frontier.checkpoint(&Checkpoint {
+            output,
+            failures,
+            counts: &counts,
+            proxy_bytes,
+            ended,
+            identities,
+            outbox,
+        })?;
+        // In the state file now: a kill from here on hands it to the tables again.
+        if let (Some(outbox), Some(chunk)) = (self.files.outbox.as_mut(), chunk) {
+            outbox.send(chunk);
+        }
+        Ok(())
     }
 
-    /// Append a page's items to the output file.
+    /// Append a page's items to the output file, and to the outbox for the tables.
     pub(super) fn write_items(&mut self, items: &Encoded) -> Result<(), Error> {
+        if let Some(outbox) = self.files.outbox.as_mut() {
+            outbox.add(&items.lines, items.count);
+        }
         match self.files.sink.as_mut() {
             Some(sink) => sink.write(items),
+            None => Ok(()),
+        }
+    }
+
+    /// Why a table takes no more items, once, if one gave up.
+    pub(super) fn table_trouble(&mut self) -> Option<Error> {
+        self.files.outbox.as_mut().and_then(Outbox::trouble)
+    }
+
+    /// Items handed to the tables that some table does not hold yet.
+    pub(super) fn items_held(&mut self) -> u64 {
+        self.files.outbox.as_mut().map_or(0, Outbox::held)
+    }
+
+    /// After the last checkpoint: wait until every table holds every item (see
+    /// `store_patience`).
+    pub(super) async fn deliver(&mut self) -> Result<(), Error> {
+        match self.files.outbox.as_mut() {
+            Some(outbox) => outbox.finish().await,
             None => Ok(()),
         }
     }

@@ -78,7 +78,7 @@ pub(super) struct Dispatcher<S: Spider> {
     pub(super) frontier: Box<dyn Home>,
     pub(super) hosts: Hosts,
     admission: Admission,
-    commit: Commit,
+    pub(super) commit: Commit,
     /// Whether the frontier keeps its requests past the process, and whether it holds a
     /// fleet's limits (see `Home`).
     durable: bool,
@@ -191,6 +191,9 @@ impl<S: Spider> Dispatcher<S> {
             self.hosts.wake_due(now);
             if now >= self.next_tick {
                 self.tick(now);
+                if let Some(error) = self.commit.table_trouble() {
+                    self.fail(error);
+                }
             }
             if self.draining_until.is_some_and(|deadline| deadline <= now) {
                 tracing::warn!(
@@ -202,7 +205,7 @@ impl<S: Spider> Dispatcher<S> {
             }
             let token_at = self.launch_ready(now);
             if self.is_idle() {
-                return self.end();
+                return self.end().await;
             }
             let wake_at = [
                 self.hosts.next_wake(),
@@ -221,7 +224,7 @@ impl<S: Spider> Dispatcher<S> {
                     "requests are queued but no host can take them; stopping"
                 );
                 self.fatal.get_or_insert(Error::Stalled { pending: self.frontier.len() });
-                return self.end();
+                return self.end().await;
             }
             // The gauges' tick wakes the dispatcher too, but is no work: not counted above.
             let wake_at = wake_at.map_or(self.next_tick, |at| at.min(self.next_tick));
@@ -280,10 +283,10 @@ impl<S: Spider> Dispatcher<S> {
         while let Ok(done) = self.done_rx.try_recv() {
             self.on_done(done, now);
         }
-        self.end()
+        self.end().await
     }
 
-    fn end(mut self) -> End {
+    async fn end(mut self) -> End {
         self.publish(Instant::now());
         let unfinished = self.frontier.len() + self.in_flight + usize::from(self.held.is_some()) + self.left;
         let stopped = if self.draining_until.is_some() {
@@ -308,6 +311,14 @@ impl<S: Spider> Dispatcher<S> {
         };
         self.checkpoint(Some(ended));
         if let Err(error) = self.commit.close() {
+            self.fatal.get_or_insert(error);
+        }
+        let held = self.commit.items_held();
+        if held > 0 {
+            tracing::info!(target: "spiderling", items = held, "waiting for the tables to take the last items");
+        }
+        if let Err(error) = self.commit.deliver().await {
+            tracing::error!(target: "spiderling", %error, "stopping");
             self.fatal.get_or_insert(error);
         }
         End { error: self.fatal, stopped, unfinished }

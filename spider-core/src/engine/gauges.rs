@@ -190,6 +190,7 @@ impl<S: Spider> Dispatcher<S> {
             proxy_bytes: proxy.as_ref().map_or(0, |p| p.bytes),
             proxy_spend: proxy.as_ref().map_or(0.0, |p| p.spend),
             proxy_budget: proxy.as_ref().and_then(|p| p.budget),
+            items_held: self.commit.items_held(),
             hosts,
         };
         if let Some(timeline) = &self.timeline {

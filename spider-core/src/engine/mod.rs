@@ -56,6 +56,7 @@ use crate::schedule::cache::HttpCache;
 use crate::schedule::frontier::Scope;
 use crate::schedule::frontier::{Enqueued, Home};
 use crate::schedule::throttle::RateGate;
+use crate::sinks::store::Outbox;
 use crate::sinks::Encoder;
 use crate::spider::start::Start;
 use crate::spider::Spider;
@@ -134,7 +135,7 @@ impl<S: Spider> Crawler<S> {
         let tally = Tally::new();
         // The state file first: one that is not this crawl's is refused before anything is
         // fetched or any file is touched.
-        let Lodging { mut frontier, mut earlier, fleet, output } = lodge(&config).await?;
+        let Lodging { mut frontier, mut earlier, fleet, output, outbox } = lodge(&config).await?;
         let exchange = Exchange::new(&config)?;
         let pool = ParsePool::reading(config.parse_threads, config.dom_only)?;
         let mut start = start;
@@ -147,7 +148,9 @@ impl<S: Spider> Crawler<S> {
         }
         seed(frontier.as_mut(), start, &tally, earlier.as_ref().is_some_and(|e| e.runs > 0))?;
         // A start list may hold new URLs: a crawl given one is never already complete.
-        let done_before = |e: &&Earlier| e.complete && !frontier.has_pending() && config.start_list.is_none();
+        let done_before = |e: &&Earlier| {
+            e.complete && !frontier.has_pending() && config.start_list.is_none() && outbox.held.is_empty()
+        };
         if let Some(earlier) = earlier.as_ref().filter(done_before) {
             // Nothing to do, and nothing touched: the files stay as the last run left them.
             let ending = Ending {
@@ -167,7 +170,8 @@ impl<S: Spider> Crawler<S> {
         // the last run.
         let watch = Watch::start(&config, &live).await?;
         let (sink, failures) = open_files(&config, output, earlier.as_ref())?;
-        if sink.is_none() {
+        let outbox = Outbox::open(&config, outbox)?;
+        if sink.is_none() && outbox.is_none() {
             tracing::warn!(target: "spiderling", "no output file: items are counted, not written");
         }
         // One bucket for the dispatcher's requests and the browser's: the ceiling holds over
@@ -179,7 +183,7 @@ impl<S: Spider> Crawler<S> {
             #[cfg(feature = "render")]
             rate: rate.clone(),
             pool,
-            encoder: config.output.as_deref().map(Encoder::for_output).transpose()?,
+            encoder: Encoder::for_output(config.output.as_deref(), !config.stores.is_empty())?,
             caching: cache.is_some(),
             tally,
             robots_token: config.robots_token().to_owned(),
@@ -201,7 +205,7 @@ impl<S: Spider> Crawler<S> {
         let (stop_tx, stop_rx) = mpsc::unbounded_channel();
         let signals = config.handle_signals.then(|| Background(tokio::spawn(forward_signals(stop_tx))));
         tracing::info!(target: "spiderling", spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
-        let files = Files { sink, failures, cache };
+        let files = Files { sink, failures, cache, outbox };
         let limits = Limits::new(&config, earlier.as_ref().map(|e| &e.counts));
         let admission = Admission::new(&config, limits, rate);
         let commit = Commit::new(files, frontier.durable().is_some(), config.state_sync);

@@ -16,6 +16,7 @@ use crate::observe::timeline::Recorder;
 use crate::request::identity::SavedIdentity;
 use crate::schedule::frontier::{Home, MemoryFrontier};
 use crate::sinks::failures::FailuresFile;
+use crate::sinks::store::Outboxed;
 use crate::sinks::{Committed, Sink};
 
 /// What the earlier runs of a state file left.
@@ -40,6 +41,8 @@ pub(super) struct Lodging {
     /// How much of the output file an earlier run committed, in the state file or, for
     /// this worker's file, in the fleet: kept, and the rest cut off.
     pub(super) output: Committed,
+    /// Where the outbox for the tables starts: a state file's, or a new one.
+    pub(super) outbox: Outboxed,
 }
 
 /// The crawl's frontier: a fleet's (`frontier`), a state file's (`state`), or in memory.
@@ -55,6 +58,7 @@ pub(super) async fn lodge(config: &Config) -> Result<Lodging, Error> {
         earlier: None,
         fleet: Fleet::default(),
         output: Committed::default(),
+        outbox: Outboxed::new(),
     })
 }
 
@@ -74,6 +78,7 @@ fn resume(config: &Config, path: &Path) -> Result<Lodging, Error> {
         earlier: Some(earlier),
         fleet: Fleet::default(),
         output: opened.output,
+        outbox: opened.outbox,
     })
 }
 
@@ -85,7 +90,13 @@ fn resume(_: &Config, _: &Path) -> Result<Lodging, Error> {
 #[cfg(feature = "fleet")]
 async fn join(config: &Config, address: &str) -> Result<Lodging, Error> {
     let (frontier, membership, output) = crate::schedule::fleet::join(config, address).await?;
-    Ok(Lodging { frontier: Box::new(frontier), earlier: None, fleet: Fleet(Some(membership)), output })
+    Ok(Lodging {
+        frontier: Box::new(frontier),
+        earlier: None,
+        fleet: Fleet(Some(membership)),
+        output,
+        outbox: Outboxed::new(),
+    })
 }
 
 #[cfg(not(feature = "fleet"))]

@@ -32,7 +32,7 @@ pub type Result<T = (), E = BoxError> = std::result::Result<T, E>;
 
 impl Error {
     /// The error for a key whose stage this build of spiderling leaves out.
-    #[cfg(not(all(feature = "state", feature = "fleet", feature = "observe")))]
+    #[cfg(not(all(feature = "state", feature = "fleet", feature = "observe", feature = "postgres")))]
     pub(crate) fn left_out(key: &str, feature: &str) -> Error {
         Error::Config(format!(
             "{key} needs spiderling's `{feature}` feature, which this build leaves out; build spiderling with it (it is on by default)"
@@ -266,6 +266,17 @@ pub enum Error {
         /// What happened, and what to do.
         message: String,
     },
+    /// A table items go to refused them (a column missing, a value its column cannot
+    /// hold) or stayed down past `store_patience`. With a state file, the items it lacks
+    /// are kept there: the next run hands them to it first.
+    #[error("output {store}: {message}")]
+    Table {
+        /// The table's URI, its password hidden.
+        store: String,
+        /// What happened, and what to do.
+        message: String,
+    },
+
     /// Serialising an item for the exporter failed.
     #[error("exporting an item to {path}: {message}")]
     Export {
@@ -350,6 +361,7 @@ impl Error {
             | Error::State { .. }
             | Error::CacheFile { .. }
             | Error::ProxyAuth { .. } => 2,
+            Error::Table { .. } => 5,
             _ => 1,
         })
     }

@@ -159,6 +159,9 @@ pub struct Live {
     pub proxy_spend: f64,
     /// The `proxy_budget`, if any.
     pub proxy_budget: Option<f64>,
+    /// Items written to the state file's outbox that some table does not hold yet: more
+    /// than a second's items while a table is down.
+    pub items_held: u64,
     /// The 50 hosts with the most answers in the window, busiest first.
     pub hosts: Vec<HostLive>,
 }

@@ -7,12 +7,14 @@ use serde::Serialize;
 use super::Format;
 use crate::error::Error;
 
-/// Encodes a page's items for the output file. Stateless, so every task shares one.
+/// Encodes a page's items for the output file and the tables. Stateless, so every task
+/// shares one.
 #[derive(Debug)]
 pub(crate) struct Encoder {
-    format: Format,
-    /// The output file, for error messages.
-    path: PathBuf,
+    /// The output file's format, and the file for error messages.
+    file: Option<(Format, PathBuf)>,
+    /// Whether the items go to tables too, as JSON lines.
+    tables: bool,
 }
 
 /// A page's items, encoded: what the dispatcher appends to the output file.
@@ -25,6 +27,8 @@ pub(crate) struct Encoded {
     pub(crate) count: u64,
     /// CSV only: the header row, written once, before the file's first record.
     pub(crate) header: Option<Vec<u8>>,
+    /// With tables, the items as JSON lines, for the outbox.
+    pub(crate) lines: Vec<u8>,
 }
 
 impl Encoded {
@@ -35,20 +39,33 @@ impl Encoded {
 }
 
 impl Encoder {
-    /// An encoder for the format of `path`.
-    pub(crate) fn for_output(path: &Path) -> Result<Self, Error> {
-        Ok(Encoder { format: Format::of(path)?, path: path.to_owned() })
+    /// An encoder for the format of `path`, and JSON lines for the tables with `tables`;
+    /// `None` when items go nowhere.
+    pub(crate) fn for_output(path: Option<&Path>, tables: bool) -> Result<Option<Self>, Error> {
+        let file = path.map(|path| Ok::<_, Error>((Format::of(path)?, path.to_owned()))).transpose()?;
+        Ok((file.is_some() || tables).then_some(Encoder { file, tables }))
     }
 
     /// Encode `items`. One that cannot be encoded in this format (a nested field in CSV)
     /// is an error naming the output file.
     pub(crate) fn encode<I: Serialize>(&self, items: &[I]) -> Result<Encoded, Error> {
         let mut encoded = Encoded::counted(items.len());
+        if self.tables {
+            encoded.lines = json_lines(items).map_err(|e| Error::Table {
+                store: "every table".to_owned(),
+                message: format!("an item cannot be written as JSON: {e}"),
+            })?;
+        }
+        let Some((format, path)) = &self.file else { return Ok(encoded) };
+        if *format == Format::JsonLines && self.tables {
+            encoded.records.clone_from(&encoded.lines);
+            return Ok(encoded);
+        }
         // Room for typical items, so serialising grows the buffer once or never.
         encoded.records.reserve(items.len() * 256);
         let problem =
-            |e: &dyn std::fmt::Display| Error::Export { path: self.path.clone(), message: e.to_string() };
-        match self.format {
+            |e: &dyn std::fmt::Display| Error::Export { path: path.clone(), message: e.to_string() };
+        match format {
             Format::JsonLines => {
                 for item in items {
                     serde_json::to_writer(&mut encoded.records, item).map_err(|e| problem(&e))?;
@@ -78,6 +95,15 @@ impl Encoder {
     }
 }
 
+fn json_lines<I: Serialize>(items: &[I]) -> serde_json::Result<Vec<u8>> {
+    let mut lines = Vec::with_capacity(items.len() * 256);
+    for item in items {
+        serde_json::to_writer(&mut lines, item)?;
+        lines.push(b'\n');
+    }
+    Ok(lines)
+}
+
 /// The header row for `item`'s fields: the csv crate writes it only before a first record,
 /// so write both and keep what comes before the record.
 fn csv_header<I: Serialize>(item: &I) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
@@ -103,7 +129,7 @@ mod tests {
     const BOOKS: [Book; 2] = [Book { title: "A, b", price: 1.5 }, Book { title: "C", price: 2.0 }];
 
     fn encode(name: &str) -> Encoded {
-        match Encoder::for_output(Path::new(name)).and_then(|e| e.encode(&BOOKS)) {
+        match Encoder::for_output(Some(Path::new(name)), false).and_then(|e| e.unwrap().encode(&BOOKS)) {
             Ok(encoded) => encoded,
             Err(error) => panic!("{error}"),
         }
@@ -127,9 +153,9 @@ mod tests {
         struct Nested {
             inner: Vec<Vec<u8>>,
         }
-        let encoder = Encoder::for_output(Path::new("out.csv")).map_err(|e| e.to_string());
-        let error =
-            encoder.and_then(|e| e.encode(&[Nested { inner: vec![vec![1]] }]).map_err(|e| e.to_string()));
+        let encoder = Encoder::for_output(Some(Path::new("out.csv")), false).map_err(|e| e.to_string());
+        let error = encoder
+            .and_then(|e| e.unwrap().encode(&[Nested { inner: vec![vec![1]] }]).map_err(|e| e.to_string()));
         assert!(error.is_err_and(|e| e.contains("out.csv")));
     }
 }

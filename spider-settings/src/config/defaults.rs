@@ -56,6 +56,8 @@ impl Config {
             parse_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             dom_only: false,
             output: None,
+            stores: Vec::new(),
+            store_patience: Duration::from_secs(300),
             overwrite: true,
             stats: None,
             failures: None,

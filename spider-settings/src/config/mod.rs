@@ -139,6 +139,10 @@ pub struct Config {
     pub dom_only: bool,
     #[doc(hidden)]
     pub output: Option<PathBuf>,
+    /// The tables items also go to, as written (`sqlite://…`, `postgres://…`); checked
+    /// by [`validate`](Self::validate) and parsed by [`StoreUri`](crate::StoreUri).
+    #[doc(hidden)]
+    pub stores: Vec<String>,
     #[doc(hidden)]
     pub overwrite: bool,
     #[doc(hidden)]
@@ -167,6 +171,8 @@ pub struct Config {
     pub revalidate: bool,
     #[doc(hidden)]
     pub grace: Duration,
+    #[doc(hidden)]
+    pub store_patience: Duration,
     #[doc(hidden)]
     pub handle_signals: bool,
     #[doc(hidden)]

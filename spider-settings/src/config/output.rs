@@ -24,11 +24,38 @@ impl Config {
         self
     }
 
-    /// Stream items to this file; `.jsonl`, `.csv` or `.json` picks the format
-    /// (default: items are counted, not written).
+    /// Stream items to this file, where `.jsonl`, `.csv` or `.json` picks the format, or
+    /// to a table named by a store's URI ([`StoreUri`](crate::StoreUri): `sqlite://…`,
+    /// `postgres://…`). Called again, a file replaces the file and a store is added to the
+    /// stores: one crawl writes one file and any number of tables (default: items are
+    /// counted, not written).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_settings::Config::new("shop")
+    ///     .output("books.jsonl")
+    ///     .output("postgres://crawler:hunter2@127.0.0.1/shop?table=books&key=url");
+    /// assert!(config.validate().is_ok());
+    /// assert!(config.to_string().contains("output = books.jsonl, postgres://***@127.0.0.1/shop?table=books&key=url"));
+    /// ```
     #[must_use]
     pub fn output(mut self, path: impl Into<PathBuf>) -> Self {
-        self.output = Some(path.into());
+        let path = path.into();
+        match path.to_str().filter(|text| crate::is_store(text)) {
+            Some(store) if !self.stores.iter().any(|s| s == store) => self.stores.push(store.to_owned()),
+            Some(_) => {}
+            None => self.output = Some(path),
+        }
+        self
+    }
+
+    /// How long a table items go to (see [`output`](Self::output)) may stay down before the
+    /// crawl stops (default 5 min). Until then its items wait, in memory and in the state
+    /// file, while the crawl goes on and the write is tried again with a growing pause.
+    #[must_use]
+    pub fn store_patience(mut self, patience: Duration) -> Self {
+        self.store_patience = patience;
         self
     }
 

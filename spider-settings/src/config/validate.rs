@@ -105,6 +105,26 @@ impl Config {
                 .push("--force goes with --fresh: it discards a state file --fresh alone refuses".to_owned());
         }
         problems.extend(self.fleet_problems());
+        if !self.stores.is_empty() && self.frontier.is_some() {
+            problems.push(
+                "a fleet writes each worker's items to its own file; tables as output are for one crawler \
+                 (with a state file) in this version: give -o a file"
+                    .to_owned(),
+            );
+        }
+        for store in &self.stores {
+            match crate::StoreUri::parse(store) {
+                Ok(store) => {
+                    if let crate::StoreKind::Sqlite(path) = store.kind() {
+                        if [&self.state, &self.cache, &self.output].iter().any(|f| f.as_deref() == Some(path))
+                        {
+                            problems.push(format!("output {store} is a file the crawl writes already; give the table a file of its own"));
+                        }
+                    }
+                }
+                Err(problem) => problems.push(problem),
+            }
+        }
         let files = [("state", &self.state), ("cache", &self.cache), ("output", &self.output)];
         for (i, (a, first)) in files.iter().enumerate() {
             for (b, second) in &files[i + 1..] {

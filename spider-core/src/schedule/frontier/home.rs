@@ -19,6 +19,7 @@ use crate::request::identity::IdentityChanges;
 use crate::request::Ticket;
 use crate::schedule::throttle::adaptive::Proposal;
 use crate::sinks::failures::Failure;
+use crate::sinks::store::Chunk;
 use crate::sinks::Committed;
 
 /// A frontier as the engine holds it: its queues, and what else it can do, each optional.
@@ -154,6 +155,17 @@ pub(crate) struct Checkpoint<'a> {
     pub(crate) ended: Option<RunEnd>,
     /// The identities made, changed or retired since the last checkpoint, if any.
     pub(crate) identities: Option<IdentityChanges>,
+    /// With tables as output, the outbox's change (see `sinks::store`).
+    pub(crate) outbox: Option<OutboxChange<'a>>,
+}
+
+/// What a checkpoint does to the outbox: keep the items of the pages it commits, and
+/// forget the chunks every table holds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OutboxChange<'a> {
+    pub(crate) chunk: Option<&'a Chunk>,
+    /// The last chunk number every table holds.
+    pub(crate) delivered: u64,
 }
 
 /// How a run ended: with a summary, or stopped by an error.

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 #[cfg(feature = "fleet")]
 pub(crate) use home::SharedLimits;
-pub(crate) use home::{Checkpoint, Durable, FleetAnswers, Home, RobotsMemo, RunEnd};
+pub(crate) use home::{Checkpoint, Durable, FleetAnswers, Home, OutboxChange, RobotsMemo, RunEnd};
 pub use memory::MemoryFrontier;
 #[cfg(feature = "fleet")]
 pub(crate) use memory::PassThrough;

@@ -20,7 +20,9 @@ use crate::request::host::{host_key, HostKey};
 use crate::request::identity::IdentityChanges;
 use crate::request::Request;
 use crate::request::Ticket;
-use crate::schedule::frontier::{Checkpoint, Durable, Enqueued, Frontier, Home, RobotsMemo, Rules, RunEnd};
+use crate::schedule::frontier::{
+    Checkpoint, Durable, Enqueued, Frontier, Home, OutboxChange, RobotsMemo, Rules, RunEnd,
+};
 use crate::sinks::failures::Failure;
 
 /// How long a robots.txt answer is trusted across runs, as RFC 9309 allows a cache to.
@@ -513,6 +515,9 @@ impl Durable for StateFrontier {
         if let Some(identities) = &checkpoint.identities {
             save_identities(&self.conn, identities).map_err(store)?;
         }
+        if let Some(outbox) = &checkpoint.outbox {
+            save_outbox(&self.conn, outbox).map_err(store)?;
+        }
         if let Some((_, status)) = ended {
             let crawl = match status {
                 "complete" | "complete_with_failures" => "complete",
@@ -542,6 +547,19 @@ impl std::fmt::Debug for StateFrontier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StateFrontier").field("path", &self.path).field("queued", &self.queued).finish()
     }
+}
+
+/// Keep a checkpoint's chunk of items for the tables, and its number as the last one
+/// given; forget the chunks every table holds.
+fn save_outbox(conn: &rusqlite::Connection, outbox: &OutboxChange<'_>) -> rusqlite::Result<()> {
+    if let Some(chunk) = outbox.chunk {
+        conn.prepare_cached("INSERT INTO outbox (seq, items, count) VALUES (?1, ?2, ?3)")?
+            .execute(params![chunk.seq, chunk.items, chunk.count])?;
+        conn.prepare_cached("INSERT OR REPLACE INTO crawl (key, value) VALUES ('outbox_seq', ?1)")?
+            .execute([chunk.seq.to_string()])?;
+    }
+    conn.prepare_cached("DELETE FROM outbox WHERE seq <= ?1")?.execute([outbox.delivered])?;
+    Ok(())
 }
 
 /// Write the identities that changed and delete the retired ones, in the checkpoint's
@@ -622,6 +640,7 @@ mod tests {
             proxy_bytes: 0,
             ended: None,
             identities: Some(IdentityChanges { saved: vec![saved.clone()], ..IdentityChanges::default() }),
+            outbox: None,
         };
         opened.frontier.checkpoint(&checkpoint).unwrap();
         drop(opened);

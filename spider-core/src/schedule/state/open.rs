@@ -20,6 +20,7 @@ use crate::observe::text::thousands;
 use crate::request::host::HostKey;
 use crate::request::identity::SavedIdentity;
 use crate::schedule::frontier::Rules;
+use crate::sinks::store::{Chunk, Outboxed};
 use crate::sinks::Committed;
 use spider_settings::Config;
 
@@ -41,6 +42,8 @@ pub(crate) struct Opened {
     pub(crate) identities: Vec<SavedIdentity>,
     /// Hosts that refused the crawl's own client (`impersonate = "auto"`).
     pub(crate) refusing_plain: Vec<String>,
+    /// What the outbox holds for the tables.
+    pub(crate) outbox: Outboxed,
 }
 
 /// Open the state file at `path` for `config`'s crawl, creating it if there is none. With
@@ -100,6 +103,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
     .map_err(store)?;
     conn.set_prepared_statement_cache_capacity(32);
     let identities = read_identities(&conn).map_err(store)?;
+    let outbox = read_outbox(&conn).map_err(store)?;
     let refusing_plain = read_refusing(&conn).map_err(store)?;
     let frontier = load(conn, path, lock, config, output, failures)?;
     Ok(Opened {
@@ -111,6 +115,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
         complete: found.complete,
         identities,
         refusing_plain,
+        outbox,
     })
 }
 
@@ -225,7 +230,26 @@ fn read_only(path: &Path) -> rusqlite::Result<Connection> {
 /// readable.
 const IDENTITIES: &str =
     "CREATE TABLE IF NOT EXISTS identities (key TEXT PRIMARY KEY, agent TEXT, cookies TEXT NOT NULL); \
-     CREATE TABLE IF NOT EXISTS refusing_plain (host TEXT PRIMARY KEY);";
+     CREATE TABLE IF NOT EXISTS refusing_plain (host TEXT PRIMARY KEY); \
+     CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, items BLOB NOT NULL, count INTEGER NOT NULL); \
+     INSERT OR IGNORE INTO crawl (key, value) VALUES ('outbox_crawl', lower(hex(randomblob(8))));";
+
+/// The outbox an earlier run left: the crawl's name in the tables, the next chunk number,
+/// and the chunks some table may lack.
+fn read_outbox(conn: &Connection) -> rusqlite::Result<Outboxed> {
+    let fact = |key: &str| -> rusqlite::Result<Option<String>> {
+        conn.query_row("SELECT value FROM crawl WHERE key = ?1", [key], |row| row.get(0)).map(Some).or_else(
+            |error| if error == rusqlite::Error::QueryReturnedNoRows { Ok(None) } else { Err(error) },
+        )
+    };
+    let crawl = fact("outbox_crawl")?.unwrap_or_default();
+    let last: u64 = fact("outbox_seq")?.and_then(|seq| seq.parse().ok()).unwrap_or(0);
+    let mut select = conn.prepare("SELECT seq, items, count FROM outbox ORDER BY seq")?;
+    let rows =
+        select.query_map([], |row| Ok(Chunk { seq: row.get(0)?, items: row.get(1)?, count: row.get(2)? }))?;
+    let held = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Outboxed { crawl, next_seq: last + 1, held })
+}
 
 fn read_refusing(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut select = conn.prepare("SELECT host FROM refusing_plain ORDER BY host")?;

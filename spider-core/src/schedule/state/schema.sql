@@ -89,6 +89,18 @@ CREATE TABLE identities (
     cookies TEXT NOT NULL
 );
 
+-- The outbox of a crawl whose items go to tables (`output = "postgres://…"`): the items
+-- of the pages each checkpoint committed, as JSON lines, by chunk number, kept until every
+-- table holds them (each table's `spiderling_commits` row names the last chunk it has).
+-- `crawl` holds `outbox_crawl`, the name the tables know this crawl by, and `outbox_seq`,
+-- the last chunk number given. A file written before this table existed gets it when
+-- opened.
+CREATE TABLE outbox (
+    seq   INTEGER PRIMARY KEY,
+    items BLOB NOT NULL,
+    count INTEGER NOT NULL
+);
+
 -- Hosts that refused the crawl's own client (`impersonate = "auto"`), by origin: a resumed
 -- crawl sends them a browser's wire from its first request.
 CREATE TABLE refusing_plain (

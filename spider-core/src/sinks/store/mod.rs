@@ -1,0 +1,337 @@
+//! Tables items go to (`output = "postgres://…?table=…"`, `sqlite://…`), exactly once,
+//! through an outbox.
+//!
+//! A table cannot be cut back to a length as the items file is, so its items pass through
+//! an outbox first: the items of the pages a checkpoint commits are one [`Chunk`], numbered
+//! in order, written into the state file in the checkpoint's own transaction. Only then is
+//! the chunk handed to each table's delivery task, which writes a batch of chunks and the
+//! number of the last one (a row of `spiderling_commits`, by crawl and table) in one
+//! transaction of the table's database. A resumed crawl hands the state file's chunks to
+//! the tables again, and each skips the chunks its database says it has: after a kill at
+//! any moment, every item is in every table once. The state file forgets a chunk once
+//! every table has it.
+//!
+//! A table that is down (a server restarting, a full disk) holds up nothing: its chunks
+//! wait in memory and in the state file while its task backs off and tries again, and the
+//! crawl goes on. Down for longer than `store_patience`, it stops the crawl with
+//! [`Error::Table`]; the chunks it lacks are still in the state file for the next run.
+
+#[cfg(feature = "postgres")]
+mod postgres;
+mod rows;
+#[cfg(feature = "state")]
+mod sqlite;
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use spider_settings::{StoreKind, StoreUri};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+pub(crate) use rows::Rows;
+
+use crate::error::Error;
+
+/// The items of the pages one checkpoint commits, as JSON lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Chunk {
+    /// Its place in the crawl's order of chunks, from 1.
+    pub(crate) seq: u64,
+    pub(crate) items: Vec<u8>,
+    pub(crate) count: u64,
+}
+
+/// Where a crawl's outbox starts: the name its tables know it by, the next chunk
+/// number, and the chunks an earlier run handed out that some table may lack.
+#[derive(Debug, Default)]
+pub(crate) struct Outboxed {
+    pub(crate) crawl: String,
+    pub(crate) next_seq: u64,
+    pub(crate) held: Vec<Chunk>,
+}
+
+impl Outboxed {
+    /// A crawl's first outbox, kept in memory: named at random, numbered from 1.
+    pub(crate) fn new() -> Self {
+        Outboxed { crawl: format!("{:016x}", rand::random::<u64>()), next_seq: 1, held: Vec::new() }
+    }
+}
+
+/// The most items one transaction writes: chunks waiting are joined up to it.
+const BATCH_ITEMS: u64 = 5_000;
+/// The longest wait between tries at a table that is down.
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+/// Why a write to a table failed: worth trying again (the server is down, the connection
+/// dropped), or not (a column missing: it will not appear by waiting).
+#[derive(Debug)]
+pub(super) enum Trouble {
+    Down(String),
+    Refused(String),
+}
+
+/// A table's database, as its delivery task drives it.
+#[async_trait::async_trait]
+trait Table: Send {
+    /// Connect if need be, and read the last chunk number `crawl` wrote to this table.
+    async fn committed(&mut self, crawl: &str) -> Result<u64, Trouble>;
+
+    /// Write `rows` and record `seq` as the last chunk in them, in one transaction.
+    async fn write(&mut self, crawl: &str, seq: u64, rows: &Rows) -> Result<(), Trouble>;
+}
+
+/// The crawl's outbox: the items of pages not yet checkpointed, and a delivery task per
+/// table.
+pub(crate) struct Outbox {
+    pending: Vec<u8>,
+    pending_count: u64,
+    next_seq: u64,
+    /// Chunks handed to the tables, with their item counts, until every table has them.
+    sent: VecDeque<(u64, u64)>,
+    deliveries: Vec<Delivery>,
+}
+
+/// One table's delivery task and what it reports.
+struct Delivery {
+    store: String,
+    chunks: Option<mpsc::UnboundedSender<Arc<Chunk>>>,
+    /// The last chunk number the table holds; `None` until it was first asked.
+    committed: watch::Receiver<Option<u64>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    /// Why the task gave up, when it did.
+    failed: Arc<Mutex<Option<Error>>>,
+}
+
+impl Outbox {
+    /// Start a delivery task for each of `config`'s tables, for the crawl `crawl` (its
+    /// chunks' names in the tables), numbering new chunks from `next_seq`. `held` are
+    /// the chunks an earlier run handed out that some table may lack: handed out again
+    /// first. `None` without tables.
+    pub(crate) fn open(config: &spider_settings::Config, from: Outboxed) -> Result<Option<Outbox>, Error> {
+        let Outboxed { crawl, next_seq, held } = from;
+        let crawl = crawl.as_str();
+        if config.stores.is_empty() {
+            return Ok(None);
+        }
+        let mut deliveries = Vec::new();
+        for text in &config.stores {
+            let uri = StoreUri::parse(text).map_err(Error::Config)?;
+            let table = open_table(&uri)?;
+            let (chunks, rx) = mpsc::unbounded_channel();
+            let (report, committed) = watch::channel(None);
+            let failed = Arc::new(Mutex::new(None));
+            let to =
+                Target { store: uri.to_string(), key: uri.key().map(str::to_owned), crawl: crawl.to_owned() };
+            let gave_up = failed.clone();
+            let patience = config.store_patience;
+            let task = tokio::spawn(async move {
+                if let Err(error) = deliver(table, &to, rx, report, patience).await {
+                    tracing::error!(target: "spiderling", store = %to.store, %error, "the table takes no more items");
+                    *gave_up.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(error);
+                }
+            });
+            deliveries.push(Delivery {
+                store: uri.to_string(),
+                chunks: Some(chunks),
+                committed,
+                task: Some(task),
+                failed,
+            });
+        }
+        let mut outbox =
+            Outbox { pending: Vec::new(), pending_count: 0, next_seq, sent: VecDeque::new(), deliveries };
+        for chunk in held {
+            if !chunk.items.is_empty() {
+                tracing::info!(target: "spiderling", chunk = chunk.seq, items = chunk.count, "handing the tables items an earlier run held");
+            }
+            outbox.next_seq = outbox.next_seq.max(chunk.seq + 1);
+            outbox.send(chunk);
+        }
+        Ok(Some(outbox))
+    }
+
+    /// Add a page's items, as JSON lines.
+    pub(crate) fn add(&mut self, lines: &[u8], count: u64) {
+        self.pending.extend_from_slice(lines);
+        self.pending_count += count;
+    }
+
+    /// The items added since the last chunk, as the next chunk, if there are any.
+    pub(crate) fn take(&mut self) -> Option<Chunk> {
+        if self.pending_count == 0 {
+            return None;
+        }
+        let chunk =
+            Chunk { seq: self.next_seq, items: std::mem::take(&mut self.pending), count: self.pending_count };
+        self.next_seq += 1;
+        self.pending_count = 0;
+        Some(chunk)
+    }
+
+    /// Hand a chunk to every table: call only once it is durable (in the state file's
+    /// committed checkpoint), or at once without a state file.
+    pub(crate) fn send(&mut self, chunk: Chunk) {
+        self.sent.push_back((chunk.seq, chunk.count));
+        let chunk = Arc::new(chunk);
+        for delivery in &self.deliveries {
+            if let Some(chunks) = &delivery.chunks {
+                let _ = chunks.send(chunk.clone());
+            }
+        }
+    }
+
+    /// The last chunk number every table holds: the state file may forget those.
+    pub(crate) fn delivered(&mut self) -> u64 {
+        let low = self.deliveries.iter().map(|d| d.committed.borrow().unwrap_or(0)).min().unwrap_or(0);
+        while self.sent.front().is_some_and(|(seq, _)| *seq <= low) {
+            self.sent.pop_front();
+        }
+        low
+    }
+
+    /// Items handed out that some table does not hold yet.
+    pub(crate) fn held(&mut self) -> u64 {
+        self.delivered();
+        self.sent.iter().map(|(_, count)| count).sum()
+    }
+
+    /// The error of a table whose task gave up, once.
+    pub(crate) fn trouble(&mut self) -> Option<Error> {
+        self.deliveries.iter().find_map(Delivery::gave_up)
+    }
+
+    /// Wait until every table holds every chunk handed out (each task gives up after
+    /// `store_patience` of trouble); the first error is returned.
+    pub(crate) async fn finish(&mut self) -> Result<(), Error> {
+        let mut first = None;
+        for delivery in &mut self.deliveries {
+            delivery.chunks = None;
+            if let Some(task) = delivery.task.take() {
+                if let Err(error) = task.await {
+                    first.get_or_insert(Error::Table {
+                        store: delivery.store.clone(),
+                        message: error.to_string(),
+                    });
+                }
+            }
+            if let Some(error) = delivery.gave_up() {
+                first.get_or_insert(error);
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+impl Delivery {
+    fn gave_up(&self) -> Option<Error> {
+        self.failed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    }
+}
+
+/// What a delivery task writes to: the table (as shown, for messages), its key, and the
+/// crawl whose chunks it numbers.
+struct Target {
+    store: String,
+    key: Option<String>,
+    crawl: String,
+}
+
+fn open_table(uri: &StoreUri) -> Result<Box<dyn Table>, Error> {
+    match uri.kind() {
+        #[cfg(feature = "state")]
+        StoreKind::Sqlite(path) => Ok(Box::new(sqlite::Sqlite::new(path.clone(), uri))),
+        #[cfg(feature = "postgres")]
+        StoreKind::Postgres(url) => Ok(Box::new(postgres::Postgres::new(url, uri)?)),
+        #[cfg(not(feature = "state"))]
+        StoreKind::Sqlite(_) => Err(Error::left_out("output = \"sqlite://…\"", "state")),
+        #[cfg(not(feature = "postgres"))]
+        StoreKind::Postgres(_) => Err(Error::left_out("output = \"postgres://…\"", "postgres")),
+    }
+}
+
+/// A table's delivery task: write the chunks handed to it in batches, in order, skipping
+/// those its database holds already; through trouble, back off and try again, up to
+/// `patience`.
+async fn deliver(
+    mut table: Box<dyn Table>,
+    to: &Target,
+    mut chunks: mpsc::UnboundedReceiver<Arc<Chunk>>,
+    report: watch::Sender<Option<u64>>,
+    patience: Duration,
+) -> Result<(), Error> {
+    let mut queue: VecDeque<Arc<Chunk>> = VecDeque::new();
+    let mut committed: Option<u64> = None;
+    let mut closed = false;
+    let mut failing: Option<(Instant, Duration)> = None;
+    loop {
+        while let Ok(chunk) = chunks.try_recv() {
+            queue.push_back(chunk);
+        }
+        if let Some(done) = committed {
+            while queue.front().is_some_and(|chunk| chunk.seq <= done) {
+                queue.pop_front();
+            }
+            if queue.is_empty() {
+                if closed {
+                    return Ok(());
+                }
+                match chunks.recv().await {
+                    Some(chunk) => queue.push_back(chunk),
+                    None => closed = true,
+                }
+                continue;
+            }
+        }
+        let tried = match committed {
+            None => table.committed(&to.crawl).await.map(|done| {
+                committed = Some(done);
+                report.send_replace(Some(done));
+            }),
+            Some(_) => {
+                let mut batch = Vec::new();
+                let mut items = 0;
+                for chunk in &queue {
+                    if !batch.is_empty() && items + chunk.count > BATCH_ITEMS {
+                        break;
+                    }
+                    items += chunk.count;
+                    batch.push(chunk.clone());
+                }
+                let last = batch.last().map_or(0, |chunk| chunk.seq);
+                match Rows::read(&batch, to.key.as_deref()) {
+                    Ok(rows) => table.write(&to.crawl, last, &rows).await.map(|()| {
+                        committed = Some(last);
+                        report.send_replace(Some(last));
+                    }),
+                    Err(message) => Err(Trouble::Refused(message)),
+                }
+            }
+        };
+        match tried {
+            Ok(()) => {
+                if let Some((since, _)) = failing.take() {
+                    tracing::info!(target: "spiderling", store = %to.store, down_for = ?since.elapsed(), "the table takes items again");
+                }
+            }
+            Err(Trouble::Refused(message)) => return Err(Error::Table { store: to.store.clone(), message }),
+            Err(Trouble::Down(message)) => {
+                let now = Instant::now();
+                let (since, wait) = failing.get_or_insert((now, Duration::from_millis(100)));
+                if now.duration_since(*since) >= patience {
+                    return Err(Error::Table {
+                        store: to.store.clone(),
+                        message: format!(
+                            "down for {:?}, longer than store_patience: {message}; its items are kept in the state file for the next run",
+                            patience
+                        ),
+                    });
+                }
+                tracing::warn!(target: "spiderling", store = %to.store, error = %message, retry_in = ?*wait, "the table refused a write: holding its items, trying again");
+                tokio::time::sleep(*wait).await;
+                *wait = (*wait * 2).min(BACKOFF_MAX);
+            }
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! A real PostgreSQL server on a free loopback port, for the tests and benchmarks of the
+//! tables items go to.
+//!
+//! Its own cluster, made by `initdb` in a temporary directory and served by `postgres`
+//! as a child process, so tests in parallel never share a database. Run as root (as CI
+//! does), the cluster belongs to the `postgres` user, which Debian's package creates:
+//! PostgreSQL refuses to run as root.
+
+use std::io::{self, ErrorKind};
+use std::net::{Ipv4Addr, TcpListener};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+const NOT_FOUND: &str = "PostgreSQL's initdb not found: install it (Debian/Ubuntu: apt-get install -y \
+     postgresql; macOS: brew install postgresql) or run `bash .ci/run`, which installs it; \
+     PG_BIN may name the directory of its programs";
+
+/// How long a start or a stop may take.
+const WITHIN: Duration = Duration::from_secs(30);
+const POLL: Duration = Duration::from_millis(50);
+
+/// A PostgreSQL server on `127.0.0.1` with a cluster of its own, user `spider` trusted
+/// (any password passes); stopped, and its directory removed, when dropped.
+///
+/// # Examples
+///
+/// ```no_run
+/// use spider_sandbox::PostgresServer;
+///
+/// let mut pg = PostgresServer::start()?;
+/// assert_eq!(pg.query("SELECT 1 + 1")?, "2");
+/// pg.restart()?; // stopped as an operator would (`-m fast`), then started on the same port
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct PostgresServer {
+    bin: PathBuf,
+    dir: TempDir,
+    port: u16,
+    /// The `postgres` user's ids when the tests run as root.
+    owner: Option<(u32, u32)>,
+    child: Option<Child>,
+}
+
+impl PostgresServer {
+    /// Make a cluster and start its server; returns once it answers a query.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` when PostgreSQL is not installed (the message says how), or when run as
+    /// root with no `postgres` user; otherwise when `initdb` fails or the server does not
+    /// answer within 30 s.
+    pub fn start() -> io::Result<Self> {
+        let bin = bin_dir()?;
+        let dir = tempfile::Builder::new().prefix("spider-postgres-").tempdir()?;
+        let owner = owner()?;
+        if let Some((uid, gid)) = owner {
+            std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))?;
+        }
+        let mut server = PostgresServer { bin, dir, port: 0, owner, child: None };
+        let initdb = server
+            .command("initdb")
+            .args(["-U", "spider", "--auth=trust", "-E", "UTF8", "--no-sync", "-D"])
+            .arg(server.data())
+            .output()?;
+        if !initdb.status.success() {
+            return Err(io::Error::other(format!(
+                "initdb failed: {}",
+                String::from_utf8_lossy(&initdb.stderr)
+            )));
+        }
+        server.port = free_port()?;
+        server.start_again()?;
+        Ok(server)
+    }
+
+    /// `postgres://spider:secret@127.0.0.1:PORT/postgres`: the password is ignored (the
+    /// cluster trusts its user), there to show it is never printed.
+    pub fn url(&self) -> String {
+        format!("postgres://spider:secret@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// The server's port, the same across restarts.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Run `sql` with `psql` and return what it printed, unaligned, without headers.
+    ///
+    /// # Errors
+    ///
+    /// When `psql` fails, with its message.
+    pub fn query(&self, sql: &str) -> io::Result<String> {
+        let out = Command::new(self.bin.join("psql"))
+            .args(["-h", "127.0.0.1", "-U", "spider", "-d", "postgres", "-At", "-v", "ON_ERROR_STOP=1", "-p"])
+            .arg(self.port.to_string())
+            .args(["-c", sql])
+            .output()?;
+        if !out.status.success() {
+            return Err(io::Error::other(format!("psql: {}", String::from_utf8_lossy(&out.stderr).trim())));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    }
+
+    /// Stop the server as an operator does (`pg_ctl stop -m fast`: clients are cut off,
+    /// what was committed is kept). Does nothing when it is not running.
+    ///
+    /// # Errors
+    ///
+    /// When `pg_ctl` fails.
+    pub fn stop(&mut self) -> io::Result<()> {
+        let Some(mut child) = self.child.take() else { return Ok(()) };
+        let stopped =
+            self.command("pg_ctl").args(["stop", "-m", "fast", "-w", "-D"]).arg(self.data()).output();
+        let _ = child.wait();
+        match stopped {
+            Ok(out) if out.status.success() => Ok(()),
+            Ok(out) => {
+                Err(io::Error::other(format!("pg_ctl stop: {}", String::from_utf8_lossy(&out.stderr))))
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Stop and start again on the same port.
+    ///
+    /// # Errors
+    ///
+    /// As [`stop`](Self::stop) and [`start_again`](Self::start_again).
+    pub fn restart(&mut self) -> io::Result<()> {
+        self.stop()?;
+        self.start_again()
+    }
+
+    /// Start the server after a [`stop`](Self::stop); returns once it answers a query.
+    ///
+    /// # Errors
+    ///
+    /// When it is running already, or does not answer within 30 s.
+    pub fn start_again(&mut self) -> io::Result<()> {
+        if self.child.is_some() {
+            return Err(io::Error::other("postgres is already running"));
+        }
+        let log = std::fs::File::create(self.dir.path().join("postgres.log"))?;
+        if let Some((uid, gid)) = self.owner {
+            std::os::unix::fs::chown(self.dir.path().join("postgres.log"), Some(uid), Some(gid))?;
+        }
+        let child = self
+            .command("postgres")
+            .arg("-D")
+            .arg(self.data())
+            .args(["-p", &self.port.to_string(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-k"])
+            .arg(self.dir.path())
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()?;
+        self.child = Some(child);
+        let deadline = Instant::now() + WITHIN;
+        loop {
+            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+                self.child = None;
+                let log = std::fs::read_to_string(self.dir.path().join("postgres.log")).unwrap_or_default();
+                return Err(io::Error::other(format!("postgres exited at start with {status}: {log}")));
+            }
+            if self.query("SELECT 1").is_ok() {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(io::Error::new(ErrorKind::TimedOut, "postgres did not answer within 30 s"));
+            }
+            thread::sleep(POLL);
+        }
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// One of PostgreSQL's programs, as the cluster's owner.
+    fn command(&self, program: &str) -> Command {
+        let mut command = Command::new(self.bin.join(program));
+        if let Some((uid, gid)) = self.owner {
+            command.uid(uid).gid(gid).env("HOME", self.dir.path());
+        }
+        command.current_dir(self.dir.path());
+        command
+    }
+}
+
+impl Drop for PostgresServer {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // Immediate shutdown: nothing is worth keeping of a test's cluster.
+            let _ = self
+                .command("pg_ctl")
+                .args(["stop", "-m", "immediate", "-w", "-D"])
+                .arg(self.data())
+                .output();
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Where PostgreSQL's programs are: `PG_BIN`, `pg_config --bindir`, the newest of
+/// Debian's `/usr/lib/postgresql/*/bin`, or the directory on `PATH` that holds `initdb`.
+fn bin_dir() -> io::Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("PG_BIN") {
+        return Ok(PathBuf::from(dir));
+    }
+    let has_initdb = |dir: &Path| dir.join("initdb").is_file();
+    if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
+        let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        if out.status.success() && has_initdb(&dir) {
+            return Ok(dir);
+        }
+    }
+    let mut debian: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| Some((entry.file_name().to_str()?.parse().ok()?, entry.path().join("bin"))))
+        .filter(|(_, dir)| has_initdb(dir))
+        .collect();
+    debian.sort();
+    if let Some((_, dir)) = debian.pop() {
+        return Ok(dir);
+    }
+    std::env::var_os("PATH")
+        .and_then(|path| std::env::split_paths(&path).find(|dir| has_initdb(dir)))
+        .ok_or_else(|| io::Error::new(ErrorKind::NotFound, NOT_FOUND))
+}
+
+/// As root, the `postgres` user's uid and gid, from `/etc/passwd`.
+fn owner() -> io::Result<Option<(u32, u32)>> {
+    let out = Command::new("id").arg("-u").output()?;
+    if String::from_utf8_lossy(&out.stdout).trim() != "0" {
+        return Ok(None);
+    }
+    let passwd = std::fs::read_to_string("/etc/passwd")?;
+    passwd
+        .lines()
+        .find_map(|line| {
+            let fields: Vec<&str> = line.split(':').collect();
+            (fields.first() == Some(&"postgres")).then(|| Some((fields.get(2)?.parse().ok()?, fields.get(3)?.parse().ok()?)))?
+        })
+        .map(Some)
+        .ok_or_else(|| {
+            io::Error::new(ErrorKind::NotFound, "PostgreSQL will not run as root, and there is no `postgres` user to run it as: install Debian's postgresql package, or run the tests as another user")
+        })
+}
+
+fn free_port() -> io::Result<u16> {
+    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()?.port())
+}

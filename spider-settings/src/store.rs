@@ -1,0 +1,189 @@
+//! Item stores named by URI in `output`, beside the one items file: a table in an SQLite
+//! file or in PostgreSQL, shown everywhere with its password hidden.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Where a store lives.
+#[derive(Clone, PartialEq, Eq)]
+pub enum StoreKind {
+    /// An SQLite file, created when missing.
+    Sqlite(PathBuf),
+    /// A PostgreSQL server: the connection URL (its password included) without the
+    /// store's own parameters.
+    Postgres(String),
+}
+
+/// A table the crawl writes its items to: `sqlite://PATH?table=T` or
+/// `postgres://USER:PASSWORD@HOST:PORT/DB?table=T`, with `&key=FIELD` to upsert by a field
+/// instead of inserting, or `env:VAR` naming a variable that holds either.
+///
+/// # Examples
+///
+/// ```
+/// use spider_settings::StoreUri;
+/// let store = StoreUri::parse("postgres://crawler:hunter2@127.0.0.1:5432/shop?table=books&key=url").unwrap();
+/// assert_eq!((store.table(), store.key()), ("books", Some("url")));
+/// assert_eq!(store.to_string(), "postgres://***@127.0.0.1:5432/shop?table=books&key=url");
+/// assert!(StoreUri::parse("sqlite://books.db").unwrap_err().contains("?table="));
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoreUri {
+    kind: StoreKind,
+    table: String,
+    key: Option<String>,
+    shown: String,
+}
+
+/// Whether `text` names a store rather than an items file: `sqlite://`, `postgres://`,
+/// `postgresql://`, or `env:VAR`.
+pub fn is_store(text: &str) -> bool {
+    ["sqlite://", "postgres://", "postgresql://", "env:"].iter().any(|scheme| text.starts_with(scheme))
+}
+
+impl StoreUri {
+    /// Parse a store's URI.
+    ///
+    /// # Errors
+    ///
+    /// A message saying what to write instead; it never holds the password.
+    pub fn parse(text: &str) -> Result<StoreUri, String> {
+        let text = text.trim();
+        let uri = match text.strip_prefix("env:") {
+            Some(var) => std::env::var(var).map_err(|_| {
+                format!("output = {text}: the environment variable {var} is not set; set it to a store's URI, such as postgres://USER:PASSWORD@HOST/DB?table=items")
+            })?,
+            None => text.to_owned(),
+        };
+        let shown = crate::redact_url(&uri);
+        let (place, query) = uri.split_once('?').unwrap_or((&uri, ""));
+        let (mut table, mut key, mut rest) = (None, None, Vec::new());
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            match pair.split_once('=') {
+                Some(("table", value)) => table = Some(value.to_owned()),
+                Some(("key", value)) => key = Some(value.to_owned()),
+                _ => rest.push(pair),
+            }
+        }
+        let Some(table) = table else {
+            return Err(format!(
+                "output = {shown} names no table; add ?table=NAME, such as {}?table=items",
+                crate::redact_url(place)
+            ));
+        };
+        if !is_identifier(&table, true) {
+            return Err(format!(
+                "output = {shown}: table `{table}` is not a plain name; write letters, digits and _ (schema.table in PostgreSQL)"
+            ));
+        }
+        if let Some(key) = key.as_deref().filter(|key| !is_identifier(key, false)) {
+            return Err(format!(
+                "output = {shown}: key `{key}` is not a field's name; write letters, digits and _"
+            ));
+        }
+        let kind = if let Some(path) = place.strip_prefix("sqlite://") {
+            if path.is_empty() || !rest.is_empty() {
+                return Err(format!(
+                    "output = {shown}: write sqlite://PATH?table=NAME (a relative path, or sqlite:///ABSOLUTE), with key= as the only other parameter"
+                ));
+            }
+            if table.contains('.') {
+                return Err(format!(
+                    "output = {shown}: SQLite's table `{table}` has no schema; write a plain name"
+                ));
+            }
+            StoreKind::Sqlite(PathBuf::from(path))
+        } else if place.starts_with("postgres://") || place.starts_with("postgresql://") {
+            let parsed = url::Url::parse(place).map_err(|e| {
+                format!("output = {shown} is not a URL ({e}); write postgres://USER:PASSWORD@HOST:PORT/DB?table=NAME")
+            })?;
+            if parsed.host_str().is_none_or(str::is_empty) {
+                return Err(format!(
+                    "output = {shown} names no host; write postgres://USER:PASSWORD@HOST:PORT/DB?table=NAME"
+                ));
+            }
+            let connection =
+                if rest.is_empty() { place.to_owned() } else { format!("{place}?{}", rest.join("&")) };
+            StoreKind::Postgres(connection)
+        } else {
+            return Err(format!(
+                "output = {shown} is no store this build knows; write sqlite://PATH?table=NAME or postgres://USER:PASSWORD@HOST/DB?table=NAME"
+            ));
+        };
+        Ok(StoreUri { kind, table, key, shown })
+    }
+
+    /// Where the store is.
+    pub fn kind(&self) -> &StoreKind {
+        &self.kind
+    }
+
+    /// The table items go to, `schema.table` or a plain name.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// The field items are upserted by, if one was given.
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+}
+
+/// A name safe to put between double quotes in SQL: ASCII letters, digits and `_`, not
+/// starting with a digit; with `schema`, one `.` may join two such names.
+fn is_identifier(text: &str, schema: bool) -> bool {
+    let plain = |part: &str| {
+        part.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    match text.split_once('.') {
+        Some((a, b)) if schema => plain(a) && plain(b),
+        Some(_) => false,
+        None => plain(text),
+    }
+}
+
+impl fmt::Display for StoreUri {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl fmt::Debug for StoreUri {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_store_parses_and_its_own_parameters_leave_the_connection() {
+        let pg = StoreUri::parse("postgresql://a:b@db:5433/shop?sslmode=require&table=public.books").unwrap();
+        assert_eq!(
+            pg.kind(),
+            &StoreKind::Postgres("postgresql://a:b@db:5433/shop?sslmode=require".to_owned())
+        );
+        assert_eq!((pg.table(), pg.key()), ("public.books", None));
+        assert!(!format!("{pg} {pg:?}").contains(":b@"));
+        let lite = StoreUri::parse("sqlite://out/books.db?table=books&key=url").unwrap();
+        assert_eq!(lite.kind(), &StoreKind::Sqlite(PathBuf::from("out/books.db")));
+        assert_eq!(
+            StoreUri::parse("sqlite:///tmp/b.db?table=t").unwrap().kind(),
+            &StoreKind::Sqlite("/tmp/b.db".into())
+        );
+    }
+
+    #[test]
+    fn a_bad_store_says_what_to_write() {
+        let problem = |text: &str| StoreUri::parse(text).unwrap_err();
+        assert!(problem("sqlite://b.db?table=a;drop").contains("not a plain name"));
+        assert!(problem("sqlite://b.db?table=s.t").contains("no schema"));
+        assert!(problem("postgres://u:secret@h/db?table=t&key=a b").contains("not a field's name"));
+        assert!(!problem("postgres://u:secret@h/db").contains("secret"));
+        assert!(problem("env:SPIDERLING_NO_SUCH_STORE").contains("is not set"));
+        assert!(is_store("sqlite://x") && is_store("env:PG") && !is_store("books.jsonl"));
+    }
+}

@@ -1,0 +1,249 @@
+//! Tables as output: items into a real PostgreSQL server and an SQLite file beside the
+//! JSON Lines file, every item in each exactly once, through SIGKILLs of the crawler, a
+//! restart of the server, and a server down for longer than the crawl will wait.
+
+#![allow(clippy::unwrap_used)] // the helpers below are test code too
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use spider_sandbox::{DemoSite, PostgresServer, Sandbox};
+use spiderling::{Crawler, Error};
+use support::{expected_books, BookSpider};
+
+const CHILD: &str = "TABLES_TEST_CHILD_ARGS";
+const CONCURRENCY: usize = 4;
+
+#[test]
+#[ignore = "the child process of the kill tests, started by them"]
+fn child_crawl() {
+    support::run_child_crawl(CHILD, CONCURRENCY);
+}
+
+fn postgres() -> PostgresServer {
+    PostgresServer::start().unwrap_or_else(|error| panic!("these tests need PostgreSQL: {error}"))
+}
+
+/// The titles in `table`, sorted, with how many rows it has.
+fn pg_titles(pg: &PostgresServer, table: &str) -> (usize, BTreeSet<String>) {
+    let rows = pg.query(&format!("SELECT title FROM {table}")).unwrap();
+    let rows: Vec<String> = rows.lines().map(str::to_owned).filter(|l| !l.is_empty()).collect();
+    (rows.len(), rows.into_iter().collect())
+}
+
+fn sqlite_titles(path: &Path, table: &str) -> (usize, BTreeSet<String>) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut select = conn.prepare(&format!("SELECT title FROM {table}")).unwrap();
+    let rows: Vec<String> = select.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect();
+    (rows.len(), rows.into_iter().collect())
+}
+
+/// `found` (rows, distinct titles) holds each of the first `count` books once.
+fn assert_once(found: (usize, BTreeSet<String>), count: usize, what: &str) {
+    assert_eq!(found.0, count, "{what}: rows");
+    assert!(found.1 == titles(count), "{what}: not the books expected: {} distinct", found.1.len());
+}
+
+fn titles(count: usize) -> BTreeSet<String> {
+    expected_books(count).into_iter().map(|book| book.title).collect()
+}
+
+fn site(books: usize, latency: Duration) -> Sandbox {
+    Sandbox::demo(DemoSite { books, per_page: 10, latency, ..DemoSite::default() }).unwrap()
+}
+
+fn crawl_config(site: &Sandbox) -> spiderling::Config {
+    spiderling::Config::new("books")
+        .start_url(site.url())
+        .allowed_domain("127.0.0.1")
+        .concurrency(8)
+        .per_host(8)
+        .delay(Duration::ZERO)
+        .progress(false)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_crawl_writes_a_file_an_sqlite_table_and_a_postgres_table_each_item_once() {
+    let pg = postgres();
+    let site = site(120, Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let lite = dir.path().join("books.db");
+    let config = crawl_config(&site)
+        .output(dir.path().join("books.jsonl"))
+        .output(format!("sqlite://{}?table=books", lite.display()))
+        .output(format!("{}?table=books", pg.url()));
+    let logs = support::capture_logs();
+    let summary = Crawler::with_config(BookSpider::new(config.clone()), config).run().await.unwrap();
+    assert_eq!(summary.counts.items, 120);
+    let file: BTreeSet<String> =
+        support::read_jsonl(&dir.path().join("books.jsonl")).into_iter().map(|b| b.title).collect();
+    assert_eq!(file, titles(120));
+    assert_once(sqlite_titles(&lite, "books"), 120, "sqlite");
+    assert_once(pg_titles(&pg, "books"), 120, "postgres");
+    // The table was made from the items' fields, in their order, with their types.
+    let columns = pg
+        .query("SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_name = 'books'")
+        .unwrap();
+    assert_eq!(columns, "title text, price text, availability text");
+    let log = logs.text();
+    assert!(!log.contains("secret"), "the password is never logged: {log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_upserts_so_a_second_crawl_leaves_one_row_per_book() {
+    let pg = postgres();
+    let site = site(40, Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let lite = dir.path().join("books.db");
+    let mut fetched = Vec::new();
+    for _ in 0..2 {
+        let config = crawl_config(&site)
+            .output(format!("sqlite://{}?table=books&key=title", lite.display()))
+            .output(format!("{}?table=books&key=title", pg.url()));
+        let summary = Crawler::with_config(BookSpider::new(config.clone()), config).run().await.unwrap();
+        assert_eq!(summary.counts.items, 40);
+        fetched.push(site.observed().pages().count());
+    }
+    assert_eq!(fetched[1], 2 * fetched[0], "both crawls fetched every page");
+    assert_once(pg_titles(&pg, "books"), 40, "postgres");
+    assert_once(sqlite_titles(&lite, "books"), 40, "sqlite");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_without_a_column_for_a_field_stops_the_crawl_and_says_which() {
+    let pg = postgres();
+    pg.query("CREATE TABLE books (title text, price text)").unwrap();
+    let site = site(20, Duration::ZERO);
+    let config = crawl_config(&site).output(format!("{}?table=books", pg.url()));
+    let error = Crawler::with_config(BookSpider::new(config.clone()), config).run().await.unwrap_err();
+    assert!(matches!(error, Error::Table { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(message.contains("no column for the items' field `availability`"), "{message}");
+    assert!(!message.contains("secret"), "{message}");
+    assert_eq!(error.exit_code(), std::process::ExitCode::from(5));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_restarted_mid_crawl_loses_nothing() {
+    let mut pg = postgres();
+    let site = site(150, Duration::from_millis(20));
+    let dir = tempfile::tempdir().unwrap();
+    let config = crawl_config(&site)
+        .concurrency(2)
+        .per_host(2)
+        .state(dir.path().join("books.state"))
+        .output(format!("{}?table=books", pg.url()));
+    let logs = support::capture_logs();
+    let crawl = tokio::spawn(Crawler::with_config(BookSpider::new(config.clone()), config).run());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while site.received() < 30 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let at_stop = site.received();
+    tokio::task::block_in_place(|| pg.stop()).unwrap();
+    // The crawl goes on while the server is down.
+    while site.received() < at_stop + 30 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(site.received() >= at_stop + 30, "the crawl went on without its table");
+    tokio::task::block_in_place(|| pg.start_again()).unwrap();
+    let summary = crawl.await.unwrap().unwrap();
+    assert_eq!(summary.counts.items, 150);
+    assert_once(pg_titles(&pg, "books"), 150, "postgres");
+    let log = logs.text();
+    assert!(log.contains("holding its items, trying again"), "{log}");
+    assert!(log.contains("the table takes items again"), "{log}");
+    assert!(!log.contains("secret"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_down_past_its_patience_stops_the_crawl_and_the_next_run_delivers_what_it_held() {
+    let mut pg = postgres();
+    let url = pg.url();
+    tokio::task::block_in_place(|| pg.stop()).unwrap();
+    let site = site(30, Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let config = crawl_config(&site)
+        .state(dir.path().join("books.state"))
+        .store_patience(Duration::from_secs(2))
+        .output(format!("{url}?table=books"));
+    let error =
+        Crawler::with_config(BookSpider::new(config.clone()), config.clone()).run().await.unwrap_err();
+    assert!(matches!(error, Error::Table { .. }), "{error:?}");
+    assert!(error.to_string().contains("kept in the state file"), "{error}");
+    let fetched = site.observed().pages().count();
+    tokio::task::block_in_place(|| pg.start_again()).unwrap();
+    let summary = Crawler::with_config(BookSpider::new(config.clone()), config).run().await.unwrap();
+    assert_eq!(site.observed().pages().count(), fetched, "the second run fetched nothing again");
+    assert_once(pg_titles(&pg, "books"), 30, "postgres");
+    let _ = summary;
+}
+
+/// The crawl in a child process with a state file, SIGKILLed at seeded random moments
+/// and resumed, with a PostgreSQL and an SQLite table as output.
+#[test]
+fn killed_again_and_again_every_item_is_in_each_table_once() {
+    let pg = postgres();
+    let site = site(200, Duration::from_millis(10));
+    let dir = tempfile::tempdir().unwrap();
+    let lite = dir.path().join("books.db");
+    let args: Vec<String> = [
+        "-o".to_owned(),
+        format!("{}?table=books", pg.url()),
+        "-o".to_owned(),
+        format!("sqlite://{}?table=books", lite.display()),
+        "-o".to_owned(),
+        dir.path().join("books.jsonl").display().to_string(),
+        "--set".to_owned(),
+        format!("state={}", dir.path().join("books.state").display()),
+        "--set".to_owned(),
+        format!("start_urls={}", site.url()),
+        "--log-level".to_owned(),
+        "error".to_owned(),
+    ]
+    .to_vec();
+    let spawn = || {
+        Command::new(std::env::current_exe().unwrap())
+            .args(["child_crawl", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+            .env(CHILD, args.join("\n"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut kills = 0;
+    for round in 0..5u64 {
+        let mut child = spawn();
+        let base = site.received();
+        let pages = 5 + (round * 7) % 25;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while site.received() < base + pages as usize && Instant::now() < deadline {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(Duration::from_millis(round * 3));
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        kills += 1;
+    }
+    assert!(kills >= 3, "only {kills} kills landed before the crawl ended");
+    let last = Command::new(std::env::current_exe().unwrap())
+        .args(["child_crawl", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(CHILD, args.join("\n"))
+        .output()
+        .unwrap();
+    assert!(last.status.success(), "the last run finishes: {}", String::from_utf8_lossy(&last.stderr));
+    assert_once(pg_titles(&pg, "books"), 200, "postgres after the kills");
+    assert_once(sqlite_titles(&lite, "books"), 200, "sqlite after the kills");
+    let file = support::read_jsonl(&dir.path().join("books.jsonl"));
+    assert_eq!(file.len(), 200);
+}
