@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-/// Where a store lives.
+/// Where a store lives. Its `Debug` hides a PostgreSQL URL's password.
 #[derive(Clone, PartialEq, Eq)]
 pub enum StoreKind {
     /// An SQLite file, created when missing.
@@ -140,6 +140,15 @@ fn is_identifier(text: &str, schema: bool) -> bool {
         Some((a, b)) if schema => plain(a) && plain(b),
         Some(_) => false,
         None => plain(text),
+    }
+}
+
+impl fmt::Debug for StoreKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreKind::Sqlite(path) => write!(f, "Sqlite({})", path.display()),
+            StoreKind::Postgres(url) => write!(f, "Postgres({})", crate::redact_url(url)),
+        }
     }
 }
 
