@@ -1,6 +1,7 @@
-//! Tables as output: items into a real PostgreSQL server and an SQLite file beside the
-//! JSON Lines file, every item in each exactly once, through SIGKILLs of the crawler, a
-//! restart of the server, and a server down for longer than the crawl will wait.
+//! Tables and buckets as output: items into a real PostgreSQL server, an SQLite file and an
+//! S3-compatible server (moto) beside the JSON Lines file, every item in each exactly
+//! once, through SIGKILLs of the crawler, a restart of the server, and a server down for
+//! longer than the crawl will wait.
 
 #![allow(clippy::unwrap_used)] // the helpers below are test code too
 
@@ -11,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use spider_sandbox::{DemoSite, PostgresServer, Sandbox};
+use spider_sandbox::{DemoSite, MotoServer, PostgresServer, Sandbox};
 use spiderling::{Crawler, Error};
 use support::{expected_books, BookSpider};
 
@@ -33,6 +34,32 @@ fn pg_titles(pg: &PostgresServer, table: &str) -> (usize, BTreeSet<String>) {
     let rows = pg.query(&format!("SELECT title FROM {table}")).unwrap();
     let rows: Vec<String> = rows.lines().map(str::to_owned).filter(|l| !l.is_empty()).collect();
     (rows.len(), rows.into_iter().collect())
+}
+
+fn moto() -> MotoServer {
+    let moto = MotoServer::start().unwrap_or_else(|error| panic!("these tests need moto: {error}"));
+    moto.create_bucket("books").unwrap();
+    moto
+}
+
+/// The titles in every object under `prefix`, each object read whole (a gzip stream that
+/// ends where it should), with the objects' keys.
+fn bucket_titles(moto: &MotoServer, prefix: &str) -> ((usize, BTreeSet<String>), Vec<String>) {
+    let keys = moto.keys("books", prefix).unwrap();
+    let mut titles = Vec::new();
+    for key in &keys {
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::GzDecoder::new(&moto.get("books", key).unwrap()[..]),
+            &mut text,
+        )
+        .unwrap_or_else(|error| panic!("{key} is not whole: {error}"));
+        for line in text.lines() {
+            let item: serde_json::Value = serde_json::from_str(line).unwrap();
+            titles.push(item["title"].as_str().unwrap().to_owned());
+        }
+    }
+    ((titles.len(), titles.into_iter().collect()), keys)
 }
 
 fn sqlite_titles(path: &Path, table: &str) -> (usize, BTreeSet<String>) {
@@ -91,6 +118,25 @@ async fn one_crawl_writes_a_file_an_sqlite_table_and_a_postgres_table_each_item_
     assert_eq!(columns, "title text, price text, availability text");
     let log = logs.text();
     assert!(!log.contains("secret"), "the password is never logged: {log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bucket_gets_whole_gzipped_objects_of_a_batch_each_and_every_item_once() {
+    let moto = moto();
+    let site = site(130, Duration::ZERO);
+    let config = crawl_config(&site).output(format!(
+        "s3://AKIAEXAMPLE:topsecret@books/crawls/shop?endpoint={}&items=25",
+        moto.endpoint()
+    ));
+    let logs = support::capture_logs();
+    let summary = Crawler::with_config(BookSpider::new(config.clone()), config).run().await.unwrap();
+    assert_eq!(summary.counts.items, 130);
+    let (found, keys) = bucket_titles(&moto, "crawls/shop/");
+    assert_once(found, 130, "bucket");
+    // Batches of up to 25 items: at least six objects, named by the chunks they hold.
+    assert!(keys.len() >= 6, "{keys:?}");
+    assert!(keys.iter().all(|key| key.starts_with("crawls/shop/") && key.ends_with(".jsonl.gz")), "{keys:?}");
+    assert!(!logs.text().contains("topsecret"), "the secret key is never logged");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -188,6 +234,7 @@ async fn a_table_down_past_its_patience_stops_the_crawl_and_the_next_run_deliver
 #[test]
 fn killed_again_and_again_every_item_is_in_each_table_once() {
     let pg = postgres();
+    let moto = moto();
     let site = site(200, Duration::from_millis(10));
     let dir = tempfile::tempdir().unwrap();
     let lite = dir.path().join("books.db");
@@ -196,6 +243,8 @@ fn killed_again_and_again_every_item_is_in_each_table_once() {
         format!("{}?table=books", pg.url()),
         "-o".to_owned(),
         format!("sqlite://{}?table=books", lite.display()),
+        "-o".to_owned(),
+        format!("s3://test:test@books/killed?endpoint={}&items=15&seconds=1", moto.endpoint()),
         "-o".to_owned(),
         dir.path().join("books.jsonl").display().to_string(),
         "--set".to_owned(),
@@ -244,6 +293,7 @@ fn killed_again_and_again_every_item_is_in_each_table_once() {
     assert!(last.status.success(), "the last run finishes: {}", String::from_utf8_lossy(&last.stderr));
     assert_once(pg_titles(&pg, "books"), 200, "postgres after the kills");
     assert_once(sqlite_titles(&lite, "books"), 200, "sqlite after the kills");
+    assert_once(bucket_titles(&moto, "killed/").0, 200, "bucket after the kills");
     let file = support::read_jsonl(&dir.path().join("books.jsonl"));
     assert_eq!(file.len(), 200);
 }

@@ -847,10 +847,10 @@ pub const KEYS: &[Key] = &[
         name: "output",
         kind: Kind::Text,
         stage: Stage::Store,
-        doc: "the items file (`.jsonl`, `.csv` or `.json` picks the format) and the tables items \
-            also go to (`sqlite://PATH?table=T`, `postgres://USER:PASSWORD@HOST/DB?table=T`, \
-            `&key=FIELD` to upsert), comma-separated; `none` at run time writes none (`./none` \
-            is a file of that name)",
+        doc: "the items file (`.jsonl`, `.csv` or `.json` picks the format) and the tables and \
+            buckets items also go to (`sqlite://PATH?table=T`, `postgres://USER:PASSWORD@HOST/DB?table=T`, \
+            `&key=FIELD` to upsert; `s3://BUCKET/PREFIX`), comma-separated; `none` at run time \
+            writes none (`./none` is a file of that name)",
         default: "none: items are counted, not written",
         surface: Where::Everywhere,
         set: Some(|c, v| {

@@ -12,6 +12,29 @@ pub enum StoreKind {
     /// A PostgreSQL server: the connection URL (its password included) without the
     /// store's own parameters.
     Postgres(String),
+    /// An S3-compatible bucket: objects of gzipped JSON Lines under a prefix.
+    S3(S3Bucket),
+}
+
+/// A bucket and where in it a crawl's objects go, with how they are batched.
+#[derive(Clone, PartialEq, Eq)]
+pub struct S3Bucket {
+    /// The bucket's name.
+    pub bucket: String,
+    /// The objects' prefix, without a trailing `/` (may be empty).
+    pub prefix: String,
+    /// `endpoint=URL`, for a server that is not AWS (MinIO, moto, R2); else the
+    /// environment's `AWS_ENDPOINT_URL`, else AWS.
+    pub endpoint: Option<String>,
+    /// `region=R`; else the environment's, else `us-east-1`.
+    pub region: Option<String>,
+    /// The access key and secret from the URL's user and password; else the usual
+    /// environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`).
+    pub credentials: Option<(String, String)>,
+    /// `items=N`: an object holds up to this many items (default 10,000).
+    pub items: u64,
+    /// `seconds=S`: items wait at most this long for their object (default 60).
+    pub seconds: u64,
 }
 
 /// A table the crawl writes its items to: `sqlite://PATH?table=T` or
@@ -36,9 +59,11 @@ pub struct StoreUri {
 }
 
 /// Whether `text` names a store rather than an items file: `sqlite://`, `postgres://`,
-/// `postgresql://`, or `env:VAR`.
+/// `postgresql://`, `s3://`, or `env:VAR`.
 pub fn is_store(text: &str) -> bool {
-    ["sqlite://", "postgres://", "postgresql://", "env:"].iter().any(|scheme| text.starts_with(scheme))
+    ["sqlite://", "postgres://", "postgresql://", "s3://", "env:"]
+        .iter()
+        .any(|scheme| text.starts_with(scheme))
 }
 
 impl StoreUri {
@@ -56,6 +81,9 @@ impl StoreUri {
             None => text.to_owned(),
         };
         let shown = crate::redact_url(&uri);
+        if uri.starts_with("s3://") {
+            return s3(&uri, shown);
+        }
         let (place, query) = uri.split_once('?').unwrap_or((&uri, ""));
         let (mut table, mut key, mut rest) = (None, None, Vec::new());
         for pair in query.split('&').filter(|p| !p.is_empty()) {
@@ -118,7 +146,7 @@ impl StoreUri {
         &self.kind
     }
 
-    /// The table items go to, `schema.table` or a plain name.
+    /// The table items go to, `schema.table` or a plain name; a bucket's prefix.
     pub fn table(&self) -> &str {
         &self.table
     }
@@ -127,6 +155,54 @@ impl StoreUri {
     pub fn key(&self) -> Option<&str> {
         self.key.as_deref()
     }
+}
+
+/// `s3://[KEY:SECRET@]BUCKET[/PREFIX][?endpoint=URL&region=R&items=N&seconds=S]`.
+fn s3(uri: &str, shown: String) -> Result<StoreUri, String> {
+    let how = "write s3://BUCKET/PREFIX, with ?endpoint=URL for a server that is not AWS";
+    let parsed = url::Url::parse(uri).map_err(|e| format!("output = {shown} is not a URL ({e}); {how}"))?;
+    let bucket = parsed
+        .host_str()
+        .filter(|b| !b.is_empty())
+        .ok_or_else(|| format!("output = {shown} names no bucket; {how}"))?;
+    let prefix = parsed.path().trim_matches('/').to_owned();
+    let credentials = match (parsed.username(), parsed.password()) {
+        ("", None) => None,
+        (key, Some(secret)) if !key.is_empty() => Some((decode(key), decode(secret))),
+        _ => return Err(format!("output = {shown}: give both the access key and the secret (s3://KEY:SECRET@BUCKET/…), or neither")),
+    };
+    let mut bucket = S3Bucket {
+        bucket: bucket.to_owned(),
+        prefix,
+        endpoint: None,
+        region: None,
+        credentials,
+        items: 10_000,
+        seconds: 60,
+    };
+    for (name, value) in parsed.query_pairs() {
+        let count =
+            |what: &str| {
+                value.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    format!("output = {shown}: {what} = {value} is not a positive whole number")
+                })
+            };
+        match &*name {
+            "endpoint" => bucket.endpoint = Some(value.into_owned()),
+            "region" => bucket.region = Some(value.into_owned()),
+            "items" => bucket.items = count("items")?,
+            "seconds" => bucket.seconds = count("seconds")?,
+            other => {
+                return Err(format!("output = {shown}: unknown parameter `{other}`; an S3 output takes endpoint, region, items and seconds"))
+            }
+        }
+    }
+    let table = bucket.prefix.clone();
+    Ok(StoreUri { kind: StoreKind::S3(bucket), table, key: None, shown })
+}
+
+fn decode(text: &str) -> String {
+    percent_encoding::percent_decode_str(text).decode_utf8_lossy().into_owned()
 }
 
 /// A name safe to put between double quotes in SQL: ASCII letters, digits and `_`, not
@@ -148,6 +224,7 @@ impl fmt::Debug for StoreKind {
         match self {
             StoreKind::Sqlite(path) => write!(f, "Sqlite({})", path.display()),
             StoreKind::Postgres(url) => write!(f, "Postgres({})", crate::redact_url(url)),
+            StoreKind::S3(bucket) => write!(f, "S3({}/{})", bucket.bucket, bucket.prefix),
         }
     }
 }
@@ -194,5 +271,23 @@ mod tests {
         assert!(!problem("postgres://u:secret@h/db").contains("secret"));
         assert!(problem("env:SPIDERLING_NO_SUCH_STORE").contains("is not set"));
         assert!(is_store("sqlite://x") && is_store("env:PG") && !is_store("books.jsonl"));
+        assert!(problem("s3://bucket/p?colour=red").contains("unknown parameter `colour`"));
+        assert!(problem("s3://bucket/p?items=0").contains("not a positive whole number"));
+        assert!(!problem("s3://AKIA:topsecret@bucket/p?items=x").contains("topsecret"));
+    }
+
+    #[test]
+    fn a_bucket_takes_its_credentials_endpoint_and_batches_from_the_uri() {
+        let store =
+            StoreUri::parse("s3://AKIA:se%2Fcret@books/crawls/shop/?endpoint=http://127.0.0.1:9000&items=50")
+                .unwrap();
+        let StoreKind::S3(bucket) = store.kind() else { panic!("{store:?}") };
+        assert_eq!((bucket.bucket.as_str(), bucket.prefix.as_str()), ("books", "crawls/shop"));
+        assert_eq!(bucket.credentials, Some(("AKIA".to_owned(), "se/cret".to_owned())));
+        assert_eq!(
+            (bucket.endpoint.as_deref(), bucket.items, bucket.seconds),
+            (Some("http://127.0.0.1:9000"), 50, 60)
+        );
+        assert_eq!(store.to_string(), "s3://***@books/crawls/shop/?endpoint=http://127.0.0.1:9000&items=50");
     }
 }

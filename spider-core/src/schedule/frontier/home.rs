@@ -162,6 +162,7 @@ pub(crate) struct Checkpoint<'a> {
 /// What a checkpoint does to the outbox: keep the items of the pages it commits, and
 /// forget the chunks every table holds.
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(feature = "state"), allow(dead_code))]
 pub(crate) struct OutboxChange<'a> {
     pub(crate) chunk: Option<&'a Chunk>,
     /// The last chunk number every table holds.

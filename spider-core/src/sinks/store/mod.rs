@@ -18,7 +18,10 @@
 
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(any(feature = "state", feature = "postgres"))]
 mod rows;
+#[cfg(feature = "s3")]
+mod s3;
 #[cfg(feature = "state")]
 mod sqlite;
 
@@ -29,8 +32,6 @@ use std::time::Duration;
 use spider_settings::{StoreKind, StoreUri};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
-
-pub(crate) use rows::Rows;
 
 use crate::error::Error;
 
@@ -67,19 +68,26 @@ const BACKOFF_MAX: Duration = Duration::from_secs(5);
 /// Why a write to a table failed: worth trying again (the server is down, the connection
 /// dropped), or not (a column missing: it will not appear by waiting).
 #[derive(Debug)]
+#[cfg_attr(not(any(feature = "state", feature = "postgres", feature = "s3")), allow(dead_code))]
 pub(super) enum Trouble {
     Down(String),
     Refused(String),
 }
 
-/// A table's database, as its delivery task drives it.
+/// A table's database (or a bucket), as its delivery task drives it.
 #[async_trait::async_trait]
 trait Table: Send {
     /// Connect if need be, and read the last chunk number `crawl` wrote to this table.
     async fn committed(&mut self, crawl: &str) -> Result<u64, Trouble>;
 
-    /// Write `rows` and record `seq` as the last chunk in them, in one transaction.
-    async fn write(&mut self, crawl: &str, seq: u64, rows: &Rows) -> Result<(), Trouble>;
+    /// Write the items of `chunks` and record the last one's number, all or nothing.
+    async fn write(&mut self, crawl: &str, chunks: &[Arc<Chunk>]) -> Result<(), Trouble>;
+
+    /// How items are gathered into one write: up to this many, waiting at most this long
+    /// for more. A table writes what is there at once; a bucket makes objects of a size.
+    fn batching(&self) -> (u64, Duration) {
+        (BATCH_ITEMS, Duration::ZERO)
+    }
 }
 
 /// The crawl's outbox: the items of pages not yet checkpointed, and a delivery task per
@@ -122,8 +130,7 @@ impl Outbox {
             let (chunks, rx) = mpsc::unbounded_channel();
             let (report, committed) = watch::channel(None);
             let failed = Arc::new(Mutex::new(None));
-            let to =
-                Target { store: uri.to_string(), key: uri.key().map(str::to_owned), crawl: crawl.to_owned() };
+            let to = Target { store: uri.to_string(), crawl: crawl.to_owned() };
             let gave_up = failed.clone();
             let patience = config.store_patience;
             let task = tokio::spawn(async move {
@@ -230,11 +237,10 @@ impl Delivery {
     }
 }
 
-/// What a delivery task writes to: the table (as shown, for messages), its key, and the
-/// crawl whose chunks it numbers.
+/// What a delivery task writes to: the table (as shown, for messages), and the crawl
+/// whose chunks it numbers.
 struct Target {
     store: String,
-    key: Option<String>,
     crawl: String,
 }
 
@@ -248,6 +254,10 @@ fn open_table(uri: &StoreUri) -> Result<Box<dyn Table>, Error> {
         StoreKind::Sqlite(_) => Err(Error::left_out("output = \"sqlite://…\"", "state")),
         #[cfg(not(feature = "postgres"))]
         StoreKind::Postgres(_) => Err(Error::left_out("output = \"postgres://…\"", "postgres")),
+        #[cfg(feature = "s3")]
+        StoreKind::S3(bucket) => Ok(Box::new(s3::Bucket::new(bucket, uri)?)),
+        #[cfg(not(feature = "s3"))]
+        StoreKind::S3(_) => Err(Error::left_out("output = \"s3://…\"", "s3")),
     }
 }
 
@@ -261,25 +271,39 @@ async fn deliver(
     report: watch::Sender<Option<u64>>,
     patience: Duration,
 ) -> Result<(), Error> {
-    let mut queue: VecDeque<Arc<Chunk>> = VecDeque::new();
+    let mut queue: VecDeque<(Instant, Arc<Chunk>)> = VecDeque::new();
     let mut committed: Option<u64> = None;
     let mut closed = false;
     let mut failing: Option<(Instant, Duration)> = None;
+    let (batch_items, wait) = table.batching();
     loop {
         while let Ok(chunk) = chunks.try_recv() {
-            queue.push_back(chunk);
+            queue.push_back((Instant::now(), chunk));
         }
         if let Some(done) = committed {
-            while queue.front().is_some_and(|chunk| chunk.seq <= done) {
+            while queue.front().is_some_and(|(_, chunk)| chunk.seq <= done) {
                 queue.pop_front();
             }
-            if queue.is_empty() {
-                if closed {
+            let queued: u64 = queue.iter().map(|(_, chunk)| chunk.count).sum();
+            // A batch is written when it is full, when its first items have waited long
+            // enough, or when no more will come.
+            let due = queue.front().map(|(at, _)| *at + wait);
+            let ready = closed || queued >= batch_items || due.is_some_and(|due| due <= Instant::now());
+            if queue.is_empty() || !ready {
+                if queue.is_empty() && closed {
                     return Ok(());
                 }
-                match chunks.recv().await {
-                    Some(chunk) => queue.push_back(chunk),
-                    None => closed = true,
+                let next = async {
+                    match due {
+                        Some(due) => tokio::time::timeout_at(due, chunks.recv()).await.ok(),
+                        None => Some(chunks.recv().await),
+                    }
+                };
+                match next.await {
+                    Some(Some(chunk)) => queue.push_back((Instant::now(), chunk)),
+                    Some(None) => closed = true,
+                    // The first items' wait ran out: their batch is due.
+                    None => {}
                 }
                 continue;
             }
@@ -292,21 +316,18 @@ async fn deliver(
             Some(_) => {
                 let mut batch = Vec::new();
                 let mut items = 0;
-                for chunk in &queue {
-                    if !batch.is_empty() && items + chunk.count > BATCH_ITEMS {
+                for (_, chunk) in &queue {
+                    if !batch.is_empty() && items + chunk.count > batch_items {
                         break;
                     }
                     items += chunk.count;
                     batch.push(chunk.clone());
                 }
                 let last = batch.last().map_or(0, |chunk| chunk.seq);
-                match Rows::read(&batch, to.key.as_deref()) {
-                    Ok(rows) => table.write(&to.crawl, last, &rows).await.map(|()| {
-                        committed = Some(last);
-                        report.send_replace(Some(last));
-                    }),
-                    Err(message) => Err(Trouble::Refused(message)),
-                }
+                table.write(&to.crawl, &batch).await.map(|()| {
+                    committed = Some(last);
+                    report.send_replace(Some(last));
+                })
             }
         };
         match tried {

@@ -6,7 +6,7 @@ use spider_settings::StoreUri;
 use tokio_postgres::{Client, Config, Error as PgError};
 
 use super::rows::{Column, Rows};
-use super::{Table, Trouble};
+use super::{Chunk, Table, Trouble};
 use crate::error::Error;
 
 pub(super) struct Postgres {
@@ -168,7 +168,9 @@ impl Table for Postgres {
         Ok(row.map_or(0, |row| u64::try_from(row.get::<_, i64>(0)).unwrap_or(0)))
     }
 
-    async fn write(&mut self, crawl: &str, seq: u64, rows: &Rows) -> Result<(), Trouble> {
+    async fn write(&mut self, crawl: &str, chunks: &[Arc<Chunk>]) -> Result<(), Trouble> {
+        let seq = chunks.last().map_or(0, |chunk| chunk.seq);
+        let rows = &Rows::read(chunks, self.key.as_deref()).map_err(Trouble::Refused)?;
         if rows.count > 0 {
             self.ensure(rows).await?;
         }

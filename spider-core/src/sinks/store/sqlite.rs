@@ -2,12 +2,13 @@
 //! with its chunk number.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use rusqlite::{params, Connection, ErrorCode};
 use spider_settings::StoreUri;
 
 use super::rows::{Column, Rows};
-use super::{Table, Trouble};
+use super::{Chunk, Table, Trouble};
 
 pub(super) struct Sqlite {
     /// Moved onto a blocking thread for each call, and back.
@@ -178,8 +179,11 @@ impl Table for Sqlite {
         .await
     }
 
-    async fn write(&mut self, crawl: &str, seq: u64, rows: &Rows) -> Result<(), Trouble> {
-        let (crawl, rows) = (crawl.to_owned(), rows.clone());
+    async fn write(&mut self, crawl: &str, chunks: &[Arc<Chunk>]) -> Result<(), Trouble> {
+        let seq = chunks.last().map_or(0, |chunk| chunk.seq);
+        let key = self.inner.as_ref().and_then(|inner| inner.key.clone());
+        let rows = Rows::read(chunks, key.as_deref()).map_err(Trouble::Refused)?;
+        let crawl = crawl.to_owned();
         self.run(move |inner| inner.write(&crawl, seq, &rows)).await
     }
 }
