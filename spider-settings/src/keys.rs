@@ -875,6 +875,16 @@ pub const KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "warc",
+        kind: Kind::Text,
+        stage: Stage::Store,
+        doc: "archive every page fetched in this WARC/1.1 file (`.warc.gz`, a gzip member per record), with a CDXJ index beside it",
+        default: "none",
+        surface: Where::Everywhere,
+        set: Some(|c, v| if is_none(v) { Ok(Config { warc: None, ..c }) } else { Ok(c.warc(v)) }),
+        show: |c| path(&c.warc),
+    },
+    Key {
         name: "store_patience",
         kind: Kind::Duration,
         stage: Stage::Store,

@@ -25,6 +25,7 @@ use crate::schedule::frontier::OutboxChange;
 use crate::schedule::frontier::{Checkpoint, Durable, RunEnd};
 use crate::sinks::failures::{Failure, FailuresFile};
 use crate::sinks::store::Outbox;
+use crate::sinks::warc::{Archived, WarcFile};
 use crate::sinks::{Encoded, Sink};
 
 /// The longest a finished request waits for its checkpoint (see [`Commit::due`]).
@@ -38,6 +39,8 @@ pub(super) struct Files {
     pub(super) cache: Option<HttpCache>,
     /// With tables as output, their outbox and delivery tasks.
     pub(super) outbox: Option<Outbox>,
+    /// The WARC archive of every exchange.
+    pub(super) warc: Option<WarcFile>,
 }
 
 /// What a checkpoint commits besides the files' lengths.
@@ -142,8 +145,12 @@ impl Commit {
             let committed = file.flush()?;
             synced(sync, || file.sync()).map(|()| committed)
         });
+        let warc = self.files.warc.as_mut().map(|file| {
+            let committed = file.flush()?;
+            synced(sync, || file.sync()).map(|()| committed)
+        });
         // Nothing is committed past what the files hold.
-        let (output, failures) = (output.transpose()?, failures.transpose()?);
+        let (output, failures, warc) = (output.transpose()?, failures.transpose()?, warc.transpose()?);
         let Progress { counts, proxy_bytes, identities, ended } = progress(frontier.keeps_identities());
         let outbox = self
             .files
@@ -153,6 +160,7 @@ impl Commit {
         frontier.checkpoint(&Checkpoint {
             output,
             failures,
+            warc,
             counts: &counts,
             proxy_bytes,
             ended,
@@ -173,6 +181,14 @@ impl Commit {
         }
         match self.files.sink.as_mut() {
             Some(sink) => sink.write(items),
+            None => Ok(()),
+        }
+    }
+
+    /// Append an exchange's records to the WARC archive.
+    pub(super) fn archive(&mut self, archived: &Archived) -> Result<(), Error> {
+        match self.files.warc.as_mut() {
+            Some(file) => file.write(archived),
             None => Ok(()),
         }
     }
@@ -237,7 +253,8 @@ impl Commit {
         let cache = self.files.cache.as_mut().map_or(Ok(()), HttpCache::commit);
         let sink = self.files.sink.as_mut().map_or(Ok(()), Sink::finish);
         let failures = self.files.failures.as_mut().map_or(Ok(()), |file| file.flush().map(|_| ()));
-        cache.and(sink).and(failures)
+        let warc = self.files.warc.as_mut().map_or(Ok(()), WarcFile::finish);
+        cache.and(sink).and(failures).and(warc)
     }
 }
 

@@ -564,6 +564,10 @@ impl<S: Spider> Dispatcher<S> {
             let written = self.commit.cache(write);
             self.ok(written);
         }
+        if let Some(archived) = done.notes.archive {
+            let written = self.commit.archive(&archived);
+            self.ok(written);
+        }
         if let (Some(ticket), Some(shared)) = (ticket, self.frontier.shared()) {
             if !shared.holds(ticket, now) {
                 shared.forsake(ticket);

@@ -40,7 +40,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 
 use admission::Admission;
-use commit::{Commit, Files};
+use commit::Commit;
 use dispatch::{Dispatcher, Inputs, Watchers};
 use limits::Limits;
 use open::{lodge, open_files, Earlier, Lodging, Watch};
@@ -169,9 +169,10 @@ impl<S: Spider> Crawler<S> {
         // Bound before the output file is opened: a port in use must not cost the items of
         // the last run.
         let watch = Watch::start(&config, &live).await?;
-        let (sink, failures) = open_files(&config, output, earlier.as_ref())?;
         let outbox = Outbox::open(&config, outbox)?;
-        if sink.is_none() && outbox.is_none() {
+        let caching = cache.is_some();
+        let files = open_files(&config, output, earlier.as_ref(), cache, outbox)?;
+        if files.sink.is_none() && files.outbox.is_none() {
             tracing::warn!(target: "spiderling", "no output file: items are counted, not written");
         }
         // One bucket for the dispatcher's requests and the browser's: the ceiling holds over
@@ -184,7 +185,8 @@ impl<S: Spider> Crawler<S> {
             rate: rate.clone(),
             pool,
             encoder: Encoder::for_output(config.output.as_deref(), !config.stores.is_empty())?,
-            caching: cache.is_some(),
+            caching,
+            archive: config.warc.is_some().then(|| config.user_agent.clone()),
             tally,
             robots_token: config.robots_token().to_owned(),
             scope: Scope::new(&config.allowed_domains),
@@ -205,7 +207,6 @@ impl<S: Spider> Crawler<S> {
         let (stop_tx, stop_rx) = mpsc::unbounded_channel();
         let signals = config.handle_signals.then(|| Background(tokio::spawn(forward_signals(stop_tx))));
         tracing::info!(target: "spiderling", spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
-        let files = Files { sink, failures, cache, outbox };
         let limits = Limits::new(&config, earlier.as_ref().map(|e| &e.counts));
         let admission = Admission::new(&config, limits, rate);
         let commit = Commit::new(files, frontier.durable().is_some(), config.state_sync);
@@ -321,6 +322,9 @@ struct Shared<S: Spider> {
     encoder: Option<Encoder>,
     /// Whether answers are kept in the HTTP cache: tasks prepare them for it.
     caching: bool,
+    /// With a WARC archive, the user agent its request records name: tasks prepare
+    /// each page's records.
+    archive: Option<String>,
     /// Whether links a person cannot see are followed (`Config::follow_hidden`).
     follow_hidden: bool,
     tally: Tally,

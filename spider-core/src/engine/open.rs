@@ -8,15 +8,18 @@ use std::path::Path;
 use spider_settings::Config;
 use tokio::sync::watch;
 
+use super::commit::Files;
 use crate::error::Error;
 use crate::observe::counters::Counts;
 use crate::observe::gauge::Live;
 use crate::observe::summary::Summary;
 use crate::observe::timeline::Recorder;
 use crate::request::identity::SavedIdentity;
+use crate::schedule::cache::HttpCache;
 use crate::schedule::frontier::{Home, MemoryFrontier};
 use crate::sinks::failures::FailuresFile;
-use crate::sinks::store::Outboxed;
+use crate::sinks::store::{Outbox, Outboxed};
+use crate::sinks::warc::WarcFile;
 use crate::sinks::{Committed, Sink};
 
 /// What the earlier runs of a state file left.
@@ -24,6 +27,8 @@ pub(super) struct Earlier {
     pub(super) counts: Counts,
     pub(super) runs: u32,
     pub(super) failures: u64,
+    /// The WARC archive's committed length.
+    pub(super) warc: u64,
     pub(super) complete: bool,
     /// The identities its last checkpoint saved.
     pub(super) identities: Vec<SavedIdentity>,
@@ -69,6 +74,7 @@ fn resume(config: &Config, path: &Path) -> Result<Lodging, Error> {
         counts: opened.earlier,
         runs: opened.runs,
         failures: opened.failures,
+        warc: opened.warc,
         complete: opened.complete,
         identities: opened.identities,
         refusing_plain: opened.refusing_plain,
@@ -119,13 +125,16 @@ impl Fleet {
     }
 }
 
-/// The output and failures files: new ones, or a resumed crawl's cut back to what its
-/// state file (or, for the output, the fleet) committed.
+/// The output and failures files and the WARC archive: new ones, or a resumed crawl's cut
+/// back to what its state file (or, for the output, the fleet) committed; with the cache
+/// and the tables' outbox, what the dispatcher writes.
 pub(super) fn open_files(
     config: &Config,
     output: Committed,
     earlier: Option<&Earlier>,
-) -> Result<(Option<Sink>, Option<FailuresFile>), Error> {
+    cache: Option<HttpCache>,
+    outbox: Option<Outbox>,
+) -> Result<Files, Error> {
     let sink = match config.output.as_deref() {
         Some(path) if output.bytes > 0 => Some(Sink::resume(path, output)?),
         // A state file's or a fleet's output is the crawl's own, counted from its start.
@@ -141,7 +150,13 @@ pub(super) fn open_files(
         Some(path) => Some(FailuresFile::create(&path)?),
         None => None,
     };
-    Ok((sink, failures))
+    let archived = earlier.map_or(0, |e| e.warc);
+    let warc = match config.warc.as_deref() {
+        Some(path) if archived > 0 => Some(WarcFile::resume(path, archived)?),
+        Some(path) => Some(WarcFile::create(path)?),
+        None => None,
+    };
+    Ok(Files { sink, failures, cache, outbox, warc })
 }
 
 /// What watches the crawl: the timeline a dashboard or a report draws, and the servers of

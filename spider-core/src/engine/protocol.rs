@@ -16,6 +16,7 @@ use crate::schedule::cache::{CacheWrite, Cached};
 use crate::schedule::frontier::RobotsMemo;
 use crate::schedule::robots::RobotsRules;
 use crate::sinks::failures::Failure;
+use crate::sinks::warc::Archived;
 use crate::sinks::Encoded;
 use crate::wire::classify::Trouble;
 
@@ -49,6 +50,8 @@ impl Job {
 pub(super) struct Notes {
     pub(super) sample: Option<Sample>,
     pub(super) cache: Option<CacheWrite>,
+    /// The exchange's records for the WARC archive.
+    pub(super) archive: Option<Archived>,
 }
 
 /// What a task reports back.

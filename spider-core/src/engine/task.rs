@@ -18,6 +18,7 @@ use crate::request::Request;
 use crate::schedule::cache::{CacheWrite, Cached, Entry};
 use crate::schedule::robots::{self, RobotsAnswer};
 use crate::sinks::failures::Failure;
+use crate::sinks::warc::Archived;
 use crate::sinks::Encoded;
 use crate::spider::{Cx, Spider};
 use crate::wire::block::Answer;
@@ -237,6 +238,17 @@ async fn answer<S: Spider>(
         }
         (Fetch::Answer { fetched, blocked, consent, new_identity, sent }, _) => {
             let status = fetched.status;
+            if let Some(agent) = &shared.archive {
+                notes.archive = Some(Archived::new(
+                    request.url(),
+                    request.method().as_str(),
+                    agent,
+                    status,
+                    fetched.version,
+                    &fetched.headers,
+                    &fetched.body,
+                ));
+            }
             let keep = if robots {
                 !(status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS)
             } else {

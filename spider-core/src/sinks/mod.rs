@@ -1,5 +1,5 @@
-//! Sinks: where a crawl's items and failures are written, and the tables items go to
-//! (`store`). A page's items are encoded on
+//! Sinks: where a crawl's items and failures are written, the tables items go to
+//! (`store`), and the archive of what was fetched (`warc`). A page's items are encoded on
 //! its own task, in the format the output file's extension names, and appended to the file
 //! by the dispatcher as it finishes the page; a request given up is a line of the failures
 //! file.
@@ -14,6 +14,7 @@ pub(crate) mod failures;
 mod file;
 mod sink;
 pub(crate) mod store;
+pub(crate) mod warc;
 
 use std::path::Path;
 

@@ -58,6 +58,7 @@ impl Config {
             output: None,
             stores: Vec::new(),
             store_patience: Duration::from_secs(300),
+            warc: None,
             overwrite: true,
             stats: None,
             failures: None,

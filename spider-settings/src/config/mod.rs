@@ -174,6 +174,8 @@ pub struct Config {
     #[doc(hidden)]
     pub store_patience: Duration,
     #[doc(hidden)]
+    pub warc: Option<PathBuf>,
+    #[doc(hidden)]
     pub handle_signals: bool,
     #[doc(hidden)]
     pub proxy: Option<RouteSpec>,

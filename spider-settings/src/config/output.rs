@@ -50,6 +50,25 @@ impl Config {
         self
     }
 
+    /// Archive every page fetched in this WARC/1.1 file, which must end in `.warc.gz`
+    /// (default: none): a request, a response and a metadata record per page, each its
+    /// own gzip member, a `revisit` record for a payload the archive holds already, and
+    /// a CDXJ index beside it (`crawl.cdxj`) when the crawl ends. With a state file, the
+    /// archive holds each page once after any kill, as the items file does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_settings::Config::new("shop").warc("shop.warc.gz");
+    /// assert!(config.validate().is_ok());
+    /// assert!(spider_settings::Config::new("shop").warc("shop.warc").validate().is_err());
+    /// ```
+    #[must_use]
+    pub fn warc(mut self, path: impl Into<PathBuf>) -> Self {
+        self.warc = Some(path.into());
+        self
+    }
+
     /// How long a table items go to (see [`output`](Self::output)) may stay down before the
     /// crawl stops (default 5 min). Until then its items wait, in memory and in the state
     /// file, while the crawl goes on and the write is tried again with a growing pause.

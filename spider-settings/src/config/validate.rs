@@ -125,7 +125,20 @@ impl Config {
                 Err(problem) => problems.push(problem),
             }
         }
-        let files = [("state", &self.state), ("cache", &self.cache), ("output", &self.output)];
+        if let Some(warc) = self.warc.as_deref().filter(|p| !p.to_string_lossy().ends_with(".warc.gz")) {
+            problems.push(format!(
+                "warc = {}: a WARC archive's name ends in .warc.gz (a gzip member per record)",
+                warc.display()
+            ));
+        }
+        if self.warc.is_some() && self.frontier.is_some() {
+            problems.push(
+                "a fleet's workers cannot share one WARC archive in this version; archive from one crawler"
+                    .to_owned(),
+            );
+        }
+        let files =
+            [("state", &self.state), ("cache", &self.cache), ("output", &self.output), ("warc", &self.warc)];
         for (i, (a, first)) in files.iter().enumerate() {
             for (b, second) in &files[i + 1..] {
                 if first.is_some() && first == second {

@@ -147,6 +147,8 @@ pub(crate) struct Checkpoint<'a> {
     pub(crate) output: Option<Committed>,
     /// The failures file's committed length, when there is one.
     pub(crate) failures: Option<u64>,
+    /// The WARC archive's committed length, when there is one.
+    pub(crate) warc: Option<u64>,
     /// This run's counts so far.
     pub(crate) counts: &'a Counts,
     /// Bytes through the proxy gateways so far in this run.

@@ -81,6 +81,7 @@ pub struct StateFrontier {
     pub(super) started_at: i64,
     pub(super) output: Option<String>,
     pub(super) failures: Option<String>,
+    pub(super) warc: Option<String>,
     /// Why a commit failed, once one has: nothing is committed after it. SQLite may roll
     /// the failed transaction back and leave the connection committing every statement on
     /// its own, which would record a file length or a finished request without the rest of
@@ -501,6 +502,7 @@ impl Durable for StateFrontier {
         let files = [
             ("output", self.output.as_deref(), checkpoint.output.map(|c| (c.bytes, c.items))),
             ("failures", self.failures.as_deref(), checkpoint.failures.map(|bytes| (bytes, 0))),
+            ("warc", self.warc.as_deref(), checkpoint.warc.map(|bytes| (bytes, 0))),
         ];
         for (role, path, committed) in files {
             let (Some(path), Some((bytes, records))) = (path, committed) else { continue };
@@ -641,6 +643,7 @@ mod tests {
             ended: None,
             identities: Some(IdentityChanges { saved: vec![saved.clone()], ..IdentityChanges::default() }),
             outbox: None,
+            warc: None,
         };
         opened.frontier.checkpoint(&checkpoint).unwrap();
         drop(opened);

@@ -32,6 +32,8 @@ pub(crate) struct Opened {
     pub(crate) output: Committed,
     /// The failures file's committed length (zero for a new crawl or another path).
     pub(crate) failures: u64,
+    /// The WARC archive's committed length (zero for a new crawl or another path).
+    pub(crate) warc: u64,
     /// The counts of the earlier runs, summed.
     pub(crate) earlier: Counts,
     /// How many runs came before this one.
@@ -63,6 +65,7 @@ pub(crate) struct Opened {
 pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, Error> {
     let output = config.output.as_deref().map(absolute).transpose()?;
     let failures = config.failures_path().as_deref().map(absolute).transpose()?;
+    let warc = config.warc.as_deref().map(absolute).transpose()?;
     let lock = {
         let _directory = lock_directory(path)?;
         if fresh && path.exists() {
@@ -84,7 +87,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
         }
         lock(path)?
     };
-    let found = decide(path, config, output.as_deref(), failures.as_deref())?;
+    let found = decide(path, config, output.as_deref(), failures.as_deref(), warc.as_deref())?;
     warn_when_short_of_space(path);
     let store = |source| Error::Store { path: path.to_owned(), source: Box::new(source) };
     let conn = Connection::open_with_flags(
@@ -105,11 +108,12 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
     let identities = read_identities(&conn).map_err(store)?;
     let outbox = read_outbox(&conn).map_err(store)?;
     let refusing_plain = read_refusing(&conn).map_err(store)?;
-    let frontier = load(conn, path, lock, config, output, failures)?;
+    let frontier = load(conn, path, lock, config, output, failures, warc)?;
     Ok(Opened {
         frontier,
         output: found.output,
         failures: found.failures,
+        warc: found.warc,
         earlier: found.earlier,
         runs: found.runs,
         complete: found.complete,
@@ -123,6 +127,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
 struct Found {
     output: Committed,
     failures: u64,
+    warc: u64,
     earlier: Counts,
     runs: u32,
     complete: bool,
@@ -135,6 +140,7 @@ fn decide(
     config: &Config,
     output: Option<&str>,
     failures: Option<&str>,
+    warc: Option<&str>,
 ) -> Result<Found, Error> {
     let refuse = |message: String| Error::State { path: path.to_owned(), message };
     check_header(path)?;
@@ -193,6 +199,10 @@ fn decide(
     let (bytes, items) = committed("output", output).unwrap_or_default();
     let output_committed = Committed { bytes, items };
     let failures_committed = committed("failures", failures).map_or(0, |(bytes, _)| bytes);
+    let warc_committed = committed("warc", warc).map_or(0, |(bytes, _)| bytes);
+    if let Some(path) = &config.warc {
+        crate::sinks::check_resumable(path, warc_committed)?;
+    }
     if let Some(path) = &config.output {
         crate::sinks::check_resumable(path, output_committed.bytes)?;
     }
@@ -203,6 +213,7 @@ fn decide(
     Ok(Found {
         output: output_committed,
         failures: failures_committed,
+        warc: warc_committed,
         earlier,
         runs,
         complete: fact("status") == Some("complete"),
@@ -273,6 +284,7 @@ fn load(
     config: &Config,
     output: Option<String>,
     failures: Option<String>,
+    warc: Option<String>,
 ) -> Result<StateFrontier, Error> {
     let store = |source| Error::Store { path: path.to_owned(), source: Box::new(source) };
     let mut hosts = HashMap::new();
@@ -322,6 +334,7 @@ fn load(
         started_at: unix_ms(SystemTime::now()),
         output,
         failures,
+        warc,
         failed: None,
     })
 }

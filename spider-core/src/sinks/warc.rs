@@ -1,0 +1,378 @@
+//! WARC/1.1 archives (`warc = "crawl.warc.gz"`): every page fetched as a request, a
+//! response and a metadata record, each its own gzip member, with a CDXJ index beside.
+//!
+//! A page's records are built and compressed on its task ([`Archived::new`]); the
+//! dispatcher appends them to the file as it finishes the page, as it does the page's
+//! items, so the file's length at a checkpoint covers exactly the pages that checkpoint
+//! records as done and a resumed crawl cuts the file back to it. A payload the archive
+//! holds already (the same body under another URL, or fetched again) is written as a
+//! `revisit` record that refers to the first, its headers only.
+
+use std::collections::HashMap;
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use reqwest::header::HeaderMap;
+use reqwest::{StatusCode, Version};
+
+use super::AppendFile;
+use crate::error::Error;
+
+const REVISIT_PROFILE: &str = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
+/// A page's records for the archive, prepared on its task.
+#[derive(Debug)]
+pub(crate) struct Archived {
+    uri: String,
+    date: String,
+    /// `sha1:BASE32` of the body.
+    digest: String,
+    /// The request, response and metadata records, each a gzip member.
+    full: Vec<u8>,
+    /// The request record alone, and the response's HTTP head, for a revisit instead.
+    request: Vec<u8>,
+    head: Vec<u8>,
+    response_id: String,
+}
+
+impl Archived {
+    /// The records of one exchange. The request record holds what the crawl sent that
+    /// is no secret (method, target, host, user agent); the response's body is the one
+    /// the crawl read, decoded, so its `Content-Encoding` and framing headers are
+    /// replaced by its length.
+    pub(crate) fn new(
+        url: &url::Url,
+        method: &str,
+        user_agent: &str,
+        status: StatusCode,
+        version: Version,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Archived {
+        let date = spider_settings::rfc3339(SystemTime::now());
+        let uri = url.as_str().to_owned();
+        let target = match url.query() {
+            Some(query) => format!("{}?{query}", url.path()),
+            None => url.path().to_owned(),
+        };
+        let host = url.host_str().unwrap_or_default();
+        let host = match url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_owned(),
+        };
+        let http = match version {
+            Version::HTTP_2 => "HTTP/2",
+            Version::HTTP_10 => "HTTP/1.0",
+            _ => "HTTP/1.1",
+        };
+        let request_block =
+            format!("{method} {target} {http}\r\nHost: {host}\r\nUser-Agent: {user_agent}\r\n\r\n");
+        let mut head = format!("{http} {} {}\r\n", status.as_u16(), status.canonical_reason().unwrap_or(""));
+        for (name, value) in headers {
+            if matches!(name.as_str(), "content-encoding" | "transfer-encoding" | "content-length") {
+                continue;
+            }
+            head.push_str(name.as_str());
+            head.push_str(": ");
+            head.push_str(&String::from_utf8_lossy(value.as_bytes()));
+            head.push_str("\r\n");
+        }
+        head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+        let digest = sha1(body);
+        let response_id = record_id();
+        let mut response_block = head.clone().into_bytes();
+        response_block.extend_from_slice(body);
+        let request_record = gzip(&record(
+            "request",
+            &record_id(),
+            &date,
+            &uri,
+            &[("WARC-Concurrent-To", &response_id), ("Content-Type", "application/http;msgtype=request")],
+            request_block.as_bytes(),
+        ));
+        let metadata = format!("fetchedBy: spiderling/{}\r\n", env!("CARGO_PKG_VERSION"));
+        let mut full = request_record.clone();
+        full.extend(gzip(&record(
+            "response",
+            &response_id,
+            &date,
+            &uri,
+            &[("Content-Type", "application/http;msgtype=response"), ("WARC-Payload-Digest", &digest)],
+            &response_block,
+        )));
+        full.extend(gzip(&record(
+            "metadata",
+            &record_id(),
+            &date,
+            &uri,
+            &[("WARC-Concurrent-To", &response_id), ("Content-Type", "application/warc-fields")],
+            metadata.as_bytes(),
+        )));
+        Archived { uri, date, digest, full, request: request_record, head: head.into_bytes(), response_id }
+    }
+}
+
+/// The archive the dispatcher appends to.
+pub(crate) struct WarcFile {
+    file: AppendFile,
+    /// Payloads written, by digest: where they first were.
+    written: HashMap<String, (String, String)>,
+}
+
+impl WarcFile {
+    /// A new archive at `path`, opened by a `warcinfo` record.
+    pub(crate) fn create(path: &Path) -> Result<Self, Error> {
+        let mut file = AppendFile::create(path)?;
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let fields =
+            format!("software: spiderling/{}\r\nformat: WARC File Format 1.1\r\n", env!("CARGO_PKG_VERSION"));
+        let info = record(
+            "warcinfo",
+            &record_id(),
+            &spider_settings::rfc3339(SystemTime::now()),
+            "",
+            &[("WARC-Filename", &name), ("Content-Type", "application/warc-fields")],
+            fields.as_bytes(),
+        );
+        file.write_all(&gzip(&info))?;
+        Ok(WarcFile { file, written: HashMap::new() })
+    }
+
+    /// The archive of a stopped crawl, cut back to what its last checkpoint committed.
+    pub(crate) fn resume(path: &Path, len: u64) -> Result<Self, Error> {
+        Ok(WarcFile { file: AppendFile::resume(path, len)?, written: HashMap::new() })
+    }
+
+    /// Append a page's records: in full, or as a revisit of the payload written before.
+    pub(crate) fn write(&mut self, page: &Archived) -> Result<(), Error> {
+        let Some((uri, date)) = self.written.get(&page.digest) else {
+            self.written.insert(page.digest.clone(), (page.uri.clone(), page.date.clone()));
+            return self.file.write_all(&page.full);
+        };
+        let revisit = record(
+            "revisit",
+            &page.response_id,
+            &page.date,
+            &page.uri,
+            &[
+                ("Content-Type", "application/http;msgtype=response"),
+                ("WARC-Profile", REVISIT_PROFILE),
+                ("WARC-Refers-To-Target-URI", uri),
+                ("WARC-Refers-To-Date", date),
+                ("WARC-Payload-Digest", &page.digest),
+            ],
+            &page.head,
+        );
+        self.file.write_all(&page.request)?;
+        self.file.write_all(&gzip(&revisit))
+    }
+
+    pub(crate) fn flush(&mut self) -> Result<u64, Error> {
+        self.file.flush()
+    }
+
+    pub(crate) fn sync(&mut self) -> Result<(), Error> {
+        self.file.sync()
+    }
+
+    /// Flush, and write the index of the whole file beside it (`crawl.cdxj`).
+    pub(crate) fn finish(&mut self) -> Result<(), Error> {
+        self.file.flush()?;
+        write_index(self.file.path())
+    }
+}
+
+/// One uncompressed record.
+fn record(kind: &str, id: &str, date: &str, uri: &str, fields: &[(&str, &str)], block: &[u8]) -> Vec<u8> {
+    let mut out = format!("WARC/1.1\r\nWARC-Type: {kind}\r\nWARC-Record-ID: {id}\r\nWARC-Date: {date}\r\n");
+    if !uri.is_empty() {
+        out.push_str(&format!("WARC-Target-URI: {uri}\r\n"));
+    }
+    for (name, value) in fields {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
+    out.push_str(&format!("WARC-Block-Digest: {}\r\nContent-Length: {}\r\n\r\n", sha1(block), block.len()));
+    let mut out = out.into_bytes();
+    out.extend_from_slice(block);
+    out.extend_from_slice(b"\r\n\r\n");
+    out
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder =
+        flate2::write::GzEncoder::new(Vec::with_capacity(bytes.len() / 3), flate2::Compression::fast());
+    // Writing to a Vec cannot fail.
+    let _ = encoder.write_all(bytes);
+    encoder.finish().unwrap_or_default()
+}
+
+fn record_id() -> String {
+    let bytes: [u8; 16] = rand::random();
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    // Version 4 (random), variant 1: the fixed digits of a random UUID.
+    let variant = ["8", "9", "a", "b"][usize::from(bytes[8] % 4)];
+    format!(
+        "<urn:uuid:{}-{}-4{}-{variant}{}-{}>",
+        &hex[..8],
+        &hex[8..12],
+        &hex[13..16],
+        &hex[17..20],
+        &hex[20..32]
+    )
+}
+
+/// `sha1:` and the digest in base 32, as WARC tools write it.
+fn sha1(bytes: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, bytes);
+    format!("sha1:{}", base32(digest.as_ref()))
+}
+
+fn base32(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let mut out = String::new();
+    let (mut buffer, mut bits) = (0u32, 0);
+    for byte in bytes {
+        buffer = (buffer << 8) | u32::from(*byte);
+        bits += 8;
+        while bits >= 5 {
+            bits -= 5;
+            out.push(ALPHABET[((buffer >> bits) & 31) as usize] as char);
+        }
+    }
+    if bits > 0 {
+        out.push(ALPHABET[((buffer << (5 - bits)) & 31) as usize] as char);
+    }
+    out
+}
+
+/// The CDXJ index of the archive at `path`, written beside it: a line per response and
+/// revisit record (`SURT TIMESTAMP {json}`), sorted, read back from the file itself so it
+/// always matches what the file holds.
+fn write_index(path: &Path) -> Result<(), Error> {
+    let io = |source| Error::Io { path: path.to_owned(), source };
+    let data = std::fs::read(path).map_err(io)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut lines = Vec::new();
+    let mut at = 0;
+    while at < data.len() {
+        let mut decoder = flate2::bufread::GzDecoder::new(&data[at..]);
+        let mut member = Vec::new();
+        if decoder.read_to_end(&mut member).is_err() {
+            break;
+        }
+        let length = data.len() - at - decoder.into_inner().len();
+        if let Some(line) = index_line(&member, at, length, &name) {
+            lines.push(line);
+        }
+        at += length.max(1);
+    }
+    lines.sort();
+    let mut out = lines.join("\n");
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    std::fs::write(index_path(path), out).map_err(|source| Error::Io { path: index_path(path), source })
+}
+
+/// `crawl.warc.gz` → `crawl.cdxj`.
+pub(crate) fn index_path(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = name.strip_suffix(".warc.gz").unwrap_or(&name);
+    path.with_file_name(format!("{stem}.cdxj"))
+}
+
+fn index_line(record: &[u8], offset: usize, length: usize, file: &str) -> Option<String> {
+    let end = record.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = String::from_utf8_lossy(&record[..end]);
+    let field = |name: &str| {
+        head.lines().find_map(|line| {
+            line.split_once(": ").filter(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.to_owned())
+        })
+    };
+    let kind = field("WARC-Type")?;
+    if kind != "response" && kind != "revisit" {
+        return None;
+    }
+    let uri = field("WARC-Target-URI")?;
+    let date = field("WARC-Date")?;
+    let block = String::from_utf8_lossy(&record[end + 4..]);
+    let status = block.split_whitespace().nth(1).unwrap_or("-").to_owned();
+    let mime = block
+        .lines()
+        .take_while(|line| !line.is_empty())
+        .find_map(|line| line.split_once(':').filter(|(n, _)| n.eq_ignore_ascii_case("content-type")))
+        .map(|(_, v)| v.split(';').next().unwrap_or("").trim().to_owned())
+        .unwrap_or_default();
+    let timestamp: String = date.chars().filter(char::is_ascii_digit).take(14).collect();
+    let mut entry = serde_json::json!({
+        "url": uri, "mime": mime, "status": status, "digest": field("WARC-Payload-Digest").unwrap_or_default(),
+        "length": length.to_string(), "offset": offset.to_string(), "filename": file,
+    });
+    if kind == "revisit" {
+        entry["mime"] = serde_json::Value::from("warc/revisit");
+    }
+    Some(format!("{} {timestamp} {entry}", surt(&uri)))
+}
+
+/// The URL's Sort-friendly URI Reordering Transform: `com,example)/path?query`.
+fn surt(uri: &str) -> String {
+    let Ok(url) = url::Url::parse(uri) else { return uri.to_owned() };
+    let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+    let host = if url.host().is_some_and(|h| !matches!(h, url::Host::Domain(_))) {
+        host
+    } else {
+        let labels: Vec<&str> = host.split('.').rev().collect();
+        let labels = if labels.last() == Some(&"www") { &labels[..labels.len() - 1] } else { &labels[..] };
+        labels.join(",")
+    };
+    let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
+    let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
+    format!("{host}{port}){}{query}", url.path().to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_are_sha1_in_base32_and_urls_sort_by_their_host_reversed() {
+        assert_eq!(sha1(b""), "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
+        assert_eq!(surt("https://www.Example.com/A?b=1"), "com,example)/a?b=1");
+        assert_eq!(surt("http://127.0.0.1:8765/x"), "127.0.0.1:8765)/x");
+        assert_eq!(index_path(Path::new("/tmp/crawl.warc.gz")), Path::new("/tmp/crawl.cdxj"));
+        let id = record_id();
+        assert_eq!((id.len(), &id[24..25]), (47, "4"), "{id}");
+        assert!("89ab".contains(&id[29..30]), "{id}");
+    }
+
+    #[test]
+    fn a_payload_written_before_is_a_revisit_that_names_the_first() -> Result<(), Error> {
+        let dir = std::env::temp_dir().join(format!("spiderling-warc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
+        let path = dir.join("t.warc.gz");
+        let mut file = WarcFile::create(&path)?;
+        let page = |url: &str| {
+            let url = url::Url::parse(url).unwrap_or_else(|e| panic!("{e}"));
+            Archived::new(
+                &url,
+                "GET",
+                "ua",
+                StatusCode::OK,
+                Version::HTTP_11,
+                &HeaderMap::new(),
+                b"same body",
+            )
+        };
+        file.write(&page("http://a.example/1"))?;
+        file.write(&page("http://a.example/2"))?;
+        file.finish()?;
+        let index = std::fs::read_to_string(dir.join("t.cdxj")).unwrap_or_default();
+        let lines: Vec<&str> = index.lines().collect();
+        assert_eq!(lines.len(), 2, "{index}");
+        assert!(lines[0].starts_with("example,a)/1 ") && lines[0].contains("\"status\":\"200\""), "{index}");
+        assert!(lines[1].starts_with("example,a)/2 ") && lines[1].contains("warc/revisit"), "{index}");
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
+    }
+}

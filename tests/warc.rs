@@ -1,0 +1,169 @@
+//! WARC archives: warcio, an independent reader, accepts what a crawl writes, its index
+//! agrees with ours, and every page's payload reads back as the site served it; after
+//! SIGKILLs and resumes, the archive holds each page once.
+
+#![allow(clippy::unwrap_used)] // test code
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use spider_sandbox::{DemoSite, Sandbox};
+use spiderling::Crawler;
+use support::BookSpider;
+
+const CHILD: &str = "WARC_TEST_CHILD_ARGS";
+
+#[test]
+#[ignore = "the child process of the kill test, started by it"]
+fn child_crawl() {
+    support::run_child_crawl(CHILD, 4);
+}
+
+/// warcio, from `WARCIO`, PATH, or the checkout's `.ci/venv` (`bash .ci/run` installs it).
+fn warcio() -> PathBuf {
+    if let Some(program) = std::env::var_os("WARCIO") {
+        return PathBuf::from(program);
+    }
+    let on_path = std::env::var_os("PATH")
+        .and_then(|path| std::env::split_paths(&path).map(|dir| dir.join("warcio")).find(|p| p.is_file()));
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/venv/bin/warcio");
+    on_path.or_else(|| venv.is_file().then_some(venv)).unwrap_or_else(|| {
+        panic!("these tests need warcio: .ci/venv/bin/pip install warcio, or run bash .ci/run")
+    })
+}
+
+fn run(program: &Path, args: &[&str]) -> Vec<u8> {
+    let out = Command::new(program).args(args).output().unwrap();
+    assert!(out.status.success(), "{} {args:?}: {}", program.display(), String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// The response records warcio's index lists, by URL: their offsets.
+fn warcio_responses(warc: &Path) -> BTreeMap<String, Vec<u64>> {
+    let index =
+        run(&warcio(), &["index", "-f", "warc-type,warc-target-uri,offset", &warc.display().to_string()]);
+    let mut responses: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&index).lines() {
+        let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+        if entry["warc-type"] == "response" {
+            let offset = entry["offset"].as_str().unwrap().parse().unwrap();
+            responses.entry(entry["warc-target-uri"].as_str().unwrap().to_owned()).or_default().push(offset);
+        }
+    }
+    responses
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warcio_accepts_the_archive_and_every_payload_reads_back_as_served() {
+    let site = Sandbox::demo(DemoSite { books: 20, per_page: 10, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("crawl.warc.gz");
+    let config = spiderling::Config::new("books")
+        .start_url(site.url())
+        .allowed_domain("127.0.0.1")
+        .delay(Duration::ZERO)
+        .progress(false)
+        .warc(&warc);
+    let summary = Crawler::with_config(BookSpider::new(config.clone()), config).run().await.unwrap();
+    assert_eq!(summary.counts.items, 20);
+    let checked = run(&warcio(), &["check", "-v", &warc.display().to_string()]);
+    let checked = String::from_utf8_lossy(&checked);
+    assert!(checked.contains("digest pass") && !checked.contains("fail"), "{checked}");
+
+    let responses = warcio_responses(&warc);
+    let pages: Vec<String> = site
+        .observed()
+        .pages()
+        .map(|hit| format!("{}{}", site.url().trim_end_matches('/'), hit.target))
+        .collect();
+    assert!(pages.len() >= 23, "{pages:?}");
+    for page in &pages {
+        assert_eq!(responses.get(page).map(Vec::len), Some(1), "{page} once in the archive: {responses:?}");
+    }
+    // Our own index names the same records at the same offsets.
+    let ours = std::fs::read_to_string(dir.path().join("crawl.cdxj")).unwrap();
+    for line in ours.lines() {
+        let json: serde_json::Value = serde_json::from_str(line.splitn(3, ' ').nth(2).unwrap()).unwrap();
+        let url = json["url"].as_str().unwrap();
+        let offset: u64 = json["offset"].as_str().unwrap().parse().unwrap();
+        assert_eq!(responses.get(url), Some(&vec![offset]), "{line}");
+    }
+    assert_eq!(ours.lines().count(), responses.len());
+    // Byte for byte: each payload as warcio extracts it, against the site's answer now.
+    // A redirect is archived as the redirect: not followed here either.
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    for (url, offsets) in &responses {
+        let payload =
+            run(&warcio(), &["extract", "--payload", &warc.display().to_string(), &offsets[0].to_string()]);
+        let served = client.get(url).send().await.unwrap().bytes().await.unwrap();
+        assert!(payload == served, "{url}: the archived payload differs from what the site serves");
+    }
+}
+
+#[test]
+fn killed_again_and_again_the_archive_holds_each_page_once() {
+    let site = Sandbox::demo(DemoSite {
+        books: 150,
+        per_page: 10,
+        latency: Duration::from_millis(10),
+        ..DemoSite::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("crawl.warc.gz");
+    let args: Vec<String> = vec![
+        "-o".to_owned(),
+        dir.path().join("books.jsonl").display().to_string(),
+        "--set".to_owned(),
+        format!("warc={}", warc.display()),
+        "--set".to_owned(),
+        format!("state={}", dir.path().join("books.state").display()),
+        "--set".to_owned(),
+        format!("start_urls={}", site.url()),
+        "--log-level".to_owned(),
+        "error".to_owned(),
+    ];
+    let child = || {
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command
+            .args(["child_crawl", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+            .env(CHILD, args.join("\n"));
+        command
+    };
+    let mut kills = 0;
+    for round in 0..4u64 {
+        let mut running = child().stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let base = site.received();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while site.received() < base + 8 + (round as usize * 9) % 20 && Instant::now() < deadline {
+            if running.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if running.try_wait().unwrap().is_some() {
+            break;
+        }
+        running.kill().unwrap();
+        running.wait().unwrap();
+        kills += 1;
+    }
+    assert!(kills >= 3, "only {kills} kills landed");
+    let last = child().output().unwrap();
+    assert!(last.status.success(), "{}", String::from_utf8_lossy(&last.stderr));
+    let checked = run(&warcio(), &["check", &warc.display().to_string()]);
+    assert!(
+        String::from_utf8_lossy(&checked).trim().is_empty(),
+        "warcio check: {}",
+        String::from_utf8_lossy(&checked)
+    );
+    let responses = warcio_responses(&warc);
+    let twice: Vec<_> = responses.iter().filter(|(_, offsets)| offsets.len() > 1).collect();
+    assert!(twice.is_empty(), "after {kills} kills, pages archived twice: {twice:?}");
+    // Every book page is there: the crawl's 150 items came from 150 archived answers.
+    assert_eq!(responses.keys().filter(|url| url.contains("/catalogue/book_")).count(), 150);
+}
