@@ -184,7 +184,9 @@ async fn postgres_restarted_mid_crawl_loses_nothing() {
         .state(dir.path().join("books.state"))
         .output(format!("{}?table=books", pg.url()));
     let logs = support::capture_logs();
-    let crawl = tokio::spawn(Crawler::with_config(BookSpider::new(config.clone()), config).run());
+    let crawler = Crawler::with_config(BookSpider::new(config.clone()), config);
+    let live = crawler.live();
+    let crawl = tokio::spawn(crawler.run());
     let deadline = Instant::now() + Duration::from_secs(60);
     while site.received() < 30 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -196,6 +198,11 @@ async fn postgres_restarted_mid_crawl_loses_nothing() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert!(site.received() >= at_stop + 30, "the crawl went on without its table");
+    // The gauge counts the items waiting for the table (it is published once a second).
+    while live.borrow().items_held == 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(live.borrow().items_held > 0, "items_held counts what the table lacks");
     tokio::task::block_in_place(|| pg.start_again()).unwrap();
     let summary = crawl.await.unwrap().unwrap();
     assert_eq!(summary.counts.items, 150);

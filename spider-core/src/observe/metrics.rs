@@ -85,6 +85,11 @@ impl Collector for Snapshot {
             ("spiderling_queued", "Requests waiting in the frontier", live.queued as f64),
             ("spiderling_concurrency_limit", "The global concurrency limit", live.concurrency_limit as f64),
             ("spiderling_proxy_spend", "Proxy traffic at proxy_price_per_gb", live.proxy_spend),
+            (
+                "spiderling_items_held",
+                "Items handed to the tables and buckets that one of them does not hold yet",
+                live.items_held as f64,
+            ),
         ];
         for (name, help, value) in gauges {
             let gauge = ConstGauge::new(value);
