@@ -185,6 +185,23 @@ fn a_killed_csv_crawl_has_its_header_once_and_every_row_once() {
     assert!(repeated <= kills * CONCURRENCY, "seed {seed:#x}: {repeated} fetched again: {which:?}");
 }
 
+#[test]
+fn a_killed_gzipped_crawl_is_one_whole_gzip_file_with_every_item_once() {
+    let (demo, site) = slow_site(200);
+    let seed = seed(0x5eed_0003);
+    let Killed { dir, kills, .. } = crawl_killed_and_resumed(&site, "books.jsonl.gz", seed, 4, &[]);
+    assert!(kills >= 2, "seed {seed:#x}: only {kills} kills landed before the crawl ended");
+    let bytes = std::fs::read(dir.path().join("books.jsonl.gz")).unwrap();
+    let mut text = String::new();
+    // Every member whole: a cut-off one would fail to decode here.
+    std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(&bytes[..]), &mut text).unwrap();
+    let mut books: Vec<support::Book> =
+        text.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    books.sort();
+    assert_eq!(books, expected_books(demo.books), "seed {seed:#x}: every book, each once");
+    assert!(dir.path().join("books.stats.json").exists(), "the stats file beside it is books.stats.json");
+}
+
 /// The books example run as the README says, with `run` its arguments.
 fn books_example(args: &[&str], state: &Path, output: &Path) -> (i32, String, String) {
     let run = Command::new(support::example("books"))

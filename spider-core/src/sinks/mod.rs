@@ -38,17 +38,24 @@ pub(crate) enum Format {
 }
 
 impl Format {
-    /// The format `path`'s extension names.
+    /// The format `path`'s extension names, under a `.gz` (see [`gzipped`]).
     pub(crate) fn of(path: &Path) -> Result<Format, Error> {
-        let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        let named = if gzipped(path) { path.with_extension("") } else { path.to_owned() };
+        let extension = named.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
         match extension.as_deref() {
             Some("jsonl" | "ndjson") => Ok(Format::JsonLines),
             Some("csv") => Ok(Format::Csv),
             Some("json") => Ok(Format::Json),
             _ => Err(Error::Config(format!(
-                "output {} has no known extension; write a name ending in .jsonl, .csv or .json",
+                "output {} has no known extension; write a name ending in .jsonl, .csv or .json (and .gz to \
+                 compress it)",
                 path.display()
             ))),
         }
     }
+}
+
+/// Whether the output file is gzipped (`books.jsonl.gz`).
+pub(crate) fn gzipped(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"))
 }

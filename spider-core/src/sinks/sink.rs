@@ -21,6 +21,13 @@ pub(crate) fn check_appendable(config: &spider_settings::Config) -> Result<(), E
     if std::fs::metadata(path).map_or(true, |meta| meta.len() == 0) {
         return Ok(());
     }
+    if super::gzipped(path) {
+        return Err(Error::Config(format!(
+            "-o appends, and {} is a gzipped file that holds items: overwrite it with -O, or append to an \
+             uncompressed file",
+            path.display()
+        )));
+    }
     if Format::of(path)? == Format::Json {
         return Err(Error::Config(format!(
             "-o appends, and {} holds a JSON array, which takes no more items after its `]`: overwrite it \
@@ -45,26 +52,45 @@ pub(crate) struct Sink {
     file: AppendFile,
     format: Format,
     items: u64,
+    /// A gzipped file's open member: what was written since the last flush, compressed.
+    /// Each flush ends the member, so the length a checkpoint records always ends one
+    /// and a file cut back to it is whole (a gzip file may hold many members).
+    member: Option<GzEncoder<Vec<u8>>>,
+    /// Whether the open member holds anything.
+    in_member: bool,
+    /// Whether the file held nothing when opened and nothing was written since: a CSV
+    /// header is due.
+    empty: bool,
 }
 
+type GzEncoder<W> = flate2::write::GzEncoder<W>;
+
 impl Sink {
+    fn open(path: &Path, file: AppendFile, items: u64) -> Result<Self, Error> {
+        let member = super::gzipped(path).then(new_member);
+        let empty = file.len() == 0;
+        Ok(Sink { format: Format::of(path)?, file, items, member, in_member: false, empty })
+    }
+
     /// A new output file at `path` (an old one is emptied).
     pub(crate) fn create(path: &Path) -> Result<Self, Error> {
-        Ok(Sink { format: Format::of(path)?, file: AppendFile::create(path)?, items: 0 })
+        Format::of(path)?;
+        Sink::open(path, AppendFile::create(path)?, 0)
     }
 
     /// The output file at `path`, written after what it holds (`-o`); a JSON array cannot
     /// take more items after its `]`, so one is refused before anything is touched (see
     /// [`check_appendable`]).
     pub(crate) fn append(path: &Path) -> Result<Self, Error> {
-        Ok(Sink { format: Format::of(path)?, file: AppendFile::append(path)?, items: 0 })
+        Format::of(path)?;
+        Sink::open(path, AppendFile::append(path)?, 0)
     }
 
     /// The output file of a stopped crawl, cut back to what its last checkpoint committed.
     /// A JSON array loses its closing `]` until the crawl stops again.
     pub(crate) fn resume(path: &Path, committed: Committed) -> Result<Self, Error> {
-        let format = Format::of(path)?;
-        Ok(Sink { format, file: AppendFile::resume(path, committed.bytes)?, items: committed.items })
+        Format::of(path)?;
+        Sink::open(path, AppendFile::resume(path, committed.bytes)?, committed.items)
     }
 
     /// Append a page's items.
@@ -73,22 +99,35 @@ impl Sink {
             return Ok(());
         }
         match (self.format, &page.header) {
-            (Format::Csv, Some(header)) if self.file_is_empty() => self.file.write_all(header)?,
-            (Format::Json, _) => self.file.write_all(if self.items == 0 { b"[\n" } else { b",\n" })?,
+            (Format::Csv, Some(header)) if self.empty => self.put(header)?,
+            (Format::Json, _) => self.put(if self.items == 0 { b"[\n" } else { b",\n" })?,
             _ => {}
         }
-        self.file.write_all(&page.records)?;
+        self.put(&page.records)?;
+        self.empty = false;
         self.items += page.count;
         Ok(())
     }
 
-    /// Nothing in the file yet, from this run or one it appends to: a CSV header is due.
-    fn file_is_empty(&self) -> bool {
-        self.file.len() == 0
+    fn put(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        match self.member.as_mut() {
+            Some(member) => {
+                self.in_member = true;
+                std::io::Write::write_all(member, bytes)
+                    .map_err(|source| Error::Io { path: self.file.path().to_owned(), source })
+            }
+            None => self.file.write_all(bytes),
+        }
     }
 
     /// Hand what was written to the operating system; what a checkpoint records.
     pub(crate) fn flush(&mut self) -> Result<Committed, Error> {
+        if let Some(member) = self.member.as_mut().filter(|_| self.in_member) {
+            let ended = std::mem::replace(member, new_member()).finish();
+            let ended = ended.map_err(|source| Error::Io { path: self.file.path().to_owned(), source })?;
+            self.file.write_all(&ended)?;
+            self.in_member = false;
+        }
         Ok(Committed { bytes: self.file.flush()?, items: self.items })
     }
 
@@ -101,8 +140,12 @@ impl Sink {
     /// closing bracket is not committed, so a resumed crawl cuts it off and goes on.
     pub(crate) fn finish(&mut self) -> Result<(), Error> {
         if self.format == Format::Json {
-            self.file.write_all(if self.items == 0 { b"[]\n" } else { b"\n]\n" })?;
+            self.put(if self.items == 0 { b"[]\n" } else { b"\n]\n" })?;
         }
-        self.file.flush().map(|_| ())
+        self.flush().map(|_| ())
     }
+}
+
+fn new_member() -> GzEncoder<Vec<u8>> {
+    GzEncoder::new(Vec::new(), flate2::Compression::default())
 }

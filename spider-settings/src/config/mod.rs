@@ -279,10 +279,14 @@ impl Config {
         self.failures.clone().or_else(|| self.beside_output("failures.jsonl"))
     }
 
-    /// `books.jsonl` → `books.SUFFIX`, in the same folder.
+    /// `books.jsonl` (or `books.jsonl.gz`) → `books.SUFFIX`, in the same folder.
     fn beside_output(&self, suffix: &str) -> Option<PathBuf> {
         let output = self.output.as_ref()?;
-        let stem = output.file_stem()?.to_string_lossy();
+        let unzipped = match output.extension() {
+            Some(gz) if gz.eq_ignore_ascii_case("gz") => output.with_extension(""),
+            _ => output.clone(),
+        };
+        let stem = unzipped.file_stem()?.to_string_lossy();
         Some(output.with_file_name(format!("{stem}.{suffix}")))
     }
 

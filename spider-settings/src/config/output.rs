@@ -24,7 +24,8 @@ impl Config {
         self
     }
 
-    /// Stream items to this file, where `.jsonl`, `.csv` or `.json` picks the format, or
+    /// Stream items to this file, where `.jsonl`, `.csv` or `.json` picks the format (and
+    /// a `.gz` after it gzips the file), or
     /// to a table named by a store's URI ([`StoreUri`](crate::StoreUri): `sqlite://…`,
     /// `postgres://…`). Called again, a file replaces the file and a store is added to the
     /// stores: one crawl writes one file and any number of tables (default: items are
