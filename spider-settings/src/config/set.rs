@@ -50,6 +50,31 @@ mod tests {
     }
 
     #[test]
+    fn output_takes_one_file_and_any_tables_and_says_what_it_cannot_do() {
+        let pg = "postgres://u:hunter2@127.0.0.1/db?table=books";
+        let config = Config::new("x").set("output", &format!("books.jsonl, {pg}, s3://b/p")).unwrap();
+        assert_eq!(
+            (config.output.as_deref(), config.stores.len()),
+            (Some(std::path::Path::new("books.jsonl")), 2)
+        );
+        let shown = config.to_string();
+        assert!(
+            shown.contains("output = books.jsonl, postgres://***@127.0.0.1/db?table=books, s3://b/p"),
+            "{shown}"
+        );
+        let two = Config::new("x").set("output", "a.jsonl, b.csv").map(|_| ()).unwrap_err();
+        assert!(two.to_string().contains("one items file"), "{two}");
+        let problem = |config: Config| config.validate().map_err(|e| e.to_string()).unwrap_err();
+        let fleet = Config::new("x").frontier("redis://127.0.0.1:6379/0");
+        assert!(problem(fleet.clone().output(pg)).contains("tables as output are for one crawler"));
+        assert!(problem(fleet.clone().warc("a.warc.gz")).contains("one WARC archive"));
+        assert!(problem(fleet.output("a.jsonl.gz")).contains("uncompressed"));
+        assert!(problem(Config::new("x").output("sqlite://x.state?table=t").state("x.state"))
+            .contains("a file the crawl writes already"));
+        assert!(problem(Config::new("x").output("sqlite://x.db")).contains("?table="));
+    }
+
+    #[test]
     fn the_sitemap_keys_are_set_as_the_attribute_sets_them() {
         let config = Config::new("shop")
             .set("start_urls", "https://shop.example/")
