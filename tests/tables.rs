@@ -9,7 +9,7 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use spider_sandbox::{DemoSite, MotoServer, PostgresServer, Sandbox};
@@ -262,15 +262,8 @@ fn killed_again_and_again_every_item_is_in_each_table_once() {
         "error".to_owned(),
     ]
     .to_vec();
-    let spawn = || {
-        Command::new(std::env::current_exe().unwrap())
-            .args(["child_crawl", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-            .env(CHILD, args.join("\n"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
-    };
+    let spawn =
+        || support::child_command(CHILD, &args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let mut kills = 0;
     for round in 0..5u64 {
         let mut child = spawn();
@@ -292,11 +285,7 @@ fn killed_again_and_again_every_item_is_in_each_table_once() {
         kills += 1;
     }
     assert!(kills >= 3, "only {kills} kills landed before the crawl ended");
-    let last = Command::new(std::env::current_exe().unwrap())
-        .args(["child_crawl", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(CHILD, args.join("\n"))
-        .output()
-        .unwrap();
+    let last = support::child_command(CHILD, &args).output().unwrap();
     assert!(last.status.success(), "the last run finishes: {}", String::from_utf8_lossy(&last.stderr));
     assert_once(pg_titles(&pg, "books"), 200, "postgres after the kills");
     assert_once(sqlite_titles(&lite, "books"), 200, "sqlite after the kills");

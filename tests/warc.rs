@@ -127,13 +127,7 @@ fn killed_again_and_again_the_archive_holds_each_page_once() {
         "--log-level".to_owned(),
         "error".to_owned(),
     ];
-    let child = || {
-        let mut command = Command::new(std::env::current_exe().unwrap());
-        command
-            .args(["child_crawl", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-            .env(CHILD, args.join("\n"));
-        command
-    };
+    let child = || support::child_command(CHILD, &args);
     let mut kills = 0;
     for round in 0..4u64 {
         let mut running = child().stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();

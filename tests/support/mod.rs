@@ -183,6 +183,16 @@ pub fn interrupt(pid: u32) {
     assert!(sent.success());
 }
 
+/// This test binary again, to run only its ignored `child_crawl` test: the books spider
+/// binary with `args` as its command line, handed over in the variable `var`.
+pub fn child_command(var: &str, args: &[String]) -> std::process::Command {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["child_crawl", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(var, args.join("\n"));
+    command
+}
+
 /// Be the books spider binary a test started as a child process (this test binary again,
 /// running one ignored test), with its command line in the variable `var`, one argument a
 /// line; do nothing when `var` is not set. Exits with 0 when the crawl succeeded.

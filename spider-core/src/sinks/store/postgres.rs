@@ -105,26 +105,14 @@ impl Postgres {
         let client = self.client().await?;
         let columns = columns(client, schema.as_deref(), &name).await?;
         let columns = if columns.is_empty() {
-            let mut defined: Vec<String> = rows
-                .fields
-                .iter()
-                .map(|(field, column)| format!("\"{field}\" {}", sql_type(*column)))
-                .collect();
-            if let Some(key) = &key {
-                defined.push(format!("PRIMARY KEY (\"{key}\")"));
-            }
-            let create = format!("CREATE TABLE IF NOT EXISTS {quoted} ({})", defined.join(", "));
-            client.batch_execute(&create).await.map_err(trouble)?;
+            client.batch_execute(&rows.create(&quoted, key.as_deref(), sql_type)).await.map_err(trouble)?;
             tracing::info!(target: "spiderling", table = %name, columns = rows.fields.len(), "made the table from the items' fields");
             rows.fields.iter().map(|(field, _)| field.clone()).collect()
         } else {
             columns
         };
-        if let Some((missing, _)) = rows.fields.iter().find(|(field, _)| !columns.contains(field)) {
-            return Err(Trouble::Refused(format!(
-                "table {name} has no column for the items' field `{missing}` (it has {}); add one, or write to another table",
-                columns.join(", ")
-            )));
+        if let Some(problem) = rows.missing_from(&name, &columns) {
+            return Err(Trouble::Refused(problem));
         }
         self.columns = Some(columns);
         Ok(())
@@ -174,25 +162,9 @@ impl Table for Postgres {
         if rows.count > 0 {
             self.ensure(rows).await?;
         }
-        let names: Vec<String> = rows.fields.iter().map(|(field, _)| format!("\"{field}\"")).collect();
-        let insert = (!names.is_empty()).then(|| {
-            let names = names.join(", ");
-            let upsert = match &self.key {
-                Some(key) => {
-                    let set: Vec<String> = rows
-                        .fields
-                        .iter()
-                        .filter(|(field, _)| field != key)
-                        .map(|(field, _)| format!("\"{field}\" = excluded.\"{field}\""))
-                        .collect();
-                    if set.is_empty() {
-                        format!(" ON CONFLICT (\"{key}\") DO NOTHING")
-                    } else {
-                        format!(" ON CONFLICT (\"{key}\") DO UPDATE SET {}", set.join(", "))
-                    }
-                }
-                None => String::new(),
-            };
+        let insert = (!rows.fields.is_empty()).then(|| {
+            let names = rows.columns();
+            let upsert = rows.upsert(self.key.as_deref());
             format!(
                 "INSERT INTO {table} ({names}) SELECT {names} FROM json_populate_recordset(NULL::{table}, $1::text::json){upsert}",
                 table = self.quoted

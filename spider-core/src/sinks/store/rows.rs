@@ -20,7 +20,7 @@ pub(crate) enum Column {
 }
 
 /// A batch of items ready for one statement.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Rows {
     /// Every field of the batch's items, in the order first met, with its type.
     pub(crate) fields: Vec<(String, Column)>,
@@ -94,6 +94,52 @@ impl Rows {
         let count = items.len();
         let json = Value::Array(items.into_iter().map(Value::Object).collect()).to_string();
         Ok(Rows { fields, json, count })
+    }
+}
+
+impl Rows {
+    /// The fields as a quoted column list: `"url", "title"`.
+    pub(crate) fn columns(&self) -> String {
+        let names: Vec<String> = self.fields.iter().map(|(field, _)| format!("\"{field}\"")).collect();
+        names.join(", ")
+    }
+
+    /// The end of an insert that upserts by `key`, the same in PostgreSQL and SQLite:
+    /// every other field takes the new row's value; nothing without a key.
+    pub(crate) fn upsert(&self, key: Option<&str>) -> String {
+        let Some(key) = key else { return String::new() };
+        let set: Vec<String> = self
+            .fields
+            .iter()
+            .filter(|(field, _)| field != key)
+            .map(|(field, _)| format!("\"{field}\" = excluded.\"{field}\""))
+            .collect();
+        if set.is_empty() {
+            format!(" ON CONFLICT (\"{key}\") DO NOTHING")
+        } else {
+            format!(" ON CONFLICT (\"{key}\") DO UPDATE SET {}", set.join(", "))
+        }
+    }
+
+    /// The table made from these rows' fields, with `types` naming each column's type in
+    /// the database and `key` as its primary key.
+    pub(crate) fn create(&self, table: &str, key: Option<&str>, types: fn(Column) -> &'static str) -> String {
+        let mut defined: Vec<String> =
+            self.fields.iter().map(|(field, column)| format!("\"{field}\" {}", types(*column))).collect();
+        if let Some(key) = key {
+            defined.push(format!("PRIMARY KEY (\"{key}\")"));
+        }
+        format!("CREATE TABLE IF NOT EXISTS {table} ({})", defined.join(", "))
+    }
+
+    /// Why a table of `columns` cannot hold these rows: the first field it has no column
+    /// for.
+    pub(crate) fn missing_from(&self, table: &str, columns: &[String]) -> Option<String> {
+        let (missing, _) = self.fields.iter().find(|(field, _)| !columns.contains(field))?;
+        Some(format!(
+            "table {table} has no column for the items' field `{missing}` (it has {}); add one, or write to another table",
+            columns.join(", ")
+        ))
     }
 }
 

@@ -79,24 +79,13 @@ impl Inner {
             found.collect::<Result<_, _>>().map_err(trouble)?
         };
         if columns.is_empty() {
-            let mut defined: Vec<String> = rows
-                .fields
-                .iter()
-                .map(|(field, column)| format!("\"{field}\" {}", sql_type(*column)))
-                .collect();
-            if let Some(key) = &key {
-                defined.push(format!("PRIMARY KEY (\"{key}\")"));
-            }
-            conn.execute_batch(&format!("CREATE TABLE IF NOT EXISTS \"{name}\" ({})", defined.join(", ")))
+            conn.execute_batch(&rows.create(&format!("\"{name}\""), key.as_deref(), sql_type))
                 .map_err(trouble)?;
             tracing::info!(target: "spiderling", table = %name, columns = rows.fields.len(), "made the table from the items' fields");
             columns = rows.fields.iter().map(|(field, _)| field.clone()).collect();
         }
-        if let Some((missing, _)) = rows.fields.iter().find(|(field, _)| !columns.contains(field)) {
-            return Err(Trouble::Refused(format!(
-                "table {name} has no column for the items' field `{missing}` (it has {}); add one, or write to another table",
-                columns.join(", ")
-            )));
+        if let Some(problem) = rows.missing_from(&name, &columns) {
+            return Err(Trouble::Refused(problem));
         }
         self.columns = Some(columns);
         Ok(())
@@ -110,31 +99,15 @@ impl Inner {
         let conn = self.conn()?;
         let transaction = conn.transaction().map_err(trouble)?;
         if !rows.fields.is_empty() {
-            let names: Vec<String> = rows.fields.iter().map(|(field, _)| format!("\"{field}\"")).collect();
             let values: Vec<String> = rows
                 .fields
                 .iter()
                 .map(|(field, _)| format!("json_extract(value, '$.\"{field}\"')"))
                 .collect();
-            let upsert = match &key {
-                Some(key) => {
-                    let set: Vec<String> = rows
-                        .fields
-                        .iter()
-                        .filter(|(field, _)| field != key)
-                        .map(|(field, _)| format!("\"{field}\" = excluded.\"{field}\""))
-                        .collect();
-                    if set.is_empty() {
-                        format!(" ON CONFLICT (\"{key}\") DO NOTHING")
-                    } else {
-                        format!(" ON CONFLICT (\"{key}\") DO UPDATE SET {}", set.join(", "))
-                    }
-                }
-                None => String::new(),
-            };
+            let upsert = rows.upsert(key.as_deref());
             let insert = format!(
                 "INSERT INTO \"{name}\" ({}) SELECT {} FROM json_each(?1) WHERE true{upsert}",
-                names.join(", "),
+                rows.columns(),
                 values.join(", ")
             );
             transaction.execute(&insert, [&rows.json]).map_err(trouble)?;
