@@ -161,3 +161,28 @@ fn killed_again_and_again_the_archive_holds_each_page_once() {
     // Every book page is there: the crawl's 150 items came from 150 archived answers.
     assert_eq!(responses.keys().filter(|url| url.contains("/catalogue/book_")).count(), 150);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revalidated_crawl_archives_each_304_as_a_not_modified_revisit() {
+    let site = Sandbox::demo(DemoSite { books: 10, per_page: 10, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("again.warc.gz");
+    let config = spiderling::Config::new("books")
+        .start_url(site.url())
+        .allowed_domain("127.0.0.1")
+        .delay(Duration::ZERO)
+        .progress(false)
+        .cache(dir.path().join("cache"));
+    Crawler::with_config(BookSpider::new(config.clone()), config.clone()).run().await.unwrap();
+    let again = config.revalidate(true).warc(&warc);
+    let summary = Crawler::with_config(BookSpider::new(again.clone()), again).run().await.unwrap();
+    assert!(summary.counts.revalidated > 10, "{:?}", summary.counts);
+    let checked = run(&warcio(), &["check", &warc.display().to_string()]);
+    assert!(String::from_utf8_lossy(&checked).trim().is_empty(), "{}", String::from_utf8_lossy(&checked));
+    let index = run(&warcio(), &["index", "-f", "warc-type,warc-profile", &warc.display().to_string()]);
+    let not_modified = String::from_utf8_lossy(&index)
+        .lines()
+        .filter(|line| line.contains("\"revisit\"") && line.contains("revisit/server-not-modified"))
+        .count();
+    assert_eq!(not_modified as u64, summary.counts.revalidated, "{}", String::from_utf8_lossy(&index));
+}

@@ -233,6 +233,18 @@ async fn answer<S: Spider>(
             if fetched.status == reqwest::StatusCode::NOT_MODIFIED =>
         {
             shared.tally.revalidated.add(1);
+            notes.archive = shared.archive.as_ref().map(|agent| {
+                let method = request.method().as_str();
+                Archived::new(
+                    request.url(),
+                    method,
+                    agent,
+                    fetched.status,
+                    fetched.version,
+                    &fetched.headers,
+                    b"",
+                )
+            });
             notes.cache = Some(CacheWrite::Touch(cached.fingerprint()));
             from_cache(shared, request, cached)
         }

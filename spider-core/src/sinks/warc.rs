@@ -20,6 +20,7 @@ use super::AppendFile;
 use crate::error::Error;
 
 const REVISIT_PROFILE: &str = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+const NOT_MODIFIED_PROFILE: &str = "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
 
 /// A page's records for the archive, prepared on its task.
 #[derive(Debug)]
@@ -34,6 +35,9 @@ pub(crate) struct Archived {
     request: Vec<u8>,
     head: Vec<u8>,
     response_id: String,
+    /// A `304` to a revalidation: `full` is the request and a `server-not-modified`
+    /// revisit, written as they are.
+    not_modified: bool,
 }
 
 impl Archived {
@@ -42,6 +46,35 @@ impl Archived {
     /// the crawl read, decoded, so its `Content-Encoding` and framing headers are
     /// replaced by its length.
     pub(crate) fn new(
+        url: &url::Url,
+        method: &str,
+        user_agent: &str,
+        status: StatusCode,
+        version: Version,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Archived {
+        let mut archived = Archived::exchange(url, method, user_agent, status, version, headers, body);
+        if status == StatusCode::NOT_MODIFIED {
+            archived.not_modified = true;
+            let revisit = record(
+                "revisit",
+                &archived.response_id,
+                &archived.date,
+                &archived.uri,
+                &[
+                    ("Content-Type", "application/http;msgtype=response"),
+                    ("WARC-Profile", NOT_MODIFIED_PROFILE),
+                ],
+                &archived.head,
+            );
+            archived.full = archived.request.clone();
+            archived.full.extend(gzip(&revisit));
+        }
+        archived
+    }
+
+    fn exchange(
         url: &url::Url,
         method: &str,
         user_agent: &str,
@@ -109,7 +142,16 @@ impl Archived {
             &[("WARC-Concurrent-To", &response_id), ("Content-Type", "application/warc-fields")],
             metadata.as_bytes(),
         )));
-        Archived { uri, date, digest, full, request: request_record, head: head.into_bytes(), response_id }
+        Archived {
+            uri,
+            date,
+            digest,
+            full,
+            request: request_record,
+            head: head.into_bytes(),
+            response_id,
+            not_modified: false,
+        }
     }
 }
 
@@ -146,6 +188,9 @@ impl WarcFile {
 
     /// Append a page's records: in full, or as a revisit of the payload written before.
     pub(crate) fn write(&mut self, page: &Archived) -> Result<(), Error> {
+        if page.not_modified {
+            return self.file.write_all(&page.full);
+        }
         let Some((uri, date)) = self.written.get(&page.digest) else {
             self.written.insert(page.digest.clone(), (page.uri.clone(), page.date.clone()));
             return self.file.write_all(&page.full);
