@@ -30,6 +30,8 @@ struct Book {
     obey_robots = false,
     parse_threads = 2,
     output = "books.csv",
+    warc = "books.warc.gz",
+    store_patience = "2m",
     overwrite = false,
     dashboard = "127.0.0.1:9898",
     report = "books.html",
@@ -114,7 +116,9 @@ pub(crate) fn main() {
     assert!(settings.contains("proxy_price_per_gb = 8.5 · proxy_budget = 20"), "{settings}");
     assert!(settings.contains("dashboard = 127.0.0.1:9898 · report = books.html"), "{settings}");
     assert!(
-        settings.contains("output = books.csv · overwrite = false · state = books.state · state_sync = true"),
+        settings.contains(
+            "output = books.csv · warc = books.warc.gz · store_patience = 2m · overwrite = false · state = books.state · state_sync = true"
+        ),
         "{settings}"
     );
     assert!(
