@@ -338,6 +338,9 @@ async fn deliver(
             }
             Err(Trouble::Refused(message)) => return Err(Error::Table { store: to.store.clone(), message }),
             Err(Trouble::Down(message)) => {
+                // A write whose answer was lost may have committed: ask the table again
+                // what it holds before writing anything.
+                committed = None;
                 let now = Instant::now();
                 let (since, wait) = failing.get_or_insert((now, Duration::from_millis(100)));
                 if now.duration_since(*since) >= patience {
