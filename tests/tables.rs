@@ -265,23 +265,11 @@ fn killed_again_and_again_every_item_is_in_each_table_once() {
     let spawn =
         || support::child_command(CHILD, &args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let mut kills = 0;
-    for round in 0..5u64 {
-        let mut child = spawn();
-        let base = site.received();
-        let pages = 5 + (round * 7) % 25;
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while site.received() < base + pages as usize && Instant::now() < deadline {
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        std::thread::sleep(Duration::from_millis(round * 3));
-        if child.try_wait().unwrap().is_some() {
+    for round in 0..5 {
+        // Some pages into each run, a different number each time.
+        if !support::kill_after(&mut spawn(), &site, 5 + (round * 7) % 25) {
             break;
         }
-        child.kill().unwrap();
-        child.wait().unwrap();
         kills += 1;
     }
     assert!(kills >= 3, "only {kills} kills landed before the crawl ended");

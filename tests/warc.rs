@@ -9,7 +9,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use spider_sandbox::{DemoSite, Sandbox};
 use spiderling::Crawler;
@@ -129,21 +129,11 @@ fn killed_again_and_again_the_archive_holds_each_page_once() {
     ];
     let child = || support::child_command(CHILD, &args);
     let mut kills = 0;
-    for round in 0..4u64 {
+    for round in 0..4 {
         let mut running = child().stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        let base = site.received();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while site.received() < base + 8 + (round as usize * 9) % 20 && Instant::now() < deadline {
-            if running.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        if running.try_wait().unwrap().is_some() {
+        if !support::kill_after(&mut running, &site, 8 + (round * 9) % 20) {
             break;
         }
-        running.kill().unwrap();
-        running.wait().unwrap();
         kills += 1;
     }
     assert!(kills >= 3, "only {kills} kills landed");

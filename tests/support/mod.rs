@@ -193,6 +193,25 @@ pub fn child_command(var: &str, args: &[String]) -> std::process::Command {
     command
 }
 
+/// Let a child crawl run until `site` has received `pages` more requests (or 30 s
+/// passed), then SIGKILL it; `false` when it had finished by itself first.
+pub fn kill_after(child: &mut std::process::Child, site: &Sandbox, pages: usize) -> bool {
+    let base = site.received();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while site.received() < base + pages && Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    if child.try_wait().unwrap().is_some() {
+        return false;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    true
+}
+
 /// Be the books spider binary a test started as a child process (this test binary again,
 /// running one ignored test), with its command line in the variable `var`, one argument a
 /// line; do nothing when `var` is not set. Exits with 0 when the crawl succeeded.

@@ -54,35 +54,6 @@ impl Archived {
         headers: &HeaderMap,
         body: &[u8],
     ) -> Archived {
-        let mut archived = Archived::exchange(url, method, user_agent, status, version, headers, body);
-        if status == StatusCode::NOT_MODIFIED {
-            archived.not_modified = true;
-            let revisit = record(
-                "revisit",
-                &archived.response_id,
-                &archived.date,
-                &archived.uri,
-                &[
-                    ("Content-Type", "application/http;msgtype=response"),
-                    ("WARC-Profile", NOT_MODIFIED_PROFILE),
-                ],
-                &archived.head,
-            );
-            archived.full = archived.request.clone();
-            archived.full.extend(gzip(&revisit));
-        }
-        archived
-    }
-
-    fn exchange(
-        url: &url::Url,
-        method: &str,
-        user_agent: &str,
-        status: StatusCode,
-        version: Version,
-        headers: &HeaderMap,
-        body: &[u8],
-    ) -> Archived {
         let date = spider_settings::rfc3339(SystemTime::now());
         let uri = url.as_str().to_owned();
         let target = match url.query() {
@@ -142,6 +113,22 @@ impl Archived {
             &[("WARC-Concurrent-To", &response_id), ("Content-Type", "application/warc-fields")],
             metadata.as_bytes(),
         )));
+        let not_modified = status == StatusCode::NOT_MODIFIED;
+        if not_modified {
+            let revisit = record(
+                "revisit",
+                &response_id,
+                &date,
+                &uri,
+                &[
+                    ("Content-Type", "application/http;msgtype=response"),
+                    ("WARC-Profile", NOT_MODIFIED_PROFILE),
+                ],
+                head.as_bytes(),
+            );
+            full = request_record.clone();
+            full.extend(gzip(&revisit));
+        }
         Archived {
             uri,
             date,
@@ -150,7 +137,7 @@ impl Archived {
             request: request_record,
             head: head.into_bytes(),
             response_id,
-            not_modified: false,
+            not_modified,
         }
     }
 }
