@@ -83,23 +83,13 @@ fn site(books: usize, latency: Duration) -> Sandbox {
     Sandbox::demo(DemoSite { books, per_page: 10, latency, ..DemoSite::default() }).unwrap()
 }
 
-fn crawl_config(site: &Sandbox) -> spiderling::Config {
-    spiderling::Config::new("books")
-        .start_url(site.url())
-        .allowed_domain("127.0.0.1")
-        .concurrency(8)
-        .per_host(8)
-        .delay(Duration::ZERO)
-        .progress(false)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_crawl_writes_a_file_an_sqlite_table_and_a_postgres_table_each_item_once() {
     let pg = postgres();
     let site = site(120, Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
     let lite = dir.path().join("books.db");
-    let config = crawl_config(&site)
+    let config = support::quick_config(&site)
         .output(dir.path().join("books.jsonl"))
         .output(format!("sqlite://{}?table=books", lite.display()))
         .output(format!("{}?table=books", pg.url()));
@@ -124,7 +114,7 @@ async fn one_crawl_writes_a_file_an_sqlite_table_and_a_postgres_table_each_item_
 async fn a_bucket_gets_whole_gzipped_objects_of_a_batch_each_and_every_item_once() {
     let moto = moto();
     let site = site(130, Duration::ZERO);
-    let config = crawl_config(&site).output(format!(
+    let config = support::quick_config(&site).output(format!(
         "s3://AKIAEXAMPLE:topsecret@books/crawls/shop?endpoint={}&items=25",
         moto.endpoint()
     ));
@@ -147,7 +137,7 @@ async fn a_key_upserts_so_a_second_crawl_leaves_one_row_per_book() {
     let lite = dir.path().join("books.db");
     let mut fetched = Vec::new();
     for _ in 0..2 {
-        let config = crawl_config(&site)
+        let config = support::quick_config(&site)
             .output(format!("sqlite://{}?table=books&key=title", lite.display()))
             .output(format!("{}?table=books&key=title", pg.url()));
         let summary = Crawler::with_config(BookSpider::new(config.clone()), config).run().await.unwrap();
@@ -164,7 +154,7 @@ async fn a_table_without_a_column_for_a_field_stops_the_crawl_and_says_which() {
     let pg = postgres();
     pg.query("CREATE TABLE books (title text, price text)").unwrap();
     let site = site(20, Duration::ZERO);
-    let config = crawl_config(&site).output(format!("{}?table=books", pg.url()));
+    let config = support::quick_config(&site).output(format!("{}?table=books", pg.url()));
     let error = Crawler::with_config(BookSpider::new(config.clone()), config).run().await.unwrap_err();
     assert!(matches!(error, Error::Table { .. }), "{error:?}");
     let message = error.to_string();
@@ -178,7 +168,7 @@ async fn postgres_restarted_mid_crawl_loses_nothing() {
     let mut pg = postgres();
     let site = site(150, Duration::from_millis(20));
     let dir = tempfile::tempdir().unwrap();
-    let config = crawl_config(&site)
+    let config = support::quick_config(&site)
         .concurrency(2)
         .per_host(2)
         .state(dir.path().join("books.state"))
@@ -220,7 +210,7 @@ async fn a_table_down_past_its_patience_stops_the_crawl_and_the_next_run_deliver
     tokio::task::block_in_place(|| pg.stop()).unwrap();
     let site = site(30, Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
-    let config = crawl_config(&site)
+    let config = support::quick_config(&site)
         .state(dir.path().join("books.state"))
         .store_patience(Duration::from_secs(2))
         .output(format!("{url}?table=books"));
@@ -245,23 +235,13 @@ fn killed_again_and_again_every_item_is_in_each_table_once() {
     let site = site(200, Duration::from_millis(10));
     let dir = tempfile::tempdir().unwrap();
     let lite = dir.path().join("books.db");
-    let args: Vec<String> = [
-        "-o".to_owned(),
+    let outputs = [
         format!("{}?table=books", pg.url()),
-        "-o".to_owned(),
         format!("sqlite://{}?table=books", lite.display()),
-        "-o".to_owned(),
         format!("s3://test:test@books/killed?endpoint={}&items=15&seconds=1", moto.endpoint()),
-        "-o".to_owned(),
         dir.path().join("books.jsonl").display().to_string(),
-        "--set".to_owned(),
-        format!("state={}", dir.path().join("books.state").display()),
-        "--set".to_owned(),
-        format!("start_urls={}", site.url()),
-        "--log-level".to_owned(),
-        "error".to_owned(),
-    ]
-    .to_vec();
+    ];
+    let args = support::child_args(dir.path(), &site, &outputs, &[]);
     let spawn =
         || support::child_command(CHILD, &args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let mut kills = 0;

@@ -62,12 +62,7 @@ async fn warcio_accepts_the_archive_and_every_payload_reads_back_as_served() {
     let site = Sandbox::demo(DemoSite { books: 20, per_page: 10, ..DemoSite::default() }).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let warc = dir.path().join("crawl.warc.gz");
-    let config = spiderling::Config::new("books")
-        .start_url(site.url())
-        .allowed_domain("127.0.0.1")
-        .delay(Duration::ZERO)
-        .progress(false)
-        .warc(&warc);
+    let config = support::quick_config(&site).warc(&warc);
     let summary = Crawler::with_config(BookSpider::new(config.clone()), config).run().await.unwrap();
     assert_eq!(summary.counts.items, 20);
     let checked = run(&warcio(), &["check", "-v", &warc.display().to_string()]);
@@ -115,18 +110,13 @@ fn killed_again_and_again_the_archive_holds_each_page_once() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let warc = dir.path().join("crawl.warc.gz");
-    let args: Vec<String> = vec![
-        "-o".to_owned(),
-        dir.path().join("books.jsonl").display().to_string(),
-        "--set".to_owned(),
-        format!("warc={}", warc.display()),
-        "--set".to_owned(),
-        format!("state={}", dir.path().join("books.state").display()),
-        "--set".to_owned(),
-        format!("start_urls={}", site.url()),
-        "--log-level".to_owned(),
-        "error".to_owned(),
-    ];
+    let outputs = [dir.path().join("books.jsonl").display().to_string()];
+    let args = support::child_args(
+        dir.path(),
+        &site,
+        &outputs,
+        &["--set".to_owned(), format!("warc={}", warc.display())],
+    );
     let child = || support::child_command(CHILD, &args);
     let mut kills = 0;
     for round in 0..4 {
@@ -157,12 +147,7 @@ async fn a_revalidated_crawl_archives_each_304_as_a_not_modified_revisit() {
     let site = Sandbox::demo(DemoSite { books: 10, per_page: 10, ..DemoSite::default() }).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let warc = dir.path().join("again.warc.gz");
-    let config = spiderling::Config::new("books")
-        .start_url(site.url())
-        .allowed_domain("127.0.0.1")
-        .delay(Duration::ZERO)
-        .progress(false)
-        .cache(dir.path().join("cache"));
+    let config = support::quick_config(&site).cache(dir.path().join("cache"));
     Crawler::with_config(BookSpider::new(config.clone()), config.clone()).run().await.unwrap();
     let again = config.revalidate(true).warc(&warc);
     let summary = Crawler::with_config(BookSpider::new(again.clone()), again).run().await.unwrap();

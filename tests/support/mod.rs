@@ -183,6 +183,34 @@ pub fn interrupt(pid: u32) {
     assert!(sent.success());
 }
 
+/// A crawl of `site` inside its domain, 8 slots, no pause, no status line: the in-process
+/// crawls of the tests of outputs.
+pub fn quick_config(site: &Sandbox) -> Config {
+    Config::new("books")
+        .start_url(site.url())
+        .allowed_domain("127.0.0.1")
+        .concurrency(8)
+        .per_host(8)
+        .delay(Duration::ZERO)
+        .progress(false)
+}
+
+/// A child crawl's command line: `outputs` (each after `-o`), `extra`, then a state file
+/// in `dir`, `site` as the start and errors only in the log.
+pub fn child_args(dir: &Path, site: &Sandbox, outputs: &[String], extra: &[String]) -> Vec<String> {
+    let mut args: Vec<String> = outputs.iter().flat_map(|output| ["-o".to_owned(), output.clone()]).collect();
+    args.extend(extra.iter().cloned());
+    args.extend([
+        "--set".to_owned(),
+        format!("state={}", dir.join("books.state").display()),
+        "--set".to_owned(),
+        format!("start_urls={}", site.url()),
+        "--log-level".to_owned(),
+        "error".to_owned(),
+    ]);
+    args
+}
+
 /// This test binary again, to run only its ignored `child_crawl` test: the books spider
 /// binary with `args` as its command line, handed over in the variable `var`.
 pub fn child_command(var: &str, args: &[String]) -> std::process::Command {
