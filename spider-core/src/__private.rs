@@ -8,7 +8,7 @@ pub use crate::extract::field::{
     attribute_value, from_str, json_ld_all, json_ld_first, missing, selector, selectors_compiled, with,
     Reader, Source,
 };
-pub use crate::extract::item::{Item, Nothing};
+pub use crate::extract::item::{Dropped, Item, ItemKey, Nothing};
 pub use crate::extract::json_field::{json_all, json_first, JsonBody};
 pub use crate::extract::json_ld::{JsonLd, SCRIPTS_CSS as JSON_LD_SCRIPTS};
 pub use crate::extract::stream::{FieldRead, Found};

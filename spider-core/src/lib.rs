@@ -49,7 +49,7 @@ pub use error::reason::{Reason, StatusClass};
 pub use error::{BoxError, Error, Result};
 pub use extract::document::{selector, Document};
 pub use extract::form::Form;
-pub use extract::item::Item;
+pub use extract::item::{Dropped, Item, ItemKey};
 pub use extract::page::Page;
 pub use observe::counters::Counts;
 pub use observe::gauge::{HostLive, Live, WINDOW};
@@ -63,6 +63,7 @@ pub use schedule::fleet::{FleetCrawl, FleetOutput, FleetReport, FleetStatus, Fle
 pub use schedule::robots::Robots;
 #[cfg(feature = "state")]
 pub use schedule::state::{StateHost, StateOutput, StateReport, StateRun};
+pub use spider::pipeline::{Pipeline, Stages, Verdict};
 pub use spider::start::Start;
 pub use spider::{Cx, Spider, SpiderConfig};
 pub use spider_settings::{

@@ -307,7 +307,47 @@ pub fn derive_spider(input: TokenStream) -> TokenStream {
 /// | `fetched_at` | when the answer arrived, RFC 3339 in UTC, such as `2025-01-01T09:30:00.250Z` | `T` |
 /// | `depth` | links followed from a start URL | `T` |
 /// | `meta = "key"` | the request's meta value: a JSON string its text, another value its JSON | `T` (an error when missing), `Option<T>` or `T` with `default` |
-#[proc_macro_derive(Item, attributes(css, json_ld, json, page))]
+///
+/// # Checks and keys
+///
+/// A derived spider sends each item through its pipeline before writing it (see
+/// `Stages::checked`): an item whose required `String` field (`T`, not `default`) is empty
+/// or blank is dropped, counted as `empty FIELD`; `#[item(validate = function)]` above the
+/// struct drops one for which `fn(&Self) -> Result<(), E>` (`E: Display`) fails, counted
+/// as `invalid`, with the error in the failures file. `#[item(key)]` on a field keeps one
+/// item per value of that field, the first, for the whole crawl: across the runs of a
+/// state file and the workers of a fleet (the others counted as `duplicate`).
+///
+/// ```
+/// use spiderling::prelude::*;
+///
+/// #[derive(Item, Serialize)]
+/// #[item(validate = priced)]
+/// struct Book {
+///     #[css("h1.title")]
+///     title: String,
+///     #[css("p.price", parse = pounds)]
+///     price: f64,
+///     #[json_ld("sku", type = "Product")]
+///     #[item(key)]
+///     sku: String,
+/// }
+///
+/// fn pounds(text: &str) -> std::result::Result<f64, std::num::ParseFloatError> {
+///     text.trim_start_matches('£').parse()
+/// }
+///
+/// fn priced(book: &Book) -> std::result::Result<(), String> {
+///     if book.price > 0.0 { Ok(()) } else { Err(format!("{} has no price", book.title)) }
+/// }
+///
+/// let free = Book { title: "Atlas".into(), price: 0.0, sku: "A-1".into() };
+/// assert_eq!(free.check().map_err(|why| why.reason()), Err("invalid"));
+/// let untitled = Book { title: " ".into(), price: 3.5, sku: "A-2".into() };
+/// assert_eq!(untitled.check().map_err(|why| why.reason()), Err("empty title"));
+/// assert!(untitled.key().is_some());
+/// ```
+#[proc_macro_derive(Item, attributes(css, json_ld, json, page, item))]
 pub fn derive_item(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     item::derive(&input).into()

@@ -53,6 +53,8 @@ pub enum Kind {
     Impersonate,
     /// Where pages are rendered: `never`, `auto` or `always`.
     Render,
+    /// A list of item pipeline stages (compile time only).
+    Stages,
 }
 
 impl Kind {
@@ -79,6 +81,7 @@ impl Kind {
             Kind::StatusList => "list of HTTP statuses",
             Kind::Impersonate => "`\"none\"`, `\"chrome\"`, `\"firefox\"` or `\"auto\"`",
             Kind::Render => "`\"never\"`, `\"auto\"` or `\"always\"`",
+            Kind::Stages => "list of `Pipeline` values",
         }
     }
 }
@@ -844,6 +847,18 @@ pub const KEYS: &[Key] = &[
         show: |_| None,
     },
     Key {
+        name: "pipeline",
+        kind: Kind::Stages,
+        stage: Stage::Parse,
+        doc: "stages every item goes through, in order, after its own checks (required text \
+            fields not empty, `#[item(validate = f)]`) and before its key (`#[item(key)]`) is \
+            looked up: each a value whose type implements `Pipeline`, such as `[Tidy, MinPrice(1.0)]`",
+        default: "none",
+        surface: Where::CompileTime,
+        set: None,
+        show: |_| None,
+    },
+    Key {
         name: "output",
         kind: Kind::Text,
         stage: Stage::Store,
@@ -1291,7 +1306,9 @@ mod tests {
             (_, Kind::StatusList) => "429, 503",
             (_, Kind::Impersonate) => "chrome",
             (_, Kind::Render) => "auto",
-            (_, Kind::Profile | Kind::Selector | Kind::Type | Kind::Engine | Kind::Proxy) => "",
+            (_, Kind::Profile | Kind::Selector | Kind::Type | Kind::Engine | Kind::Proxy | Kind::Stages) => {
+                ""
+            }
         }
     }
 

@@ -7,6 +7,15 @@ struct Book {
     title: String,
 }
 
+struct Tidy;
+
+#[async_trait]
+impl Pipeline<Book> for Tidy {
+    async fn process(&self, book: Book) -> Verdict<Book> {
+        Verdict::Keep(Book { title: book.title.trim().to_owned() })
+    }
+}
+
 #[derive(Spider, Default)]
 #[spider(
     name = "books",
@@ -59,6 +68,7 @@ struct Book {
     handle_signals = false,
     follow = "a.next, h3 > a",
     item = Book,
+    pipeline = [Tidy],
 )]
 struct Books;
 
@@ -133,6 +143,7 @@ pub(crate) fn main() {
     assert!(settings.contains("max_redirects = 4 · max_body_bytes = 1000000"), "{settings}");
     assert!(settings.contains("stats = books.stats.json · failures = books.failures.jsonl"), "{settings}");
     assert!(settings.contains("grace = 3s · handle_signals = false"), "{settings}");
+    assert_eq!(Books.pipeline().len(), 1, "the stage after the item's own checks");
     let links_only = LinksOnly.config();
     assert!(links_only.validate().is_ok());
     assert!(links_only.to_string().contains("settings of links_only"));

@@ -16,7 +16,9 @@ use reqwest::Method;
 use tokio::time::Instant;
 use url::Url;
 
+use super::protocol::Sorted;
 use crate::error::Error;
+use crate::extract::item::ItemKey;
 use crate::observe::counters::Counts;
 use crate::request::identity::IdentityChanges;
 use crate::request::Request;
@@ -26,7 +28,7 @@ use crate::schedule::frontier::{Checkpoint, Durable, RunEnd};
 use crate::sinks::failures::{Failure, FailuresFile};
 use crate::sinks::store::Outbox;
 use crate::sinks::warc::{Archived, WarcFile};
-use crate::sinks::{Encoded, Sink};
+use crate::sinks::Sink;
 
 /// The longest a finished request waits for its checkpoint (see [`Commit::due`]).
 pub(super) const GROUP_COMMIT: Duration = Duration::from_millis(2);
@@ -64,12 +66,22 @@ pub(super) struct Commit {
     /// when: each keeps its global slot until committed.
     uncommitted: usize,
     uncommitted_since: Option<Instant>,
+    /// The keys of the items written since the last checkpoint, for a state file.
+    kept_keys: Vec<ItemKey>,
 }
 
 impl Commit {
     pub(super) fn new(files: Files, durable: bool, state_sync: bool) -> Self {
         // The seeds, or an earlier run's queue put back: committed before any launch.
-        Commit { files, durable, state_sync, unsaved: true, uncommitted: 0, uncommitted_since: None }
+        Commit {
+            files,
+            durable,
+            state_sync,
+            unsaved: true,
+            uncommitted: 0,
+            uncommitted_since: None,
+            kept_keys: Vec::new(),
+        }
     }
 
     /// A request came back from its task: its global slot is held until it is committed.
@@ -166,7 +178,9 @@ impl Commit {
             ended,
             identities,
             outbox,
+            kept_keys: &self.kept_keys,
         })?;
+        self.kept_keys.clear();
         // In the state file now: a kill from here on hands it to the tables again.
         if let (Some(outbox), Some(chunk)) = (self.files.outbox.as_mut(), chunk) {
             outbox.send(chunk);
@@ -174,10 +188,20 @@ impl Commit {
         Ok(())
     }
 
-    /// Append a page's items to the output file, and to the outbox for the tables.
-    pub(super) fn write_items(&mut self, items: &Encoded) -> Result<(), Error> {
+    /// Append a page's items to the output file and to the outbox for the tables, keep
+    /// their keys for the next checkpoint, and file the items its pipeline dropped.
+    pub(super) fn write_items(&mut self, sorted: &Sorted) -> Result<(), Error> {
+        let items = &sorted.items;
         if let Some(outbox) = self.files.outbox.as_mut() {
             outbox.add(&items.lines, items.count);
+        }
+        if self.durable {
+            self.kept_keys.extend_from_slice(&sorted.kept_keys);
+        }
+        if let Some(file) = self.files.failures.as_mut() {
+            for dropped in &sorted.dropped {
+                file.record_drop(dropped)?;
+            }
         }
         match self.files.sink.as_mut() {
             Some(sink) => sink.write(items),

@@ -19,7 +19,7 @@ use url::Url;
 use super::admission::{Admission, Admit, Gate, Standing, Stop};
 use super::commit::{Commit, Progress};
 use super::hosts::{HostId, Hosts, RobotsState};
-use super::protocol::{Done, Job, Notes, Outcome, Report};
+use super::protocol::{Done, Job, Notes, Outcome, Report, Sorted};
 use super::task::{crawl_page, fetch_robots};
 use super::Shared;
 use crate::error::cause::Cause;
@@ -37,7 +37,6 @@ use crate::schedule::robots::{self, RobotsRules};
 use crate::schedule::throttle::adaptive::{self, Proposal};
 use crate::schedule::throttle::{self, SlotState};
 use crate::sinks::failures::Failure;
-use crate::sinks::Encoded;
 use crate::spider::Spider;
 use crate::wire::classify::Trouble;
 
@@ -576,8 +575,8 @@ impl<S: Spider> Dispatcher<S> {
             }
         }
         match done.outcome {
-            Outcome::Parsed { items, follows, failed, not_html } => {
-                self.write_items(&items);
+            Outcome::Parsed { sorted, follows, failed, not_html } => {
+                self.write_items(&sorted);
                 let tally = &self.shared.tally;
                 let counter = if not_html { &tally.skipped_not_html } else { &tally.pages };
                 counter.add(1);
@@ -675,13 +674,17 @@ impl<S: Spider> Dispatcher<S> {
         }
     }
 
-    /// Append a page's items to the output file, and count them.
-    fn write_items(&mut self, items: &Encoded) {
-        if let Err(error) = self.commit.write_items(items) {
+    /// Append a page's items to the output file, file those its pipeline dropped, and
+    /// count both.
+    fn write_items(&mut self, sorted: &Sorted) {
+        if let Err(error) = self.commit.write_items(sorted) {
             self.fail(error);
             return;
         }
-        self.shared.tally.items.add(items.count);
+        self.shared.tally.items.add(sorted.items.count);
+        for dropped in &sorted.dropped {
+            self.shared.tally.dropped(dropped.reason);
+        }
     }
 
     /// Defer the request for a jittered backoff (holding no slot), or give it up when

@@ -55,9 +55,11 @@ use crate::request::Request;
 use crate::schedule::cache::HttpCache;
 use crate::schedule::frontier::Scope;
 use crate::schedule::frontier::{Enqueued, Home};
+use crate::schedule::keys::KeptKeys;
 use crate::schedule::throttle::RateGate;
 use crate::sinks::store::Outbox;
 use crate::sinks::Encoder;
+use crate::spider::pipeline::Stages;
 use crate::spider::start::Start;
 use crate::spider::Spider;
 use crate::wire::Exchange;
@@ -135,7 +137,7 @@ impl<S: Spider> Crawler<S> {
         let tally = Tally::new();
         // The state file first: one that is not this crawl's is refused before anything is
         // fetched or any file is touched.
-        let Lodging { mut frontier, mut earlier, fleet, output, outbox } = lodge(&config).await?;
+        let Lodging { mut frontier, mut earlier, fleet, output, outbox, kept_keys } = lodge(&config).await?;
         let exchange = Exchange::new(&config)?;
         let pool = ParsePool::reading(config.parse_threads, config.dom_only)?;
         let mut start = start;
@@ -185,6 +187,8 @@ impl<S: Spider> Crawler<S> {
             rate: rate.clone(),
             pool,
             encoder: Encoder::for_output(config.output.as_deref(), !config.stores.is_empty())?,
+            pipeline: spider.pipeline(),
+            kept_keys,
             caching,
             archive: config.warc.is_some().then(|| config.user_agent.clone()),
             tally,
@@ -320,6 +324,10 @@ struct Shared<S: Spider> {
     pool: ParsePool,
     /// Encodes each page's items for the output file, on the page's task.
     encoder: Option<Encoder>,
+    /// The stages each item goes through before it is encoded.
+    pipeline: Stages<S::Item>,
+    /// The keys of the items kept, so that one item is kept per key.
+    kept_keys: KeptKeys,
     /// Whether answers are kept in the HTTP cache: tasks prepare them for it.
     caching: bool,
     /// With a WARC archive, the user agent its request records name: tasks prepare

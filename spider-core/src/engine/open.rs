@@ -17,6 +17,7 @@ use crate::observe::timeline::Recorder;
 use crate::request::identity::SavedIdentity;
 use crate::schedule::cache::HttpCache;
 use crate::schedule::frontier::{Home, MemoryFrontier};
+use crate::schedule::keys::KeptKeys;
 use crate::sinks::failures::FailuresFile;
 use crate::sinks::store::{Outbox, Outboxed};
 use crate::sinks::warc::WarcFile;
@@ -48,6 +49,8 @@ pub(super) struct Lodging {
     pub(super) output: Committed,
     /// Where the outbox for the tables starts: a state file's, or a new one.
     pub(super) outbox: Outboxed,
+    /// The keys of the items kept so far: a state file's, the fleet's, or none yet.
+    pub(super) kept_keys: KeptKeys,
 }
 
 /// The crawl's frontier: a fleet's (`frontier`), a state file's (`state`), or in memory.
@@ -64,6 +67,7 @@ pub(super) async fn lodge(config: &Config) -> Result<Lodging, Error> {
         fleet: Fleet::default(),
         output: Committed::default(),
         outbox: Outboxed::new(),
+        kept_keys: KeptKeys::local([]),
     })
 }
 
@@ -85,6 +89,7 @@ fn resume(config: &Config, path: &Path) -> Result<Lodging, Error> {
         fleet: Fleet::default(),
         output: opened.output,
         outbox: opened.outbox,
+        kept_keys: KeptKeys::local(opened.kept_keys),
     })
 }
 
@@ -95,13 +100,14 @@ fn resume(_: &Config, _: &Path) -> Result<Lodging, Error> {
 
 #[cfg(feature = "fleet")]
 async fn join(config: &Config, address: &str) -> Result<Lodging, Error> {
-    let (frontier, membership, output) = crate::schedule::fleet::join(config, address).await?;
+    let (frontier, membership, output, keys) = crate::schedule::fleet::join(config, address).await?;
     Ok(Lodging {
         frontier: Box::new(frontier),
         earlier: None,
         fleet: Fleet(Some(membership)),
         output,
         outbox: Outboxed::new(),
+        kept_keys: KeptKeys::Fleet(Box::new(keys)),
     })
 }
 

@@ -11,11 +11,12 @@ use url::Url;
 use super::hosts::HostId;
 use crate::error::reason::Reason;
 use crate::error::Error;
+use crate::extract::item::ItemKey;
 use crate::request::{Request, Ticket};
 use crate::schedule::cache::{CacheWrite, Cached};
 use crate::schedule::frontier::RobotsMemo;
 use crate::schedule::robots::RobotsRules;
-use crate::sinks::failures::Failure;
+use crate::sinks::failures::{DroppedItem, Failure};
 use crate::sinks::warc::Archived;
 use crate::sinks::Encoded;
 use crate::wire::classify::Trouble;
@@ -54,13 +55,24 @@ pub(super) struct Notes {
     pub(super) archive: Option<Archived>,
 }
 
+/// What became of a page's items.
+pub(super) struct Sorted {
+    /// The items kept, encoded.
+    pub(super) items: Encoded,
+    /// The items dropped, for the failures file and the counts.
+    pub(super) dropped: Vec<DroppedItem>,
+    /// The keys the kept items took, for a state file to keep with the page.
+    pub(super) kept_keys: Vec<ItemKey>,
+}
+
 /// What a task reports back.
 pub(super) enum Outcome {
-    /// The page was parsed: its items, encoded; its follow-ups; and the failure if `parse`
-    /// returned an error after finding some (its items are still written and its links
-    /// still followed). `not_html`: the link rules skipped it as not HTML.
+    /// The page was parsed: its items, through the pipeline and encoded; its follow-ups;
+    /// and the failure if `parse` returned an error after finding some (its items are
+    /// still written and its links still followed). `not_html`: the link rules skipped it
+    /// as not HTML.
     Parsed {
-        items: Encoded,
+        sorted: Sorted,
         follows: Vec<Request>,
         failed: Option<(Url, Method, u32, Failure)>,
         not_html: bool,

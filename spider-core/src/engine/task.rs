@@ -2,6 +2,7 @@
 //! the answer, parse, encode the items (or, for a sitemap, read it: `sitemap`); what it
 //! reports back is an [`Outcome`].
 
+mod items;
 mod sitemap;
 
 use std::time::SystemTime;
@@ -19,7 +20,6 @@ use crate::schedule::cache::{CacheWrite, Cached, Entry};
 use crate::schedule::robots::{self, RobotsAnswer};
 use crate::sinks::failures::Failure;
 use crate::sinks::warc::Archived;
-use crate::sinks::Encoded;
 use crate::spider::{Cx, Spider};
 use crate::wire::block::Answer;
 use crate::wire::classify::{self, Trouble};
@@ -27,6 +27,7 @@ use crate::wire::redirect::{next_hop, Hop};
 use crate::wire::route::Routed;
 use crate::wire::transport::Fetched;
 use crate::wire::{Answered, Exchanged, Judge, Overturned};
+use items::Unsorted;
 
 /// Fetch robots.txt. A redirect (RFC 9309 asks to follow five) goes back to the dispatcher
 /// as the next hop, so each hop waits for a slot and a rate token.
@@ -143,12 +144,14 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         return soft_block(shared, request, &sent, status.as_u16(), notes);
     }
     // Items emitted before an error are kept: nothing scraped is lost.
-    let items = match &shared.encoder {
-        Some(encoder) => match encoder.encode(&cx.items) {
-            Ok(items) => items,
-            Err(error) => return Outcome::Fatal(error),
-        },
-        None => Encoded::counted(cx.items.len()),
+    let mut cx = cx;
+    let sorted = match items::sort(shared, &request, std::mem::take(&mut cx.items)).await {
+        Ok(sorted) => sorted,
+        Err(Unsorted::Encode(error)) => return Outcome::Fatal(error),
+        Err(Unsorted::Keys(error)) => {
+            let failure = Failure::error(Reason::Fetch, &error);
+            return Outcome::Trouble { request, trouble: Trouble::TryAgain, retry_after: None, failure };
+        }
     };
     if let Err(source) = parsed {
         // An item found only in part is a failed item, an answer that is not the JSON asked
@@ -161,9 +164,9 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         };
         let error = Error::Spider { url: url.clone(), source };
         let failed = Some((url, method, attempts, Failure::error(reason, &error)));
-        return Outcome::Parsed { items, follows: cx.follows, failed, not_html: cx.not_html };
+        return Outcome::Parsed { sorted, follows: cx.follows, failed, not_html: cx.not_html };
     }
-    Outcome::Parsed { items, follows: cx.follows, failed: None, not_html: cx.not_html }
+    Outcome::Parsed { sorted, follows: cx.follows, failed: None, not_html: cx.not_html }
 }
 
 /// What the spider's `parse` made of a page.

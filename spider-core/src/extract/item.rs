@@ -44,6 +44,94 @@ pub trait Item: Sized + Send + 'static {
         let _ = found;
         Ok(None)
     }
+
+    /// Whether the item is worth keeping, the first stage of its pipeline
+    /// ([`Stages::checked`](crate::Stages::checked)): the derive drops one whose required
+    /// text field is empty or blank (reason `empty FIELD`), then asks the struct's
+    /// `#[item(validate = path)]` function (reason `invalid`, its error the detail).
+    ///
+    /// # Errors
+    ///
+    /// [`Dropped`], why the item is not kept.
+    fn check(&self) -> Result<(), Dropped> {
+        Ok(())
+    }
+
+    /// The item's key, `#[item(key)]` on a field: of the items with one key, the crawl
+    /// keeps the first (reason `duplicate` for the others), across the runs of a state
+    /// file and the workers of a fleet. `None`: the item has no key (the field is `None`,
+    /// or none is marked), and is kept.
+    fn key(&self) -> Option<ItemKey> {
+        None
+    }
+}
+
+/// An item's key as the crawl remembers it: a 128-bit hash of the key field's JSON, so
+/// that every key costs the same few bytes, whatever its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ItemKey(pub(crate) u128);
+
+impl ItemKey {
+    /// The key of a field's value; `None` for a value that is JSON `null` (a `None`) or
+    /// that does not serialize.
+    pub fn of<T: serde::Serialize + ?Sized>(value: &T) -> Option<ItemKey> {
+        let json = serde_json::to_vec(value).ok()?;
+        (json != b"null").then(|| ItemKey(xxhash_rust::xxh3::xxh3_128(&json)))
+    }
+
+    /// The key as 16 bytes, for the state file and the fleet's Redis.
+    #[cfg(any(feature = "state", feature = "fleet"))]
+    pub(crate) fn to_bytes(self) -> [u8; 16] {
+        self.0.to_be_bytes()
+    }
+
+    /// The key stored as [`to_bytes`](Self::to_bytes) wrote it.
+    #[cfg(feature = "state")]
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Option<ItemKey> {
+        Some(ItemKey(u128::from_be_bytes(bytes.try_into().ok()?)))
+    }
+}
+
+/// Why an item was not kept: a reason the crawl counts items by (in the summary, the
+/// stats file, the metrics), kept to a few words so that the counts stay few, and a
+/// detail for the failures file.
+///
+/// # Examples
+///
+/// ```
+/// use spider_core::Dropped;
+///
+/// let dropped = Dropped::new("no price").because("the price was 0.00");
+/// assert_eq!((dropped.reason(), dropped.detail()), ("no price", Some("the price was 0.00")));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped {
+    reason: &'static str,
+    detail: Option<String>,
+}
+
+impl Dropped {
+    /// Dropped for `reason`, the words it is counted by.
+    pub fn new(reason: &'static str) -> Self {
+        Dropped { reason, detail: None }
+    }
+
+    /// With what the failures file says of this item beside its reason.
+    #[must_use]
+    pub fn because(mut self, detail: impl std::fmt::Display) -> Self {
+        self.detail = Some(detail.to_string());
+        self
+    }
+
+    /// The reason it is counted by.
+    pub fn reason(&self) -> &'static str {
+        self.reason
+    }
+
+    /// What more the failures file says.
+    pub fn detail(&self) -> Option<&str> {
+        self.detail.as_deref()
+    }
 }
 
 /// The item of a spider that only follows links: there never is one.

@@ -48,6 +48,9 @@ macro_rules! counters {
             pub statuses: BTreeMap<u16, u64>,
             /// Requests given up, by reason ([`Reason::as_str`](crate::Reason::as_str)).
             pub failures_by_reason: BTreeMap<String, u64>,
+            /// Items the pipeline dropped, by reason ([`Dropped::reason`](crate::Dropped::reason)):
+            /// `duplicate`, `empty FIELD`, `invalid`, or a stage's own.
+            pub drops_by_reason: BTreeMap<String, u64>,
         }
 
         impl Counts {
@@ -84,6 +87,9 @@ macro_rules! counters {
                 for (reason, n) in &other.failures_by_reason {
                     *self.failures_by_reason.entry(reason.clone()).or_default() += n;
                 }
+                for (reason, n) in &other.drops_by_reason {
+                    *self.drops_by_reason.entry(reason.clone()).or_default() += n;
+                }
             }
         }
 
@@ -94,6 +100,7 @@ macro_rules! counters {
             $(pub(crate) $name: Count,)+
             statuses: Box<[AtomicU64]>,
             failures: Mutex<Failures>,
+            drops: Mutex<BTreeMap<&'static str, u64>>,
         }
 
         impl Tally {
@@ -103,6 +110,7 @@ macro_rules! counters {
                     $($name: Count::default(),)+
                     statuses: (0..600).map(|_| AtomicU64::new(0)).collect(),
                     failures: Mutex::new(Failures::default()),
+                    drops: Mutex::new(BTreeMap::new()),
                 }
             }
 
@@ -114,6 +122,7 @@ macro_rules! counters {
                     $($pool,)+
                     statuses: self.statuses(),
                     failures_by_reason: self.failures_by_reason(),
+                    drops_by_reason: self.drops_by_reason(),
                 }
             }
         }
@@ -207,6 +216,11 @@ impl Counts {
         self.failures_by_reason.values().sum()
     }
 
+    /// Items the pipeline dropped.
+    pub fn dropped(&self) -> u64 {
+        self.drops_by_reason.values().sum()
+    }
+
     /// Answers received, of any status.
     pub fn answered(&self) -> u64 {
         self.statuses.values().sum()
@@ -272,6 +286,17 @@ impl Tally {
         failures.counts.iter().map(|(reason, n)| (reason.as_str().to_owned(), *n)).collect()
     }
 
+    /// An item dropped by the pipeline, for `reason`.
+    pub(crate) fn dropped(&self, reason: &'static str) {
+        *self.drops.lock().unwrap_or_else(|e| e.into_inner()).entry(reason).or_default() += 1;
+    }
+
+    /// Items dropped so far, by reason.
+    pub(crate) fn drops_by_reason(&self) -> BTreeMap<String, u64> {
+        let drops = self.drops.lock().unwrap_or_else(|e| e.into_inner());
+        drops.iter().map(|(reason, n)| ((*reason).to_owned(), *n)).collect()
+    }
+
     /// The first message of each reason this run gave a request up for.
     pub(crate) fn failure_examples(&self) -> BTreeMap<String, String> {
         let failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
@@ -308,10 +333,12 @@ mod tests {
         tally.pages.add(3);
         tally.status(200);
         tally.failure(Reason::RedirectLoop, "a → b → a");
+        tally.dropped("duplicate");
         let run = tally.counts(4, 1);
         assert_eq!((run.pages, run.html_parses, run.streamed_pages, run.failures()), (3, 4, 1, 1));
         let mut both = run.clone();
         both.add(&run);
         assert_eq!((both.pages, both.statuses[&200], both.failures_by_reason["redirect loop"]), (6, 2, 2));
+        assert_eq!((both.dropped(), both.drops_by_reason["duplicate"]), (2, 2));
     }
 }

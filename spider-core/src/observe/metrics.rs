@@ -95,6 +95,15 @@ impl Collector for Snapshot {
             let gauge = ConstGauge::new(value);
             gauge.encode(encoder.encode_descriptor(name, help, None, gauge.metric_type())?)?;
         }
+        let mut dropped = encoder.encode_descriptor(
+            "spiderling_items_dropped",
+            "Items the pipeline dropped, by reason",
+            None,
+            prometheus_client::metrics::MetricType::Counter,
+        )?;
+        for (reason, n) in &live.counts.drops_by_reason {
+            ConstCounter::new(*n).encode(dropped.encode_family(&[("reason", reason.as_str())])?)?;
+        }
         type PerHost = fn(&HostLive) -> f64;
         let per_host: [(&str, &str, PerHost); 3] = [
             ("spiderling_host_block_rate", "A host's block rate over the last 10 s", |h| h.block_rate),
@@ -132,7 +141,14 @@ mod tests {
 
     #[tokio::test]
     async fn a_scrape_serves_the_latest_snapshots_counters() {
-        let counts = Counts { pages: 12, skipped_not_html: 3, skipped_hidden: 4, ..Counts::default() };
+        let drops_by_reason = [("duplicate".to_owned(), 5)].into();
+        let counts = Counts {
+            pages: 12,
+            skipped_not_html: 3,
+            skipped_hidden: 4,
+            drops_by_reason,
+            ..Counts::default()
+        };
         let live = Live { counts, ..Live::default() };
         let (_publish, latest) = watch::channel(live);
         let scrape = Metrics::new(latest).scrape();
@@ -143,6 +159,7 @@ mod tests {
             "spiderling_skipped_not_html_total 3",
             "spiderling_skipped_hidden_total 4",
             "spiderling_revalidated_total 0",
+            "spiderling_items_dropped_total{reason=\"duplicate\"} 5",
             "# HELP spiderling_requests Requests sent, robots.txt, redirects and retries included",
             "# HELP spiderling_robots_disallowed Requests dropped because robots.txt disallows them",
             "# HELP spiderling_html_parses HTML documents parsed on the parse pool; one per page when a spider does all its work on a page in one `Page::html` job, as the derived rules do",

@@ -311,6 +311,11 @@ impl fmt::Display for Summary {
                 self.counts.failures_by_reason.iter().map(|(r, n)| format!("{r} ×{n}")).collect();
             writeln!(f, "  failed: {}", reasons.join(", "))?;
         }
+        if !self.counts.drops_by_reason.is_empty() {
+            let reasons: Vec<String> =
+                self.counts.drops_by_reason.iter().map(|(r, n)| format!("{r} ×{n}")).collect();
+            writeln!(f, "  items dropped: {}", reasons.join(", "))?;
+        }
         write!(
             f,
             "  dropped: {} duplicates, {} out of scope, {} disallowed by robots.txt, {} too deep",

@@ -32,6 +32,31 @@ impl Failure {
     }
 }
 
+/// An item a page's pipeline dropped: its page, why, and the item as JSON when the stage
+/// that dropped it gave it back.
+#[derive(Debug)]
+pub(crate) struct DroppedItem {
+    /// The page's URL and method.
+    pub(crate) page: (String, String),
+    /// The reason it is counted by.
+    pub(crate) reason: &'static str,
+    pub(crate) detail: Option<String>,
+    pub(crate) item: Option<String>,
+}
+
+/// The failures file's line of an item dropped: its page, `"reason": "item dropped"`,
+/// and why in `dropped` and `error`.
+#[derive(Serialize)]
+struct DropLine<'a> {
+    url: &'a str,
+    method: &'a str,
+    reason: &'static str,
+    dropped: &'static str,
+    error: Option<&'a str>,
+    item: Option<serde_json::Value>,
+    failed_at: String,
+}
+
 #[derive(Serialize)]
 struct Line<'a> {
     url: &'a str,
@@ -76,7 +101,25 @@ impl FailuresFile {
             error: failure.error.as_deref(),
             failed_at: spider_settings::rfc3339(SystemTime::now()),
         };
-        let mut bytes = serde_json::to_vec(&line)
+        self.write_line(&line)
+    }
+
+    /// File an item a page's pipeline dropped.
+    pub(crate) fn record_drop(&mut self, dropped: &DroppedItem) -> Result<(), Error> {
+        let line = DropLine {
+            url: &dropped.page.0,
+            method: &dropped.page.1,
+            reason: "item dropped",
+            dropped: dropped.reason,
+            error: dropped.detail.as_deref(),
+            item: dropped.item.as_deref().and_then(|json| serde_json::from_str(json).ok()),
+            failed_at: spider_settings::rfc3339(SystemTime::now()),
+        };
+        self.write_line(&line)
+    }
+
+    fn write_line(&mut self, line: &impl Serialize) -> Result<(), Error> {
+        let mut bytes = serde_json::to_vec(line)
             .map_err(|e| Error::Export { path: self.file.path().to_owned(), message: e.to_string() })?;
         bytes.push(b'\n');
         self.file.write_all(&bytes)

@@ -1,5 +1,6 @@
 //! What a user writes: a [`Spider`], and the [`Cx`] its `parse` fills.
 
+pub(crate) mod pipeline;
 pub(crate) mod rules;
 pub(crate) mod start;
 
@@ -14,6 +15,7 @@ use crate::extract::form::Form;
 use crate::extract::page::Page;
 use crate::request::rendering::Rendering;
 use crate::request::Request;
+use crate::spider::pipeline::Stages;
 use crate::spider::start::Start;
 use crate::wire::block::Answer;
 use crate::wire::route::Route;
@@ -257,6 +259,35 @@ pub trait Spider: SpiderConfig + Send + Sync + 'static {
     /// ```
     fn sitemap_request(&self, url: Url) -> Option<Request> {
         Some(Request::new(url))
+    }
+
+    /// The stages every item goes through before the outputs, asked once when the crawl
+    /// starts. The default keeps every item; a spider derived with `rule(...)`s gets its
+    /// item's checks and key ([`Stages::checked`]) and the stages of its `pipeline = [...]`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use spider_core::{async_trait, Config, Cx, Page, Result, Spider, SpiderConfig, Stages};
+    /// # #[derive(serde::Serialize)] struct Book { title: String }
+    /// # impl spider_core::Item for Book {
+    /// #     fn extract(_: &spider_core::Document<'_>) -> Result<Option<Self>, spider_core::ExtractError> { Ok(None) }
+    /// # }
+    /// # struct Shop;
+    /// # impl SpiderConfig for Shop { fn config(&self) -> Config { Config::new("shop") } }
+    /// # #[async_trait]
+    /// # impl Spider for Shop {
+    /// #     type Item = Book;
+    /// #     async fn parse(&self, _: Page, _: &mut Cx<Book>) -> Result { Ok(()) }
+    /// // A hand-written spider of a derived item: its checks and its key, as a derived
+    /// // spider has them.
+    /// fn pipeline(&self) -> Stages<Book> {
+    ///     Stages::checked()
+    /// }
+    /// # }
+    /// ```
+    fn pipeline(&self) -> Stages<Self::Item> {
+        Stages::new()
     }
 }
 

@@ -74,6 +74,14 @@ pub(crate) struct Field {
     pub(crate) cardinality: Cardinality,
     /// `T` of `T`, `Option<T>`, `Vec<T>`.
     pub(crate) inner: Type,
+    /// `#[item(key)]`, as written: the item's key.
+    pub(crate) key: Option<syn::Path>,
+}
+
+/// The item as a whole: its fields, and the struct's `#[item(validate = path)]`.
+pub(crate) struct Model {
+    pub(crate) fields: Vec<Field>,
+    pub(crate) validate: Option<syn::Path>,
 }
 
 const ATTRIBUTES: &[&str] = &["css", "json_ld", "json", "page"];
@@ -83,7 +91,73 @@ const JSON_OPTIONS: &[&str] = &["parse", "default"];
 const PAGE_OPTIONS: &[&str] = &["parse", "default"];
 const PAGE_FIELDS: &[&str] = &["url", "final_url", "status", "fetched_at", "depth", "rendered", "meta"];
 
-pub(crate) fn read(input: &syn::DeriveInput, errors: &mut Errors) -> Vec<Field> {
+pub(crate) fn read(input: &syn::DeriveInput, errors: &mut Errors) -> Model {
+    let validate = validate(&input.attrs, errors);
+    let fields = read_fields(input, errors);
+    let keys: Vec<&syn::Path> = fields.iter().filter_map(|field| field.key.as_ref()).collect();
+    if let [_, second, ..] = keys.as_slice() {
+        errors.at(second, "an item has one key; keep #[item(key)] on one field");
+    }
+    Model { fields, validate }
+}
+
+/// The struct's `#[item(validate = path)]`.
+fn validate(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::Path> {
+    let mut validate = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("item")) {
+        let parsed = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("validate") {
+                let path: syn::Path = meta.value()?.parse()?;
+                if validate.is_some() {
+                    errors.at(&path, "`validate` is given twice; call one function that checks everything");
+                } else {
+                    validate = Some(path);
+                }
+            } else if meta.path.is_ident("key") {
+                errors.at(
+                    &meta.path,
+                    "`key` marks a field: write #[item(key)] above the field the items are told apart by",
+                );
+            } else {
+                errors.at(
+                    &meta.path,
+                    "#[item(...)] on the struct takes `validate = my_function`, a fn(&Self) -> Result<(), E>",
+                );
+            }
+            Ok(())
+        });
+        if let Err(error) = parsed {
+            errors.push(error);
+        }
+    }
+    validate
+}
+
+/// A field's `#[item(key)]`.
+fn field_key(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::Path> {
+    let mut key = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("item")) {
+        let parsed = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("key") {
+                key = Some(meta.path.clone());
+            } else if meta.path.is_ident("validate") {
+                errors.at(&meta.path, "`validate` checks the whole item: write #[item(validate = my_function)] above the struct");
+                if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+            } else {
+                errors.at(&meta.path, "#[item(...)] on a field takes `key`: the items are told apart by this field");
+            }
+            Ok(())
+        });
+        if let Err(error) = parsed {
+            errors.push(error);
+        }
+    }
+    key
+}
+
+fn read_fields(input: &syn::DeriveInput, errors: &mut Errors) -> Vec<Field> {
     let named = match &input.data {
         Data::Struct(data) => match &data.fields {
             Fields::Named(named) => Some(named),
@@ -129,7 +203,9 @@ pub(crate) fn read(input: &syn::DeriveInput, errors: &mut Errors) -> Vec<Field> 
                 continue;
             }
         };
-        if let Some(field) = check(&ident, &field.ty, attr, args, errors) {
+        let key = field_key(&field.attrs, errors);
+        if let Some(mut field) = check(&ident, &field.ty, attr, args, errors) {
+            field.key = key;
             fields.push(field);
         }
     }
@@ -178,6 +254,7 @@ fn check(ident: &Ident, ty: &Type, attr: &Attribute, args: Args, errors: &mut Er
         default: common.default.is_some(),
         cardinality,
         inner,
+        key: None,
     })
 }
 

@@ -4,11 +4,13 @@
 //! can be told apart.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 
-use super::attr::{Cardinality, Field, PageFact, Reads, Source};
+use super::attr::{Cardinality, Field, Model, PageFact, Reads, Source};
 
-pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream {
+pub(crate) fn expand(input: &syn::DeriveInput, model: &Model) -> TokenStream {
+    let fields = model.fields.as_slice();
     let ident = &input.ident;
     let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
     let p = quote!(::spiderling::__private);
@@ -127,6 +129,7 @@ pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream 
                 ::core::result::Result::Err(#why);
         },
     };
+    let checks = checks(model, &p);
     quote! {
         const _: () = {
             fn read(
@@ -141,6 +144,8 @@ pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream 
             }
 
             impl #impl_generics #p::Item for #ident #type_generics #where_clause {
+                #checks
+
                 fn extract(
                     doc: &#p::Document<'_>,
                 ) -> ::core::result::Result<::core::option::Option<Self>, #p::ExtractError> {
@@ -153,6 +158,53 @@ pub(crate) fn expand(input: &syn::DeriveInput, fields: &[Field]) -> TokenStream 
             }
         };
     }
+}
+
+/// `Item::check`, when the item has a required text field or `validate`, and `Item::key`,
+/// when a field is its key.
+fn checks(model: &Model, p: &TokenStream) -> TokenStream {
+    // A required field of text: `String` by its last segment, as written.
+    let texts = model.fields.iter().filter(|field| {
+        matches!(field.cardinality, Cardinality::One)
+            && !field.default
+            && matches!(&field.inner, syn::Type::Path(path) if path.path.segments.last().is_some_and(|s| s.ident == "String"))
+    });
+    let empty = texts
+        .map(|field| {
+            let name = &field.ident;
+            let reason = syn::LitStr::new(&format!("empty {name}"), name.span());
+            quote! {
+                if self.#name.trim().is_empty() {
+                    return ::core::result::Result::Err(#p::Dropped::new(#reason));
+                }
+            }
+        })
+        .collect::<Vec<_>>();
+    let validate = model.validate.as_ref().map(|path| {
+        quote_spanned! {path.span()=>
+            if let ::core::result::Result::Err(why) = #path(self) {
+                return ::core::result::Result::Err(#p::Dropped::new("invalid").because(why));
+            }
+        }
+    });
+    let check = (!empty.is_empty() || validate.is_some()).then(|| {
+        quote! {
+            fn check(&self) -> ::core::result::Result<(), #p::Dropped> {
+                #(#empty)*
+                #validate
+                ::core::result::Result::Ok(())
+            }
+        }
+    });
+    let key = model.fields.iter().find(|field| field.key.is_some()).map(|field| {
+        let name = &field.ident;
+        quote! {
+            fn key(&self) -> ::core::option::Option<#p::ItemKey> {
+                #p::ItemKey::of(&self.#name)
+            }
+        }
+    });
+    quote!(#check #key)
 }
 
 /// The item's `#[css]` fields as the streaming engine's plan lists them, or why the

@@ -11,12 +11,12 @@ use crate::errors::Errors;
 
 pub(crate) fn derive(input: &syn::DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
-    let fields = attr::read(input, &mut errors);
+    let model = attr::read(input, &mut errors);
     match errors.into_compile_errors() {
         Some(compile_errors) => {
             let stub = expand::stub(input);
             quote::quote! { #compile_errors #stub }
         }
-        None => expand::expand(input, &fields),
+        None => expand::expand(input, &model),
     }
 }

@@ -21,6 +21,8 @@ pub(crate) enum Value {
     Statuses(Vec<syn::LitInt>),
     Decimal(f64),
     Type(syn::Path),
+    /// `pipeline = [...]`: each stage as written, for rustc to type-check.
+    Stages(Vec<Expr>),
 }
 
 /// The keys of `#[spider(...)]`, in the order written, and its `rule(...)`s.
@@ -93,6 +95,11 @@ impl Settings {
         let rates: Vec<&syn::Ident> = seen.iter().filter(|i| *i == "rpm" || *i == "rps").collect();
         if let [_, second] = rates.as_slice() {
             errors.at(second, "`rpm` and `rps` both set the rate ceiling; keep one");
+        }
+        if let Some(pipeline) = seen.iter().find(|key| *key == "pipeline") {
+            if settings.rules.is_empty() && !seen.iter().any(|key| key == "item") {
+                errors.at(pipeline, "`pipeline` runs the items of the derived rules (`rule(..., parse = T)` or `item = T`); a spider with its own `parse` returns its stages from `fn pipeline` in its `impl Spider`");
+            }
         }
         rule::check(&settings.rules, &seen, errors);
         settings.check_streams(errors);
@@ -264,6 +271,14 @@ fn check(key: &'static Key, expr: &Expr, errors: &mut Errors) -> Option<Value> {
                 Some(Value::Statuses(codes))
             }
             _ => expect(&format!("a list of statuses, such as `{name} = [429, 503]`")),
+        },
+        Kind::Stages => match expr {
+            Expr::Array(ExprArray { elems, .. }) if elems.is_empty() => {
+                errors.at(expr, "the pipeline is empty; list its stages, such as `pipeline = [Tidy]`, or leave it out");
+                None
+            }
+            Expr::Array(ExprArray { elems, .. }) => Some(Value::Stages(elems.iter().cloned().collect())),
+            _ => expect("a list of stages, each a value whose type implements `Pipeline`, such as `pipeline = [Tidy, MinPrice(1.0)]`"),
         },
         Kind::Type => match expr {
             Expr::Path(path) if path.qself.is_none() => Some(Value::Type(path.path.clone())),

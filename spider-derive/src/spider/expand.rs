@@ -43,7 +43,7 @@ pub(crate) fn expand(input: &syn::DeriveInput, settings: &Settings) -> TokenStre
 fn call(key: &str, value: &Value) -> Vec<TokenStream> {
     let method = format_ident!("{}", key);
     match (key, value) {
-        ("name" | "profile" | "follow" | "item" | "extract", _) => Vec::new(),
+        ("name" | "profile" | "follow" | "item" | "extract" | "pipeline", _) => Vec::new(),
         ("start_urls", Value::TextList(urls)) => urls.iter().map(|u| quote!(.start_url(#u))).collect(),
         ("sitemap_urls", Value::TextList(urls)) => urls.iter().map(|u| quote!(.sitemap_url(#u))).collect(),
         ("allowed_domains", Value::TextList(domains)) => {
@@ -103,8 +103,12 @@ fn rules(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
         Some(Value::Text(_)) => Engine::Stream,
         _ => Engine::Auto,
     };
+    let stages = match settings.get("pipeline") {
+        Some(Value::Stages(stages)) => stages.as_slice(),
+        _ => &[],
+    };
     if !settings.rules.is_empty() {
-        return link_rules(input, &settings.rules, engine);
+        return link_rules(input, &settings.rules, engine, stages);
     }
     let item = settings.get("item");
     let follow = settings.get("follow");
@@ -131,7 +135,7 @@ fn rules(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
         scroll: false,
         click: None,
     };
-    link_rules(input, &[rule], engine)
+    link_rules(input, &[rule], engine, stages)
 }
 
 /// The engine `extract = "..."` asks for.
@@ -143,8 +147,9 @@ pub(crate) enum Engine {
 }
 
 /// The `Spider` impl of a spider with `rule(...)`s: the rules as constant data, compiled
-/// once per process in a `static`; `parse` and `sitemap_request` go through them.
-fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine) -> TokenStream {
+/// once per process in a `static`; `parse` and `sitemap_request` go through them; the
+/// item's checks and key, then `stages`, its pipeline.
+fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine, stages: &[syn::Expr]) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
     let parsed = rules.iter().find_map(|rule| rule.parse.as_ref());
@@ -212,6 +217,9 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine) -> Token
             }
         }
     });
+    // Each stage spanned at the user's value: one that is no `Pipeline` of the item is
+    // an error there.
+    let stages = stages.iter().map(|stage| quote_spanned!(stage.span()=> .then(#stage)));
     let engine_value = match engine {
         Engine::Auto => quote!(Auto),
         Engine::Dom => quote!(Dom),
@@ -260,6 +268,10 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine) -> Token
 
             fn rendering(&self, request: &::spiderling::Request) -> ::spiderling::__private::Rendering {
                 COMPILED_LINK_RULES.rendering::<#item>(request)
+            }
+
+            fn pipeline(&self) -> ::spiderling::Stages<Self::Item> {
+                ::spiderling::Stages::checked() #(#stages)*
             }
         }
     }

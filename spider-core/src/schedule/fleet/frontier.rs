@@ -521,6 +521,10 @@ impl Durable for FleetFrontier {
             let before = self.reported.failures_by_reason.get(reason).copied().unwrap_or(0);
             grew(format!("failure:{reason}"), *now, before);
         }
+        for (reason, now) in &counts.drops_by_reason {
+            let before = self.reported.drops_by_reason.get(reason).copied().unwrap_or(0);
+            grew(format!("drop:{reason}"), *now, before);
+        }
         self.reported = counts.clone();
         if checkpoint.proxy_bytes > self.reported_proxy_bytes {
             added.push(("proxy_bytes".to_owned(), checkpoint.proxy_bytes - self.reported_proxy_bytes));

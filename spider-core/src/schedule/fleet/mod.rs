@@ -21,6 +21,7 @@
 
 mod clock;
 mod frontier;
+mod keys;
 mod outputs;
 mod report;
 mod syncer;
@@ -32,6 +33,7 @@ use std::time::Duration;
 use redis::Client;
 
 pub(crate) use frontier::FleetFrontier;
+pub(crate) use keys::FleetKeys;
 pub use outputs::FleetOutput;
 pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetWorker, WorkerState};
 
@@ -110,7 +112,7 @@ fn refusal(address: &Address, error: &redis::RedisError) -> Option<String> {
 pub(crate) async fn join(
     config: &Config,
     address: &str,
-) -> Result<(FleetFrontier, Membership, Committed), Error> {
+) -> Result<(FleetFrontier, Membership, Committed, FleetKeys), Error> {
     let address = Address::parse(address).map_err(Error::Config)?;
     let refused = |error: redis::RedisError| {
         let problem = refusal(&address, &error).unwrap_or_else(|| {
@@ -187,6 +189,7 @@ pub(crate) async fn join(
     link.lock().refusing = refusing;
     let frontier = FleetFrontier::new(config, link.clone(), output);
     tracing::info!(target: "spiderling", redis = %address, crawl, %worker, "joined the fleet");
+    let keys = FleetKeys::new(client.clone(), connection.clone(), address.clone(), &prefix);
     let syncer = Syncer {
         link,
         client,
@@ -198,7 +201,8 @@ pub(crate) async fn join(
         clock: RedisClock::default(),
         epoch: 0,
     };
-    Ok((frontier, Membership { syncer: tokio::spawn(syncer.run()), address }, committed.unwrap_or_default()))
+    let membership = Membership { syncer: tokio::spawn(syncer.run()), address };
+    Ok((frontier, membership, committed.unwrap_or_default(), keys))
 }
 
 /// This worker's output file as the fleet names it, `HOST:PATH` (the path absolute), so

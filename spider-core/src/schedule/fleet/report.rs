@@ -347,6 +347,8 @@ async fn read_crawl(
             totals.statuses.insert(status, n);
         } else if let Some(reason) = name.strip_prefix("failure:") {
             totals.failures_by_reason.insert(reason.to_owned(), n);
+        } else if let Some(reason) = name.strip_prefix("drop:") {
+            totals.drops_by_reason.insert(reason.to_owned(), n);
         }
     }
     let live = workers.iter().filter(|w| w.state == WorkerState::Live);

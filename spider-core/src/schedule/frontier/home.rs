@@ -12,6 +12,7 @@ use url::Url;
 
 use super::Frontier;
 use crate::error::Error;
+use crate::extract::item::ItemKey;
 use crate::observe::counters::Counts;
 use crate::observe::summary::CrawlStatus;
 use crate::request::host::HostKey;
@@ -159,6 +160,8 @@ pub(crate) struct Checkpoint<'a> {
     pub(crate) identities: Option<IdentityChanges>,
     /// With tables as output, the outbox's change (see `sinks::store`).
     pub(crate) outbox: Option<OutboxChange<'a>>,
+    /// The keys of the items written since the last checkpoint (see `schedule::keys`).
+    pub(crate) kept_keys: &'a [ItemKey],
 }
 
 /// What a checkpoint does to the outbox: keep the items of the pages it commits, and

@@ -520,6 +520,15 @@ impl Durable for StateFrontier {
         if let Some(outbox) = &checkpoint.outbox {
             save_outbox(&self.conn, outbox).map_err(store)?;
         }
+        if !checkpoint.kept_keys.is_empty() {
+            let mut insert = self
+                .conn
+                .prepare_cached("INSERT OR IGNORE INTO item_keys (key) VALUES (?1)")
+                .map_err(store)?;
+            for key in checkpoint.kept_keys {
+                insert.execute([key.to_bytes().as_slice()]).map_err(store)?;
+            }
+        }
         if let Some((_, status)) = ended {
             let crawl = match status {
                 "complete" | "complete_with_failures" => "complete",
@@ -644,6 +653,7 @@ mod tests {
             identities: Some(IdentityChanges { saved: vec![saved.clone()], ..IdentityChanges::default() }),
             outbox: None,
             warc: None,
+            kept_keys: &[],
         };
         opened.frontier.checkpoint(&checkpoint).unwrap();
         drop(opened);

@@ -14,6 +14,7 @@ use super::checkpointer::Checkpointer;
 use super::frontier::{Clock, StateFrontier};
 use super::{sidecar, uri, SCHEMA_VERSION};
 use crate::error::Error;
+use crate::extract::item::ItemKey;
 use crate::observe::counters::Counts;
 use crate::observe::tables::unix_ms;
 use crate::observe::text::thousands;
@@ -46,6 +47,8 @@ pub(crate) struct Opened {
     pub(crate) refusing_plain: Vec<String>,
     /// What the outbox holds for the tables.
     pub(crate) outbox: Outboxed,
+    /// The keys of the items the earlier runs kept (`#[item(key)]`).
+    pub(crate) kept_keys: Vec<ItemKey>,
 }
 
 /// Open the state file at `path` for `config`'s crawl, creating it if there is none. With
@@ -107,6 +110,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
     conn.set_prepared_statement_cache_capacity(32);
     let identities = read_identities(&conn).map_err(store)?;
     let outbox = read_outbox(&conn).map_err(store)?;
+    let kept_keys = read_kept_keys(&conn).map_err(store)?;
     let refusing_plain = read_refusing(&conn).map_err(store)?;
     let frontier = load(conn, path, lock, config, output, failures, warc)?;
     Ok(Opened {
@@ -120,6 +124,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
         identities,
         refusing_plain,
         outbox,
+        kept_keys,
     })
 }
 
@@ -243,6 +248,7 @@ const IDENTITIES: &str =
     "CREATE TABLE IF NOT EXISTS identities (key TEXT PRIMARY KEY, agent TEXT, cookies TEXT NOT NULL); \
      CREATE TABLE IF NOT EXISTS refusing_plain (host TEXT PRIMARY KEY); \
      CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, items BLOB NOT NULL, count INTEGER NOT NULL); \
+     CREATE TABLE IF NOT EXISTS item_keys (key BLOB PRIMARY KEY) WITHOUT ROWID; \
      INSERT OR IGNORE INTO crawl (key, value) VALUES ('outbox_crawl', lower(hex(randomblob(8))));";
 
 /// The outbox an earlier run left: the crawl's name in the tables, the next chunk number,
@@ -260,6 +266,14 @@ fn read_outbox(conn: &Connection) -> rusqlite::Result<Outboxed> {
         select.query_map([], |row| Ok(Chunk { seq: row.get(0)?, items: row.get(1)?, count: row.get(2)? }))?;
     let held = rows.collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(Outboxed { crawl, next_seq: last + 1, held })
+}
+
+/// The keys of the items kept so far; a row that is not a key (none is written so) is
+/// left out.
+fn read_kept_keys(conn: &Connection) -> rusqlite::Result<Vec<ItemKey>> {
+    let mut select = conn.prepare("SELECT key FROM item_keys")?;
+    let rows = select.query_map([], |row| row.get::<_, Vec<u8>>(0))?;
+    rows.filter_map(|row| row.map(|bytes| ItemKey::from_bytes(&bytes)).transpose()).collect()
 }
 
 fn read_refusing(conn: &Connection) -> rusqlite::Result<Vec<String>> {

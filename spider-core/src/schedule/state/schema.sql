@@ -101,6 +101,14 @@ CREATE TABLE outbox (
     count INTEGER NOT NULL
 );
 
+-- The keys of the items kept (`#[item(key)]`): 16 bytes each, a 128-bit hash of the key
+-- field's JSON, written with the checkpoint that commits the page whose item holds it, so
+-- a page fetched again after a kill finds its keys free. A file written before this table
+-- existed gets it when opened.
+CREATE TABLE item_keys (
+    key BLOB PRIMARY KEY
+) WITHOUT ROWID;
+
 -- Hosts that refused the crawl's own client (`impersonate = "auto"`), by origin: a resumed
 -- crawl sends them a browser's wire from its first request.
 CREATE TABLE refusing_plain (
