@@ -64,8 +64,10 @@ fn crawl_killed_and_resumed(site: &Sandbox, output: &str, seed: u64, kills: usiz
     .to_vec();
     args.extend(extra.iter().map(|arg| (*arg).to_owned()));
     let mut rng = SmallRng::seed_from_u64(seed);
-    let (mut made, mut early) = (0, 0);
+    let (mut made, mut early, mut resumed_on_items) = (0, 0, 0);
+    let held_items = || std::fs::metadata(dir.path().join(output)).is_ok_and(|meta| meta.len() > 0);
     for _ in 0..kills {
+        resumed_on_items += usize::from(held_items());
         let mut child = spawn_child(&args);
         // A kill during start-up now and then; otherwise some pages into the run.
         let pages = if rng.random_bool(0.2) { 0 } else { rng.random_range(1..=40) };
@@ -86,6 +88,7 @@ fn crawl_killed_and_resumed(site: &Sandbox, output: &str, seed: u64, kills: usiz
         made += 1;
         early += usize::from(pages == 0);
     }
+    resumed_on_items += usize::from(held_items());
     let last = Command::new(std::env::current_exe().unwrap())
         .args(["child_crawl", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
         .env(CHILD, args.join("\n"))
@@ -97,7 +100,7 @@ fn crawl_killed_and_resumed(site: &Sandbox, output: &str, seed: u64, kills: usiz
         String::from_utf8_lossy(&last.stdout),
         String::from_utf8_lossy(&last.stderr)
     );
-    Killed { dir, kills: made, early }
+    Killed { dir, kills: made, early, resumed_on_items }
 }
 
 /// What the kill tests left.
@@ -107,6 +110,8 @@ struct Killed {
     kills: usize,
     /// Of those, sent right after the start, perhaps before the run left any trace.
     early: usize,
+    /// Runs started again on an output file that held items already.
+    resumed_on_items: usize,
 }
 
 /// Pages the site answered more than once, as fetches beyond the first.
@@ -134,7 +139,7 @@ fn stats(dir: &Path, name: &str) -> serde_json::Value {
 fn killed_with_sigkill_again_and_again_every_item_is_written_exactly_once() {
     let (demo, site) = slow_site(300);
     let seed = seed(0x5eed_0001);
-    let Killed { dir, kills, early } = crawl_killed_and_resumed(&site, "books.jsonl", seed, 6, &[]);
+    let Killed { dir, kills, early, .. } = crawl_killed_and_resumed(&site, "books.jsonl", seed, 6, &[]);
     assert!(kills >= 3, "seed {seed:#x}: only {kills} kills landed before the crawl ended");
 
     let text = std::fs::read_to_string(dir.path().join("books.jsonl")).unwrap();
@@ -185,21 +190,38 @@ fn a_killed_csv_crawl_has_its_header_once_and_every_row_once() {
     assert!(repeated <= kills * CONCURRENCY, "seed {seed:#x}: {repeated} fetched again: {which:?}");
 }
 
-#[test]
-fn a_killed_gzipped_crawl_is_one_whole_gzip_file_with_every_item_once() {
+/// A compressed items file killed four times and resumed: read whole by `decode` (every
+/// member, or frame, whole: a cut-off one would fail to decode), every book once.
+fn a_killed_compressed_crawl_is_whole(file: &str, seed: u64, decode: fn(&[u8]) -> std::io::Result<String>) {
     let (demo, site) = slow_site(200);
-    let seed = seed(0x5eed_0003);
-    let Killed { dir, kills, .. } = crawl_killed_and_resumed(&site, "books.jsonl.gz", seed, 4, &[]);
+    let seed = self::seed(seed);
+    let Killed { dir, kills, resumed_on_items, .. } = crawl_killed_and_resumed(&site, file, seed, 4, &[]);
     assert!(kills >= 2, "seed {seed:#x}: only {kills} kills landed before the crawl ended");
-    let bytes = std::fs::read(dir.path().join("books.jsonl.gz")).unwrap();
-    let mut text = String::new();
-    // Every member whole: a cut-off one would fail to decode here.
-    std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(&bytes[..]), &mut text).unwrap();
+    assert!(
+        resumed_on_items >= 2,
+        "seed {seed:#x}: {resumed_on_items} runs went on from a file that held items"
+    );
+    let text = decode(&std::fs::read(dir.path().join(file)).unwrap()).unwrap();
     let mut books: Vec<support::Book> =
         text.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
     books.sort();
     assert_eq!(books, expected_books(demo.books), "seed {seed:#x}: every book, each once");
     assert!(dir.path().join("books.stats.json").exists(), "the stats file beside it is books.stats.json");
+}
+
+#[test]
+fn a_killed_gzipped_crawl_is_one_whole_gzip_file_with_every_item_once() {
+    a_killed_compressed_crawl_is_whole("books.jsonl.gz", 0x5eed_0005, |bytes| {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(bytes), &mut text).map(|_| text)
+    });
+}
+
+#[test]
+fn a_killed_zstd_crawl_is_one_whole_zstd_file_with_every_item_once() {
+    a_killed_compressed_crawl_is_whole("books.jsonl.zst", 0x5eed_0004, |bytes| {
+        zstd::stream::decode_all(bytes).map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+    });
 }
 
 /// The books example run as the README says, with `run` its arguments.

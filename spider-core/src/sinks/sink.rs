@@ -1,8 +1,9 @@
 //! The output file as the dispatcher writes it: encoded pages joined in the file's format.
 
+use std::io::Write as _;
 use std::path::Path;
 
-use super::{AppendFile, Encoded, Format};
+use super::{AppendFile, Compression, Encoded, Format};
 use crate::error::Error;
 
 /// How much of the output file is committed: its length and the items in it.
@@ -21,9 +22,11 @@ pub(crate) fn check_appendable(config: &spider_settings::Config) -> Result<(), E
     if std::fs::metadata(path).map_or(true, |meta| meta.len() == 0) {
         return Ok(());
     }
-    if super::gzipped(path) {
+    // A state file's crawl going on cuts its file back to what it committed: no append.
+    let resuming = config.state.as_deref().is_some_and(Path::exists) && !config.fresh;
+    if Compression::of(path).is_some() && !resuming {
         return Err(Error::Config(format!(
-            "-o appends, and {} is a gzipped file that holds items: overwrite it with -O, or append to an \
+            "-o appends, and {} is a compressed file that holds items: overwrite it with -O, or append to an \
              uncompressed file",
             path.display()
         )));
@@ -52,10 +55,11 @@ pub(crate) struct Sink {
     file: AppendFile,
     format: Format,
     items: u64,
-    /// A gzipped file's open member: what was written since the last flush, compressed.
-    /// Each flush ends the member, so the length a checkpoint records always ends one
-    /// and a file cut back to it is whole (a gzip file may hold many members).
-    member: Option<GzEncoder<Vec<u8>>>,
+    /// A compressed file's open member (a gzip member, a zstd frame): what was written
+    /// since the last flush, compressed. Each flush ends the member, so the length a
+    /// checkpoint records always ends one and a file cut back to it is whole (a gzip
+    /// file may hold many members, a zstd file many frames).
+    member: Option<Member>,
     /// Whether the open member holds anything.
     in_member: bool,
     /// Whether the file held nothing when opened and nothing was written since: a CSV
@@ -63,11 +67,12 @@ pub(crate) struct Sink {
     empty: bool,
 }
 
-type GzEncoder<W> = flate2::write::GzEncoder<W>;
-
 impl Sink {
     fn open(path: &Path, file: AppendFile, items: u64) -> Result<Self, Error> {
-        let member = super::gzipped(path).then(new_member);
+        let member = Compression::of(path)
+            .map(Member::new)
+            .transpose()
+            .map_err(|source| Error::Io { path: path.to_owned(), source })?;
         let empty = file.len() == 0;
         Ok(Sink { format: Format::of(path)?, file, items, member, in_member: false, empty })
     }
@@ -113,8 +118,7 @@ impl Sink {
         match self.member.as_mut() {
             Some(member) => {
                 self.in_member = true;
-                std::io::Write::write_all(member, bytes)
-                    .map_err(|source| Error::Io { path: self.file.path().to_owned(), source })
+                member.write(bytes).map_err(|source| Error::Io { path: self.file.path().to_owned(), source })
             }
             None => self.file.write_all(bytes),
         }
@@ -123,8 +127,8 @@ impl Sink {
     /// Hand what was written to the operating system; what a checkpoint records.
     pub(crate) fn flush(&mut self) -> Result<Committed, Error> {
         if let Some(member) = self.member.as_mut().filter(|_| self.in_member) {
-            let ended = std::mem::replace(member, new_member()).finish();
-            let ended = ended.map_err(|source| Error::Io { path: self.file.path().to_owned(), source })?;
+            let ended =
+                member.end().map_err(|source| Error::Io { path: self.file.path().to_owned(), source })?;
             self.file.write_all(&ended)?;
             self.in_member = false;
         }
@@ -146,6 +150,70 @@ impl Sink {
     }
 }
 
-fn new_member() -> GzEncoder<Vec<u8>> {
-    GzEncoder::new(Vec::new(), flate2::Compression::default())
+/// The open piece of a compressed file.
+enum Member {
+    Gzip(flate2::write::GzEncoder<Vec<u8>>),
+    Zstd(zstd::stream::write::Encoder<'static, Vec<u8>>),
+}
+
+impl Member {
+    fn new(compression: Compression) -> std::io::Result<Member> {
+        Ok(match compression {
+            Compression::Gzip => {
+                Member::Gzip(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default()))
+            }
+            Compression::Zstd => Member::Zstd(zstd::stream::write::Encoder::new(Vec::new(), 0)?),
+        })
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            Member::Gzip(member) => member.write_all(bytes),
+            Member::Zstd(member) => member.write_all(bytes),
+        }
+    }
+
+    /// End this piece, its bytes to append, and start the next.
+    fn end(&mut self) -> std::io::Result<Vec<u8>> {
+        let next = Member::new(match self {
+            Member::Gzip(_) => Compression::Gzip,
+            Member::Zstd(_) => Compression::Zstd,
+        })?;
+        match std::mem::replace(self, next) {
+            Member::Gzip(member) => member.finish(),
+            Member::Zstd(member) => member.finish(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Member {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Member::Gzip(_) => "Member::Gzip",
+            Member::Zstd(_) => "Member::Zstd",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_compressed_file_is_appended_to_only_by_its_state_files_crawl_going_on() {
+        let dir = std::env::temp_dir().join(format!("spiderling-appendable-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (output, state) = (dir.join("books.jsonl.zst"), dir.join("books.state"));
+        std::fs::write(&output, b"frames").unwrap();
+        let appending = spider_settings::Config::new("books").output(&output).overwrite(false);
+        let refused = check_appendable(&appending).map_err(|e| e.to_string()).unwrap_err();
+        assert!(refused.contains("is a compressed file that holds items"), "{refused}");
+        std::fs::write(&state, b"").unwrap();
+        assert!(
+            check_appendable(&appending.clone().state(&state)).is_ok(),
+            "resumed: cut back, not appended"
+        );
+        assert!(check_appendable(&appending.state(&state).fresh(true)).is_err(), "started over");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

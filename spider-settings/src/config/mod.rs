@@ -279,13 +279,10 @@ impl Config {
         self.failures.clone().or_else(|| self.beside_output("failures.jsonl"))
     }
 
-    /// `books.jsonl` (or `books.jsonl.gz`) → `books.SUFFIX`, in the same folder.
+    /// `books.jsonl` (or `books.jsonl.gz`, `.zst`) → `books.SUFFIX`, in the same folder.
     fn beside_output(&self, suffix: &str) -> Option<PathBuf> {
         let output = self.output.as_ref()?;
-        let unzipped = match output.extension() {
-            Some(gz) if gz.eq_ignore_ascii_case("gz") => output.with_extension(""),
-            _ => output.clone(),
-        };
+        let unzipped = if compressed(output) { output.with_extension("") } else { output.clone() };
         let stem = unzipped.file_stem()?.to_string_lossy();
         Some(output.with_file_name(format!("{stem}.{suffix}")))
     }
@@ -295,4 +292,11 @@ impl Config {
         let first = self.user_agent.split_whitespace().next().unwrap_or("*");
         first.split('/').next().unwrap_or(first)
     }
+}
+
+/// Whether an items file is compressed: `.gz` or `.zst` after its format's extension.
+pub(crate) fn compressed(path: &std::path::Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz") || e.eq_ignore_ascii_case("zst"))
 }

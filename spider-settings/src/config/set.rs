@@ -68,7 +68,10 @@ mod tests {
         let fleet = Config::new("x").frontier("redis://127.0.0.1:6379/0");
         assert!(problem(fleet.clone().output(pg)).contains("tables as output are for one crawler"));
         assert!(problem(fleet.clone().warc("a.warc.gz")).contains("one WARC archive"));
-        assert!(problem(fleet.output("a.jsonl.gz")).contains("uncompressed"));
+        assert!(problem(fleet.clone().output("a.jsonl.gz")).contains("uncompressed"));
+        assert!(problem(fleet.output("a.jsonl.zst")).contains("uncompressed"));
+        let zst = Config::new("x").output("out/books.csv.zst");
+        assert_eq!(zst.stats.as_deref(), Some(std::path::Path::new("out/books.stats.json")));
         assert!(problem(Config::new("x").output("sqlite://x.state?table=t").state("x.state"))
             .contains("a file the crawl writes already"));
         assert!(problem(Config::new("x").output("sqlite://x.db")).contains("?table="));

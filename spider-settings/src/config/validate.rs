@@ -131,13 +131,7 @@ impl Config {
                 warc.display()
             ));
         }
-        if self.frontier.is_some()
-            && self
-                .output
-                .as_deref()
-                .and_then(std::path::Path::extension)
-                .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
-        {
+        if self.frontier.is_some() && self.output.as_deref().is_some_and(super::compressed) {
             problems.push("a fleet's workers write files `spiderling fleet --merge` joins, uncompressed in this version: give -o a .jsonl or .csv file".to_owned());
         }
         if self.warc.is_some() && self.frontier.is_some() {
