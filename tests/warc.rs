@@ -42,6 +42,41 @@ fn run(program: &Path, args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
+/// The files of the archive named `warc`: itself, then `NAME-00001.warc.gz` and on.
+fn archive_files(warc: &Path) -> Vec<PathBuf> {
+    let stem = warc.file_name().unwrap().to_string_lossy().trim_end_matches(".warc.gz").to_owned();
+    let numbered = (1..).map(|n| warc.with_file_name(format!("{stem}-{n:05}.warc.gz")));
+    std::iter::once(warc.to_owned()).chain(numbered).take_while(|file| file.exists()).collect()
+}
+
+/// The response records warcio's index lists in every file of the archive `warc`, by
+/// URL: their files' names and offsets.
+fn responses_in_archive(warc: &Path) -> BTreeMap<String, Vec<(String, u64)>> {
+    let mut all: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
+    for file in archive_files(warc) {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        for (url, offsets) in warcio_responses(&file) {
+            all.entry(url).or_default().extend(offsets.into_iter().map(|offset| (name.clone(), offset)));
+        }
+    }
+    all
+}
+
+/// warcio's check of every file of the archive: what it found wrong, if anything.
+fn warcio_check_all(warc: &Path) -> String {
+    archive_files(warc)
+        .iter()
+        .map(|file| {
+            String::from_utf8_lossy(&run(&warcio(), &["check", &file.display().to_string()]))
+                .trim()
+                .to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_owned()
+}
+
 /// The response records warcio's index lists, by URL: their offsets.
 fn warcio_responses(warc: &Path) -> BTreeMap<String, Vec<u64>> {
     let index =
@@ -111,12 +146,10 @@ fn killed_again_and_again_the_archive_holds_each_page_once() {
     let dir = tempfile::tempdir().unwrap();
     let warc = dir.path().join("crawl.warc.gz");
     let outputs = [dir.path().join("books.jsonl").display().to_string()];
-    let args = support::child_args(
-        dir.path(),
-        &site,
-        &outputs,
-        &["--set".to_owned(), format!("warc={}", warc.display())],
-    );
+    // Files of about 40 kB: the kills land in several, and before and after rotations.
+    let extra =
+        ["--set", &format!("warc={}", warc.display()), "--set", "warc_max_bytes=40000"].map(str::to_owned);
+    let args = support::child_args(dir.path(), &site, &outputs, &extra);
     let child = || support::child_command(CHILD, &args);
     let mut kills = 0;
     for round in 0..4 {
@@ -129,17 +162,52 @@ fn killed_again_and_again_the_archive_holds_each_page_once() {
     assert!(kills >= 3, "only {kills} kills landed");
     let last = child().output().unwrap();
     assert!(last.status.success(), "{}", String::from_utf8_lossy(&last.stderr));
-    let checked = run(&warcio(), &["check", &warc.display().to_string()]);
-    assert!(
-        String::from_utf8_lossy(&checked).trim().is_empty(),
-        "warcio check: {}",
-        String::from_utf8_lossy(&checked)
-    );
-    let responses = warcio_responses(&warc);
+    let checked = warcio_check_all(&warc);
+    assert!(checked.is_empty(), "warcio check: {checked}");
+    assert!(archive_files(&warc).len() >= 3, "{:?}", archive_files(&warc));
+    let responses = responses_in_archive(&warc);
     let twice: Vec<_> = responses.iter().filter(|(_, offsets)| offsets.len() > 1).collect();
     assert!(twice.is_empty(), "after {kills} kills, pages archived twice: {twice:?}");
     // Every book page is there: the crawl's 150 items came from 150 archived answers.
     assert_eq!(responses.keys().filter(|url| url.contains("/catalogue/book_")).count(), 150);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_warc_max_bytes_the_archive_goes_on_in_new_files_each_whole_and_indexed() {
+    let site = Sandbox::demo(DemoSite { books: 40, per_page: 10, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("crawl.warc.gz");
+    let config = support::quick_config(&site).warc(&warc).warc_max_bytes(20_000);
+    Crawler::with_config(BookSpider::new(config.clone()), config).run().await.unwrap();
+    let files = archive_files(&warc);
+    assert!(files.len() >= 3, "{files:?}");
+    for file in &files {
+        let checked = run(&warcio(), &["check", "-v", &file.display().to_string()]);
+        let checked = String::from_utf8_lossy(&checked);
+        assert!(
+            checked.contains("digest pass") && !checked.contains("fail"),
+            "{}: {checked}",
+            file.display()
+        );
+    }
+    let responses = responses_in_archive(&warc);
+    let pages: Vec<String> = site
+        .observed()
+        .pages()
+        .map(|hit| format!("{}{}", site.url().trim_end_matches('/'), hit.target))
+        .collect();
+    for page in &pages {
+        assert_eq!(responses.get(page).map(Vec::len), Some(1), "{page} once in the archive: {responses:?}");
+    }
+    // One index for the whole archive, each line naming the file and offset warcio finds.
+    let ours = std::fs::read_to_string(dir.path().join("crawl.cdxj")).unwrap();
+    for line in ours.lines() {
+        let json: serde_json::Value = serde_json::from_str(line.splitn(3, ' ').nth(2).unwrap()).unwrap();
+        let (url, file) = (json["url"].as_str().unwrap(), json["filename"].as_str().unwrap().to_owned());
+        let offset: u64 = json["offset"].as_str().unwrap().parse().unwrap();
+        assert_eq!(responses.get(url), Some(&vec![(file, offset)]), "{line}");
+    }
+    assert_eq!(ours.lines().count(), responses.len());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -900,6 +900,16 @@ pub const KEYS: &[Key] = &[
         show: |c| path(&c.warc),
     },
     Key {
+        name: "warc_max_bytes",
+        kind: Kind::Positive,
+        stage: Stage::Store,
+        doc: "with `warc`, the size past which the archive goes on in a new file (`crawl-00001.warc.gz`, ...), between two pages",
+        default: "1 GB",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.warc_max_bytes(crate::parse_count(v, true)?))),
+        show: |c| (c.warc.is_some() && c.warc_max_bytes != defaults().warc_max_bytes).then(|| c.warc_max_bytes.to_string()),
+    },
+    Key {
         name: "store_patience",
         kind: Kind::Duration,
         stage: Stage::Store,
@@ -1320,6 +1330,7 @@ mod tests {
             "crawl_id" | "lease" => Some("frontier"),
             "geo" => Some("proxy"),
             "render_timeout" | "browser_pages" | "browser_recycle" | "browser_rss" => Some("render"),
+            "warc_max_bytes" => Some("warc"),
             _ => None,
         }
     }

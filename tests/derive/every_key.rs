@@ -40,6 +40,7 @@ impl Pipeline<Book> for Tidy {
     parse_threads = 2,
     output = "books.csv",
     warc = "books.warc.gz",
+    warc_max_bytes = 500000000,
     store_patience = "2m",
     overwrite = false,
     dashboard = "127.0.0.1:9898",
@@ -127,7 +128,7 @@ pub(crate) fn main() {
     assert!(settings.contains("dashboard = 127.0.0.1:9898 · report = books.html"), "{settings}");
     assert!(
         settings.contains(
-            "output = books.csv · warc = books.warc.gz · store_patience = 2m · overwrite = false · state = books.state · state_sync = true"
+            "output = books.csv · warc = books.warc.gz · warc_max_bytes = 500000000 · store_patience = 2m · overwrite = false · state = books.state · state_sync = true"
         ),
         "{settings}"
     );

@@ -20,7 +20,7 @@ use crate::schedule::frontier::{Home, MemoryFrontier};
 use crate::schedule::keys::KeptKeys;
 use crate::sinks::failures::FailuresFile;
 use crate::sinks::store::{Outbox, Outboxed};
-use crate::sinks::warc::WarcFile;
+use crate::sinks::warc::{Archive, WarcFile};
 use crate::sinks::{Committed, Sink};
 
 /// What the earlier runs of a state file left.
@@ -28,8 +28,8 @@ pub(super) struct Earlier {
     pub(super) counts: Counts,
     pub(super) runs: u32,
     pub(super) failures: u64,
-    /// The WARC archive's committed length.
-    pub(super) warc: u64,
+    /// The WARC archive's last file and its committed length.
+    pub(super) warc: Archive,
     pub(super) complete: bool,
     /// The identities its last checkpoint saved.
     pub(super) identities: Vec<SavedIdentity>,
@@ -156,10 +156,10 @@ pub(super) fn open_files(
         Some(path) => Some(FailuresFile::create(&path)?),
         None => None,
     };
-    let archived = earlier.map_or(0, |e| e.warc);
+    let archived = earlier.map_or_else(Archive::default, |e| e.warc);
     let warc = match config.warc.as_deref() {
-        Some(path) if archived > 0 => Some(WarcFile::resume(path, archived)?),
-        Some(path) => Some(WarcFile::create(path)?),
+        Some(path) if archived.bytes > 0 => Some(WarcFile::resume(path, archived, config.warc_max_bytes)?),
+        Some(path) => Some(WarcFile::create(path, config.warc_max_bytes)?),
         None => None,
     };
     Ok(Files { sink, failures, cache, outbox, warc })

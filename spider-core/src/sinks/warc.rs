@@ -7,6 +7,11 @@
 //! records as done and a resumed crawl cuts the file back to it. A payload the archive
 //! holds already (the same body under another URL, or fetched again) is written as a
 //! `revisit` record that refers to the first, its headers only.
+//!
+//! Past `warc_max_bytes` the archive goes on in the next file of its series
+//! (`crawl.warc.gz`, `crawl-00001.warc.gz`, ...), between two pages; a checkpoint
+//! records the last file's number with its length ([`Archive`]), and a resumed crawl
+//! cuts that file back and deletes the files after it, whose records no checkpoint kept.
 
 use std::collections::HashMap;
 use std::io::{Read as _, Write as _};
@@ -142,39 +147,84 @@ impl Archived {
     }
 }
 
+/// How much of an archive is committed: the number of its last file and that file's
+/// length.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Archive {
+    pub(crate) file: u64,
+    pub(crate) bytes: u64,
+}
+
 /// The archive the dispatcher appends to.
 pub(crate) struct WarcFile {
+    /// The archive's name, `warc`: its first file's path.
+    base: PathBuf,
+    /// The file written now, and its number in the series.
     file: AppendFile,
+    number: u64,
+    /// `warc_max_bytes`: past it, the next page goes in a new file.
+    max_bytes: u64,
+    /// Whether the file holds a page: a file takes one at least, however large.
+    holds_pages: bool,
     /// Payloads written, by digest: where they first were.
     written: HashMap<String, (String, String)>,
 }
 
+/// The path of file `number` of the archive named `base`: `base` itself first, then
+/// `crawl-00001.warc.gz` and on.
+pub(crate) fn file_path(base: &Path, number: u64) -> PathBuf {
+    if number == 0 {
+        return base.to_owned();
+    }
+    let name = base.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = name.strip_suffix(".warc.gz").unwrap_or(&name);
+    base.with_file_name(format!("{stem}-{number:05}.warc.gz"))
+}
+
 impl WarcFile {
-    /// A new archive at `path`, opened by a `warcinfo` record.
-    pub(crate) fn create(path: &Path) -> Result<Self, Error> {
-        let mut file = AppendFile::create(path)?;
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let fields =
-            format!("software: spiderling/{}\r\nformat: WARC File Format 1.1\r\n", env!("CARGO_PKG_VERSION"));
-        let info = record(
-            "warcinfo",
-            &record_id(),
-            &spider_settings::rfc3339(SystemTime::now()),
-            "",
-            &[("WARC-Filename", &name), ("Content-Type", "application/warc-fields")],
-            fields.as_bytes(),
-        );
-        file.write_all(&gzip(&info))?;
-        Ok(WarcFile { file, written: HashMap::new() })
+    /// A new archive named `base`, its files up to about `max_bytes` each.
+    pub(crate) fn create(base: &Path, max_bytes: u64) -> Result<Self, Error> {
+        // Files of an earlier archive of the name would read as this one's.
+        remove_files_after(base, 0)?;
+        let file = new_file(base)?;
+        Ok(WarcFile {
+            base: base.to_owned(),
+            file,
+            number: 0,
+            max_bytes,
+            holds_pages: false,
+            written: HashMap::new(),
+        })
     }
 
-    /// The archive of a stopped crawl, cut back to what its last checkpoint committed.
-    pub(crate) fn resume(path: &Path, len: u64) -> Result<Self, Error> {
-        Ok(WarcFile { file: AppendFile::resume(path, len)?, written: HashMap::new() })
+    /// The archive of a stopped crawl: its last committed file cut back to what the
+    /// checkpoint recorded, and any file after it deleted.
+    pub(crate) fn resume(base: &Path, committed: Archive, max_bytes: u64) -> Result<Self, Error> {
+        remove_files_after(base, committed.file)?;
+        let file = AppendFile::resume(&file_path(base, committed.file), committed.bytes)?;
+        Ok(WarcFile {
+            base: base.to_owned(),
+            file,
+            number: committed.file,
+            max_bytes,
+            holds_pages: true,
+            written: HashMap::new(),
+        })
     }
 
-    /// Append a page's records: in full, or as a revisit of the payload written before.
+    /// Append a page's records: in full, or as a revisit of the payload written before;
+    /// in the next file of the archive when this one is past its size.
     pub(crate) fn write(&mut self, page: &Archived) -> Result<(), Error> {
+        if self.holds_pages && self.file.len() >= self.max_bytes {
+            self.file.flush()?;
+            self.number += 1;
+            self.file = new_file(&file_path(&self.base, self.number))?;
+        }
+        self.holds_pages = true;
+        self.append(page)
+    }
+
+    fn append(&mut self, page: &Archived) -> Result<(), Error> {
         if page.not_modified {
             return self.file.write_all(&page.full);
         }
@@ -200,19 +250,50 @@ impl WarcFile {
         self.file.write_all(&gzip(&revisit))
     }
 
-    pub(crate) fn flush(&mut self) -> Result<u64, Error> {
-        self.file.flush()
+    pub(crate) fn flush(&mut self) -> Result<Archive, Error> {
+        Ok(Archive { file: self.number, bytes: self.file.flush()? })
     }
 
     pub(crate) fn sync(&mut self) -> Result<(), Error> {
         self.file.sync()
     }
 
-    /// Flush, and write the index of the whole file beside it (`crawl.cdxj`).
+    /// Flush, and write the index of every file beside the first (`crawl.cdxj`).
     pub(crate) fn finish(&mut self) -> Result<(), Error> {
         self.file.flush()?;
-        write_index(self.file.path())
+        write_index(&self.base, self.number)
     }
+}
+
+/// A new file of an archive at `path`, opened by a `warcinfo` record.
+fn new_file(path: &Path) -> Result<AppendFile, Error> {
+    let mut file = AppendFile::create(path)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let fields =
+        format!("software: spiderling/{}\r\nformat: WARC File Format 1.1\r\n", env!("CARGO_PKG_VERSION"));
+    let info = record(
+        "warcinfo",
+        &record_id(),
+        &spider_settings::rfc3339(SystemTime::now()),
+        "",
+        &[("WARC-Filename", &name), ("Content-Type", "application/warc-fields")],
+        fields.as_bytes(),
+    );
+    file.write_all(&gzip(&info))?;
+    Ok(file)
+}
+
+/// Delete the files of the archive `base` numbered after `last`.
+fn remove_files_after(base: &Path, last: u64) -> Result<(), Error> {
+    for number in last + 1.. {
+        let path = file_path(base, number);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(source) => return Err(Error::Io { path, source }),
+        }
+    }
+    Ok(())
 }
 
 /// One uncompressed record.
@@ -278,14 +359,27 @@ fn base32(bytes: &[u8]) -> String {
     out
 }
 
-/// The CDXJ index of the archive at `path`, written beside it: a line per response and
-/// revisit record (`SURT TIMESTAMP {json}`), sorted, read back from the file itself so it
-/// always matches what the file holds.
-fn write_index(path: &Path) -> Result<(), Error> {
+/// The CDXJ index of the archive `base`, files 0 to `last`, written beside the first: a
+/// line per response and revisit record (`SURT TIMESTAMP {json}` naming its file),
+/// sorted, read back from the files themselves so it always matches what they hold.
+fn write_index(base: &Path, last: u64) -> Result<(), Error> {
+    let mut lines = Vec::new();
+    for number in 0..=last {
+        index_file(&file_path(base, number), &mut lines)?;
+    }
+    lines.sort();
+    let mut out = lines.join("\n");
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    std::fs::write(index_path(base), out).map_err(|source| Error::Io { path: index_path(base), source })
+}
+
+/// The index lines of one file of an archive.
+fn index_file(path: &Path, lines: &mut Vec<String>) -> Result<(), Error> {
     let io = |source| Error::Io { path: path.to_owned(), source };
     let data = std::fs::read(path).map_err(io)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut lines = Vec::new();
     let mut at = 0;
     while at < data.len() {
         let mut decoder = flate2::bufread::GzDecoder::new(&data[at..]);
@@ -299,12 +393,7 @@ fn write_index(path: &Path) -> Result<(), Error> {
         }
         at += length.max(1);
     }
-    lines.sort();
-    let mut out = lines.join("\n");
-    if !out.is_empty() {
-        out.push('\n');
-    }
-    std::fs::write(index_path(path), out).map_err(|source| Error::Io { path: index_path(path), source })
+    Ok(())
 }
 
 /// `crawl.warc.gz` → `crawl.cdxj`.
@@ -383,7 +472,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("spiderling-warc-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
         let path = dir.join("t.warc.gz");
-        let mut file = WarcFile::create(&path)?;
+        let mut file = WarcFile::create(&path, u64::MAX)?;
         let page = |url: &str| {
             let url = url::Url::parse(url).unwrap_or_else(|e| panic!("{e}"));
             Archived::new(
@@ -404,6 +493,57 @@ mod tests {
         assert_eq!(lines.len(), 2, "{index}");
         assert!(lines[0].starts_with("example,a)/1 ") && lines[0].contains("\"status\":\"200\""), "{index}");
         assert!(lines[1].starts_with("example,a)/2 ") && lines[1].contains("warc/revisit"), "{index}");
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
+    }
+
+    #[test]
+    fn past_its_size_the_archive_goes_on_in_a_new_file_and_a_resume_drops_what_came_after(
+    ) -> Result<(), Error> {
+        let dir = std::env::temp_dir().join(format!("spiderling-warc-rotate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
+        let base = dir.join("r.warc.gz");
+        let page = |n: usize| {
+            let url = url::Url::parse(&format!("http://a.example/{n}")).unwrap_or_else(|e| panic!("{e}"));
+            let body = format!("page {n} {}", "x".repeat(n * 97));
+            Archived::new(
+                &url,
+                "GET",
+                "ua",
+                StatusCode::OK,
+                Version::HTTP_11,
+                &HeaderMap::new(),
+                body.as_bytes(),
+            )
+        };
+        let mut file = WarcFile::create(&base, 1)?;
+        file.write(&page(1))?;
+        file.write(&page(2))?;
+        let committed = file.flush()?;
+        assert_eq!(committed.file, 1, "the second page opened the second file");
+        file.write(&page(3))?;
+        file.flush()?;
+        assert!(file_path(&base, 2).exists());
+        drop(file);
+        // Killed after the third page: its file was never committed.
+        let mut file = WarcFile::resume(&base, committed, 1)?;
+        assert!(!file_path(&base, 2).exists(), "the file after the checkpoint's is deleted");
+        file.write(&page(4))?;
+        file.finish()?;
+        let index = std::fs::read_to_string(dir.join("r.cdxj")).unwrap_or_default();
+        let files: Vec<String> = index
+            .lines()
+            .map(|line| {
+                line.split("\"filename\":\"")
+                    .nth(1)
+                    .unwrap_or_default()
+                    .split('"')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(files, ["r.warc.gz", "r-00001.warc.gz", "r-00002.warc.gz"], "{index}");
         let _ = std::fs::remove_dir_all(&dir);
         Ok(())
     }

@@ -59,6 +59,7 @@ impl Config {
             stores: Vec::new(),
             store_patience: Duration::from_secs(300),
             warc: None,
+            warc_max_bytes: 1_000_000_000,
             overwrite: true,
             stats: None,
             failures: None,

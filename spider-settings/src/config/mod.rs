@@ -176,6 +176,8 @@ pub struct Config {
     #[doc(hidden)]
     pub warc: Option<PathBuf>,
     #[doc(hidden)]
+    pub warc_max_bytes: u64,
+    #[doc(hidden)]
     pub handle_signals: bool,
     #[doc(hidden)]
     pub proxy: Option<RouteSpec>,

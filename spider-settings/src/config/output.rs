@@ -70,6 +70,23 @@ impl Config {
         self
     }
 
+    /// The size past which the WARC archive goes on in a new file (default 1 GB, as
+    /// Heritrix's): `crawl.warc.gz`, then `crawl-00001.warc.gz`, `crawl-00002.warc.gz`...,
+    /// each opened by its own `warcinfo` record and ended between two pages, so a page's
+    /// records are in one file. The CDXJ index covers them all.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_settings::Config::new("shop").warc("shop.warc.gz").warc_max_bytes(100_000_000);
+    /// assert_eq!(config.warc_max_bytes, 100_000_000);
+    /// ```
+    #[must_use]
+    pub fn warc_max_bytes(mut self, bytes: u64) -> Self {
+        self.warc_max_bytes = bytes;
+        self
+    }
+
     /// How long a table items go to (see [`output`](Self::output)) may stay down before the
     /// crawl stops (default 5 min). Until then its items wait, in memory and in the state
     /// file, while the crawl goes on and the write is tried again with a growing pause.

@@ -71,7 +71,7 @@ mod tests {
         assert!(problem(fleet.clone().output("a.jsonl.gz")).contains("uncompressed"));
         assert!(problem(fleet.output("a.jsonl.zst")).contains("uncompressed"));
         let zst = Config::new("x").output("out/books.csv.zst");
-        assert_eq!(zst.stats.as_deref(), Some(std::path::Path::new("out/books.stats.json")));
+        assert_eq!(zst.stats_path().as_deref(), Some(std::path::Path::new("out/books.stats.json")));
         assert!(problem(Config::new("x").output("sqlite://x.state?table=t").state("x.state"))
             .contains("a file the crawl writes already"));
         assert!(problem(Config::new("x").output("sqlite://x.db")).contains("?table="));

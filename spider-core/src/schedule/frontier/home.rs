@@ -21,6 +21,7 @@ use crate::request::Ticket;
 use crate::schedule::throttle::adaptive::Proposal;
 use crate::sinks::failures::Failure;
 use crate::sinks::store::Chunk;
+use crate::sinks::warc::Archive;
 use crate::sinks::Committed;
 
 /// A frontier as the engine holds it: its queues, and what else it can do, each optional.
@@ -148,8 +149,8 @@ pub(crate) struct Checkpoint<'a> {
     pub(crate) output: Option<Committed>,
     /// The failures file's committed length, when there is one.
     pub(crate) failures: Option<u64>,
-    /// The WARC archive's committed length, when there is one.
-    pub(crate) warc: Option<u64>,
+    /// The WARC archive's last file and its committed length, when there is one.
+    pub(crate) warc: Option<Archive>,
     /// This run's counts so far.
     pub(crate) counts: &'a Counts,
     /// Bytes through the proxy gateways so far in this run.

@@ -502,7 +502,7 @@ impl Durable for StateFrontier {
         let files = [
             ("output", self.output.as_deref(), checkpoint.output.map(|c| (c.bytes, c.items))),
             ("failures", self.failures.as_deref(), checkpoint.failures.map(|bytes| (bytes, 0))),
-            ("warc", self.warc.as_deref(), checkpoint.warc.map(|bytes| (bytes, 0))),
+            ("warc", self.warc.as_deref(), checkpoint.warc.map(|archive| (archive.bytes, archive.file))),
         ];
         for (role, path, committed) in files {
             let (Some(path), Some((bytes, records))) = (path, committed) else { continue };

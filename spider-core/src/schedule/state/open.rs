@@ -22,6 +22,7 @@ use crate::request::host::HostKey;
 use crate::request::identity::SavedIdentity;
 use crate::schedule::frontier::Rules;
 use crate::sinks::store::{Chunk, Outboxed};
+use crate::sinks::warc::{file_path, Archive};
 use crate::sinks::Committed;
 use spider_settings::Config;
 
@@ -33,8 +34,9 @@ pub(crate) struct Opened {
     pub(crate) output: Committed,
     /// The failures file's committed length (zero for a new crawl or another path).
     pub(crate) failures: u64,
-    /// The WARC archive's committed length (zero for a new crawl or another path).
-    pub(crate) warc: u64,
+    /// The WARC archive's last file and its committed length (zero for a new crawl or
+    /// another path).
+    pub(crate) warc: Archive,
     /// The counts of the earlier runs, summed.
     pub(crate) earlier: Counts,
     /// How many runs came before this one.
@@ -132,7 +134,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
 struct Found {
     output: Committed,
     failures: u64,
-    warc: u64,
+    warc: Archive,
     earlier: Counts,
     runs: u32,
     complete: bool,
@@ -204,9 +206,10 @@ fn decide(
     let (bytes, items) = committed("output", output).unwrap_or_default();
     let output_committed = Committed { bytes, items };
     let failures_committed = committed("failures", failures).map_or(0, |(bytes, _)| bytes);
-    let warc_committed = committed("warc", warc).map_or(0, |(bytes, _)| bytes);
+    let warc_committed =
+        committed("warc", warc).map(|(bytes, file)| Archive { file, bytes }).unwrap_or_default();
     if let Some(path) = &config.warc {
-        crate::sinks::check_resumable(path, warc_committed)?;
+        crate::sinks::check_resumable(&file_path(path, warc_committed.file), warc_committed.bytes)?;
     }
     if let Some(path) = &config.output {
         crate::sinks::check_resumable(path, output_committed.bytes)?;

@@ -60,8 +60,10 @@ CREATE TABLE failures (
     failed_at INTEGER NOT NULL
 );
 
--- How much of each file the crawl writes is committed (`output`, `failures`): its length
--- in bytes and the records in it. A resumed crawl cuts the file back to this length.
+-- How much of each file the crawl writes is committed (`output`, `failures`, `warc`): its
+-- length in bytes and the records in it (the items of `output`; for `warc`, whose `path`
+-- names the archive, the number of its last file: 0 for `path` itself, then
+-- `NAME-00001.warc.gz`, ...). A resumed crawl cuts the file back to this length.
 CREATE TABLE files (
     role    TEXT PRIMARY KEY,
     path    TEXT NOT NULL,
