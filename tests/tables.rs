@@ -130,6 +130,33 @@ async fn a_bucket_gets_whole_gzipped_objects_of_a_batch_each_and_every_item_once
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bucket_batched_by_bytes_keeps_each_object_near_its_size() {
+    let moto = moto();
+    let site = site(120, Duration::ZERO);
+    let config = support::quick_config(&site).output(format!(
+        "s3://AKIAEXAMPLE:topsecret@books/by-size?endpoint={}&bytes=1000&seconds=3600",
+        moto.endpoint()
+    ));
+    let summary = Crawler::with_config(BookSpider::new(config.clone()), config).run().await.unwrap();
+    assert_eq!(summary.counts.items, 120);
+    let (found, keys) = bucket_titles(&moto, "by-size/");
+    assert_once(found, 120, "bucket");
+    // About 100 bytes of JSON a book: 1,000 bytes an object is a dozen objects, where
+    // 10,000 items an object would be one.
+    assert!(keys.len() >= 8, "{keys:?}");
+    for key in &keys {
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::GzDecoder::new(&moto.get("books", key).unwrap()[..]),
+            &mut text,
+        )
+        .unwrap();
+        // A page's chunk is never split: one may take an object past its size by one chunk.
+        assert!(text.len() < 1000 + 1000, "{key}: {} bytes", text.len());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_upserts_so_a_second_crawl_leaves_one_row_per_book() {
     let pg = postgres();
     let site = site(40, Duration::ZERO);

@@ -33,6 +33,9 @@ pub struct S3Bucket {
     pub credentials: Option<(String, String)>,
     /// `items=N`: an object holds up to this many items (default 10,000).
     pub items: u64,
+    /// `bytes=N`: an object holds up to about this many bytes of JSON Lines before
+    /// compression (default 100 MB); one item larger than that is an object alone.
+    pub bytes: u64,
     /// `seconds=S`: items wait at most this long for their object (default 60).
     pub seconds: u64,
 }
@@ -157,7 +160,7 @@ impl StoreUri {
     }
 }
 
-/// `s3://[KEY:SECRET@]BUCKET[/PREFIX][?endpoint=URL&region=R&items=N&seconds=S]`.
+/// `s3://[KEY:SECRET@]BUCKET[/PREFIX][?endpoint=URL&region=R&items=N&bytes=N&seconds=S]`.
 fn s3(uri: &str, shown: String) -> Result<StoreUri, String> {
     let how = "write s3://BUCKET/PREFIX, with ?endpoint=URL for a server that is not AWS";
     let parsed = url::Url::parse(uri).map_err(|e| format!("output = {shown} is not a URL ({e}); {how}"))?;
@@ -178,6 +181,7 @@ fn s3(uri: &str, shown: String) -> Result<StoreUri, String> {
         region: None,
         credentials,
         items: 10_000,
+        bytes: 100_000_000,
         seconds: 60,
     };
     for (name, value) in parsed.query_pairs() {
@@ -191,9 +195,10 @@ fn s3(uri: &str, shown: String) -> Result<StoreUri, String> {
             "endpoint" => bucket.endpoint = Some(value.into_owned()),
             "region" => bucket.region = Some(value.into_owned()),
             "items" => bucket.items = count("items")?,
+            "bytes" => bucket.bytes = count("bytes")?,
             "seconds" => bucket.seconds = count("seconds")?,
             other => {
-                return Err(format!("output = {shown}: unknown parameter `{other}`; an S3 output takes endpoint, region, items and seconds"))
+                return Err(format!("output = {shown}: unknown parameter `{other}`; an S3 output takes endpoint, region, items, bytes and seconds"))
             }
         }
     }
@@ -285,8 +290,12 @@ mod tests {
         assert_eq!((bucket.bucket.as_str(), bucket.prefix.as_str()), ("books", "crawls/shop"));
         assert_eq!(bucket.credentials, Some(("AKIA".to_owned(), "se/cret".to_owned())));
         assert_eq!(
-            (bucket.endpoint.as_deref(), bucket.items, bucket.seconds),
-            (Some("http://127.0.0.1:9000"), 50, 60)
+            (bucket.endpoint.as_deref(), bucket.items, bucket.bytes, bucket.seconds),
+            (Some("http://127.0.0.1:9000"), 50, 100_000_000, 60)
+        );
+        let sized = StoreUri::parse("s3://books/p?bytes=65536").unwrap();
+        assert!(
+            matches!(sized.kind(), StoreKind::S3(bucket) if bucket.bytes == 65_536 && bucket.items == 10_000)
         );
         assert_eq!(store.to_string(), "s3://***@books/crawls/shop/?endpoint=http://127.0.0.1:9000&items=50");
     }

@@ -83,11 +83,21 @@ trait Table: Send {
     /// Write the items of `chunks` and record the last one's number, all or nothing.
     async fn write(&mut self, crawl: &str, chunks: &[Arc<Chunk>]) -> Result<(), Trouble>;
 
-    /// How items are gathered into one write: up to this many, waiting at most this long
-    /// for more. A table writes what is there at once; a bucket makes objects of a size.
-    fn batching(&self) -> (u64, Duration) {
-        (BATCH_ITEMS, Duration::ZERO)
+    /// How items are gathered into one write. A table writes what is there at once; a
+    /// bucket makes objects of a size.
+    fn batching(&self) -> Batching {
+        Batching { items: BATCH_ITEMS, bytes: u64::MAX, wait: Duration::ZERO }
     }
+}
+
+/// How a table's items are gathered into one write: up to `items` of them and about
+/// `bytes` of their JSON lines (a chunk is never split), the first waiting at most `wait`
+/// for more.
+#[derive(Debug, Clone, Copy)]
+struct Batching {
+    items: u64,
+    bytes: u64,
+    wait: Duration,
 }
 
 /// The crawl's outbox: the items of pages not yet checkpointed, and a delivery task per
@@ -275,7 +285,7 @@ async fn deliver(
     let mut committed: Option<u64> = None;
     let mut closed = false;
     let mut failing: Option<(Instant, Duration)> = None;
-    let (batch_items, wait) = table.batching();
+    let Batching { items: batch_items, bytes: batch_bytes, wait } = table.batching();
     loop {
         while let Ok(chunk) = chunks.try_recv() {
             queue.push_back((Instant::now(), chunk));
@@ -285,10 +295,12 @@ async fn deliver(
                 queue.pop_front();
             }
             let queued: u64 = queue.iter().map(|(_, chunk)| chunk.count).sum();
+            let queued_bytes: usize = queue.iter().map(|(_, chunk)| chunk.items.len()).sum();
             // A batch is written when it is full, when its first items have waited long
             // enough, or when no more will come.
             let due = queue.front().map(|(at, _)| *at + wait);
-            let ready = closed || queued >= batch_items || due.is_some_and(|due| due <= Instant::now());
+            let full = queued >= batch_items || queued_bytes as u64 >= batch_bytes;
+            let ready = closed || full || due.is_some_and(|due| due <= Instant::now());
             if queue.is_empty() || !ready {
                 if queue.is_empty() && closed {
                     return Ok(());
@@ -315,12 +327,15 @@ async fn deliver(
             }),
             Some(_) => {
                 let mut batch = Vec::new();
-                let mut items = 0;
+                let (mut items, mut bytes) = (0, 0);
                 for (_, chunk) in &queue {
-                    if !batch.is_empty() && items + chunk.count > batch_items {
+                    let over =
+                        items + chunk.count > batch_items || bytes + chunk.items.len() as u64 > batch_bytes;
+                    if !batch.is_empty() && over {
                         break;
                     }
                     items += chunk.count;
+                    bytes += chunk.items.len() as u64;
                     batch.push(chunk.clone());
                 }
                 let last = batch.last().map_or(0, |chunk| chunk.seq);

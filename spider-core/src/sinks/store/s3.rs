@@ -10,7 +10,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, WriteMultipart};
 use spider_settings::{S3Bucket, StoreUri};
 
-use super::{Chunk, Table, Trouble};
+use super::{Batching, Chunk, Table, Trouble};
 use crate::error::Error;
 
 /// Parts of an upload: S3's smallest but the last is 5 MiB.
@@ -20,7 +20,7 @@ pub(super) struct Bucket {
     store: AmazonS3,
     /// The objects' directory: the URI's prefix.
     prefix: Path,
-    batch: (u64, Duration),
+    batch: Batching,
 }
 
 impl Bucket {
@@ -42,7 +42,11 @@ impl Bucket {
         Ok(Bucket {
             store,
             prefix: Path::from(bucket.prefix.as_str()),
-            batch: (bucket.items, Duration::from_secs(bucket.seconds)),
+            batch: Batching {
+                items: bucket.items,
+                bytes: bucket.bytes,
+                wait: Duration::from_secs(bucket.seconds),
+            },
         })
     }
 }
@@ -87,7 +91,7 @@ impl Table for Bucket {
         writer.finish().await.map_err(trouble).map(|_| ())
     }
 
-    fn batching(&self) -> (u64, Duration) {
+    fn batching(&self) -> Batching {
         self.batch
     }
 }
