@@ -467,24 +467,19 @@ mod tests {
         assert!("89ab".contains(&id[29..30]), "{id}");
     }
 
+    /// A 200 to a GET of `url` with `body`, as a task archives it.
+    fn answer(url: &str, body: &[u8]) -> Archived {
+        let url = url::Url::parse(url).unwrap_or_else(|e| panic!("{e}"));
+        Archived::new(&url, "GET", "ua", StatusCode::OK, Version::HTTP_11, &HeaderMap::new(), body)
+    }
+
     #[test]
     fn a_payload_written_before_is_a_revisit_that_names_the_first() -> Result<(), Error> {
         let dir = std::env::temp_dir().join(format!("spiderling-warc-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
         let path = dir.join("t.warc.gz");
         let mut file = WarcFile::create(&path, u64::MAX)?;
-        let page = |url: &str| {
-            let url = url::Url::parse(url).unwrap_or_else(|e| panic!("{e}"));
-            Archived::new(
-                &url,
-                "GET",
-                "ua",
-                StatusCode::OK,
-                Version::HTTP_11,
-                &HeaderMap::new(),
-                b"same body",
-            )
-        };
+        let page = |url: &str| answer(url, b"same body");
         file.write(&page("http://a.example/1"))?;
         file.write(&page("http://a.example/2"))?;
         file.finish()?;
@@ -504,17 +499,8 @@ mod tests {
         std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
         let base = dir.join("r.warc.gz");
         let page = |n: usize| {
-            let url = url::Url::parse(&format!("http://a.example/{n}")).unwrap_or_else(|e| panic!("{e}"));
             let body = format!("page {n} {}", "x".repeat(n * 97));
-            Archived::new(
-                &url,
-                "GET",
-                "ua",
-                StatusCode::OK,
-                Version::HTTP_11,
-                &HeaderMap::new(),
-                body.as_bytes(),
-            )
+            answer(&format!("http://a.example/{n}"), body.as_bytes())
         };
         let mut file = WarcFile::create(&base, 1)?;
         file.write(&page(1))?;
