@@ -26,10 +26,11 @@ pub(in crate::engine) async fn sort<S: Spider>(
     request: &Request,
     found: Vec<S::Item>,
 ) -> Result<Sorted, Unsorted> {
-    let mut kept = Vec::with_capacity(found.len());
     let mut dropped = Vec::new();
     let mut keys = Vec::new();
-    if shared.pipeline.runs() {
+    // Most pages of a spider without checks go straight to the encoder, found as found.
+    let mut kept = if shared.pipeline.runs() && !found.is_empty() {
+        let mut kept = Vec::with_capacity(found.len());
         for item in found {
             match shared.pipeline.run(item).await {
                 Ok((item, key)) => {
@@ -39,9 +40,10 @@ pub(in crate::engine) async fn sort<S: Spider>(
                 Err((why, item)) => dropped.push(filed(request, &why, item.as_ref())),
             }
         }
+        kept
     } else {
-        kept = found;
-    }
+        found
+    };
     let mut kept_keys = Vec::with_capacity(keys.len());
     if !keys.is_empty() {
         let asked: Vec<ItemKey> = keys.iter().map(|(_, key)| *key).collect();
