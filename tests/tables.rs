@@ -42,18 +42,28 @@ fn moto() -> MotoServer {
     moto
 }
 
-/// The titles in every object under `prefix`, each object read whole (a gzip stream that
-/// ends where it should), with the objects' keys.
+/// An object's JSON lines, read whole (a gzip or zstd stream that ends where it should,
+/// by the key's extension).
+fn object_text(moto: &MotoServer, key: &str) -> String {
+    let body = moto.get("books", key).unwrap();
+    let bytes = if key.ends_with(".zst") {
+        zstd::stream::decode_all(&body[..]).unwrap_or_else(|error| panic!("{key} is not whole: {error}"))
+    } else {
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&body[..]), &mut text)
+            .unwrap_or_else(|error| panic!("{key} is not whole: {error}"));
+        text
+    };
+    String::from_utf8(bytes).unwrap()
+}
+
+/// The titles in every object under `prefix`, each object read whole, with the objects'
+/// keys.
 fn bucket_titles(moto: &MotoServer, prefix: &str) -> ((usize, BTreeSet<String>), Vec<String>) {
     let keys = moto.keys("books", prefix).unwrap();
     let mut titles = Vec::new();
     for key in &keys {
-        let mut text = String::new();
-        std::io::Read::read_to_string(
-            &mut flate2::read::GzDecoder::new(&moto.get("books", key).unwrap()[..]),
-            &mut text,
-        )
-        .unwrap_or_else(|error| panic!("{key} is not whole: {error}"));
+        let text = object_text(moto, key);
         for line in text.lines() {
             let item: serde_json::Value = serde_json::from_str(line).unwrap();
             titles.push(item["title"].as_str().unwrap().to_owned());
@@ -111,22 +121,56 @@ async fn one_crawl_writes_a_file_an_sqlite_table_and_a_postgres_table_each_item_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bucket_gets_whole_gzipped_objects_of_a_batch_each_and_every_item_once() {
+async fn a_bucket_gets_whole_objects_of_a_batch_each_named_by_the_template_and_every_item_once() {
     let moto = moto();
     let site = site(130, Duration::ZERO);
     let config = support::quick_config(&site).output(format!(
-        "s3://AKIAEXAMPLE:topsecret@books/crawls/shop?endpoint={}&items=25",
+        "s3://AKIAEXAMPLE:topsecret@books/crawls/{{spider}}/{{crawl}}-{{batch}}.jsonl.zst?endpoint={}&items=25",
         moto.endpoint()
     ));
     let logs = support::capture_logs();
     let summary = Crawler::with_config(BookSpider::new(config.clone()), config).run().await.unwrap();
     assert_eq!(summary.counts.items, 130);
-    let (found, keys) = bucket_titles(&moto, "crawls/shop/");
+    let (found, keys) = bucket_titles(&moto, "crawls/books/");
     assert_once(found, 130, "bucket");
-    // Batches of up to 25 items: at least six objects, named by the chunks they hold.
+    // Batches of up to 25 items: at least six zstd objects, named by the chunks they hold.
     assert!(keys.len() >= 6, "{keys:?}");
-    assert!(keys.iter().all(|key| key.starts_with("crawls/shop/") && key.ends_with(".jsonl.gz")), "{keys:?}");
+    assert!(
+        keys.iter().all(|key| key.starts_with("crawls/books/") && key.ends_with(".jsonl.zst")),
+        "{keys:?}"
+    );
     assert!(!logs.text().contains("topsecret"), "the secret key is never logged");
+}
+
+/// A bucket without a key anywhere is refused before the first request, rather than
+/// waiting on a metadata service for credentials.
+#[test]
+fn a_bucket_without_credentials_is_refused_at_once() {
+    let moto = moto();
+    let site = site(10, Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = [format!("s3://books/nokey?endpoint={}", moto.endpoint())];
+    let args = support::child_args(dir.path(), &site, &outputs, &[]);
+    let mut command = support::child_command(CHILD, &args);
+    for var in [
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+    ] {
+        command.env_remove(var);
+    }
+    let started = std::time::Instant::now();
+    let run = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("no credentials for the bucket") && stderr.contains("credentials=instance"),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(60), "refused at once: {:?}", started.elapsed());
+    assert_eq!(site.received(), 0, "nothing fetched for items that could go nowhere");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -265,7 +309,7 @@ fn killed_again_and_again_every_item_is_in_each_table_once() {
     let outputs = [
         format!("{}?table=books", pg.url()),
         format!("sqlite://{}?table=books", lite.display()),
-        format!("s3://test:test@books/killed?endpoint={}&items=15&seconds=1", moto.endpoint()),
+        format!("s3://test:test@books/killed/{{spider}}/{{time}}-{{batch}}.jsonl.gz?endpoint={}&items=15&seconds=1", moto.endpoint()),
         dir.path().join("books.jsonl").display().to_string(),
     ];
     let args = support::child_args(dir.path(), &site, &outputs, &[]);
@@ -284,7 +328,12 @@ fn killed_again_and_again_every_item_is_in_each_table_once() {
     assert!(last.status.success(), "the last run finishes: {}", String::from_utf8_lossy(&last.stderr));
     assert_once(pg_titles(&pg, "books"), 200, "postgres after the kills");
     assert_once(sqlite_titles(&lite, "books"), 200, "sqlite after the kills");
-    assert_once(bucket_titles(&moto, "killed/").0, 200, "bucket after the kills");
+    let (found, keys) = bucket_titles(&moto, "killed/books/");
+    assert_once(found, 200, "bucket after the kills");
+    // Every run wrote under the first one's start: the state file kept the crawl's {time}.
+    let times: BTreeSet<&str> =
+        keys.iter().filter_map(|key| key.strip_prefix("killed/books/")?.split('-').next()).collect();
+    assert_eq!(times.len(), 1, "{keys:?}");
     let file = support::read_jsonl(&dir.path().join("books.jsonl"));
     assert_eq!(file.len(), 200);
 }

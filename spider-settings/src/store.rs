@@ -12,7 +12,7 @@ pub enum StoreKind {
     /// A PostgreSQL server: the connection URL (its password included) without the
     /// store's own parameters.
     Postgres(String),
-    /// An S3-compatible bucket: objects of gzipped JSON Lines under a prefix.
+    /// An S3-compatible bucket: objects of JSON Lines (gzipped by default) under a prefix.
     S3(S3Bucket),
 }
 
@@ -21,8 +21,16 @@ pub enum StoreKind {
 pub struct S3Bucket {
     /// The bucket's name.
     pub bucket: String,
-    /// The objects' prefix, without a trailing `/` (may be empty).
+    /// The objects' directory, without a trailing `/` (may be empty); it may hold
+    /// `{spider}`, `{time}` and `{crawl}` (see [`S3Bucket::object`]).
     pub prefix: String,
+    /// An object's name in [`S3Bucket::prefix`]: the URI's last segment when it holds
+    /// `{batch}`, else `{crawl}-{batch}.jsonl.gz`. `{spider}` is the spider's name,
+    /// `{time}` the crawl's start (`20261203T065646Z`, kept by a state file, so that a
+    /// resumed crawl writes on under the same names), `{crawl}` that time and a random
+    /// tag, and `{batch}` the checkpoints the object holds (`000000000001-000000000007`).
+    /// It ends in `.jsonl.gz`, `.jsonl.zst` or `.jsonl`, its compression.
+    pub object: String,
     /// `endpoint=URL`, for a server that is not AWS (MinIO, moto, R2); else the
     /// environment's `AWS_ENDPOINT_URL`, else AWS.
     pub endpoint: Option<String>,
@@ -31,6 +39,11 @@ pub struct S3Bucket {
     /// The access key and secret from the URL's user and password; else the usual
     /// environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`).
     pub credentials: Option<(String, String)>,
+    /// `credentials=instance`: without a key in the URL or the environment, ask the
+    /// machine's instance metadata (EC2) or the container's role for one. Without it, a
+    /// crawl with no key is refused at once rather than waiting on a metadata service that
+    /// may not be there.
+    pub instance_credentials: bool,
     /// `items=N`: an object holds up to this many items (default 10,000).
     pub items: u64,
     /// `bytes=N`: an object holds up to about this many bytes of JSON Lines before
@@ -160,7 +173,7 @@ impl StoreUri {
     }
 }
 
-/// `s3://[KEY:SECRET@]BUCKET[/PREFIX][?endpoint=URL&region=R&items=N&bytes=N&seconds=S]`.
+/// `s3://[KEY:SECRET@]BUCKET[/PREFIX][/OBJECT][?endpoint=URL&region=R&items=N&bytes=N&seconds=S&credentials=instance]`.
 fn s3(uri: &str, shown: String) -> Result<StoreUri, String> {
     let how = "write s3://BUCKET/PREFIX, with ?endpoint=URL for a server that is not AWS";
     let parsed = url::Url::parse(uri).map_err(|e| format!("output = {shown} is not a URL ({e}); {how}"))?;
@@ -168,7 +181,7 @@ fn s3(uri: &str, shown: String) -> Result<StoreUri, String> {
         .host_str()
         .filter(|b| !b.is_empty())
         .ok_or_else(|| format!("output = {shown} names no bucket; {how}"))?;
-    let prefix = parsed.path().trim_matches('/').to_owned();
+    let (prefix, object) = object_names(&decode(parsed.path()), &shown)?;
     let credentials = match (parsed.username(), parsed.password()) {
         ("", None) => None,
         (key, Some(secret)) if !key.is_empty() => Some((decode(key), decode(secret))),
@@ -177,9 +190,11 @@ fn s3(uri: &str, shown: String) -> Result<StoreUri, String> {
     let mut bucket = S3Bucket {
         bucket: bucket.to_owned(),
         prefix,
+        object,
         endpoint: None,
         region: None,
         credentials,
+        instance_credentials: false,
         items: 10_000,
         bytes: 100_000_000,
         seconds: 60,
@@ -197,13 +212,61 @@ fn s3(uri: &str, shown: String) -> Result<StoreUri, String> {
             "items" => bucket.items = count("items")?,
             "bytes" => bucket.bytes = count("bytes")?,
             "seconds" => bucket.seconds = count("seconds")?,
+            "credentials" if value == "instance" => bucket.instance_credentials = true,
+            "credentials" => {
+                return Err(format!("output = {shown}: credentials = {value}: the one choice is credentials=instance (the machine's instance metadata); give a key as s3://KEY:SECRET@BUCKET/… or in AWS_ACCESS_KEY_ID"))
+            }
             other => {
-                return Err(format!("output = {shown}: unknown parameter `{other}`; an S3 output takes endpoint, region, items, bytes and seconds"))
+                return Err(format!("output = {shown}: unknown parameter `{other}`; an S3 output takes endpoint, region, items, bytes, seconds and credentials"))
             }
         }
     }
     let table = bucket.prefix.clone();
     Ok(StoreUri { kind: StoreKind::S3(bucket), table, key: None, shown })
+}
+
+/// The placeholders an object's path may hold; `{batch}` only in its last segment.
+const PLACES: [&str; 4] = ["{spider}", "{time}", "{crawl}", "{batch}"];
+
+/// A bucket URI's path as the objects' directory and an object's name: its last segment is
+/// the name when it holds `{batch}`; else the whole path is the directory.
+fn object_names(path: &str, shown: &str) -> Result<(String, String), String> {
+    let path = path.trim_matches('/');
+    let (prefix, object) = match path.rsplit_once('/') {
+        Some((prefix, last)) if last.contains("{batch}") => (prefix, last),
+        None if path.contains("{batch}") => ("", path),
+        _ => (path, "{crawl}-{batch}.jsonl.gz"),
+    };
+    let mut rest = format!("{prefix}/{object}");
+    for place in PLACES {
+        rest = rest.replace(place, "");
+    }
+    if let Some(start) = rest.find('{') {
+        let unknown: String = rest[start..].chars().take_while(|c| *c != '}').chain(Some('}')).collect();
+        return Err(format!(
+            "output = {shown}: `{unknown}` is not a name an object's path may hold; write {{spider}}, {{time}}, {{crawl}} or {{batch}}"
+        ));
+    }
+    if prefix.contains("{batch}") || object.matches("{batch}").count() != 1 {
+        return Err(format!(
+            "output = {shown}: write {{batch}} once, in the object's name (the last part of the path), such as s3://BUCKET/items/{{spider}}/{{time}}-{{batch}}.jsonl.gz"
+        ));
+    }
+    if !(prefix.contains("{time}")
+        || prefix.contains("{crawl}")
+        || object.contains("{time}")
+        || object.contains("{crawl}"))
+    {
+        return Err(format!(
+            "output = {shown}: an object's path needs {{time}} or {{crawl}}, so that one crawl's objects are told from another's"
+        ));
+    }
+    if ![".jsonl.gz", ".jsonl.zst", ".jsonl"].iter().any(|end| object.ends_with(end)) {
+        return Err(format!(
+            "output = {shown}: an object's name ends in .jsonl.gz, .jsonl.zst or .jsonl (its compression)"
+        ));
+    }
+    Ok((prefix.to_owned(), object.to_owned()))
 }
 
 fn decode(text: &str) -> String {
@@ -298,5 +361,35 @@ mod tests {
             matches!(sized.kind(), StoreKind::S3(bucket) if bucket.bytes == 65_536 && bucket.items == 10_000)
         );
         assert_eq!(store.to_string(), "s3://***@books/crawls/shop/?endpoint=http://127.0.0.1:9000&items=50");
+    }
+
+    #[test]
+    fn a_bucket_uri_names_its_objects_with_a_template() {
+        let bucket = |text: &str| match StoreUri::parse(text).map(|uri| uri.kind().clone()) {
+            Ok(StoreKind::S3(bucket)) => Ok((bucket.prefix, bucket.object)),
+            other => Err(format!("{other:?}")),
+        };
+        assert_eq!(
+            bucket("s3://b/items/{spider}/{time}-{batch}.jsonl.zst"),
+            Ok(("items/{spider}".to_owned(), "{time}-{batch}.jsonl.zst".to_owned()))
+        );
+        assert_eq!(
+            bucket("s3://b/{crawl}-{batch}.jsonl"),
+            Ok((String::new(), "{crawl}-{batch}.jsonl".to_owned()))
+        );
+        // A path without {batch} is the directory, and the name is the crawl's and its batch.
+        assert_eq!(
+            bucket("s3://b/{spider}/"),
+            Ok(("{spider}".to_owned(), "{crawl}-{batch}.jsonl.gz".to_owned()))
+        );
+
+        let problem = |text: &str| StoreUri::parse(text).unwrap_err();
+        assert!(problem("s3://b/{spider}/{batch}.jsonl.gz").contains("needs {time} or {crawl}"));
+        assert!(problem("s3://b/{batch}/{time}-{batch}.jsonl.gz").contains("write {batch} once"));
+        assert!(problem("s3://b/{day}/{time}-{batch}.jsonl.gz").contains("`{day}` is not a name"));
+        assert!(problem("s3://b/{time}-{batch}.csv").contains("ends in .jsonl.gz, .jsonl.zst or .jsonl"));
+        assert!(problem("s3://b/p?credentials=env").contains("credentials=instance"));
+        let instance = StoreUri::parse("s3://b/p?credentials=instance").unwrap();
+        assert!(matches!(instance.kind(), StoreKind::S3(bucket) if bucket.instance_credentials));
     }
 }

@@ -22,6 +22,8 @@ pub(crate) use encode::{Encoded, Encoder};
 #[cfg(feature = "state")]
 pub(crate) use file::check_resumable;
 pub(crate) use file::AppendFile;
+#[cfg(feature = "s3")]
+pub(crate) use sink::compress;
 pub(crate) use sink::{check_appendable, Committed, Sink};
 
 use crate::error::Error;

@@ -150,6 +150,21 @@ impl Sink {
     }
 }
 
+/// `parts` joined and compressed whole, as one object of a bucket is: one gzip member or
+/// zstd frame, or the bytes as they are without `compression`.
+#[cfg(feature = "s3")]
+pub(crate) fn compress<'a>(
+    compression: Option<Compression>,
+    parts: impl Iterator<Item = &'a [u8]>,
+) -> std::io::Result<Vec<u8>> {
+    let Some(compression) = compression else { return Ok(parts.flatten().copied().collect()) };
+    let mut member = Member::new(compression)?;
+    for part in parts {
+        member.write(part)?;
+    }
+    member.end()
+}
+
 /// The open piece of a compressed file.
 enum Member {
     Gzip(flate2::write::GzEncoder<Vec<u8>>),

@@ -54,9 +54,12 @@ pub(crate) struct Outboxed {
 }
 
 impl Outboxed {
-    /// A crawl's first outbox, kept in memory: named at random, numbered from 1.
+    /// A crawl's first outbox, kept in memory, numbered from 1: named by the time it
+    /// starts (`20261203T065646Z`, a bucket's `{time}`) and a random tag.
     pub(crate) fn new() -> Self {
-        Outboxed { crawl: format!("{:016x}", rand::random::<u64>()), next_seq: 1, held: Vec::new() }
+        let start = spider_settings::rfc3339(std::time::SystemTime::now());
+        let time = format!("{}Z", start.get(..19).unwrap_or_default().replace(['-', ':'], ""));
+        Outboxed { crawl: format!("{time}-{:08x}", rand::random::<u32>()), next_seq: 1, held: Vec::new() }
     }
 }
 
@@ -136,11 +139,11 @@ impl Outbox {
         let mut deliveries = Vec::new();
         for text in &config.stores {
             let uri = StoreUri::parse(text).map_err(Error::Config)?;
-            let table = open_table(&uri)?;
+            let table = open_table(&uri, &config.name)?;
             let (chunks, rx) = mpsc::unbounded_channel();
             let (report, committed) = watch::channel(None);
             let failed = Arc::new(Mutex::new(None));
-            let to = Target { store: uri.to_string(), crawl: crawl.to_owned() };
+            let to = Target { store: uri.to_string(), crawl: crawl.to_owned(), kept: config.state.is_some() };
             let gave_up = failed.clone();
             let patience = config.store_patience;
             let task = tokio::spawn(async move {
@@ -247,14 +250,17 @@ impl Delivery {
     }
 }
 
-/// What a delivery task writes to: the table (as shown, for messages), and the crawl
-/// whose chunks it numbers.
+/// What a delivery task writes to: the table (as shown, for messages), the crawl whose
+/// chunks it numbers, and whether a state file keeps the chunks it lacks.
 struct Target {
     store: String,
     crawl: String,
+    kept: bool,
 }
 
-fn open_table(uri: &StoreUri) -> Result<Box<dyn Table>, Error> {
+/// The table or bucket `uri` names, for the spider `spider`.
+#[cfg_attr(not(feature = "s3"), allow(unused_variables))]
+fn open_table(uri: &StoreUri, spider: &str) -> Result<Box<dyn Table>, Error> {
     match uri.kind() {
         #[cfg(feature = "state")]
         StoreKind::Sqlite(path) => Ok(Box::new(sqlite::Sqlite::new(path.clone(), uri))),
@@ -265,7 +271,7 @@ fn open_table(uri: &StoreUri) -> Result<Box<dyn Table>, Error> {
         #[cfg(not(feature = "postgres"))]
         StoreKind::Postgres(_) => Err(Error::left_out("output = \"postgres://…\"", "postgres")),
         #[cfg(feature = "s3")]
-        StoreKind::S3(bucket) => Ok(Box::new(s3::Bucket::new(bucket, uri)?)),
+        StoreKind::S3(bucket) => Ok(Box::new(s3::Bucket::new(bucket, uri, spider)?)),
         #[cfg(not(feature = "s3"))]
         StoreKind::S3(_) => Err(Error::left_out("output = \"s3://…\"", "s3")),
     }
@@ -359,11 +365,15 @@ async fn deliver(
                 let now = Instant::now();
                 let (since, wait) = failing.get_or_insert((now, Duration::from_millis(100)));
                 if now.duration_since(*since) >= patience {
+                    let kept = if to.kept {
+                        "its items are kept in the state file for the next run"
+                    } else {
+                        "the items it lacks are not kept anywhere for it: crawl with a state file to keep them for a next run"
+                    };
                     return Err(Error::Table {
                         store: to.store.clone(),
                         message: format!(
-                            "down for {:?}, longer than store_patience: {message}; its items are kept in the state file for the next run",
-                            patience
+                            "down for {patience:?}, longer than store_patience: {message}; {kept}"
                         ),
                     });
                 }
