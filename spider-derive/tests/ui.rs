@@ -3,7 +3,7 @@
 //!
 //! Only failing cases live here, so trybuild type-checks its copy of the dependency tree
 //! instead of building it; the cases that must build are modules of the facade's
-//! `tests/derive.rs`.
+//! `tests/it/derive.rs`.
 
 #[test]
 fn derive_errors_point_at_the_mistake() {

@@ -7,7 +7,7 @@
 //! the first check it failed. `/wire` echoes what the site saw, refused or not.
 //!
 //! The browsers' values were read off the real ones by this site's own readers: Debian's
-//! headless Chromium, which `tests/wire.rs` drives here and checks is still let through,
+//! headless Chromium, which `tests/it/wire.rs` drives here and checks is still let through,
 //! and Debian's Firefox ESR (see [`BROWSERS`]).
 
 use hyper::header::{HeaderMap, USER_AGENT};

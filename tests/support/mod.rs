@@ -211,13 +211,38 @@ pub fn child_args(dir: &Path, site: &Sandbox, outputs: &[String], extra: &[Strin
     args
 }
 
-/// This test binary again, to run only its ignored `child_crawl` test: the books spider
-/// binary with `args` as its command line, handed over in the variable `var`.
-pub fn child_command(var: &str, args: &[String]) -> std::process::Command {
+/// The examples serve their sites on fixed ports (books 8765, login and proxied 8767,
+/// adaptive 8769), and the books example crawls the site already there when its port is
+/// taken: two at once would crawl each other's, which ends with the process that serves
+/// it. The tests that run an example take turns.
+pub fn example_ports() -> std::sync::MutexGuard<'static, ()> {
+    static PORTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The arguments that make this test binary run only the ignored test `test` of the
+/// module `module` (its `module_path!()`): the name a test has in a binary that holds
+/// many test files as modules, or in one of its own.
+pub fn only_test(module: &str, test: &str) -> Vec<String> {
+    let name = match module.split_once("::") {
+        Some((_binary, path)) => format!("{path}::{test}"),
+        None => test.to_owned(),
+    };
+    [name.as_str(), "--exact", "--ignored", "--nocapture", "--test-threads=1"].map(str::to_owned).to_vec()
+}
+
+/// This test binary again, to run only the ignored `child_crawl` test of `module` (its
+/// `module_path!()`): the books spider binary with `args` as its command line, handed
+/// over in the variable `var`.
+pub fn child_command(module: &str, var: &str, args: &[String]) -> std::process::Command {
     let mut command = std::process::Command::new(std::env::current_exe().unwrap());
-    command
-        .args(["child_crawl", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(var, args.join("\n"));
+    command.args(only_test(module, "child_crawl")).env(
+        var,
+        args.join(
+            "
+",
+        ),
+    );
     command
 }
 

@@ -1,0 +1,131 @@
+//! Admission, observed by the server: the global and per-host caps, the rate ceiling,
+//! politeness pauses, and hosts that do not wait on each other.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::support;
+
+use std::time::Duration;
+
+use spider_sandbox::{DemoSite, Sandbox};
+use spiderling::{Config, Crawler};
+use support::{config_for, BookSpider};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_never_sees_more_than_concurrency_requests_at_once() {
+    let demo =
+        DemoSite { books: 60, per_page: 20, latency: Duration::from_millis(30), ..DemoSite::default() };
+    let site = Sandbox::demo(demo).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, _) = config_for(&site, dir.path(), "books.jsonl");
+    Crawler::new(BookSpider::new(config.concurrency(4).per_host(32))).run().await.unwrap();
+    assert_eq!(site.observed().max_in_flight, 4, "the cap holds, and the crawl uses it");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_host_gets_its_own_cap_and_a_slow_host_does_not_slow_a_fast_one() {
+    let slow = Sandbox::demo(DemoSite {
+        books: 10,
+        per_page: 10,
+        latency: Duration::from_millis(600),
+        ..DemoSite::default()
+    })
+    .unwrap();
+    let fast = Sandbox::demo(DemoSite { books: 200, per_page: 20, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config::new("two hosts")
+        .start_url(slow.url())
+        .start_url(fast.url())
+        .allowed_domain("127.0.0.1")
+        .concurrency(8)
+        .per_host(2)
+        .output(dir.path().join("books.jsonl"));
+    Crawler::new(BookSpider::new(config)).run().await.unwrap();
+
+    let (slow, fast) = (slow.observed(), fast.observed());
+    assert_eq!(slow.max_in_flight, 2, "the slow host fills its two slots, no more");
+    assert!(fast.max_in_flight <= 2, "fast host saw {}", fast.max_in_flight);
+    assert_eq!(fast.pages().count(), 200 + 10 + 1 + 1);
+    // The fast host is done before the slow one has served half its pages.
+    let fast_done = fast.started + fast.hits.last().unwrap().at;
+    let slow_pages: Vec<_> = slow.pages().map(|h| slow.started + h.at).collect();
+    assert!(
+        fast_done < slow_pages[slow_pages.len() / 2],
+        "fast host finished {:?} after the slow host's middle page",
+        fast_done - slow_pages[slow_pages.len() / 2]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rate_ceiling_holds_in_every_window_and_is_mostly_used() {
+    let rate = 20;
+    let site = Sandbox::demo(DemoSite { books: 40, per_page: 20, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, _) = config_for(&site, dir.path(), "books.jsonl");
+    Crawler::new(BookSpider::new(config.concurrency(16).per_host(16).rps(rate))).run().await.unwrap();
+
+    let used = held_and_used(&site, rate);
+    assert!(used >= 0.85 * f64::from(rate), "only {used:.1} requests/s of {rate}");
+}
+
+/// No second (less 50 ms) held more than `rate` of the requests `site` received, and the
+/// rate they came at over the crawl. The gate spaces requests exactly 1/rate apart, so
+/// rate + 1 of them span exactly one second; a few milliseconds of network jitter must
+/// not count as a breach.
+fn held_and_used(site: &Sandbox, rate: u32) -> f64 {
+    let seen = site.observed();
+    let most = seen.max_in_window(Duration::from_millis(950));
+    assert!(most <= rate as usize, "{most} requests within 950 ms");
+    let span = seen.hits.last().unwrap().at - seen.hits.first().unwrap().at;
+    (seen.hits.len() - 1) as f64 / span.as_secs_f64()
+}
+
+/// Beside a CPU hog of eight spinning threads a core, the crawl's timers fire late; the
+/// ceiling makes good what they lose, and still never goes over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rate_ceiling_is_used_beside_a_cpu_hog_and_still_holds() {
+    let rate = 50;
+    let site = Sandbox::demo(DemoSite { books: 240, per_page: 40, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, _) = config_for(&site, dir.path(), "books.jsonl");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let cores = std::thread::available_parallelism().map_or(2, usize::from);
+    let hogs: Vec<_> = (0..8 * cores)
+        .map(|_| {
+            let stop = stop.clone();
+            // Bounded by the flag, and by a minute should the crawl never end.
+            std::thread::spawn(move || {
+                let started = std::time::Instant::now();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                    && started.elapsed() < Duration::from_secs(60)
+                {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    let crawled = Crawler::new(BookSpider::new(config.concurrency(16).per_host(16).rps(rate))).run().await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for hog in hogs {
+        hog.join().unwrap();
+    }
+    crawled.unwrap();
+
+    let used = held_and_used(&site, rate);
+    assert!(used >= 0.93 * f64::from(rate), "only {used:.1} requests/s of {rate} beside the hog");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn politeness_pauses_are_jittered_within_the_delay_range() {
+    let site = Sandbox::demo(DemoSite { books: 12, per_page: 12, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, _) = config_for(&site, dir.path(), "books.jsonl");
+    let (min, max) = (Duration::from_millis(50), Duration::from_millis(150));
+    Crawler::new(BookSpider::new(config.per_host(1).delay_range(min, max))).run().await.unwrap();
+
+    let gaps = site.observed().gaps();
+    assert!(gaps.len() >= 13, "{gaps:?}");
+    assert!(gaps.iter().all(|gap| *gap >= min), "a pause shorter than {min:?}: {gaps:?}");
+    let (shortest, longest) = (gaps.iter().min().unwrap(), gaps.iter().max().unwrap());
+    assert!(*longest - *shortest >= Duration::from_millis(30), "no jitter: {gaps:?}");
+}

@@ -1,0 +1,555 @@
+//! Many workers, one crawl: worker processes sharing a real Redis (`frontier =
+//! "redis://…"`) crawl the demo site with every page fetched once and every item written
+//! once across their outputs, lose nothing when one is killed or Redis restarts, and hold
+//! one rpm, one per-host limit and one proxy budget between them, as the site and the
+//! gateway count what they receive.
+
+#![allow(clippy::unwrap_used)] // the helpers below are test code too
+
+use crate::support;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use spider_sandbox::{DemoSite, GatewayConfig, MockGateway, RedisServer, Sandbox};
+use spiderling::Config;
+use support::{expected_books, read_jsonl, BookSpider};
+
+/// The variable that makes this test binary a worker the other tests start.
+const WORKER: &str = "FLEET_TEST_WORKER_ARGS";
+
+/// Slots of each worker.
+const CONCURRENCY: usize = 4;
+
+/// A worker of the fleet: this test binary again, running only this test, with the
+/// spider binary's command line in `WORKER` (one argument a line).
+#[test]
+#[ignore = "a worker process of the fleet tests, started by them"]
+fn fleet_worker() {
+    support::run_child_crawl(WORKER, CONCURRENCY);
+}
+
+fn worker_command(site: &Sandbox, redis: &RedisServer, output: &Path, extra: &[&str]) -> Command {
+    let mut args = vec![
+        "--set".to_owned(),
+        format!("start_urls={}", site.url()),
+        "--set".to_owned(),
+        format!("frontier={}", redis.url()),
+        "-o".to_owned(),
+        output.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args(support::only_test(module_path!(), "fleet_worker"))
+        .env(WORKER, args.join("\n"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+fn start_workers(
+    site: &Sandbox,
+    redis: &RedisServer,
+    dir: &Path,
+    count: usize,
+    extra: &[&str],
+) -> Vec<(Child, PathBuf)> {
+    (0..count)
+        .map(|i| {
+            let output = dir.join(format!("worker-{i}.jsonl"));
+            (worker_command(site, redis, &output, extra).spawn().unwrap(), output)
+        })
+        .collect()
+}
+
+/// Wait for a worker, bounded: a test never hangs on one.
+fn finish(child: Child, within: Duration) -> Output {
+    let deadline = Instant::now() + within;
+    let mut child = child;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            let output = child.wait_with_output().unwrap();
+            panic!("a worker did not finish in {within:?}: {}", String::from_utf8_lossy(&output.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn assert_success(output: &Output) {
+    assert!(
+        output.status.success(),
+        "a worker failed: {}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// A worker run in this process (`Crawler::with_config`), for tests that watch its gauges.
+fn in_process_worker(site: &Sandbox, redis: &RedisServer, name: &str) -> Config {
+    Config::new("books")
+        .start_url(site.url())
+        .allowed_domain("127.0.0.1")
+        .frontier(redis.url())
+        .concurrency(CONCURRENCY)
+        .retries(1)
+        .handle_signals(false)
+        .progress(false)
+        .stats(temp_dir(name).join("stats.json"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("spiderling-fleet-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn site(latency_ms: u64) -> (Sandbox, DemoSite) {
+    let demo = DemoSite { latency: Duration::from_millis(latency_ms), ..DemoSite::default() };
+    (Sandbox::demo(demo.clone()).unwrap(), demo)
+}
+
+#[test]
+fn three_workers_fetch_every_page_once_and_write_every_item_once() {
+    let (site, demo) = site(15);
+    let redis = RedisServer::start().unwrap();
+    let dir = temp_dir("three");
+    // Three workers of four slots each, and a per-host limit of six for the fleet.
+    let workers = start_workers(&site, &redis, &dir, 3, &["--set", "per_host=6"]);
+    let mut items = Vec::new();
+    let mut wrote = Vec::new();
+    for (child, output) in workers {
+        assert_success(&finish(child, Duration::from_secs(120)));
+        let books = read_jsonl(&output);
+        wrote.push(books.len());
+        items.extend(books);
+    }
+    let observed = site.observed();
+    assert_eq!(observed.duplicates(), Default::default(), "no page is fetched twice");
+    // Every page, and the redirect's first hop.
+    assert_eq!(observed.pages().count(), demo.expected_pages() + 1, "every page is fetched");
+    assert_eq!(observed.under("/robots.txt"), 1, "robots.txt is fetched once for the fleet");
+    assert!(observed.max_in_flight <= 6, "per_host holds for the fleet: {} at once", observed.max_in_flight);
+    assert!(wrote.iter().all(|n| *n > 0), "every worker took part: {wrote:?}");
+    let expected = expected_books(demo.books);
+    assert_eq!(items.len(), expected.len(), "every item is written once across the outputs");
+    let unique: BTreeSet<_> = items.iter().map(|b| b.title.clone()).collect();
+    assert_eq!(unique.len(), expected.len());
+}
+
+#[test]
+fn a_worker_killed_mid_crawl_loses_nothing() {
+    let (site, demo) = site(10);
+    let redis = RedisServer::start().unwrap();
+    let dir = temp_dir("kill");
+    let lease = ["--set", "lease=2s"];
+    let mut workers = start_workers(&site, &redis, &dir, 2, &lease);
+    // Let both get going, then kill one with SIGKILL: no chance to give anything back.
+    let started = Instant::now();
+    while site.observed().pages().count() < 150 && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (mut killed, killed_output) = workers.remove(0);
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let pages_at_kill = site.observed().pages().count();
+    let (survivor, survivor_output) = workers.remove(0);
+    assert_success(&finish(survivor, Duration::from_secs(120)));
+
+    let observed = site.observed();
+    let fetched: BTreeSet<String> = observed.pages().map(|h| h.resource()).collect();
+    assert_eq!(fetched.len(), demo.expected_pages() + 1, "every page is fetched despite the kill");
+    let twice: usize = observed.duplicates().values().map(|n| n - 1).sum();
+    // What the killed worker held: its slots, and the requests leased for them.
+    assert!(twice <= 2 * CONCURRENCY, "{twice} pages fetched again after the kill");
+    let mut items = read_jsonl(&killed_output);
+    items.extend(read_jsonl(&survivor_output));
+    let titles: BTreeSet<_> = items.iter().map(|b| b.title.clone()).collect();
+    assert_eq!(titles.len(), demo.books, "no item is lost");
+    assert!(items.len() - demo.books <= 2 * CONCURRENCY, "{} items written twice", items.len() - demo.books);
+    assert!(pages_at_kill < demo.expected_pages(), "the kill came mid-crawl");
+
+    // What the fleet committed of each output holds every item once; what the killed
+    // worker wrote past it is named, and left out of the merge.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let report = runtime.block_on(spiderling::FleetReport::read(&redis.url(), Some("books"))).unwrap();
+    let crawl = &report.crawls[0];
+    assert_eq!(crawl.outputs.len(), 2, "{:?}", crawl.outputs);
+    let killed_file = crawl.outputs.iter().find(|o| Path::new(&o.path) == killed_output).unwrap();
+    let extra = items.len() - demo.books;
+    assert_eq!(
+        killed_file.tail.is_some_and(|tail| tail > 0),
+        extra > 0,
+        "{killed_file:?}, {extra} items twice"
+    );
+    assert!(report.to_string().contains("left out by --merge") == (extra > 0), "{report}");
+    let merged = dir.join("merged.jsonl");
+    assert_eq!(crawl.merge(&merged).unwrap(), demo.books as u64);
+    assert_eq!(read_jsonl(&merged), expected_books(demo.books), "every item once, in one file");
+}
+
+/// A worker killed mid-crawl and started again on the same output emptied it, losing the
+/// items of every page the fleet had counted as its; and what it wrote after its last
+/// report was written again by the others. Its file is now cut back to what the fleet
+/// committed with its requests' ends: across the outputs, every item exactly once.
+#[test]
+fn a_killed_worker_started_again_on_its_output_keeps_what_was_committed_and_nothing_twice() {
+    let (site, demo) = site(10);
+    let redis = RedisServer::start().unwrap();
+    let dir = temp_dir("rejoin");
+    let mut workers = start_workers(&site, &redis, &dir, 2, &["--set", "lease=2s"]);
+    wait_for_pages(&site, 150);
+    let (mut killed, killed_output) = workers.remove(0);
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let written_at_kill = read_jsonl(&killed_output).len();
+    let again = worker_command(&site, &redis, &killed_output, &["--set", "lease=2s"]).spawn().unwrap();
+    let (survivor, survivor_output) = workers.remove(0);
+    assert_success(&finish(survivor, Duration::from_secs(120)));
+    assert_success(&finish(again, Duration::from_secs(120)));
+
+    let mut items = read_jsonl(&killed_output);
+    items.extend(read_jsonl(&survivor_output));
+    let titles: BTreeSet<_> = items.iter().map(|b| b.title.clone()).collect();
+    assert!(written_at_kill > 0, "the killed worker had written items");
+    assert_eq!(titles.len(), demo.books, "no item is lost");
+    assert_eq!(items.len(), demo.books, "no item twice: {} extra", items.len() - demo.books);
+}
+
+#[test]
+fn the_crawl_survives_a_redis_restart() {
+    let (site, demo) = site(10);
+    let mut redis = RedisServer::start().unwrap();
+    let dir = temp_dir("restart");
+    let workers = start_workers(&site, &redis, &dir, 2, &[]);
+    let started = Instant::now();
+    while site.observed().pages().count() < 200 && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let pages_before = site.observed().pages().count();
+    redis.restart().unwrap();
+    let mut items = Vec::new();
+    let mut logs = String::new();
+    for (child, output) in workers {
+        let run = finish(child, Duration::from_secs(120));
+        assert_success(&run);
+        logs.push_str(&String::from_utf8_lossy(&run.stderr));
+        items.extend(read_jsonl(&output));
+    }
+    assert!(pages_before < demo.expected_pages(), "the restart came mid-crawl");
+    assert!(logs.contains("lost Redis"), "the workers say they lost Redis: {logs}");
+    assert!(logs.contains("Redis is back"), "and that it came back");
+    let observed = site.observed();
+    assert_eq!(observed.duplicates(), Default::default(), "no page is fetched twice");
+    assert_eq!(observed.pages().count(), demo.expected_pages() + 1, "no page is lost");
+    assert_eq!(items.len(), demo.books, "every item is written once");
+}
+
+/// Wait, bounded, until the site has answered `pages` pages.
+fn wait_for_pages(site: &Sandbox, pages: usize) {
+    let started = Instant::now();
+    while site.observed().pages().count() < pages && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// What a worker that stopped because Redis lost writes prints.
+const LOST: &str = "Redis lost part of this crawl";
+
+/// A worker's end, bounded, which must be a failure: what it printed on stderr.
+fn failed(child: Child) -> String {
+    let run = finish(child, Duration::from_secs(60));
+    let said = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(!run.status.success(), "a worker reported success after Redis went back: {said}");
+    said
+}
+
+/// Redis's default persistence is snapshots, so a restart is usually one. Two workers, a
+/// snapshot, more crawling, then Redis killed and started from the snapshot: the workers
+/// took the stale crawl and renewed its leases for ever, and a worker started later ended
+/// with exit 0 and items missing. Now every worker stops with the reason, and a late one
+/// is refused.
+#[test]
+fn a_redis_restored_from_an_older_snapshot_stops_every_worker_with_the_reason() {
+    let (site, demo) = site(10);
+    let mut redis = RedisServer::start().unwrap();
+    let dir = temp_dir("snapshot");
+    let workers = start_workers(&site, &redis, &dir, 2, &[]);
+    wait_for_pages(&site, 100);
+    assert_eq!(redis.command(&["SAVE"]).unwrap(), "+OK");
+    let at_snapshot = site.observed().pages().count();
+    wait_for_pages(&site, at_snapshot + 150);
+    redis.kill();
+    redis.start_again().unwrap();
+    assert!(site.observed().pages().count() < demo.expected_pages(), "the restore came mid-crawl");
+
+    for (child, _) in workers {
+        let said = failed(child);
+        assert!(said.contains(LOST) && said.contains("another crawl_id"), "{said}");
+    }
+    let late = worker_command(&site, &redis, &dir.join("late.jsonl"), &[]).output().unwrap();
+    let said = String::from_utf8_lossy(&late.stderr);
+    assert!(!late.status.success() && said.contains(LOST), "a worker joining later is refused: {said}");
+}
+
+/// After Redis came back empty, a worker started within a fraction of a second seeded the
+/// crawl again, and the old workers, finding its record, went on: all exited 0 with items
+/// written twice. The old workers now stop with the reason, whoever reaches Redis first.
+#[test]
+fn a_redis_back_empty_and_seeded_again_by_a_worker_joining_at_once_stops_the_old_workers() {
+    let (site, demo) = site(10);
+    let mut redis = RedisServer::start().unwrap();
+    let dir = temp_dir("reseeded");
+    let workers = start_workers(&site, &redis, &dir, 2, &[]);
+    wait_for_pages(&site, 150);
+    redis.kill();
+    let _ = std::fs::remove_file(redis.dir().join("dump.rdb"));
+    redis.start_again().unwrap();
+    let joined = worker_command(&site, &redis, &dir.join("joined.jsonl"), &[]).spawn().unwrap();
+    assert!(site.observed().pages().count() < demo.expected_pages(), "Redis went mid-crawl");
+
+    for (child, _) in workers {
+        let said = failed(child);
+        assert!(said.contains(LOST) || said.contains("came back without this crawl's data"), "{said}");
+    }
+    // The one that joined either stops too (an old worker told it) or, if both old ones
+    // had already stopped before it seeded, crawls the site as a new crawl: bounded either way.
+    finish(joined, Duration::from_secs(120));
+}
+
+fn signal(child: &Child, name: &str) {
+    let sent = Command::new("kill").args([name, &child.id().to_string()]).status().unwrap();
+    assert!(sent.success(), "kill {name}");
+}
+
+/// A worker stopped (SIGSTOP) for longer than its lease, then continued, wrote the items
+/// of the pages it had in flight, whose requests another worker had taken meanwhile. Now a
+/// worker not heard from for that long writes no page it finishes after, and gives back
+/// what it held. Slow pages, so that the pause finds every slot mid-fetch: before, each
+/// of them was written twice.
+#[test]
+fn a_worker_paused_past_its_lease_writes_nothing_another_worker_took() {
+    let demo =
+        DemoSite { books: 200, per_page: 20, latency: Duration::from_millis(300), ..DemoSite::default() };
+    let site = Sandbox::demo(demo.clone()).unwrap();
+    let redis = RedisServer::start().unwrap();
+    let dir = temp_dir("paused");
+    let mut workers = start_workers(&site, &redis, &dir, 2, &["--set", "lease=3s"]);
+    wait_for_pages(&site, 40);
+    signal(&workers[0].0, "-STOP");
+    // Past the lease, while the other worker takes the paused one's requests.
+    std::thread::sleep(Duration::from_secs(6));
+    signal(&workers[0].0, "-CONT");
+    let mut items = Vec::new();
+    for (child, output) in workers.drain(..) {
+        assert_success(&finish(child, Duration::from_secs(120)));
+        items.extend(read_jsonl(&output));
+    }
+    let titles: BTreeSet<_> = items.iter().map(|b| b.title.clone()).collect();
+    assert_eq!(titles.len(), demo.books, "no item is lost");
+    // A page whose end was on its way to Redis at the very moment of the pause (a few
+    // milliseconds of each 300) is still written by both: at most one, all but always none.
+    let twice = items.len() - demo.books;
+    assert!(twice <= 1, "{twice} items written twice");
+}
+
+/// A worker killed mid-crawl held its requests until their leases ran out: with the
+/// default lease of 60 s the others sat idle for most of a minute at the end. A worker not
+/// heard from for ten idle rounds is taken for dead and its requests taken back.
+#[test]
+fn a_killed_workers_requests_are_taken_back_in_seconds_not_at_the_end_of_its_lease() {
+    let (site, demo) = site(10);
+    let redis = RedisServer::start().unwrap();
+    let dir = temp_dir("dead");
+    let mut workers = start_workers(&site, &redis, &dir, 2, &[]);
+    wait_for_pages(&site, 150);
+    let (mut killed, killed_output) = workers.remove(0);
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let at_kill = Instant::now();
+    let (survivor, survivor_output) = workers.remove(0);
+    assert_success(&finish(survivor, Duration::from_secs(120)));
+    let after_kill = at_kill.elapsed();
+    assert!(
+        after_kill < Duration::from_secs(40),
+        "the survivor took {after_kill:?} after the kill (lease 60 s)"
+    );
+    let mut items = read_jsonl(&killed_output);
+    items.extend(read_jsonl(&survivor_output));
+    let titles: BTreeSet<_> = items.iter().map(|b| b.title.clone()).collect();
+    assert_eq!(titles.len(), demo.books, "no item is lost");
+}
+
+#[test]
+fn three_workers_hold_one_rpm_between_them() {
+    // 900 a minute: the demo site's 1,051 pages take about 70 s, so a whole minute of the
+    // crawl is measured.
+    const RPM: usize = 900;
+    let (site, demo) = site(5);
+    let redis = RedisServer::start().unwrap();
+    let dir = temp_dir("rpm");
+    let workers = start_workers(&site, &redis, &dir, 3, &["--set", &format!("rpm={RPM}")]);
+    let mut items = 0;
+    for (child, output) in workers {
+        assert_success(&finish(child, Duration::from_secs(180)));
+        items += read_jsonl(&output).len();
+    }
+    assert_eq!(items, demo.books);
+    let observed = site.observed();
+    let most = observed.max_in_window(Duration::from_secs(60));
+    assert!(most <= RPM, "{most} requests in a minute, over the fleet's rpm = {RPM}");
+    assert!(most * 10 >= RPM * 9, "only {most} requests in the busiest minute: the rpm is not used");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_workers_blocks_slow_every_worker_of_the_fleet_for_that_host() {
+    let site = Sandbox::demo(DemoSite {
+        books: 100,
+        per_page: 20,
+        latency: Duration::from_millis(10),
+        ..DemoSite::default()
+    })
+    .unwrap();
+    let redis = RedisServer::start().unwrap();
+    let worker = |name: &str| in_process_worker(&site, &redis, name).adaptive(true);
+    // Adaptive mode on both. One worker takes a book out of stock (one in seven) for a
+    // block; the other sees none, so on its own its controller would only ever raise.
+    let strict = spiderling::Crawler::with_config(
+        BookSpider::new(worker("adapt-strict")),
+        worker("adapt-strict").block_marker("Out of stock"),
+    );
+    let calm = spiderling::Crawler::with_config(BookSpider::new(worker("adapt-calm")), worker("adapt-calm"));
+    let mut live = calm.live();
+    let watch = tokio::spawn(async move {
+        let mut rates = Vec::new();
+        while live.changed().await.is_ok() {
+            let rate = live.borrow().hosts.first().and_then(|host| host.rate_per_sec);
+            if let Some(rate) = rate {
+                if rates.last() != Some(&rate) {
+                    rates.push(rate);
+                }
+            }
+        }
+        rates
+    });
+    let both = async { tokio::join!(strict.run(), calm.run()) };
+    let (strict, calm) = tokio::time::timeout(Duration::from_secs(150), both).await.unwrap();
+    let (strict, calm) = (strict.unwrap(), calm.unwrap());
+    assert!(strict.counts.blocked > 0, "the strict worker blocks pages");
+    assert_eq!(calm.counts.blocked, 0, "the calm worker blocks none itself");
+    let rates = watch.await.unwrap();
+    let cut = rates.windows(2).any(|pair| pair[1] < pair[0]);
+    assert!(cut, "the calm worker's rate for the host was cut by the other's blocks: {rates:?}");
+}
+
+#[test]
+fn the_proxy_budget_is_the_fleets_and_stops_every_worker() {
+    // 50 requests a second for the fleet: a worker hears the fleet's spend about once a
+    // second, so the budget is passed by about a second of traffic at most.
+    const BUDGET_BYTES: u64 = 150_000;
+    let (site, _) = site(0);
+    let gateway = MockGateway::start(GatewayConfig::default()).unwrap();
+    let redis = RedisServer::start().unwrap();
+    let dir = temp_dir("budget");
+    // At 1,000,000 per GB, a byte costs 0.001.
+    let budget = format!("proxy_budget={}", BUDGET_BYTES as f64 / 1000.0);
+    let proxy = format!("proxy={}", gateway.url_with_credentials());
+    let extra = ["--set", &proxy, "--set", "proxy_price_per_gb=1000000", "--set", &budget, "--set", "rps=50"];
+    let workers = start_workers(&site, &redis, &dir, 3, &extra);
+    for (child, _) in workers {
+        let output = finish(child, Duration::from_secs(120));
+        let printed = String::from_utf8_lossy(&output.stdout);
+        assert!(printed.contains("proxy budget reached"), "every worker stops at the budget: {printed}");
+    }
+    let through = gateway.observed();
+    let wire = through.bytes_from_clients + through.bytes_to_clients;
+    println!("{wire} bytes through the gateway for a budget of {BUDGET_BYTES}");
+    // Each worker on a budget of its own would have spent three times it.
+    assert!(wire >= BUDGET_BYTES * 9 / 10, "the budget was spent: {wire} bytes");
+    assert!(wire < BUDGET_BYTES * 2, "{wire} bytes through the gateway for a fleet budget of {BUDGET_BYTES}");
+    assert!(site.observed().pages().count() < 1000, "the crawl stopped before the site's end");
+}
+
+#[test]
+fn an_unreachable_or_refusing_redis_is_a_configuration_error_before_any_request() {
+    let _ports = support::example_ports();
+    let (site, _) = site(0);
+    let dir = temp_dir("refused");
+    let output = dir.join("out.jsonl");
+    let closed = RedisServer::start().unwrap();
+    let url = closed.url();
+    drop(closed);
+    let run = Command::new(support::example("books"))
+        .args(["--set", &format!("frontier={url}"), "-o"])
+        .arg(&output)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "a configuration error: {stderr}");
+    assert!(stderr.contains("cannot use the fleet's Redis"), "{stderr}");
+    assert!(!output.exists(), "no file is touched");
+
+    let redis = RedisServer::start().unwrap();
+    redis.command(&["CONFIG", "SET", "requirepass", "s3cret-pw"]).unwrap();
+    let wrong = redis.url().replace("redis://", "redis://:wrong-pw@");
+    let mut args = vec!["--set".to_owned(), format!("start_urls={}", site.url())];
+    args.extend(["--set".to_owned(), format!("frontier={wrong}")]);
+    let run = Command::new(std::env::current_exe().unwrap())
+        .args(support::only_test(module_path!(), "fleet_worker"))
+        .env(WORKER, args.join("\n"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("cannot use the fleet's Redis at redis://***@"), "{stderr}");
+    assert!(stderr.contains("it refused the password the address gives"), "{stderr}");
+    assert!(!stderr.contains("wrong-pw"), "the password is never printed: {stderr}");
+
+    // No password at all: redis-rs words it as an aborted transaction; the worker says what is wrong.
+    let mut args = vec!["--set".to_owned(), format!("start_urls={}", site.url())];
+    args.extend(["--set".to_owned(), format!("frontier={}", redis.url())]);
+    let run = Command::new(std::env::current_exe().unwrap())
+        .args(support::only_test(module_path!(), "fleet_worker"))
+        .env(WORKER, args.join("\n"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("it wants a password, and the address gives none; give it in the URL"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Transaction aborted"), "{stderr}");
+    assert_eq!(site.received(), 0, "nothing is fetched");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_worker_shows_the_fleets_block_rate() {
+    let (site, _) = site(20);
+    let redis = RedisServer::start().unwrap();
+    let worker = |name: &str| in_process_worker(&site, &redis, name).per_host(2 * CONCURRENCY);
+    // One worker takes every book page for a block ("In stock" is on each); the other
+    // sees none, and shows the fleet's block rate all the same.
+    let strict = spiderling::Crawler::with_config(
+        BookSpider::new(worker("strict")),
+        worker("strict").block_marker("In stock"),
+    );
+    let calm = spiderling::Crawler::with_config(BookSpider::new(worker("calm")), worker("calm"));
+    let mut live = calm.live();
+    let watch = tokio::spawn(async move {
+        let mut most: f64 = 0.0;
+        while live.changed().await.is_ok() {
+            most = most.max(live.borrow().block_rate);
+        }
+        most
+    });
+    let (strict, calm) = tokio::join!(strict.run(), calm.run());
+    let (strict, calm) = (strict.unwrap(), calm.unwrap());
+    assert!(strict.counts.blocked > 0, "the strict worker blocks pages");
+    assert_eq!(calm.counts.blocked, 0, "the calm worker blocks none itself");
+    let shown = watch.await.unwrap();
+    assert!(shown > 0.05, "the calm worker's gauge shows the fleet's blocks: {shown}");
+}

@@ -1,0 +1,41 @@
+//! The facade's integration tests, one binary: each module was a test file of its own,
+//! and one binary links once instead of thirty-odd times and runs their tests side by side.
+//! The tests that install a process-wide log subscriber, set environment variables or
+//! signal their own process stay in binaries of their own (`tests/*.rs`).
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod admission;
+mod bad_input;
+mod blocks;
+mod cache;
+mod crawl;
+mod dashboard;
+mod derive;
+mod encodings;
+mod example;
+mod fleet;
+mod forms;
+mod grafana;
+mod identities;
+mod non_html;
+mod parse_budget;
+mod parse_pool;
+mod pipelines;
+mod probe;
+mod readme;
+mod render;
+mod retry;
+mod robots_scope;
+mod rules;
+mod selector_once;
+mod session_limits;
+mod shutdown;
+mod sitemap;
+mod spider_binary;
+mod state;
+mod terminal;
+mod transport_errors;
+mod warc;
+mod wire;
