@@ -1,13 +1,12 @@
 //! The facade's integration tests, one binary: each module was a test file of its own,
 //! and one binary links once instead of thirty-odd times and runs their tests side by side.
-//! The tests that install a process-wide log subscriber, set environment variables or
-//! signal their own process stay in binaries of their own (`tests/*.rs`).
+//! The tests that install a process-wide log subscriber, set environment variables,
+//! signal their own process, load every core or bound the process's memory stay in
+//! binaries of their own (`tests/*.rs`).
 
 #[path = "../support/mod.rs"]
 mod support;
 
-mod admission;
-mod bad_input;
 mod blocks;
 mod cache;
 mod crawl;

@@ -164,7 +164,7 @@ async fn retries_count_against_the_rate_ceiling() {
 
     let seen = site.observed();
     assert_eq!(seen.hits.len(), 2 + 15 * 2, "robots.txt, home, and each flaky page twice");
-    // As in admission.rs: rate + 1 evenly spaced requests span exactly one second.
+    // As in tests/admission.rs: rate + 1 evenly spaced requests span exactly one second.
     let most = seen.max_in_window(Duration::from_millis(950));
     assert!(most <= rate as usize, "{most} requests within 950 ms, retries included");
     assert_eq!(support::read_jsonl(&output).len(), 15);

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::support;
+mod support;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! Bad input gets a clear error and never a panic, and nothing already scraped is lost.
 
-use crate::support;
+mod support;
 
 use std::time::Duration;
 
