@@ -236,13 +236,7 @@ pub fn only_test(module: &str, test: &str) -> Vec<String> {
 /// over in the variable `var`.
 pub fn child_command(module: &str, var: &str, args: &[String]) -> std::process::Command {
     let mut command = std::process::Command::new(std::env::current_exe().unwrap());
-    command.args(only_test(module, "child_crawl")).env(
-        var,
-        args.join(
-            "
-",
-        ),
-    );
+    command.args(only_test(module, "child_crawl")).env(var, args.join("\n"));
     command
 }
 
