@@ -151,7 +151,7 @@ fn a_bucket_without_credentials_is_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let outputs = [format!("s3://books/nokey?endpoint={}", moto.endpoint())];
     let args = support::child_args(dir.path(), &site, &outputs, &[]);
-    let mut command = support::child_command(module_path!(), CHILD, &args);
+    let mut command = support::child_command(module_path!(), "child_crawl", CHILD, &args);
     for var in [
         "AWS_ACCESS_KEY_ID",
         "AWS_SECRET_ACCESS_KEY",
@@ -314,7 +314,7 @@ fn killed_again_and_again_every_item_is_in_each_table_once() {
     ];
     let args = support::child_args(dir.path(), &site, &outputs, &[]);
     let spawn = || {
-        support::child_command(module_path!(), CHILD, &args)
+        support::child_command(module_path!(), "child_crawl", CHILD, &args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -329,7 +329,7 @@ fn killed_again_and_again_every_item_is_in_each_table_once() {
         kills += 1;
     }
     assert!(kills >= 3, "only {kills} kills landed before the crawl ended");
-    let last = support::child_command(module_path!(), CHILD, &args).output().unwrap();
+    let last = support::child_command(module_path!(), "child_crawl", CHILD, &args).output().unwrap();
     assert!(last.status.success(), "the last run finishes: {}", String::from_utf8_lossy(&last.stderr));
     assert_once(pg_titles(&pg, "books"), 200, "postgres after the kills");
     assert_once(sqlite_titles(&lite, "books"), 200, "sqlite after the kills");

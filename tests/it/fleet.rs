@@ -41,12 +41,8 @@ fn worker_command(site: &Sandbox, redis: &RedisServer, output: &Path, extra: &[&
         output.display().to_string(),
     ];
     args.extend(extra.iter().map(|a| (*a).to_owned()));
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command
-        .args(support::only_test(module_path!(), "fleet_worker"))
-        .env(WORKER, args.join("\n"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut command = support::child_command(module_path!(), "fleet_worker", WORKER, &args);
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
     command
 }
 
@@ -401,7 +397,10 @@ fn three_workers_hold_one_rpm_between_them() {
     }
     assert_eq!(items, demo.books);
     let observed = site.observed();
-    let most = observed.max_in_window(Duration::from_secs(60));
+    // Redis spaces the starts exactly (no burst); each worker's copy of Redis's clock and
+    // its own sending move an arrival by milliseconds, so the site's minute is measured
+    // 100 ms short: one start more than the rpm in it is a start given too early.
+    let most = observed.max_in_window(Duration::from_secs(60) - Duration::from_millis(100));
     assert!(most <= RPM, "{most} requests in a minute, over the fleet's rpm = {RPM}");
     assert!(most * 10 >= RPM * 9, "only {most} requests in the busiest minute: the rpm is not used");
 }
@@ -499,11 +498,7 @@ fn an_unreachable_or_refusing_redis_is_a_configuration_error_before_any_request(
     let wrong = redis.url().replace("redis://", "redis://:wrong-pw@");
     let mut args = vec!["--set".to_owned(), format!("start_urls={}", site.url())];
     args.extend(["--set".to_owned(), format!("frontier={wrong}")]);
-    let run = Command::new(std::env::current_exe().unwrap())
-        .args(support::only_test(module_path!(), "fleet_worker"))
-        .env(WORKER, args.join("\n"))
-        .output()
-        .unwrap();
+    let run = support::child_command(module_path!(), "fleet_worker", WORKER, &args).output().unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(stderr.contains("cannot use the fleet's Redis at redis://***@"), "{stderr}");
     assert!(stderr.contains("it refused the password the address gives"), "{stderr}");
@@ -512,11 +507,7 @@ fn an_unreachable_or_refusing_redis_is_a_configuration_error_before_any_request(
     // No password at all: redis-rs words it as an aborted transaction; the worker says what is wrong.
     let mut args = vec!["--set".to_owned(), format!("start_urls={}", site.url())];
     args.extend(["--set".to_owned(), format!("frontier={}", redis.url())]);
-    let run = Command::new(std::env::current_exe().unwrap())
-        .args(support::only_test(module_path!(), "fleet_worker"))
-        .env(WORKER, args.join("\n"))
-        .output()
-        .unwrap();
+    let run = support::child_command(module_path!(), "fleet_worker", WORKER, &args).output().unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(
         stderr.contains("it wants a password, and the address gives none; give it in the URL"),

@@ -264,7 +264,7 @@ fn child_crawl() {
 }
 
 fn child(args: &[String]) -> Child {
-    support::child_command(module_path!(), CHILD, args)
+    support::child_command(module_path!(), "child_crawl", CHILD, args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -322,12 +322,8 @@ fn a_rendering_crawl_killed_with_sigkill_and_resumed_writes_every_item_once() {
         "error".to_owned(),
     ];
     let child = || {
-        let mut command = Command::new(std::env::current_exe().unwrap());
-        command
-            .args(crate::support::only_test(module_path!(), "child_crawl"))
-            .env(CHILD, args.join("\n"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        let mut command = crate::support::child_command(module_path!(), "child_crawl", CHILD, &args);
+        command.stdout(Stdio::null()).stderr(Stdio::null());
         command
     };
     // Killed twice while its browsers render (after 6 product API calls each time).

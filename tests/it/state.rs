@@ -36,9 +36,7 @@ fn child_crawl() {
 }
 
 fn spawn_child(args: &[String]) -> Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args(support::only_test(module_path!(), "child_crawl"))
-        .env(CHILD, args.join("\n"))
+    support::child_command(module_path!(), "child_crawl", CHILD, args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -89,11 +87,7 @@ fn crawl_killed_and_resumed(site: &Sandbox, output: &str, seed: u64, kills: usiz
         early += usize::from(pages == 0);
     }
     resumed_on_items += usize::from(held_items());
-    let last = Command::new(std::env::current_exe().unwrap())
-        .args(support::only_test(module_path!(), "child_crawl"))
-        .env(CHILD, args.join("\n"))
-        .output()
-        .unwrap();
+    let last = support::child_command(module_path!(), "child_crawl", CHILD, &args).output().unwrap();
     assert!(
         last.status.success(),
         "the last run finishes the crawl: {}\n{}",

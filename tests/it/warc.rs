@@ -150,7 +150,7 @@ fn killed_again_and_again_the_archive_holds_each_page_once() {
     let extra =
         ["--set", &format!("warc={}", warc.display()), "--set", "warc_max_bytes=40000"].map(str::to_owned);
     let args = support::child_args(dir.path(), &site, &outputs, &extra);
-    let child = || support::child_command(module_path!(), CHILD, &args);
+    let child = || support::child_command(module_path!(), "child_crawl", CHILD, &args);
     let mut kills = 0;
     for round in 0..4 {
         let mut running = child().stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();

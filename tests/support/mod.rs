@@ -231,12 +231,12 @@ pub fn only_test(module: &str, test: &str) -> Vec<String> {
     [name.as_str(), "--exact", "--ignored", "--nocapture", "--test-threads=1"].map(str::to_owned).to_vec()
 }
 
-/// This test binary again, to run only the ignored `child_crawl` test of `module` (its
-/// `module_path!()`): the books spider binary with `args` as its command line, handed
-/// over in the variable `var`.
-pub fn child_command(module: &str, var: &str, args: &[String]) -> std::process::Command {
+/// This test binary again, to run only the ignored test `test` of `module` (its
+/// `module_path!()`; a test that calls [`run_child_crawl`]): the books spider binary with
+/// `args` as its command line, handed over in the variable `var`.
+pub fn child_command(module: &str, test: &str, var: &str, args: &[String]) -> std::process::Command {
     let mut command = std::process::Command::new(std::env::current_exe().unwrap());
-    command.args(only_test(module, "child_crawl")).env(var, args.join("\n"));
+    command.args(only_test(module, test)).env(var, args.join("\n"));
     command
 }
 
