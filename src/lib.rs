@@ -91,7 +91,7 @@ pub mod prelude {
     pub use spider_core::url::Url;
     pub use spider_core::{
         async_trait, Config, CrawlStatus, Crawler, Cx, Document, Dropped, Error, Form, Item, Page, Pipeline,
-        Request, Result, Spider, SpiderConfig, Stages, Start, Verdict,
+        Record, Request, Result, Spider, SpiderConfig, Stages, Start, Verdict,
     };
     pub use spider_derive::{Item, Spider};
 }

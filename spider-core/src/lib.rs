@@ -63,7 +63,7 @@ pub use schedule::fleet::{FleetCrawl, FleetOutput, FleetReport, FleetStatus, Fle
 pub use schedule::robots::Robots;
 #[cfg(feature = "state")]
 pub use schedule::state::{StateHost, StateOutput, StateReport, StateRun};
-pub use spider::pipeline::{Pipeline, Stages, Verdict};
+pub use spider::pipeline::{Pipeline, Record, Stages, Verdict};
 pub use spider::start::Start;
 pub use spider::{Cx, Spider, SpiderConfig};
 pub use spider_settings::{

@@ -249,6 +249,67 @@ async fn a_key_keeps_the_first_item_and_counts_the_others_as_duplicates() {
     }
 }
 
+/// What the shop's shelves keep of a book: another type than the one `parse` emits.
+#[derive(Serialize)]
+struct Shelf {
+    stock: String,
+    first_book: String,
+}
+
+/// Turns a book into its shelf; a shelf of books out of stock is not kept.
+struct ToShelf;
+
+#[async_trait]
+impl Pipeline<ByAvailability, Shelf> for ToShelf {
+    async fn process(&self, book: ByAvailability) -> Verdict<Shelf> {
+        if !book.availability.starts_with("In stock") {
+            return Verdict::Drop(Dropped::new("sold out").because(&book.availability));
+        }
+        Verdict::Keep(Shelf { stock: book.availability, first_book: book.title })
+    }
+}
+
+#[derive(Spider, Default)]
+#[spider(
+    name = "shelves",
+    start_urls = ["http://placeholder.invalid/"],
+    allowed_domains = ["127.0.0.1"],
+    concurrency = 4,
+    per_host = 4,
+    delay = "0ms",
+    progress = false,
+    rule(allow = r"/catalogue/page-\d+\.html", follow),
+    rule(css = "h3 > a", allow = r"/catalogue/book_\d+\.html$", parse = ByAvailability, priority = 10),
+    pipeline = [ToShelf],
+)]
+struct Shelves;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stage_of_another_type_is_what_the_outputs_write_one_per_key_of_the_item_it_took() {
+    let books = 90;
+    let site = Sandbox::demo(DemoSite { books, per_page: 15, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let summary = crawl(Shelves, &site, dir.path()).await;
+
+    let written = read_json_lines(&dir.path().join("out.jsonl"));
+    let fields: BTreeSet<String> = written.iter().flat_map(|i| i.as_object().unwrap().keys().cloned()).collect();
+    assert_eq!(fields, ["first_book", "stock"].map(str::to_owned).into(), "shelves written, not books");
+    let stocks: Vec<&str> = written.iter().map(|i| i["stock"].as_str().unwrap()).collect();
+    let in_stock: BTreeSet<String> =
+        availabilities(books).into_iter().filter(|a| a.starts_with("In stock")).collect();
+    assert_eq!(stocks.len(), in_stock.len(), "a shelf per availability, once: {stocks:?}");
+    assert_eq!(stocks.into_iter().map(str::to_owned).collect::<BTreeSet<_>>(), in_stock);
+    // The key, the book's availability, was read before the stage turned it into a
+    // shelf; a book the stage dropped took none.
+    let catalogue = spider_sandbox::catalogue(books);
+    let sold_out = catalogue.iter().filter(|b| !b.availability.starts_with("In stock")).count();
+    let duplicates = books - sold_out - in_stock.len();
+    let expected: BTreeMap<String, u64> =
+        [("duplicate".to_owned(), duplicates as u64), ("sold out".to_owned(), sold_out as u64)].into();
+    assert_eq!(summary.counts.drops_by_reason, expected);
+    assert_eq!(drop_lines(dir.path())["sold out"].len(), sold_out);
+}
+
 /// The variable that makes this test binary a crawler the tests below start.
 const CHILD: &str = "PIPELINES_TEST_CHILD_ARGS";
 

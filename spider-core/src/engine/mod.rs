@@ -59,7 +59,7 @@ use crate::schedule::keys::KeptKeys;
 use crate::schedule::throttle::RateGate;
 use crate::sinks::store::Outbox;
 use crate::sinks::Encoder;
-use crate::spider::pipeline::Stages;
+use crate::spider::pipeline::Sort;
 use crate::spider::start::Start;
 use crate::spider::Spider;
 use crate::wire::Exchange;
@@ -187,7 +187,7 @@ impl<S: Spider> Crawler<S> {
             rate: rate.clone(),
             pool,
             encoder: Encoder::for_output(config.output.as_deref(), !config.stores.is_empty())?,
-            pipeline: spider.pipeline(),
+            pipeline: Box::new(spider.pipeline()),
             kept_keys,
             caching,
             archive: config.warc.is_some().then(|| config.user_agent.clone()),
@@ -325,7 +325,7 @@ struct Shared<S: Spider> {
     /// Encodes each page's items for the output file, on the page's task.
     encoder: Option<Encoder>,
     /// The stages each item goes through before it is encoded.
-    pipeline: Stages<S::Item>,
+    pipeline: Box<dyn Sort<S::Item>>,
     /// The keys of the items kept, so that one item is kept per key.
     kept_keys: KeptKeys,
     /// Whether answers are kept in the HTTP cache: tasks prepare them for it.

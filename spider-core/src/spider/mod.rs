@@ -15,7 +15,7 @@ use crate::extract::form::Form;
 use crate::extract::page::Page;
 use crate::request::rendering::Rendering;
 use crate::request::Request;
-use crate::spider::pipeline::Stages;
+use crate::spider::pipeline::{Record, Stages};
 use crate::spider::start::Start;
 use crate::wire::block::Answer;
 use crate::wire::route::Route;
@@ -262,13 +262,15 @@ pub trait Spider: SpiderConfig + Send + Sync + 'static {
     }
 
     /// The stages every item goes through before the outputs, asked once when the crawl
-    /// starts. The default keeps every item; a spider derived with `rule(...)`s gets its
-    /// item's checks and key ([`Stages::checked`]) and the stages of its `pipeline = [...]`.
+    /// starts; the outputs write what the last stage gives, of whatever type
+    /// ([`Record`]). The default keeps every item as `parse` emitted it; a spider derived
+    /// with `rule(...)`s gets its item's checks and key ([`Stages::checked`]) and the
+    /// stages of its `pipeline = [...]`.
     ///
     /// # Examples
     ///
     /// ```
-    /// # use spider_core::{async_trait, Config, Cx, Page, Result, Spider, SpiderConfig, Stages};
+    /// # use spider_core::{async_trait, Config, Cx, Page, Record, Result, Spider, SpiderConfig, Stages};
     /// # #[derive(serde::Serialize)] struct Book { title: String }
     /// # impl spider_core::Item for Book {
     /// #     fn extract(_: &spider_core::Document<'_>) -> Result<Option<Self>, spider_core::ExtractError> { Ok(None) }
@@ -281,12 +283,12 @@ pub trait Spider: SpiderConfig + Send + Sync + 'static {
     /// #     async fn parse(&self, _: Page, _: &mut Cx<Book>) -> Result { Ok(()) }
     /// // A hand-written spider of a derived item: its checks and its key, as a derived
     /// // spider has them.
-    /// fn pipeline(&self) -> Stages<Book> {
+    /// fn pipeline(&self) -> Stages<Book, impl Record> {
     ///     Stages::checked()
     /// }
     /// # }
     /// ```
-    fn pipeline(&self) -> Stages<Self::Item> {
+    fn pipeline(&self) -> Stages<Self::Item, impl Record> {
         Stages::new()
     }
 }

@@ -270,7 +270,7 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine, stages: 
                 COMPILED_LINK_RULES.rendering::<#item>(request)
             }
 
-            fn pipeline(&self) -> ::spiderling::Stages<Self::Item> {
+            fn pipeline(&self) -> ::spiderling::Stages<Self::Item, impl ::spiderling::Record> {
                 ::spiderling::Stages::checked() #(#stages)*
             }
         }

@@ -26,59 +26,37 @@ pub(in crate::engine) async fn sort<S: Spider>(
     request: &Request,
     found: Vec<S::Item>,
 ) -> Result<Sorted, Unsorted> {
-    let mut dropped = Vec::new();
-    let mut keys = Vec::new();
-    // Most pages of a spider without checks go straight to the encoder, found as found.
-    let mut kept = if shared.pipeline.runs() && !found.is_empty() {
-        let mut kept = Vec::with_capacity(found.len());
-        for item in found {
-            match shared.pipeline.run(item).await {
-                Ok((item, key)) => {
-                    keys.extend(key.map(|key| (kept.len(), key)));
-                    kept.push(item);
-                }
-                Err((why, item)) => dropped.push(filed(request, &why, item.as_ref())),
-            }
-        }
-        kept
-    } else {
-        found
-    };
+    let crate::spider::pipeline::Sorted { mut kept, keys, dropped } = shared.pipeline.sort(found).await;
+    let mut dropped: Vec<DroppedItem> =
+        dropped.into_iter().map(|(why, item)| filed(request, &why, item)).collect();
     let mut kept_keys = Vec::with_capacity(keys.len());
     if !keys.is_empty() {
         let asked: Vec<ItemKey> = keys.iter().map(|(_, key)| *key).collect();
         let mine = shared.kept_keys.claim(request.fingerprint(), &asked).await.map_err(Unsorted::Keys)?;
-        let mut duplicate = vec![false; kept.len()];
+        let mut duplicate = vec![false; kept.count()];
         for ((at, key), mine) in keys.into_iter().zip(mine) {
             if mine {
                 kept_keys.push(key);
-            } else {
-                duplicate[at] = true;
+            } else if let Some(mark) = duplicate.get_mut(at) {
+                *mark = true;
             }
         }
-        let mut marks = duplicate.into_iter();
-        kept.retain(|item| {
-            let duplicate = marks.next().unwrap_or(false);
-            if duplicate {
-                let why = Dropped::new("duplicate").because("an item with this key was kept before");
-                dropped.push(filed(request, &why, Some(item)));
-            }
-            !duplicate
-        });
+        let why = Dropped::new("duplicate").because("an item with this key was kept before");
+        dropped.extend(kept.remove(&duplicate).into_iter().map(|item| filed(request, &why, item)));
     }
     let items = match &shared.encoder {
-        Some(encoder) => encoder.encode(&kept).map_err(Unsorted::Encode)?,
-        None => Encoded::counted(kept.len()),
+        Some(encoder) => kept.encode(encoder).map_err(Unsorted::Encode)?,
+        None => Encoded::counted(kept.count()),
     };
     Ok(Sorted { items, dropped, kept_keys })
 }
 
 /// What the failures file says of an item `request`'s page dropped.
-fn filed<I: serde::Serialize>(request: &Request, why: &Dropped, item: Option<&I>) -> DroppedItem {
+fn filed(request: &Request, why: &Dropped, item: Option<String>) -> DroppedItem {
     DroppedItem {
         page: (request.url().to_string(), request.method().to_string()),
         reason: why.reason(),
         detail: why.detail().map(str::to_owned),
-        item: item.and_then(|item| serde_json::to_string(item).ok()),
+        item,
     }
 }
