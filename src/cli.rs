@@ -253,12 +253,14 @@ const DEFAULT_LOG: &str = "warn,spiderling::progress=info,spiderling::adaptive=i
 #[derive(Debug, clap::Args)]
 struct Flags {
     /// Append items to this file; .jsonl or .csv picks the format (a .json array is
-    /// written anew only, with -O). Repeat it with a table's URI (sqlite://PATH?table=T,
-    /// postgres://USER:PASSWORD@HOST/DB?table=T) to write there too.
+    /// written anew only, with -O). Repeat it for more files, and with a table's or a
+    /// bucket's URI (sqlite://PATH?table=T, postgres://USER:PASSWORD@HOST/DB?table=T,
+    /// s3://BUCKET/PREFIX) to write there too; FILE?type=NAME (&type=NAME in a URI) takes
+    /// the items of that type only.
     #[arg(short, long, value_name = "FILE|URI", conflicts_with = "overwrite_output")]
     output: Vec<std::path::PathBuf>,
     /// Write items to this file anew, emptying what it held; .jsonl, .csv or .json.
-    /// Repeatable with tables' URIs, as -o.
+    /// Repeatable with more files and tables' URIs, as -o.
     #[arg(short = 'O', long, value_name = "FILE|URI")]
     overwrite_output: Vec<std::path::PathBuf>,
     /// Change a setting, as `key=value` (repeatable): concurrency, rpm, delay, ...
@@ -373,8 +375,8 @@ struct Entry {
 #[command(
     about = "Run one of this crate's spiders",
     after_help = "crawl NAME takes the standard spider flags (crawl --help):\n  \
-                  -o, --output FILE    append items to this file (.jsonl or .csv)\n  \
-                  -O, --overwrite-output FILE   write items to this file anew (.jsonl, .csv or .json)\n  \
+                  -o, --output FILE    append items to this file (.jsonl or .csv); repeatable, FILE?type=NAME for one type\n  \
+                  -O, --overwrite-output FILE   write items to this file anew (.jsonl, .csv or .json); repeatable\n  \
                   --set KEY=VALUE      change a setting, such as --set rps=5\n  \
                   --metrics ADDR       serve Prometheus metrics, such as 127.0.0.1:9898\n  \
                   --dashboard ADDR     serve a live dashboard, such as 127.0.0.1:9898\n  \
@@ -753,18 +755,8 @@ fn layered(
     }
     if let Some(Output { paths, overwrite }) = output {
         let flag = if *overwrite { "-O" } else { "-o" };
-        let files: Vec<_> =
-            paths.iter().filter(|p| !p.to_str().is_some_and(spider_settings::is_store)).collect();
-        if files.len() > 1 {
-            let files: Vec<_> = files.iter().map(|p| p.display().to_string()).collect();
-            return Err(Error::Config(format!(
-                "{flag} names {} files ({}): a crawl writes one items file, and any number of tables",
-                files.len(),
-                files.join(", ")
-            )));
-        }
         // The flags name every output of this run: the spider's own are replaced.
-        config.output = None;
+        config.outputs.clear();
         config.stores.clear();
         config = paths.iter().fold(config, |config, path| config.output(path)).overwrite(*overwrite);
         origins.insert("output".to_owned(), flag.to_owned());

@@ -14,15 +14,22 @@ use std::time::{Duration, Instant};
 
 use spider_sandbox::{DemoSite, MotoServer, PostgresServer, Sandbox};
 use spiderling::{Crawler, Error};
-use support::{expected_books, BookSpider};
+use support::{expected_books, expected_listings, BookSpider, Listing, ShelfSpider};
 
 const CHILD: &str = "TABLES_TEST_CHILD_ARGS";
+const SHELF_CHILD: &str = "TABLES_TEST_SHELF_CHILD_ARGS";
 const CONCURRENCY: usize = 4;
 
 #[test]
 #[ignore = "the child process of the kill tests, started by them"]
 fn child_crawl() {
     support::run_child_crawl(CHILD, CONCURRENCY);
+}
+
+#[test]
+#[ignore = "the child process of the kill test of typed outputs, started by it"]
+fn shelf_child_crawl() {
+    support::run_child_crawl_of(SHELF_CHILD, CONCURRENCY, ShelfSpider::new);
 }
 
 fn postgres() -> PostgresServer {
@@ -341,4 +348,64 @@ fn killed_again_and_again_every_item_is_in_each_table_once() {
     assert_eq!(times.len(), 1, "{keys:?}");
     let file = support::read_jsonl(&dir.path().join("books.jsonl"));
     assert_eq!(file.len(), 200);
+}
+
+/// Items of two types, each to the outputs of its type, through a state file's SIGKILLs:
+/// a file and a table of each type and a bucket of listings, every item once in each.
+#[test]
+fn killed_again_and_again_each_type_is_in_its_outputs_once() {
+    let pg = postgres();
+    let moto = moto();
+    let (books, per_page) = (150, 10);
+    let site = Sandbox::demo(DemoSite { books, per_page, latency: Duration::from_millis(10), ..DemoSite::default() })
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let lite = dir.path().join("shop.db");
+    let outputs = [
+        format!("{}?table=listings&type=Listing", pg.url()),
+        format!("sqlite://{}?table=books&type=Book", lite.display()),
+        format!("s3://test:test@books/shelves/{{time}}-{{batch}}.jsonl.gz?endpoint={}&type=Listing&seconds=1", moto.endpoint()),
+        format!("{}?type=Book", dir.path().join("books.jsonl").display()),
+        format!("{}?type=Listing", dir.path().join("listings.csv").display()),
+    ];
+    let args = support::child_args(dir.path(), &site, &outputs, &[]);
+    let spawn = || {
+        support::child_command(module_path!(), "shelf_child_crawl", SHELF_CHILD, &args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut kills = 0;
+    for round in 0..5 {
+        if !support::kill_after(&mut spawn(), &site, 4 + (round * 11) % 30) {
+            break;
+        }
+        kills += 1;
+    }
+    assert!(kills >= 3, "only {kills} kills landed before the crawl ended");
+    let last = support::child_command(module_path!(), "shelf_child_crawl", SHELF_CHILD, &args).output().unwrap();
+    assert!(last.status.success(), "the last run finishes: {}", String::from_utf8_lossy(&last.stderr));
+
+    let listings = expected_listings(books, per_page);
+    let pages: Vec<usize> = listings.iter().map(|listing| listing.page).collect();
+    let mut in_pg: Vec<usize> =
+        pg.query("SELECT page FROM listings").unwrap().lines().map(|line| line.parse().unwrap()).collect();
+    in_pg.sort_unstable();
+    assert_eq!(in_pg, pages, "postgres: every listing once");
+    assert_once(sqlite_titles(&lite, "books"), books, "sqlite: every book once");
+    let mut in_bucket: Vec<usize> = Vec::new();
+    for key in moto.keys("books", "shelves/").unwrap() {
+        for line in object_text(&moto, &key).lines() {
+            let listing: Listing = serde_json::from_str(line).unwrap();
+            in_bucket.push(listing.page);
+        }
+    }
+    in_bucket.sort_unstable();
+    assert_eq!(in_bucket, pages, "bucket: every listing once, whole objects only");
+    assert_eq!(support::read_jsonl(&dir.path().join("books.jsonl")), expected_books(books), "books file");
+    let mut csv = csv::Reader::from_path(dir.path().join("listings.csv")).unwrap();
+    let mut from_csv: Vec<Listing> = csv.deserialize().map(Result::unwrap).collect();
+    from_csv.sort();
+    assert_eq!(from_csv, listings, "listings file: one header, every listing once");
 }

@@ -135,7 +135,7 @@ fn state_shows_queued_in_flight_and_deferred_per_host_most_queued_first() {
     assert_eq!((report["queued"].as_u64(), report["in_flight"].as_u64()), (Some(6), Some(3)));
     assert_eq!((report["deferred"].as_u64(), report["seen"].as_u64()), (Some(1), Some(10)));
     assert_eq!(report["runs"], Value::Array(Vec::new()));
-    assert_eq!(report["output"], Value::Null);
+    assert_eq!(report["outputs"], Value::Array(Vec::new()));
     let hosts = report["hosts"].as_array().unwrap();
     let origins: Vec<&str> = hosts.iter().map(|h| h["origin"].as_str().unwrap()).collect();
     assert_eq!(origins, ["http://a.example:80", "https://b.example:443", "https://c.example:443"]);
@@ -354,7 +354,7 @@ fn a_crawl_killed_with_sigkill_shows_a_run_running_or_killed_and_after_resuming_
     assert_eq!((&runs[0]["ended_at"], &runs[0]["status"]), (&Value::Null, &Value::Null));
     let left = ["queued", "in_flight", "deferred"].map(|key| killed[key].as_u64().unwrap());
     assert!(left.iter().sum::<u64>() > 0, "the kill left requests in the frontier: {left:?}");
-    let output = &killed["output"];
+    let output = &killed["outputs"][0];
     assert_eq!(output["path"], dir.path().join("books.jsonl").display().to_string());
     let committed = output["items"].as_u64().unwrap();
     assert!(committed < 60, "{committed} items committed before the kill");
@@ -370,7 +370,7 @@ fn a_crawl_killed_with_sigkill_shows_a_run_running_or_killed_and_after_resuming_
     assert_eq!(runs[0]["status"], Value::Null, "the killed run has no end");
     assert_eq!(runs[1]["status"], "complete");
     assert!(runs[1]["ended_at"].as_str().unwrap() >= runs[1]["started_at"].as_str().unwrap());
-    assert_eq!(resumed["output"]["items"], 60, "every book written once");
+    assert_eq!(resumed["outputs"][0]["items"], 60, "every book written once");
     assert_eq!(resumed["totals"]["items"], 60);
     assert_eq!((&resumed["totals"]["failures"], &runs[1]["counts"]["failures"]), (&0.into(), &0.into()));
     let pages = resumed["totals"]["pages"].as_u64().unwrap();
@@ -415,5 +415,5 @@ fn state_reads_a_crawl_while_it_runs_and_the_crawl_goes_on_undisturbed() {
     assert_eq!(summary.counts.items, 30, "the crawl went on undisturbed");
     let report = json(&path);
     assert_eq!(report["status"], "complete");
-    assert_eq!(report["output"]["items"], 30);
+    assert_eq!(report["outputs"][0]["items"], 30);
 }

@@ -862,30 +862,23 @@ pub const KEYS: &[Key] = &[
         name: "output",
         kind: Kind::Text,
         stage: Stage::Store,
-        doc: "the items file (`.jsonl`, `.csv` or `.json` picks the format) and the tables and \
-            buckets items also go to (`sqlite://PATH?table=T`, `postgres://USER:PASSWORD@HOST/DB?table=T`, \
-            `&key=FIELD` to upsert; `s3://BUCKET/PREFIX`), comma-separated; `none` at run time \
-            writes none (`./none` is a file of that name)",
+        doc: "the items files (`.jsonl`, `.csv` or `.json` picks the format), tables and buckets \
+            items go to (`sqlite://PATH?table=T`, `postgres://USER:PASSWORD@HOST/DB?table=T`, \
+            `&key=FIELD` to upsert; `s3://BUCKET/PREFIX`), comma-separated (a list in the \
+            attribute); `?type=NAME` after a file, `&type=NAME` in a URI, takes the items of \
+            that type only; `none` at run time writes none (`./none` is a file of that name)",
         default: "none: items are counted, not written",
         surface: Where::Everywhere,
         set: Some(|c, v| {
-            let c = Config { output: None, stores: Vec::new(), ..c };
+            let c = Config { outputs: Vec::new(), stores: Vec::new(), ..c };
             if is_none(v) {
                 return Ok(c);
-            }
-            let files: Vec<String> = list(v).into_iter().filter(|e| !crate::is_store(e)).collect();
-            if files.len() > 1 {
-                return Err(format!(
-                    "output names {} files ({}): a crawl writes one items file, and any number of tables",
-                    files.len(),
-                    files.join(", ")
-                ));
             }
             Ok(list(v).into_iter().fold(c, Config::output))
         }),
         show: |c| {
             let stores = c.stores.iter().map(|s| crate::StoreUri::parse(s).map_or_else(|_| crate::redact_url(s), |s| s.to_string()));
-            let shown: Vec<String> = path(&c.output).into_iter().chain(stores).collect();
+            let shown: Vec<String> = c.outputs.iter().map(ToString::to_string).chain(stores).collect();
             Some(if shown.is_empty() { "none".to_owned() } else { shown.join(", ") })
         },
     },

@@ -30,7 +30,7 @@ pub use keys::{closest, explain, find, markdown, suggest, Key, Kind, Stage, Wher
 pub use pace::{Backoff, DelayRange, RateCeiling};
 pub use redis::RedisAddress;
 pub use render::Render;
-pub use store::{is_store, S3Bucket, StoreKind, StoreUri};
+pub use store::{is_store, ItemsFile, S3Bucket, StoreKind, StoreUri};
 
 pub use stream::{stream_selector, AttributeOp, Combinator, Complex, Compound, Condition, StreamSelector};
 

@@ -1,8 +1,61 @@
-//! Item stores named by URI in `output`, beside the one items file: a table in an SQLite
-//! file or in PostgreSQL, shown everywhere with its password hidden.
+//! Where items go, as `output` names it: items files, and stores named by URI (a table in
+//! an SQLite file or in PostgreSQL, a bucket), each shown everywhere with its password
+//! hidden; any of them may take the items of one type only (`?type=Book`).
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// An items file of `output`: `books.jsonl`, or `books.jsonl?type=Book` for the items of
+/// one type only (the name of the struct an item serializes as, or an enum's variant).
+///
+/// # Examples
+///
+/// ```
+/// use spider_settings::ItemsFile;
+/// let file = ItemsFile::new("out/books.csv?type=Book");
+/// assert_eq!((file.path.to_str(), file.item_type.as_deref()), (Some("out/books.csv"), Some("Book")));
+/// assert_eq!(file.to_string(), "out/books.csv?type=Book");
+/// assert_eq!(ItemsFile::new("books.jsonl").item_type, None);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemsFile {
+    /// Where the file is; its extension picks the format.
+    pub path: PathBuf,
+    /// The one type of items it takes, as written (checked by `Config::validate`); `None`:
+    /// every item.
+    pub item_type: Option<String>,
+}
+
+impl ItemsFile {
+    /// The items file `text` names, `?type=NAME` after its path taking one type.
+    pub fn new(text: impl Into<PathBuf>) -> ItemsFile {
+        let text = text.into();
+        match text.to_str().and_then(|text| text.rsplit_once("?type=")) {
+            Some((path, item_type)) => ItemsFile { path: PathBuf::from(path), item_type: Some(item_type.to_owned()) },
+            None => ItemsFile { path: text, item_type: None },
+        }
+    }
+
+    /// Whether `path` is this file.
+    pub fn is(&self, path: &Path) -> bool {
+        self.path == path
+    }
+}
+
+impl fmt::Display for ItemsFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        match &self.item_type {
+            Some(item_type) => write!(f, "?type={item_type}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Whether `name` can be an item's type in `?type=`: a Rust type's name.
+pub(crate) fn is_item_type(name: &str) -> bool {
+    is_identifier(name, false)
+}
 
 /// Where a store lives. Its `Debug` hides a PostgreSQL URL's password.
 #[derive(Clone, PartialEq, Eq)]
@@ -71,6 +124,7 @@ pub struct StoreUri {
     kind: StoreKind,
     table: String,
     key: Option<String>,
+    item_type: Option<String>,
     shown: String,
 }
 
@@ -101,11 +155,12 @@ impl StoreUri {
             return s3(&uri, shown);
         }
         let (place, query) = uri.split_once('?').unwrap_or((&uri, ""));
-        let (mut table, mut key, mut rest) = (None, None, Vec::new());
+        let (mut table, mut key, mut item_type, mut rest) = (None, None, None, Vec::new());
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             match pair.split_once('=') {
                 Some(("table", value)) => table = Some(value.to_owned()),
                 Some(("key", value)) => key = Some(value.to_owned()),
+                Some(("type", value)) => item_type = Some(item_type_of(value, &shown)?),
                 _ => rest.push(pair),
             }
         }
@@ -128,7 +183,7 @@ impl StoreUri {
         let kind = if let Some(path) = place.strip_prefix("sqlite://") {
             if path.is_empty() || !rest.is_empty() {
                 return Err(format!(
-                    "output = {shown}: write sqlite://PATH?table=NAME (a relative path, or sqlite:///ABSOLUTE), with key= as the only other parameter"
+                    "output = {shown}: write sqlite://PATH?table=NAME (a relative path, or sqlite:///ABSOLUTE), with key= and type= as the only other parameters"
                 ));
             }
             if table.contains('.') {
@@ -154,7 +209,7 @@ impl StoreUri {
                 "output = {shown} is no store this build knows; write sqlite://PATH?table=NAME or postgres://USER:PASSWORD@HOST/DB?table=NAME"
             ));
         };
-        Ok(StoreUri { kind, table, key, shown })
+        Ok(StoreUri { kind, table, key, item_type, shown })
     }
 
     /// Where the store is.
@@ -171,6 +226,19 @@ impl StoreUri {
     pub fn key(&self) -> Option<&str> {
         self.key.as_deref()
     }
+
+    /// The one type of items the store takes (`type=Book`); `None`: every item.
+    pub fn item_type(&self) -> Option<&str> {
+        self.item_type.as_deref()
+    }
+}
+
+/// A `type=` parameter's value, checked.
+fn item_type_of(value: &str, shown: &str) -> Result<String, String> {
+    if is_item_type(value) {
+        return Ok(value.to_owned());
+    }
+    Err(format!("output = {shown}: type = {value} is not a type's name; write the name of the items' struct, such as type=Book"))
 }
 
 /// `s3://[KEY:SECRET@]BUCKET[/PREFIX][/OBJECT][?endpoint=URL&region=R&items=N&bytes=N&seconds=S&credentials=instance]`.
@@ -199,6 +267,7 @@ fn s3(uri: &str, shown: String) -> Result<StoreUri, String> {
         bytes: 100_000_000,
         seconds: 60,
     };
+    let mut item_type = None;
     for (name, value) in parsed.query_pairs() {
         let count =
             |what: &str| {
@@ -212,17 +281,18 @@ fn s3(uri: &str, shown: String) -> Result<StoreUri, String> {
             "items" => bucket.items = count("items")?,
             "bytes" => bucket.bytes = count("bytes")?,
             "seconds" => bucket.seconds = count("seconds")?,
+            "type" => item_type = Some(item_type_of(&value, &shown)?),
             "credentials" if value == "instance" => bucket.instance_credentials = true,
             "credentials" => {
                 return Err(format!("output = {shown}: credentials = {value}: the one choice is credentials=instance (the machine's instance metadata); give a key as s3://KEY:SECRET@BUCKET/… or in AWS_ACCESS_KEY_ID"))
             }
             other => {
-                return Err(format!("output = {shown}: unknown parameter `{other}`; an S3 output takes endpoint, region, items, bytes, seconds and credentials"))
+                return Err(format!("output = {shown}: unknown parameter `{other}`; an S3 output takes endpoint, region, items, bytes, seconds, credentials and type"))
             }
         }
     }
     let table = bucket.prefix.clone();
-    Ok(StoreUri { kind: StoreKind::S3(bucket), table, key: None, shown })
+    Ok(StoreUri { kind: StoreKind::S3(bucket), table, key: None, item_type, shown })
 }
 
 /// The placeholders an object's path may hold; `{batch}` only in its last segment.
@@ -342,6 +412,18 @@ mod tests {
         assert!(problem("s3://bucket/p?colour=red").contains("unknown parameter `colour`"));
         assert!(problem("s3://bucket/p?items=0").contains("not a positive whole number"));
         assert!(!problem("s3://AKIA:topsecret@bucket/p?items=x").contains("topsecret"));
+        assert!(problem("sqlite://b.db?table=t&type=Book!").contains("not a type's name"));
+    }
+
+    #[test]
+    fn a_store_takes_the_items_of_one_type_when_it_says_so() {
+        let typed = |text: &str| StoreUri::parse(text).unwrap().item_type().map(str::to_owned);
+        assert_eq!(typed("sqlite://b.db?table=books&type=Book").as_deref(), Some("Book"));
+        assert_eq!(typed("postgres://u:p@h/db?table=t&type=Review&sslmode=require").as_deref(), Some("Review"));
+        assert_eq!(typed("s3://bucket/p?type=Book&items=5").as_deref(), Some("Book"));
+        assert_eq!(typed("sqlite://b.db?table=books"), None);
+        let pg = StoreUri::parse("postgres://u:p@h/db?table=t&type=Review").unwrap();
+        assert!(matches!(pg.kind(), StoreKind::Postgres(url) if !url.contains("type=")), "not the server's");
     }
 
     #[test]

@@ -113,7 +113,7 @@ pub(super) fn run<S: Spider>(spider: S, url: &str, set: &[String]) -> ExitCode {
     let mut one = config.clone();
     one.start_urls = vec![target.to_string()];
     one.start_list = None;
-    one.output = None;
+    one.outputs.clear();
     one.state = None;
     one.frontier = None;
     one.cache = None;

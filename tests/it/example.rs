@@ -96,6 +96,23 @@ fn readme_lines_were_printed(after: &str, printed: &str) {
 }
 
 #[test]
+fn the_shelves_example_writes_each_type_to_its_own_file() {
+    let _ports = support::example_ports();
+    let dir = tempfile::tempdir().unwrap();
+    let run = Command::new(support::example("shelves")).current_dir(dir.path()).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let mut books = csv::Reader::from_path(dir.path().join("books.csv")).unwrap();
+    assert_eq!(books.headers().unwrap(), vec!["url", "title", "price"]);
+    let titles: BTreeSet<String> = books.records().map(|row| row.unwrap()[1].to_owned()).collect();
+    let catalogue = spider_sandbox::catalogue(1000);
+    assert_eq!(titles, catalogue.iter().map(|b| b.title.clone()).collect(), "every book, once each");
+    let listings = support::read_json_lines(&dir.path().join("listings.jsonl"));
+    let pages: BTreeSet<&str> = listings.iter().map(|l| l["url"].as_str().unwrap()).collect();
+    assert_eq!((listings.len(), pages.len()), (50, 50), "every listing page once");
+    assert!(listings.iter().all(|l| l["books"] == 20 && l.get("title").is_none()), "listings only");
+}
+
+#[test]
 fn the_proxied_example_finishes_through_the_gateway_what_the_limit_stops_direct() {
     let _ports = support::example_ports();
     let dir = tempfile::tempdir().unwrap();

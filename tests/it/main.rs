@@ -19,6 +19,7 @@ mod forms;
 mod grafana;
 mod identities;
 mod non_html;
+mod outputs;
 mod parse_budget;
 mod parse_pool;
 mod pipelines;

@@ -228,10 +228,12 @@ mod impersonated {
         let (site, ca) = fingerprint_site(dir.path());
         let redis = RedisServer::start().unwrap();
         let worker = |output: &str| {
+            // `set` names every output of the worker: its own file instead of the helper's.
             config(&site, &ca, dir.path())
+                .set("output", &dir.path().join(output).display().to_string())
+                .unwrap()
                 .impersonate(Impersonate::Auto)
                 .frontier(redis.url())
-                .output(dir.path().join(output))
                 .handle_signals(false)
                 .progress(false)
         };

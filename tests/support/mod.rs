@@ -132,6 +132,75 @@ impl Spider for BookSpider {
     }
 }
 
+/// A listing page of the demo shop: the other type of item [`ShelfSpider`] finds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Listing {
+    /// Its number, `K` of `/catalogue/page-K.html`.
+    pub page: usize,
+    /// The books it lists.
+    pub books: usize,
+}
+
+/// What [`ShelfSpider`] finds: books on their pages, listings on theirs.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Shelved {
+    Book(Book),
+    Listing(Listing),
+}
+
+/// The book spider with items of two types: a `Book` per book page, a `Listing` per
+/// listing page, for the outputs that each take one type.
+pub struct ShelfSpider(BookSpider);
+
+impl ShelfSpider {
+    pub fn new(config: Config) -> Self {
+        ShelfSpider(BookSpider::new(config))
+    }
+}
+
+impl SpiderConfig for ShelfSpider {
+    fn config(&self) -> Config {
+        self.0.config.clone()
+    }
+}
+
+#[async_trait]
+impl Spider for ShelfSpider {
+    type Item = Shelved;
+
+    async fn parse(&self, page: Page, cx: &mut Cx<Shelved>) -> Result {
+        let css = self.0.css.clone();
+        let listed = Selector::parse("h3 > a").unwrap();
+        let (book, listed, links) = page
+            .html(move |doc| {
+                let book = doc.text(&css.title).map(|title| Book {
+                    title,
+                    price: doc.text(&css.price).unwrap_or_default(),
+                    availability: doc.text(&css.availability).unwrap_or_default(),
+                });
+                (book, doc.select(&listed).count(), doc.links(&css.links))
+            })
+            .await?;
+        if let Some(book) = book {
+            cx.emit(Shelved::Book(book));
+        }
+        let number = page.url().path().strip_prefix("/catalogue/page-").and_then(|rest| rest.strip_suffix(".html"));
+        if let Some(page) = number.and_then(|number| number.parse().ok()).filter(|_| listed > 0) {
+            cx.emit(Shelved::Listing(Listing { page, books: listed }));
+        }
+        cx.follow_all(links);
+        Ok(())
+    }
+}
+
+/// The listings of the demo shop of `books` books, `per_page` a page.
+pub fn expected_listings(books: usize, per_page: usize) -> Vec<Listing> {
+    (1..=books.div_ceil(per_page))
+        .map(|page| Listing { page, books: per_page.min(books - (page - 1) * per_page) })
+        .collect()
+}
+
 /// The demo catalogue as the spider should scrape it.
 pub fn expected_books(count: usize) -> Vec<Book> {
     let mut books: Vec<Book> = spider_sandbox::catalogue(count)
@@ -263,6 +332,11 @@ pub fn kill_after(child: &mut std::process::Child, site: &Sandbox, pages: usize)
 /// running one ignored test), with its command line in the variable `var`, one argument a
 /// line; do nothing when `var` is not set. Exits with 0 when the crawl succeeded.
 pub fn run_child_crawl(var: &str, concurrency: usize) {
+    run_child_crawl_of(var, concurrency, BookSpider::new);
+}
+
+/// [`run_child_crawl`] with the spider `spider` makes of the child's config.
+pub fn run_child_crawl_of<S: Spider>(var: &str, concurrency: usize, spider: impl FnOnce(Config) -> S) {
     let Ok(args) = std::env::var(var) else { return };
     let config = Config::new("books")
         .allowed_domain("127.0.0.1")
@@ -271,7 +345,7 @@ pub fn run_child_crawl(var: &str, concurrency: usize) {
         .progress(false);
     let args =
         std::iter::once(std::ffi::OsString::from("books")).chain(args.lines().map(std::ffi::OsString::from));
-    let code = spiderling::cli::run(BookSpider::new(config), args);
+    let code = spiderling::cli::run(spider(config), args);
     std::process::exit(if code == std::process::ExitCode::SUCCESS { 0 } else { 1 });
 }
 

@@ -35,7 +35,8 @@ pub(super) const GROUP_COMMIT: Duration = Duration::from_millis(2);
 
 /// The files the dispatcher writes.
 pub(super) struct Files {
-    pub(super) sink: Option<Sink>,
+    /// The items files, in the order `output` names them.
+    pub(super) sinks: Vec<Sink>,
     pub(super) failures: Option<FailuresFile>,
     /// The HTTP cache, looked up before admission and written with what tasks bring back.
     pub(super) cache: Option<HttpCache>,
@@ -68,6 +69,8 @@ pub(super) struct Commit {
     uncommitted_since: Option<Instant>,
     /// The keys of the items written since the last checkpoint, for a state file.
     kept_keys: Vec<ItemKey>,
+    /// The types of items no output takes, told once each.
+    unrouted: Vec<Option<&'static str>>,
 }
 
 impl Commit {
@@ -81,6 +84,7 @@ impl Commit {
             uncommitted: 0,
             uncommitted_since: None,
             kept_keys: Vec::new(),
+            unrouted: Vec::new(),
         }
     }
 
@@ -140,19 +144,24 @@ impl Commit {
         if let Some(error) = self.files.outbox.as_mut().and_then(Outbox::trouble) {
             return Err(error);
         }
-        let chunk = self.files.outbox.as_mut().and_then(Outbox::take);
+        let chunks = self.files.outbox.as_mut().map(Outbox::take).unwrap_or_default();
         let Some(frontier) = frontier else {
             // Nothing outlives the process: the tables may have the items at once.
-            if let (Some(outbox), Some(chunk)) = (self.files.outbox.as_mut(), chunk) {
-                outbox.send(chunk);
+            if let Some(outbox) = self.files.outbox.as_mut() {
+                chunks.into_iter().for_each(|chunk| outbox.send(chunk));
             }
             return Ok(());
         };
         let sync = self.state_sync;
-        let output = self.files.sink.as_mut().map(|sink| {
-            let committed = sink.flush()?;
-            synced(sync, || sink.sync()).map(|()| committed)
-        });
+        let outputs: Result<Vec<_>, Error> = self
+            .files
+            .sinks
+            .iter_mut()
+            .map(|sink| {
+                let committed = sink.flush()?;
+                synced(sync, || sink.sync()).map(|()| committed)
+            })
+            .collect();
         let failures = self.files.failures.as_mut().map(|file| {
             let committed = file.flush()?;
             synced(sync, || file.sync()).map(|()| committed)
@@ -162,15 +171,15 @@ impl Commit {
             synced(sync, || file.sync()).map(|()| committed)
         });
         // Nothing is committed past what the files hold.
-        let (output, failures, warc) = (output.transpose()?, failures.transpose()?, warc.transpose()?);
+        let (outputs, failures, warc) = (outputs?, failures.transpose()?, warc.transpose()?);
         let Progress { counts, proxy_bytes, identities, ended } = progress(frontier.keeps_identities());
         let outbox = self
             .files
             .outbox
             .as_mut()
-            .map(|outbox| OutboxChange { chunk: chunk.as_ref(), delivered: outbox.delivered() });
+            .map(|outbox| OutboxChange { chunks: &chunks, delivered: outbox.delivered() });
         frontier.checkpoint(&Checkpoint {
-            output,
+            outputs: &outputs,
             failures,
             warc,
             counts: &counts,
@@ -181,19 +190,19 @@ impl Commit {
             kept_keys: &self.kept_keys,
         })?;
         self.kept_keys.clear();
-        // In the state file now: a kill from here on hands it to the tables again.
-        if let (Some(outbox), Some(chunk)) = (self.files.outbox.as_mut(), chunk) {
-            outbox.send(chunk);
+        // In the state file now: a kill from here on hands them to the tables again.
+        if let Some(outbox) = self.files.outbox.as_mut() {
+            chunks.into_iter().for_each(|chunk| outbox.send(chunk));
         }
         Ok(())
     }
 
-    /// Append a page's items to the output file and to the outbox for the tables, keep
+    /// Append a page's items to the items files and to the outbox for the tables, keep
     /// their keys for the next checkpoint, and file the items its pipeline dropped.
     pub(super) fn write_items(&mut self, sorted: &Sorted) -> Result<(), Error> {
         let items = &sorted.items;
         if let Some(outbox) = self.files.outbox.as_mut() {
-            outbox.add(&items.lines, items.count);
+            outbox.add(&items.lines);
         }
         if self.durable {
             self.kept_keys.extend_from_slice(&sorted.kept_keys);
@@ -203,10 +212,17 @@ impl Commit {
                 file.record_drop(dropped)?;
             }
         }
-        match self.files.sink.as_mut() {
-            Some(sink) => sink.write(items),
-            None => Ok(()),
+        for (sink, records) in self.files.sinks.iter_mut().zip(&items.files) {
+            sink.write(records)?;
         }
+        for item_type in &items.unrouted {
+            if !self.unrouted.contains(item_type) {
+                self.unrouted.push(*item_type);
+                let named = item_type.unwrap_or("(none: neither a struct nor an enum)");
+                tracing::warn!(target: "spiderling", item_type = named, "items of this type go to no output: counted, not written; add an output that takes them, such as -o FILE.jsonl?type={named}");
+            }
+        }
+        Ok(())
     }
 
     /// Append an exchange's records to the WARC archive.
@@ -275,10 +291,10 @@ impl Commit {
     /// flush the failures. Every step is tried; the first error is returned.
     pub(super) fn close(&mut self) -> Result<(), Error> {
         let cache = self.files.cache.as_mut().map_or(Ok(()), HttpCache::commit);
-        let sink = self.files.sink.as_mut().map_or(Ok(()), Sink::finish);
+        let sinks = self.files.sinks.iter_mut().try_for_each(Sink::finish);
         let failures = self.files.failures.as_mut().map_or(Ok(()), |file| file.flush().map(|_| ()));
         let warc = self.files.warc.as_mut().map_or(Ok(()), WarcFile::finish);
-        cache.and(sink).and(failures).and(warc)
+        cache.and(sinks).and(failures).and(warc)
     }
 }
 

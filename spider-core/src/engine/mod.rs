@@ -137,7 +137,7 @@ impl<S: Spider> Crawler<S> {
         let tally = Tally::new();
         // The state file first: one that is not this crawl's is refused before anything is
         // fetched or any file is touched.
-        let Lodging { mut frontier, mut earlier, fleet, output, outbox, kept_keys } = lodge(&config).await?;
+        let Lodging { mut frontier, mut earlier, fleet, outputs, outbox, kept_keys } = lodge(&config).await?;
         let exchange = Exchange::new(&config)?;
         let pool = ParsePool::reading(config.parse_threads, config.dom_only)?;
         let mut start = start;
@@ -168,13 +168,13 @@ impl<S: Spider> Crawler<S> {
         }
         let list = config.start_list.as_deref().map(ListReader::open).transpose()?;
         let cache = HttpCache::open(&config)?;
-        // Bound before the output file is opened: a port in use must not cost the items of
+        // Bound before the items files are opened: a port in use must not cost the items of
         // the last run.
         let watch = Watch::start(&config, &live).await?;
         let outbox = Outbox::open(&config, outbox)?;
         let caching = cache.is_some();
-        let files = open_files(&config, output, earlier.as_ref(), cache, outbox)?;
-        if files.sink.is_none() && files.outbox.is_none() {
+        let files = open_files(&config, &outputs, earlier.as_ref(), cache, outbox)?;
+        if files.sinks.is_empty() && files.outbox.is_none() {
             tracing::warn!(target: "spiderling", "no output file: items are counted, not written");
         }
         // One bucket for the dispatcher's requests and the browser's: the ceiling holds over
@@ -186,7 +186,7 @@ impl<S: Spider> Crawler<S> {
             #[cfg(feature = "render")]
             rate: rate.clone(),
             pool,
-            encoder: Encoder::for_output(config.output.as_deref(), !config.stores.is_empty())?,
+            encoder: Encoder::for_outputs(&config)?,
             pipeline: Box::new(spider.pipeline()),
             kept_keys,
             caching,
@@ -322,7 +322,7 @@ struct Shared<S: Spider> {
     #[cfg(feature = "render")]
     rate: Option<Arc<RateGate>>,
     pool: ParsePool,
-    /// Encodes each page's items for the output file, on the page's task.
+    /// Encodes each page's items for the items files and tables, on the page's task.
     encoder: Option<Encoder>,
     /// The stages each item goes through before it is encoded.
     pipeline: Box<dyn Sort<S::Item>>,

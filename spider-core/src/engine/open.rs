@@ -44,9 +44,10 @@ pub(super) struct Lodging {
     pub(super) earlier: Option<Earlier>,
     /// The fleet joined, when the frontier is a fleet's.
     pub(super) fleet: Fleet,
-    /// How much of the output file an earlier run committed, in the state file or, for
-    /// this worker's file, in the fleet: kept, and the rest cut off.
-    pub(super) output: Committed,
+    /// How much of each items file an earlier run committed, in the state file or, for
+    /// this worker's file, in the fleet, in `outputs` order: kept, and the rest cut off
+    /// (none: new files).
+    pub(super) outputs: Vec<Committed>,
     /// Where the outbox for the tables starts: a state file's, or a new one.
     pub(super) outbox: Outboxed,
     /// The keys of the items kept so far: a state file's, the fleet's, or none yet.
@@ -65,7 +66,7 @@ pub(super) async fn lodge(config: &Config) -> Result<Lodging, Error> {
         frontier: Box::new(MemoryFrontier::new(config)),
         earlier: None,
         fleet: Fleet::default(),
-        output: Committed::default(),
+        outputs: Vec::new(),
         outbox: Outboxed::new(),
         kept_keys: KeptKeys::local([]),
     })
@@ -87,7 +88,7 @@ fn resume(config: &Config, path: &Path) -> Result<Lodging, Error> {
         frontier: Box::new(opened.frontier),
         earlier: Some(earlier),
         fleet: Fleet::default(),
-        output: opened.output,
+        outputs: opened.outputs,
         outbox: opened.outbox,
         kept_keys: KeptKeys::local(opened.kept_keys),
     })
@@ -105,7 +106,7 @@ async fn join(config: &Config, address: &str) -> Result<Lodging, Error> {
         frontier: Box::new(frontier),
         earlier: None,
         fleet: Fleet(Some(membership)),
-        output,
+        outputs: vec![output],
         outbox: Outboxed::new(),
         kept_keys: KeptKeys::Fleet(Box::new(keys)),
     })
@@ -131,25 +132,26 @@ impl Fleet {
     }
 }
 
-/// The output and failures files and the WARC archive: new ones, or a resumed crawl's cut
-/// back to what its state file (or, for the output, the fleet) committed; with the cache
+/// The items and failures files and the WARC archive: new ones, or a resumed crawl's cut
+/// back to what its state file (or, for the items, the fleet) committed; with the cache
 /// and the tables' outbox, what the dispatcher writes.
 pub(super) fn open_files(
     config: &Config,
-    output: Committed,
+    outputs: &[Committed],
     earlier: Option<&Earlier>,
     cache: Option<HttpCache>,
     outbox: Option<Outbox>,
 ) -> Result<Files, Error> {
-    let sink = match config.output.as_deref() {
-        Some(path) if output.bytes > 0 => Some(Sink::resume(path, output)?),
-        // A state file's or a fleet's output is the crawl's own, counted from its start.
-        Some(path) if !config.overwrite && config.state.is_none() && config.frontier.is_none() => {
-            Some(Sink::append(path)?)
-        }
-        Some(path) => Some(Sink::create(path)?),
-        None => None,
-    };
+    let mut sinks = Vec::with_capacity(config.outputs.len());
+    for (at, file) in config.outputs.iter().enumerate() {
+        let path = file.path.as_path();
+        sinks.push(match outputs.get(at).copied().unwrap_or_default() {
+            committed if committed.bytes > 0 => Sink::resume(path, committed)?,
+            // A state file's or a fleet's output is the crawl's own, counted from its start.
+            _ if !config.overwrite && config.state.is_none() && config.frontier.is_none() => Sink::append(path)?,
+            _ => Sink::create(path)?,
+        });
+    }
     let committed = earlier.map_or(0, |e| e.failures);
     let failures = match config.failures_path() {
         Some(path) if committed > 0 => Some(FailuresFile::resume(&path, committed)?),
@@ -162,7 +164,7 @@ pub(super) fn open_files(
         Some(path) => Some(WarcFile::create(path, config.warc_max_bytes)?),
         None => None,
     };
-    Ok(Files { sink, failures, cache, outbox, warc })
+    Ok(Files { sinks, failures, cache, outbox, warc })
 }
 
 /// What watches the crawl: the timeline a dashboard or a report draws, and the servers of

@@ -1,8 +1,8 @@
 //! Sinks: where a crawl's items and failures are written, the tables items go to
 //! (`store`), and the archive of what was fetched (`warc`). A page's items are encoded on
-//! its own task, in the format the output file's extension names, and appended to the file
-//! by the dispatcher as it finishes the page; a request given up is a line of the failures
-//! file.
+//! its own task, for each items file in the format its extension names (each given the
+//! items of the type it takes, `item_type.rs`), and appended to the files by the
+//! dispatcher as it finishes the page; a request given up is a line of the failures file.
 //!
 //! Splitting the two keeps serialisation off the dispatcher and lets the dispatcher alone
 //! decide the order of the file: every byte in it belongs to a page the dispatcher has
@@ -12,13 +12,14 @@
 mod encode;
 pub(crate) mod failures;
 mod file;
+mod item_type;
 mod sink;
 pub(crate) mod store;
 pub(crate) mod warc;
 
 use std::path::Path;
 
-pub(crate) use encode::{Encoded, Encoder};
+pub(crate) use encode::{Encoded, Encoder, Lines, Records};
 #[cfg(feature = "state")]
 pub(crate) use file::check_resumable;
 pub(crate) use file::AppendFile;

@@ -1,9 +1,9 @@
-//! The output file as the dispatcher writes it: encoded pages joined in the file's format.
+//! An items file as the dispatcher writes it: encoded pages joined in the file's format.
 
 use std::io::Write as _;
 use std::path::Path;
 
-use super::{AppendFile, Compression, Encoded, Format};
+use super::{AppendFile, Compression, Format, Records};
 use crate::error::Error;
 
 /// How much of the output file is committed: its length and the items in it.
@@ -13,12 +13,18 @@ pub(crate) struct Committed {
     pub(crate) items: u64,
 }
 
-/// Whether a crawl of `config` may append to its output file (`overwrite = false`, `-o`),
+/// Whether a crawl of `config` may append to its items files (`overwrite = false`, `-o`),
 /// asked before anything is touched: a JSON array that holds items cannot take more after
-/// its `]`, and a new state file's crawl writes its output from the start (what it keeps
+/// its `]`, and a new state file's crawl writes its outputs from the start (what it keeps
 /// after a kill is counted from there).
 pub(crate) fn check_appendable(config: &spider_settings::Config) -> Result<(), Error> {
-    let Some(path) = config.output.as_deref().filter(|_| !config.overwrite) else { return Ok(()) };
+    if config.overwrite {
+        return Ok(());
+    }
+    config.outputs.iter().try_for_each(|file| check_append(config, &file.path))
+}
+
+fn check_append(config: &spider_settings::Config, path: &Path) -> Result<(), Error> {
     if std::fs::metadata(path).map_or(true, |meta| meta.len() == 0) {
         return Ok(());
     }
@@ -49,7 +55,7 @@ pub(crate) fn check_appendable(config: &spider_settings::Config) -> Result<(), E
     Ok(())
 }
 
-/// The output file, owned by the dispatcher.
+/// An items file, owned by the dispatcher.
 #[derive(Debug)]
 pub(crate) struct Sink {
     file: AppendFile,
@@ -99,7 +105,7 @@ impl Sink {
     }
 
     /// Append a page's items.
-    pub(crate) fn write(&mut self, page: &Encoded) -> Result<(), Error> {
+    pub(crate) fn write(&mut self, page: &Records) -> Result<(), Error> {
         if page.count == 0 {
             return Ok(());
         }

@@ -348,7 +348,9 @@ mod tests {
     }
 
     impl Item for Book {
-        fn extract(_: &crate::extract::document::Document<'_>) -> Result<Option<Self>, crate::ExtractError> {
+        fn extract(
+            _: &crate::extract::document::Document<'_>,
+        ) -> Result<Option<Self>, crate::error::extract::ExtractError> {
             Ok(None)
         }
 

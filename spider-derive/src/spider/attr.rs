@@ -146,9 +146,16 @@ fn check(key: &'static Key, expr: &Expr, errors: &mut Errors) -> Option<Value> {
         None
     };
     match key.kind {
-        Kind::Text => match string(expr) {
-            Some(s) => Some(Value::Text(s.clone())),
-            None => expect(&format!("a string, such as `{name} = \"...\"`")),
+        Kind::Text => match (string(expr), strings(expr)) {
+            (Some(s), _) => Some(Value::Text(s.clone())),
+            // Several outputs: each its own builder call.
+            (None, Some(list)) if name == "output" && !list.is_empty() => {
+                Some(Value::TextList(list.into_iter().cloned().collect()))
+            }
+            _ if name == "output" => {
+                expect("a file or a store's URI, or a list of them, such as `output = [\"books.jsonl\", \"sqlite://shop.db?table=books\"]`")
+            }
+            _ => expect(&format!("a string, such as `{name} = \"...\"`")),
         },
         Kind::TextList => match strings(expr) {
             Some(list) => check_list(name, list, errors),

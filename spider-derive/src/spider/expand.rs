@@ -53,6 +53,7 @@ fn call(key: &str, value: &Value) -> Vec<TokenStream> {
             markers.iter().map(|m| quote!(.block_marker(#m))).collect()
         }
         ("user_agents", Value::TextList(agents)) => vec![quote!(.user_agents([#(#agents),*]))],
+        ("output", Value::TextList(outputs)) => outputs.iter().map(|o| quote!(.output(#o))).collect(),
         ("geo_rules", Value::GeoRules(rules)) => {
             rules.iter().map(|(pattern, country)| quote!(.geo_rule(#pattern, #country))).collect()
         }
@@ -217,6 +218,12 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine, stages: 
             }
         }
     });
+    // The item's checks spanned at its type, as the parse is: a type that is not an Item
+    // is an error there, not at the derive.
+    let checked = match parsed {
+        Some(path) => quote_spanned!(path.span()=> ::spiderling::Stages::<#path>::checked()),
+        None => quote!(::spiderling::Stages::checked()),
+    };
     // Each stage spanned at the user's value: one that is no `Pipeline` of the item is
     // an error there.
     let stages = stages.iter().map(|stage| quote_spanned!(stage.span()=> .then(#stage)));
@@ -271,7 +278,7 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine, stages: 
             }
 
             fn pipeline(&self) -> ::spiderling::Stages<Self::Item, impl ::spiderling::Record> {
-                ::spiderling::Stages::checked() #(#stages)*
+                #checked #(#stages)*
             }
         }
     }

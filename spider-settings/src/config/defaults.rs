@@ -55,7 +55,7 @@ impl Config {
             max_body_bytes: 8 * 1024 * 1024,
             parse_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             dom_only: false,
-            output: None,
+            outputs: Vec::new(),
             stores: Vec::new(),
             store_patience: Duration::from_secs(300),
             warc: None,

@@ -137,8 +137,10 @@ pub struct Config {
     pub parse_threads: usize,
     #[doc(hidden)]
     pub dom_only: bool,
+    /// The items files, in the order given: the first names the stats and failures files
+    /// beside it.
     #[doc(hidden)]
-    pub output: Option<PathBuf>,
+    pub outputs: Vec<crate::ItemsFile>,
     /// The tables items also go to, as written (`sqlite://…`, `postgres://…`); checked
     /// by [`validate`](Self::validate) and parsed by [`StoreUri`](crate::StoreUri).
     #[doc(hidden)]
@@ -281,9 +283,10 @@ impl Config {
         self.failures.clone().or_else(|| self.beside_output("failures.jsonl"))
     }
 
-    /// `books.jsonl` (or `books.jsonl.gz`, `.zst`) → `books.SUFFIX`, in the same folder.
+    /// The first items file `books.jsonl` (or `books.jsonl.gz`, `.zst`) → `books.SUFFIX`,
+    /// in the same folder.
     fn beside_output(&self, suffix: &str) -> Option<PathBuf> {
-        let output = self.output.as_ref()?;
+        let output = &self.outputs.first()?.path;
         let unzipped = if compressed(output) { output.with_extension("") } else { output.clone() };
         let stem = unzipped.file_stem()?.to_string_lossy();
         Some(output.with_file_name(format!("{stem}.{suffix}")))

@@ -25,20 +25,24 @@ impl Config {
     }
 
     /// Stream items to this file, where `.jsonl`, `.csv` or `.json` picks the format (and
-    /// a `.gz` after it gzips the file), or
-    /// to a table named by a store's URI ([`StoreUri`](crate::StoreUri): `sqlite://…`,
-    /// `postgres://…`). Called again, a file replaces the file and a store is added to the
-    /// stores: one crawl writes one file and any number of tables (default: items are
-    /// counted, not written).
+    /// a `.gz` or `.zst` after it compresses the file), or to a table or bucket named by a
+    /// store's URI ([`StoreUri`](crate::StoreUri): `sqlite://…`, `postgres://…`, `s3://…`).
+    /// Called again, the file or store is added to the others: one crawl writes any
+    /// number of files, tables and buckets (default: items are counted, not written).
+    /// `?type=NAME` after a file's path, or `&type=NAME` in a store's URI, sends it the
+    /// items of that type only ([`ItemsFile`](crate::ItemsFile)).
     ///
     /// # Examples
     ///
     /// ```
     /// let config = spider_settings::Config::new("shop")
-    ///     .output("books.jsonl")
-    ///     .output("postgres://crawler:hunter2@127.0.0.1/shop?table=books&key=url");
+    ///     .output("books.jsonl?type=Book")
+    ///     .output("reviews.csv?type=Review")
+    ///     .output("postgres://crawler:hunter2@127.0.0.1/shop?table=books&key=url&type=Book");
     /// assert!(config.validate().is_ok());
-    /// assert!(config.to_string().contains("output = books.jsonl, postgres://***@127.0.0.1/shop?table=books&key=url"));
+    /// assert!(config.to_string().contains(
+    ///     "output = books.jsonl?type=Book, reviews.csv?type=Review, postgres://***@127.0.0.1/shop?table=books&key=url&type=Book"
+    /// ));
     /// ```
     #[must_use]
     pub fn output(mut self, path: impl Into<PathBuf>) -> Self {
@@ -46,7 +50,11 @@ impl Config {
         match path.to_str().filter(|text| crate::is_store(text)) {
             Some(store) if !self.stores.iter().any(|s| s == store) => self.stores.push(store.to_owned()),
             Some(_) => {}
-            None => self.output = Some(path),
+            None => {
+                let file = crate::ItemsFile::new(path);
+                self.outputs.retain(|other| other.path != file.path);
+                self.outputs.push(file);
+            }
         }
         self
     }

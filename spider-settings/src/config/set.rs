@@ -50,22 +50,25 @@ mod tests {
     }
 
     #[test]
-    fn output_takes_one_file_and_any_tables_and_says_what_it_cannot_do() {
+    fn output_takes_files_and_tables_each_of_a_type_or_all_and_says_what_it_cannot_do() {
         let pg = "postgres://u:hunter2@127.0.0.1/db?table=books";
-        let config = Config::new("x").set("output", &format!("books.jsonl, {pg}, s3://b/p")).unwrap();
-        assert_eq!(
-            (config.output.as_deref(), config.stores.len()),
-            (Some(std::path::Path::new("books.jsonl")), 2)
-        );
+        let config = Config::new("x")
+            .set("output", &format!("books.jsonl?type=Book, reviews.csv?type=Review, {pg}, s3://b/p"))
+            .unwrap();
+        let files: Vec<String> = config.outputs.iter().map(ToString::to_string).collect();
+        assert_eq!(files, ["books.jsonl?type=Book", "reviews.csv?type=Review"]);
+        assert_eq!(config.stores.len(), 2);
+        assert_eq!(config.stats_path().as_deref(), Some(std::path::Path::new("books.stats.json")), "beside the first");
         let shown = config.to_string();
         assert!(
-            shown.contains("output = books.jsonl, postgres://***@127.0.0.1/db?table=books, s3://b/p"),
+            shown.contains("output = books.jsonl?type=Book, reviews.csv?type=Review, postgres://***@127.0.0.1/db?table=books, s3://b/p"),
             "{shown}"
         );
-        let two = Config::new("x").set("output", "a.jsonl, b.csv").map(|_| ()).unwrap_err();
-        assert!(two.to_string().contains("one items file"), "{two}");
         let problem = |config: Config| config.validate().map_err(|e| e.to_string()).unwrap_err();
+        assert!(problem(Config::new("x").output("a.jsonl?type=a b")).contains("not a type's name"));
+        assert!(problem(Config::new("x").output("a.jsonl").state("a.jsonl")).contains("the same file"));
         let fleet = Config::new("x").frontier("redis://127.0.0.1:6379/0");
+        assert!(problem(fleet.clone().output("a.jsonl").output("b.jsonl")).contains("one items file"));
         assert!(problem(fleet.clone().output(pg)).contains("tables as output are for one crawler"));
         assert!(problem(fleet.clone().warc("a.warc.gz")).contains("one WARC archive"));
         assert!(problem(fleet.clone().output("a.jsonl.gz")).contains("uncompressed"));

@@ -116,7 +116,8 @@ impl Config {
             match crate::StoreUri::parse(store) {
                 Ok(store) => {
                     if let crate::StoreKind::Sqlite(path) = store.kind() {
-                        if [&self.state, &self.cache, &self.output].iter().any(|f| f.as_deref() == Some(path))
+                        if [&self.state, &self.cache].iter().any(|f| f.as_deref() == Some(path))
+                            || self.outputs.iter().any(|file| file.is(path))
                         {
                             problems.push(format!("output {store} is a file the crawl writes already; give the table a file of its own"));
                         }
@@ -131,8 +132,22 @@ impl Config {
                 warc.display()
             ));
         }
-        if self.frontier.is_some() && self.output.as_deref().is_some_and(super::compressed) {
+        if self.frontier.is_some() && self.outputs.iter().any(|file| super::compressed(&file.path)) {
             problems.push("a fleet's workers write files `spiderling fleet --merge` joins, uncompressed in this version: give -o a .jsonl or .csv file".to_owned());
+        }
+        if self.frontier.is_some() && self.outputs.len() > 1 {
+            problems.push(
+                "a fleet's worker writes one items file in this version, which `spiderling fleet --merge` joins \
+                 with the others' (and any tables from one crawler): give -o one file"
+                    .to_owned(),
+            );
+        }
+        for file in &self.outputs {
+            if let Some(item_type) = file.item_type.as_deref().filter(|t| !crate::store::is_item_type(t)) {
+                problems.push(format!(
+                    "output = {file}: type = {item_type} is not a type's name; write the name of the items' struct, such as ?type=Book"
+                ));
+            }
         }
         if self.warc.is_some() && self.frontier.is_some() {
             problems.push(
@@ -140,8 +155,12 @@ impl Config {
                     .to_owned(),
             );
         }
-        let files =
-            [("state", &self.state), ("cache", &self.cache), ("output", &self.output), ("warc", &self.warc)];
+        let outputs = self.outputs.iter().map(|file| ("output", Some(file.path.as_path())));
+        let files: Vec<(&str, Option<&std::path::Path>)> =
+            [("state", self.state.as_deref()), ("cache", self.cache.as_deref()), ("warc", self.warc.as_deref())]
+                .into_iter()
+                .chain(outputs)
+                .collect();
         for (i, (a, first)) in files.iter().enumerate() {
             for (b, second) in &files[i + 1..] {
                 if first.is_some() && first == second {

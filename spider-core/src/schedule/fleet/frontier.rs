@@ -537,7 +537,7 @@ impl Durable for FleetFrontier {
         if let Some(changes) = &checkpoint.identities {
             self.unsent.refusing.extend(changes.refusing.iter().cloned());
         }
-        if let (Some(file), Some(committed)) = (&self.output, checkpoint.output) {
+        if let (Some(file), Some(committed)) = (&self.output, checkpoint.outputs.first()) {
             self.unsent.output = Some((file.clone(), committed.bytes, committed.items));
         }
         let unsent = self.unsent.take_changes(true);

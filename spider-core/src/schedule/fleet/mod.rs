@@ -205,13 +205,15 @@ pub(crate) async fn join(
     Ok((frontier, membership, committed.unwrap_or_default(), keys))
 }
 
-/// This worker's output file as the fleet names it, `HOST:PATH` (the path absolute), so
-/// that workers on two machines writing the same path are told apart.
+/// This worker's items file (one in a fleet, `Config::validate` says) as the fleet names
+/// it, `HOST:PATH` (the path absolute), so that workers on two machines writing the same
+/// path are told apart.
 fn output_file(config: &Config) -> Result<Option<String>, Error> {
     config
-        .output
-        .as_deref()
-        .map(|path| {
+        .outputs
+        .first()
+        .map(|file| {
+            let path = &file.path;
             std::path::absolute(path)
                 .map(|path| format!("{}:{}", hostname(), path.display()))
                 .map_err(|source| Error::Io { path: path.to_owned(), source })

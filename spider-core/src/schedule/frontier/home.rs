@@ -145,8 +145,8 @@ pub(crate) enum RobotsMemo {
 #[derive(Debug)]
 #[cfg_attr(not(all(feature = "state", feature = "fleet")), allow(dead_code))]
 pub(crate) struct Checkpoint<'a> {
-    /// The output file's committed length and items, when there is one.
-    pub(crate) output: Option<Committed>,
+    /// Each items file's committed length and items, in `output`'s order.
+    pub(crate) outputs: &'a [Committed],
     /// The failures file's committed length, when there is one.
     pub(crate) failures: Option<u64>,
     /// The WARC archive's last file and its committed length, when there is one.
@@ -170,7 +170,9 @@ pub(crate) struct Checkpoint<'a> {
 #[derive(Debug, Clone, Copy)]
 #[cfg_attr(not(feature = "state"), allow(dead_code))]
 pub(crate) struct OutboxChange<'a> {
-    pub(crate) chunk: Option<&'a Chunk>,
+    /// The items of the pages the checkpoint commits: a chunk per type when a table takes
+    /// one type only, else one.
+    pub(crate) chunks: &'a [Chunk],
     /// The last chunk number every table holds.
     pub(crate) delivered: u64,
 }

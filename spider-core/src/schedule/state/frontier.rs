@@ -79,7 +79,8 @@ pub struct StateFrontier {
     pub(super) finished: HashMap<i64, (i64, i64)>,
     pub(super) run: Option<i64>,
     pub(super) started_at: i64,
-    pub(super) output: Option<String>,
+    /// The items files' absolute paths, in `output`'s order.
+    pub(super) outputs: Vec<String>,
     pub(super) failures: Option<String>,
     pub(super) warc: Option<String>,
     /// Why a commit failed, once one has: nothing is committed after it. SQLite may roll
@@ -499,12 +500,14 @@ impl Durable for StateFrontier {
             }
         };
         self.run = Some(run);
+        let outputs = self.outputs.iter().zip(checkpoint.outputs).enumerate().map(|(at, (path, committed))| {
+            (super::output_role(at), Some(path.as_str()), Some((committed.bytes, committed.items)))
+        });
         let files = [
-            ("output", self.output.as_deref(), checkpoint.output.map(|c| (c.bytes, c.items))),
-            ("failures", self.failures.as_deref(), checkpoint.failures.map(|bytes| (bytes, 0))),
-            ("warc", self.warc.as_deref(), checkpoint.warc.map(|archive| (archive.bytes, archive.file))),
+            ("failures".to_owned(), self.failures.as_deref(), checkpoint.failures.map(|bytes| (bytes, 0))),
+            ("warc".to_owned(), self.warc.as_deref(), checkpoint.warc.map(|archive| (archive.bytes, archive.file))),
         ];
-        for (role, path, committed) in files {
+        for (role, path, committed) in outputs.chain(files) {
             let (Some(path), Some((bytes, records))) = (path, committed) else { continue };
             self.conn
                 .prepare_cached(
@@ -563,11 +566,13 @@ impl std::fmt::Debug for StateFrontier {
 /// Keep a checkpoint's chunk of items for the tables, and its number as the last one
 /// given; forget the chunks every table holds.
 fn save_outbox(conn: &rusqlite::Connection, outbox: &OutboxChange<'_>) -> rusqlite::Result<()> {
-    if let Some(chunk) = outbox.chunk {
-        conn.prepare_cached("INSERT INTO outbox (seq, items, count) VALUES (?1, ?2, ?3)")?
-            .execute(params![chunk.seq, chunk.items, chunk.count])?;
+    for chunk in outbox.chunks {
+        conn.prepare_cached("INSERT INTO outbox (seq, items, count, item_type) VALUES (?1, ?2, ?3, ?4)")?
+            .execute(params![chunk.seq, chunk.items, chunk.count, chunk.item_type])?;
+    }
+    if let Some(last) = outbox.chunks.last() {
         conn.prepare_cached("INSERT OR REPLACE INTO crawl (key, value) VALUES ('outbox_seq', ?1)")?
-            .execute([chunk.seq.to_string()])?;
+            .execute([last.seq.to_string()])?;
     }
     conn.prepare_cached("DELETE FROM outbox WHERE seq <= ?1")?.execute([outbox.delivered])?;
     Ok(())
@@ -645,7 +650,7 @@ mod tests {
             SavedIdentity { key: "host:http://h.example:80".into(), agent: None, cookies: "{}".into() };
         let counts = crate::observe::counters::Counts::default();
         let checkpoint = Checkpoint {
-            output: None,
+            outputs: &[],
             failures: None,
             counts: &counts,
             proxy_bytes: 0,

@@ -75,8 +75,9 @@ pub struct StateReport {
     /// run is under way, or was killed), `paused` (stopped by Ctrl-C or the proxy budget),
     /// `stopped` (by an error) or `complete`.
     pub status: String,
-    /// The output file and how much of it is committed; `None` for a crawl without one.
-    pub output: Option<StateOutput>,
+    /// The items files and how much of each is committed, in `output`'s order; none for
+    /// a crawl without one.
+    pub outputs: Vec<StateOutput>,
     /// Every run that worked on the crawl, first first.
     pub runs: Vec<StateRun>,
     /// The runs' counts, summed; in JSON with their `failures` total.
@@ -100,7 +101,7 @@ pub struct StateReport {
     pub seen: u64,
 }
 
-/// The output file of a crawl, in a [`StateReport`].
+/// An items file of a crawl, in a [`StateReport`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct StateOutput {
@@ -353,25 +354,31 @@ fn read(path: &Path, conn: &Connection) -> Result<StateReport, Error> {
     .into_iter()
     .collect();
     let seen = conn.query_row("SELECT count(*) FROM seen", [], |row| row.get(0)).map(count).map_err(store)?;
-    let committed = rows(conn, "SELECT path, bytes, records FROM files WHERE role = 'output'", |row| {
-        Ok((row.get::<_, String>(0)?, count(row.get(1)?), count(row.get(2)?)))
+    let committed = rows(conn, "SELECT role, path, bytes, records FROM files", |row| {
+        Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, count(row.get(2)?), count(row.get(3)?)))
     })
     .map_err(store)?;
-    let output = Some(fact("output")).filter(|p| !p.is_empty()).map(|path| {
-        let (bytes, items) = committed
-            .into_iter()
-            .find(|(recorded, _, _)| *recorded == path)
-            .map_or((0, 0), |(_, bytes, items)| (bytes, items));
-        let on_disk = std::fs::metadata(&path).ok().map(|meta| meta.len());
-        StateOutput { path, bytes, items, on_disk }
-    });
+    let outputs = fact("output")
+        .lines()
+        .filter(|path| !path.is_empty())
+        .enumerate()
+        .map(|(at, path)| {
+            let role = super::output_role(at);
+            let (bytes, items) = committed
+                .iter()
+                .find(|(recorded_role, recorded, _, _)| *recorded_role == role && recorded == path)
+                .map_or((0, 0), |(_, _, bytes, items)| (*bytes, *items));
+            let on_disk = std::fs::metadata(path).ok().map(|meta| meta.len());
+            StateOutput { path: path.to_owned(), bytes, items, on_disk }
+        })
+        .collect();
     Ok(StateReport {
         path: path.to_owned(),
         schema_version: SCHEMA_VERSION,
         spider: fact("spider"),
         created_at: as_rfc3339(&fact("created_at")),
         status: fact("status"),
-        output,
+        outputs,
         runs,
         totals,
         queued,
@@ -463,25 +470,21 @@ impl fmt::Display for Shown<'_> {
         field(f, "spider", &report.spider)?;
         field(f, "status", &status_words(&report.status))?;
         field(f, "created", &created(&report.created_at))?;
-        let output = match &report.output {
-            None => "none".to_owned(),
-            Some(output) => {
-                let disk = match output.on_disk {
-                    None => " (not on disk)".to_owned(),
-                    Some(len) if len != output.bytes => {
-                        format!(" ({} on disk; a resumed crawl cuts it back to what is committed)", size(len))
-                    }
-                    Some(_) => String::new(),
-                };
-                format!(
-                    "{}: {} items, {} committed{disk}",
-                    output.path,
-                    thousands(output.items),
-                    size(output.bytes)
-                )
-            }
-        };
-        field(f, "output", &output)?;
+        if report.outputs.is_empty() {
+            field(f, "output", "none")?;
+        }
+        for output in &report.outputs {
+            let disk = match output.on_disk {
+                None => " (not on disk)".to_owned(),
+                Some(len) if len != output.bytes => {
+                    format!(" ({} on disk; a resumed crawl cuts it back to what is committed)", size(len))
+                }
+                Some(_) => String::new(),
+            };
+            let shown =
+                format!("{}: {} items, {} committed{disk}", output.path, thousands(output.items), size(output.bytes));
+            field(f, "output", &shown)?;
+        }
 
         let totals = &report.totals;
         let runs = match report.runs.len() {
@@ -652,7 +655,7 @@ mod tests {
             spider: "shop".to_owned(),
             created_at: "Tue, 14 Nov 2023 22:13:20 GMT".to_owned(),
             status: "paused".to_owned(),
-            output: None,
+            outputs: Vec::new(),
             runs: Vec::new(),
             totals: Counts::default(),
             queued: 30,

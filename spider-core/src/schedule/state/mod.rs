@@ -36,6 +36,20 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// The schema, with its documentation.
 const SCHEMA: &str = include_str!("schema.sql");
 
+/// The `files` row of the items file at `at` in `output`'s order: `output` for the first,
+/// as before a crawl could write several, then `output 2`, `output 3`...
+fn output_role(at: usize) -> String {
+    match at {
+        0 => "output".to_owned(),
+        _ => format!("output {}", at + 1),
+    }
+}
+
+/// The items files' paths as the state file's `output` fact keeps them: a line each.
+fn output_fact(paths: &[String]) -> String {
+    paths.join("\n")
+}
+
 /// The path of a file SQLite keeps beside the state file: `-wal`, `-shm`, `-journal`.
 fn sidecar(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();

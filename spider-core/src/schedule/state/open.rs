@@ -30,8 +30,9 @@ use spider_settings::Config;
 #[derive(Debug)]
 pub(crate) struct Opened {
     pub(crate) frontier: StateFrontier,
-    /// How much of the output file the last checkpoint committed (zero for a new crawl).
-    pub(crate) output: Committed,
+    /// How much of each items file the last checkpoint committed, in `output`'s order
+    /// (zero for a new crawl).
+    pub(crate) outputs: Vec<Committed>,
     /// The failures file's committed length (zero for a new crawl or another path).
     pub(crate) failures: u64,
     /// The WARC archive's last file and its committed length (zero for a new crawl or
@@ -68,7 +69,8 @@ pub(crate) struct Opened {
 /// schema version, not a state file at all, truncated, damaged, or in use by another
 /// crawl; [`Error::Store`] or [`Error::Io`] when it cannot be read or written.
 pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, Error> {
-    let output = config.output.as_deref().map(absolute).transpose()?;
+    let outputs =
+        config.outputs.iter().map(|file| absolute(&file.path)).collect::<Result<Vec<String>, Error>>()?;
     let failures = config.failures_path().as_deref().map(absolute).transpose()?;
     let warc = config.warc.as_deref().map(absolute).transpose()?;
     let lock = {
@@ -88,11 +90,11 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
         }
         remove_unfinished_creations(path);
         if !path.exists() {
-            create(path, config.name(), output.as_deref())?;
+            create(path, config.name(), &outputs)?;
         }
         lock(path)?
     };
-    let found = decide(path, config, output.as_deref(), failures.as_deref(), warc.as_deref())?;
+    let found = decide(path, config, &outputs, failures.as_deref(), warc.as_deref())?;
     warn_when_short_of_space(path);
     let store = |source| Error::Store { path: path.to_owned(), source: Box::new(source) };
     let conn = Connection::open_with_flags(
@@ -109,15 +111,16 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
          {IDENTITIES}",
     ))
     .map_err(store)?;
+    add_outbox_types(&conn).map_err(store)?;
     conn.set_prepared_statement_cache_capacity(32);
     let identities = read_identities(&conn).map_err(store)?;
     let outbox = read_outbox(&conn).map_err(store)?;
     let kept_keys = read_kept_keys(&conn).map_err(store)?;
     let refusing_plain = read_refusing(&conn).map_err(store)?;
-    let frontier = load(conn, path, lock, config, output, failures, warc)?;
+    let frontier = load(conn, path, lock, config, outputs, failures, warc)?;
     Ok(Opened {
         frontier,
-        output: found.output,
+        outputs: found.outputs,
         failures: found.failures,
         warc: found.warc,
         earlier: found.earlier,
@@ -132,7 +135,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
 
 /// What a state file says of its crawl, read before anything is written to it.
 struct Found {
-    output: Committed,
+    outputs: Vec<Committed>,
     failures: u64,
     warc: Archive,
     earlier: Counts,
@@ -145,7 +148,7 @@ struct Found {
 fn decide(
     path: &Path,
     config: &Config,
-    output: Option<&str>,
+    outputs: &[String],
     failures: Option<&str>,
     warc: Option<&str>,
 ) -> Result<Found, Error> {
@@ -186,16 +189,16 @@ fn decide(
             config.name()
         )));
     }
-    if fact("output").unwrap_or_default() != output.unwrap_or_default() {
-        let shown = |path: Option<&str>| match path {
-            Some(path) if !path.is_empty() => path.to_owned(),
-            _ => "no output file".to_owned(),
+    if fact("output").unwrap_or_default() != super::output_fact(outputs) {
+        let shown = |paths: &str| match paths {
+            "" => "no output file".to_owned(),
+            paths => paths.replace('\n', ", "),
         };
         return Err(refuse(format!(
             "was written for {}, and this run writes {}; run with the same -o to go on, or start over with \
              --fresh",
-            shown(fact("output")),
-            shown(output)
+            shown(fact("output").unwrap_or_default()),
+            shown(&super::output_fact(outputs))
         )));
     }
     let files = read_files(&conn).map_err(|e| damaged(e.to_string()))?;
@@ -203,23 +206,29 @@ fn decide(
         (Some((recorded, bytes, records)), Some(path)) if recorded == path => Some((*bytes, *records)),
         _ => None,
     };
-    let (bytes, items) = committed("output", output).unwrap_or_default();
-    let output_committed = Committed { bytes, items };
+    let outputs_committed: Vec<Committed> = outputs
+        .iter()
+        .enumerate()
+        .map(|(at, path)| {
+            let (bytes, items) = committed(&super::output_role(at), Some(path)).unwrap_or_default();
+            Committed { bytes, items }
+        })
+        .collect();
     let failures_committed = committed("failures", failures).map_or(0, |(bytes, _)| bytes);
     let warc_committed =
         committed("warc", warc).map(|(bytes, file)| Archive { file, bytes }).unwrap_or_default();
     if let Some(path) = &config.warc {
         crate::sinks::check_resumable(&file_path(path, warc_committed.file), warc_committed.bytes)?;
     }
-    if let Some(path) = &config.output {
-        crate::sinks::check_resumable(path, output_committed.bytes)?;
+    for (file, committed) in config.outputs.iter().zip(&outputs_committed) {
+        crate::sinks::check_resumable(&file.path, committed.bytes)?;
     }
     if let Some(path) = config.failures_path() {
         crate::sinks::check_resumable(&path, failures_committed)?;
     }
     let (earlier, runs) = read_runs(&conn).map_err(damaged)?;
     Ok(Found {
-        output: output_committed,
+        outputs: outputs_committed,
         failures: failures_committed,
         warc: warc_committed,
         earlier,
@@ -254,6 +263,16 @@ const IDENTITIES: &str =
      CREATE TABLE IF NOT EXISTS item_keys (key BLOB PRIMARY KEY) WITHOUT ROWID; \
      INSERT OR IGNORE INTO crawl (key, value) VALUES ('outbox_crawl', lower(hex(randomblob(8))));";
 
+/// The outbox's `item_type` column, for a file made before it existed.
+fn add_outbox_types(conn: &Connection) -> rusqlite::Result<()> {
+    let mut columns = conn.prepare("SELECT name FROM pragma_table_info('outbox')")?;
+    let names = columns.query_map([], |row| row.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
+    if !names.iter().any(|name| name == "item_type") {
+        conn.execute_batch("ALTER TABLE outbox ADD COLUMN item_type TEXT")?;
+    }
+    Ok(())
+}
+
 /// The outbox an earlier run left: the crawl's name in the tables, the next chunk number,
 /// and the chunks some table may lack.
 fn read_outbox(conn: &Connection) -> rusqlite::Result<Outboxed> {
@@ -264,9 +283,10 @@ fn read_outbox(conn: &Connection) -> rusqlite::Result<Outboxed> {
     };
     let crawl = fact("outbox_crawl")?.unwrap_or_default();
     let last: u64 = fact("outbox_seq")?.and_then(|seq| seq.parse().ok()).unwrap_or(0);
-    let mut select = conn.prepare("SELECT seq, items, count FROM outbox ORDER BY seq")?;
-    let rows =
-        select.query_map([], |row| Ok(Chunk { seq: row.get(0)?, items: row.get(1)?, count: row.get(2)? }))?;
+    let mut select = conn.prepare("SELECT seq, items, count, item_type FROM outbox ORDER BY seq")?;
+    let rows = select.query_map([], |row| {
+        Ok(Chunk { seq: row.get(0)?, items: row.get(1)?, count: row.get(2)?, item_type: row.get(3)? })
+    })?;
     let held = rows.collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(Outboxed { crawl, next_seq: last + 1, held })
 }
@@ -299,7 +319,7 @@ fn load(
     path: &Path,
     lock: File,
     config: &Config,
-    output: Option<String>,
+    outputs: Vec<String>,
     failures: Option<String>,
     warc: Option<String>,
 ) -> Result<StateFrontier, Error> {
@@ -349,7 +369,7 @@ fn load(
         finished: HashMap::new(),
         run: None,
         started_at: unix_ms(SystemTime::now()),
-        output,
+        outputs,
         failures,
         warc,
         failed: None,
@@ -360,9 +380,9 @@ fn load(
 /// (so its commit leaves everything in the file, and nothing in a log beside it), then
 /// renamed; a failure removes what it made, and a kill leaves only the temporary file,
 /// which the next open removes.
-fn create(path: &Path, spider: &str, output: Option<&str>) -> Result<(), Error> {
+fn create(path: &Path, spider: &str, outputs: &[String]) -> Result<(), Error> {
     let temporary = path.with_file_name(format!("{}{}", unfinished_prefix(path), std::process::id()));
-    let made = build(&temporary, spider, output)
+    let made = build(&temporary, spider, outputs)
         .map_err(|source| Error::Store { path: path.to_owned(), source: Box::new(source) })
         .and_then(|()| {
             std::fs::rename(&temporary, path).map_err(|source| Error::Io { path: path.to_owned(), source })
@@ -375,7 +395,7 @@ fn create(path: &Path, spider: &str, output: Option<&str>) -> Result<(), Error> 
     made
 }
 
-fn build(temporary: &Path, spider: &str, output: Option<&str>) -> rusqlite::Result<()> {
+fn build(temporary: &Path, spider: &str, outputs: &[String]) -> rusqlite::Result<()> {
     let conn = Connection::open(temporary)?;
     conn.execute_batch(&format!(
         "PRAGMA journal_mode = DELETE; PRAGMA synchronous = FULL; BEGIN; {} ",
@@ -384,7 +404,7 @@ fn build(temporary: &Path, spider: &str, output: Option<&str>) -> rusqlite::Resu
     let facts = [
         ("schema_version", SCHEMA_VERSION.to_string()),
         ("spider", spider.to_owned()),
-        ("output", output.unwrap_or_default().to_owned()),
+        ("output", super::output_fact(outputs)),
         ("created_at", spider_settings::rfc3339(SystemTime::now())),
         ("status", "new".to_owned()),
     ];

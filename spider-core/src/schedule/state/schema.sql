@@ -95,12 +95,14 @@ CREATE TABLE identities (
 -- of the pages each checkpoint committed, as JSON lines, by chunk number, kept until every
 -- table holds them (each table's `spiderling_commits` row names the last chunk it has).
 -- `crawl` holds `outbox_crawl`, the name the tables know this crawl by, and `outbox_seq`,
--- the last chunk number given. A file written before this table existed gets it when
--- opened.
+-- the last chunk number given. A chunk holds the items of one type when a table takes one
+-- type only (`item_type`; NULL: items of every type, for every table). A file written
+-- before this table, or its `item_type`, existed gets them when opened.
 CREATE TABLE outbox (
-    seq   INTEGER PRIMARY KEY,
-    items BLOB NOT NULL,
-    count INTEGER NOT NULL
+    seq       INTEGER PRIMARY KEY,
+    items     BLOB NOT NULL,
+    count     INTEGER NOT NULL,
+    item_type TEXT
 );
 
 -- The keys of the items kept (`#[item(key)]`): 16 bytes each, a 128-bit hash of the key

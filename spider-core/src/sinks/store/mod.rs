@@ -11,6 +11,11 @@
 //! any moment, every item is in every table once. The state file forgets a chunk once
 //! every table has it.
 //!
+//! When a table takes the items of one type only (`type=Book`), a checkpoint's items are
+//! a chunk per type, numbered one after the other; a table is handed every chunk, those of
+//! other types emptied, so that the last number it holds still says it has every item for
+//! it up to there.
+//!
 //! A table that is down (a server restarting, a full disk) holds up nothing: its chunks
 //! wait in memory and in the state file while its task backs off and tries again, and the
 //! crawl goes on. Down for longer than `store_patience`, it stops the crawl with
@@ -34,14 +39,31 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::error::Error;
+use crate::sinks::Lines;
 
-/// The items of the pages one checkpoint commits, as JSON lines.
+/// The items of the pages one checkpoint commits, as JSON lines; of one type, when a
+/// table takes one type only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Chunk {
     /// Its place in the crawl's order of chunks, from 1.
     pub(crate) seq: u64,
     pub(crate) items: Vec<u8>,
     pub(crate) count: u64,
+    /// The type of its items; `None`: of every type, for every table.
+    pub(crate) item_type: Option<String>,
+}
+
+impl Chunk {
+    /// This chunk as `table` sees it: whole when the table takes its type, else empty (its
+    /// number alone), so that the table knows it lacks nothing up to it.
+    fn for_table(self: &Arc<Chunk>, table: Option<&str>) -> Arc<Chunk> {
+        match (table, self.item_type.as_deref()) {
+            (Some(wanted), Some(item_type)) if wanted != item_type => {
+                Arc::new(Chunk { seq: self.seq, items: Vec::new(), count: 0, item_type: self.item_type.clone() })
+            }
+            _ => self.clone(),
+        }
+    }
 }
 
 /// Where a crawl's outbox starts: the name its tables know it by, the next chunk
@@ -103,11 +125,10 @@ struct Batching {
     wait: Duration,
 }
 
-/// The crawl's outbox: the items of pages not yet checkpointed, and a delivery task per
-/// table.
+/// The crawl's outbox: the items of pages not yet checkpointed, by type, and a delivery
+/// task per table.
 pub(crate) struct Outbox {
-    pending: Vec<u8>,
-    pending_count: u64,
+    pending: Vec<Lines>,
     next_seq: u64,
     /// Chunks handed to the tables, with their item counts, until every table has them.
     sent: VecDeque<(u64, u64)>,
@@ -117,6 +138,8 @@ pub(crate) struct Outbox {
 /// One table's delivery task and what it reports.
 struct Delivery {
     store: String,
+    /// The one type of items it takes, if it takes one only.
+    item_type: Option<String>,
     chunks: Option<mpsc::UnboundedSender<Arc<Chunk>>>,
     /// The last chunk number the table holds; `None` until it was first asked.
     committed: watch::Receiver<Option<u64>>,
@@ -154,14 +177,14 @@ impl Outbox {
             });
             deliveries.push(Delivery {
                 store: uri.to_string(),
+                item_type: uri.item_type().map(str::to_owned),
                 chunks: Some(chunks),
                 committed,
                 task: Some(task),
                 failed,
             });
         }
-        let mut outbox =
-            Outbox { pending: Vec::new(), pending_count: 0, next_seq, sent: VecDeque::new(), deliveries };
+        let mut outbox = Outbox { pending: Vec::new(), next_seq, sent: VecDeque::new(), deliveries };
         for chunk in held {
             if !chunk.items.is_empty() {
                 tracing::info!(target: "spiderling", chunk = chunk.seq, items = chunk.count, "handing the tables items an earlier run held");
@@ -172,32 +195,44 @@ impl Outbox {
         Ok(Some(outbox))
     }
 
-    /// Add a page's items, as JSON lines.
-    pub(crate) fn add(&mut self, lines: &[u8], count: u64) {
-        self.pending.extend_from_slice(lines);
-        self.pending_count += count;
-    }
-
-    /// The items added since the last chunk, as the next chunk, if there are any.
-    pub(crate) fn take(&mut self) -> Option<Chunk> {
-        if self.pending_count == 0 {
-            return None;
+    /// Add a page's items, as JSON lines by type.
+    pub(crate) fn add(&mut self, parts: &[Lines]) {
+        for part in parts {
+            match self.pending.iter_mut().find(|pending| pending.item_type == part.item_type) {
+                Some(pending) => {
+                    pending.lines.extend_from_slice(&part.lines);
+                    pending.count += part.count;
+                }
+                None => self.pending.push(part.clone()),
+            }
         }
-        let chunk =
-            Chunk { seq: self.next_seq, items: std::mem::take(&mut self.pending), count: self.pending_count };
-        self.next_seq += 1;
-        self.pending_count = 0;
-        Some(chunk)
     }
 
-    /// Hand a chunk to every table: call only once it is durable (in the state file's
-    /// committed checkpoint), or at once without a state file.
+    /// The items added since the last chunks, as the next chunks (one per type), if there
+    /// are any.
+    pub(crate) fn take(&mut self) -> Vec<Chunk> {
+        let mut chunks = Vec::new();
+        for part in std::mem::take(&mut self.pending).into_iter().filter(|part| part.count > 0) {
+            chunks.push(Chunk {
+                seq: self.next_seq,
+                items: part.lines,
+                count: part.count,
+                item_type: part.item_type.map(str::to_owned),
+            });
+            self.next_seq += 1;
+        }
+        chunks
+    }
+
+    /// Hand a chunk to every table (emptied for one that takes another type): call only
+    /// once it is durable (in the state file's committed checkpoint), or at once without a
+    /// state file.
     pub(crate) fn send(&mut self, chunk: Chunk) {
         self.sent.push_back((chunk.seq, chunk.count));
         let chunk = Arc::new(chunk);
         for delivery in &self.deliveries {
             if let Some(chunks) = &delivery.chunks {
-                let _ = chunks.send(chunk.clone());
+                let _ = chunks.send(chunk.for_table(delivery.item_type.as_deref()));
             }
         }
     }
@@ -345,7 +380,9 @@ async fn deliver(
                     batch.push(chunk.clone());
                 }
                 let last = batch.last().map_or(0, |chunk| chunk.seq);
-                table.write(&to.crawl, &batch).await.map(|()| {
+                // Chunks of other types only: nothing to write, and nothing lacking.
+                let written = if items == 0 { Ok(()) } else { table.write(&to.crawl, &batch).await };
+                written.map(|()| {
                     committed = Some(last);
                     report.send_replace(Some(last));
                 })
