@@ -357,14 +357,22 @@ fn killed_again_and_again_each_type_is_in_its_outputs_once() {
     let pg = postgres();
     let moto = moto();
     let (books, per_page) = (150, 10);
-    let site = Sandbox::demo(DemoSite { books, per_page, latency: Duration::from_millis(10), ..DemoSite::default() })
-        .unwrap();
+    let site = Sandbox::demo(DemoSite {
+        books,
+        per_page,
+        latency: Duration::from_millis(10),
+        ..DemoSite::default()
+    })
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let lite = dir.path().join("shop.db");
     let outputs = [
         format!("{}?table=listings&type=Listing", pg.url()),
         format!("sqlite://{}?table=books&type=Book", lite.display()),
-        format!("s3://test:test@books/shelves/{{time}}-{{batch}}.jsonl.gz?endpoint={}&type=Listing&seconds=1", moto.endpoint()),
+        format!(
+            "s3://test:test@books/shelves/{{time}}-{{batch}}.jsonl.gz?endpoint={}&type=Listing&seconds=1",
+            moto.endpoint()
+        ),
         format!("{}?type=Book", dir.path().join("books.jsonl").display()),
         format!("{}?type=Listing", dir.path().join("listings.csv").display()),
     ];
@@ -384,7 +392,8 @@ fn killed_again_and_again_each_type_is_in_its_outputs_once() {
         kills += 1;
     }
     assert!(kills >= 3, "only {kills} kills landed before the crawl ended");
-    let last = support::child_command(module_path!(), "shelf_child_crawl", SHELF_CHILD, &args).output().unwrap();
+    let last =
+        support::child_command(module_path!(), "shelf_child_crawl", SHELF_CHILD, &args).output().unwrap();
     assert!(last.status.success(), "the last run finishes: {}", String::from_utf8_lossy(&last.stderr));
 
     let listings = expected_listings(books, per_page);

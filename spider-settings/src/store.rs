@@ -31,7 +31,9 @@ impl ItemsFile {
     pub fn new(text: impl Into<PathBuf>) -> ItemsFile {
         let text = text.into();
         match text.to_str().and_then(|text| text.rsplit_once("?type=")) {
-            Some((path, item_type)) => ItemsFile { path: PathBuf::from(path), item_type: Some(item_type.to_owned()) },
+            Some((path, item_type)) => {
+                ItemsFile { path: PathBuf::from(path), item_type: Some(item_type.to_owned()) }
+            }
             None => ItemsFile { path: text, item_type: None },
         }
     }
@@ -419,7 +421,10 @@ mod tests {
     fn a_store_takes_the_items_of_one_type_when_it_says_so() {
         let typed = |text: &str| StoreUri::parse(text).unwrap().item_type().map(str::to_owned);
         assert_eq!(typed("sqlite://b.db?table=books&type=Book").as_deref(), Some("Book"));
-        assert_eq!(typed("postgres://u:p@h/db?table=t&type=Review&sslmode=require").as_deref(), Some("Review"));
+        assert_eq!(
+            typed("postgres://u:p@h/db?table=t&type=Review&sslmode=require").as_deref(),
+            Some("Review")
+        );
         assert_eq!(typed("s3://bucket/p?type=Book&items=5").as_deref(), Some("Book"));
         assert_eq!(typed("sqlite://b.db?table=books"), None);
         let pg = StoreUri::parse("postgres://u:p@h/db?table=t&type=Review").unwrap();

@@ -67,16 +67,19 @@ async fn each_output_holds_every_item_of_its_type_once() {
     let mut from_csv: Vec<Book> = csv.deserialize().map(Result::unwrap).collect();
     from_csv.sort();
     assert_eq!(from_csv, books_expected, "the CSV file: every book once, nothing else");
-    let array: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(file("listings.json")).unwrap()).unwrap();
+    let array: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(file("listings.json")).unwrap()).unwrap();
     assert_eq!(as_listings(array), listings_expected, "the JSON array: every listing once");
     assert_eq!(as_books(rows(&db, "books")), books_expected, "the books table");
     assert_eq!(as_listings(rows(&db, "listings")), listings_expected, "the listings table");
 
     let everything = support::read_json_lines(&file("everything.jsonl"));
-    let (with_title, without): (Vec<_>, Vec<_>) = everything.into_iter().partition(|item| item.get("title").is_some());
+    let (with_title, without): (Vec<_>, Vec<_>) =
+        everything.into_iter().partition(|item| item.get("title").is_some());
     assert_eq!(as_books(with_title), books_expected, "every type in the file that takes them all");
     assert_eq!(as_listings(without), listings_expected);
-    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(file("books.stats.json")).unwrap()).unwrap();
+    let stats: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(file("books.stats.json")).unwrap()).unwrap();
     assert_eq!(stats["items"], summary.counts.items, "the stats beside the first file");
 }
 
@@ -116,7 +119,8 @@ async fn the_attribute_lists_several_outputs_and_a_run_replaces_them_all() {
     let summary = Crawler::with_config(TwoFiles, config).run().await.unwrap();
     assert_eq!(summary.counts.items, 30, "{summary}");
     assert_eq!(support::read_jsonl(&lines), expected_books(30));
-    let mut from_csv: Vec<Book> = csv::Reader::from_path(&csv).unwrap().deserialize().map(Result::unwrap).collect();
+    let mut from_csv: Vec<Book> =
+        csv::Reader::from_path(&csv).unwrap().deserialize().map(Result::unwrap).collect();
     from_csv.sort();
     assert_eq!(from_csv, expected_books(30));
     assert!(!Path::new("placeholder.jsonl").exists(), "the attribute's files were replaced");

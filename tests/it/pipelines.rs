@@ -292,7 +292,8 @@ async fn a_stage_of_another_type_is_what_the_outputs_write_one_per_key_of_the_it
     let summary = crawl(Shelves, &site, dir.path()).await;
 
     let written = read_json_lines(&dir.path().join("out.jsonl"));
-    let fields: BTreeSet<String> = written.iter().flat_map(|i| i.as_object().unwrap().keys().cloned()).collect();
+    let fields: BTreeSet<String> =
+        written.iter().flat_map(|i| i.as_object().unwrap().keys().cloned()).collect();
     assert_eq!(fields, ["first_book", "stock"].map(str::to_owned).into(), "shelves written, not books");
     let stocks: Vec<&str> = written.iter().map(|i| i["stock"].as_str().unwrap()).collect();
     let in_stock: BTreeSet<String> =

@@ -185,7 +185,8 @@ impl Spider for ShelfSpider {
         if let Some(book) = book {
             cx.emit(Shelved::Book(book));
         }
-        let number = page.url().path().strip_prefix("/catalogue/page-").and_then(|rest| rest.strip_suffix(".html"));
+        let number =
+            page.url().path().strip_prefix("/catalogue/page-").and_then(|rest| rest.strip_suffix(".html"));
         if let Some(page) = number.and_then(|number| number.parse().ok()).filter(|_| listed > 0) {
             cx.emit(Shelved::Listing(Listing { page, books: listed }));
         }

@@ -148,7 +148,9 @@ pub(super) fn open_files(
         sinks.push(match outputs.get(at).copied().unwrap_or_default() {
             committed if committed.bytes > 0 => Sink::resume(path, committed)?,
             // A state file's or a fleet's output is the crawl's own, counted from its start.
-            _ if !config.overwrite && config.state.is_none() && config.frontier.is_none() => Sink::append(path)?,
+            _ if !config.overwrite && config.state.is_none() && config.frontier.is_none() => {
+                Sink::append(path)?
+            }
             _ => Sink::create(path)?,
         });
     }

@@ -88,7 +88,13 @@ impl Encoder {
         let typed_tables = table_types.iter().any(Option::is_some);
         let typed = typed_tables || files.iter().any(|file| file.item_type.is_some());
         let tables = !stores.is_empty();
-        Ok((!files.is_empty() || tables).then_some(Encoder { files, table_types, tables, typed_tables, typed }))
+        Ok((!files.is_empty() || tables).then_some(Encoder {
+            files,
+            table_types,
+            tables,
+            typed_tables,
+            typed,
+        }))
     }
 
     /// Encode `items`. One that cannot be encoded in a file's format (a nested field in
@@ -102,7 +108,8 @@ impl Encoder {
         };
         // Each item as one JSON line, written once for every output that reads JSON.
         let json = self.tables || self.files.iter().any(|file| file.format != Format::Csv);
-        let lines = if json { json_lines(items).map_err(|e| self.json_problem(&e))? } else { JsonLines::default() };
+        let lines =
+            if json { json_lines(items).map_err(|e| self.json_problem(&e))? } else { JsonLines::default() };
         let mut encoded = Encoded::counted(items.len());
         for file in &self.files {
             let wanted = file.item_type.as_deref();
@@ -119,7 +126,8 @@ impl Encoder {
         }
         if self.typed {
             let files = self.files.iter().map(|file| file.item_type.as_deref());
-            let takers: Vec<Option<&str>> = files.chain(self.table_types.iter().map(Option::as_deref)).collect();
+            let takers: Vec<Option<&str>> =
+                files.chain(self.table_types.iter().map(Option::as_deref)).collect();
             for at in 0..items.len() {
                 let item_type = types.get(at).copied().flatten();
                 if !takers.iter().any(|&wanted| takes(wanted, at)) && !encoded.unrouted.contains(&item_type) {
@@ -167,7 +175,11 @@ impl Encoder {
 
 impl Target {
     fn of(file: &ItemsFile) -> Result<Target, Error> {
-        Ok(Target { format: Format::of(&file.path)?, path: file.path.clone(), item_type: file.item_type.clone() })
+        Ok(Target {
+            format: Format::of(&file.path)?,
+            path: file.path.clone(),
+            item_type: file.item_type.clone(),
+        })
     }
 }
 
@@ -206,7 +218,8 @@ impl JsonLines {
 }
 
 fn json_lines<I: Serialize>(items: &[I]) -> serde_json::Result<JsonLines> {
-    let mut lines = JsonLines { bytes: Vec::with_capacity(items.len() * 256), ends: Vec::with_capacity(items.len()) };
+    let mut lines =
+        JsonLines { bytes: Vec::with_capacity(items.len() * 256), ends: Vec::with_capacity(items.len()) };
     for item in items {
         serde_json::to_writer(&mut lines.bytes, item)?;
         lines.bytes.push(b'\n');
@@ -216,7 +229,11 @@ fn json_lines<I: Serialize>(items: &[I]) -> serde_json::Result<JsonLines> {
 }
 
 /// The items `chosen` as CSV rows, with the header of the first.
-fn csv<I: Serialize>(items: &[I], chosen: impl Iterator<Item = usize>, path: &std::path::Path) -> Result<Records, Error> {
+fn csv<I: Serialize>(
+    items: &[I],
+    chosen: impl Iterator<Item = usize>,
+    path: &std::path::Path,
+) -> Result<Records, Error> {
     let problem = |e: &dyn std::fmt::Display| Error::Export { path: path.to_owned(), message: e.to_string() };
     let mut rows = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
     let mut records = Records::default();
@@ -314,7 +331,11 @@ mod tests {
         );
         assert!(encoded.unrouted.is_empty(), "every item went somewhere");
         let none = encoder.encode(&[Found::Review(Review { stars: 1 })]).unwrap();
-        assert_eq!((none.files[0].count, none.files[0].header.as_ref()), (0, None), "a page of none: no header");
+        assert_eq!(
+            (none.files[0].count, none.files[0].header.as_ref()),
+            (0, None),
+            "a page of none: no header"
+        );
         let books_only = self::encoder(&["books.jsonl?type=Book", "sqlite://x.db?table=b&type=Book"]);
         let encoded = books_only.encode(&items).unwrap();
         assert_eq!(encoded.unrouted, [Some("Review")], "told once, whoever else went somewhere");
@@ -326,7 +347,8 @@ mod tests {
         struct Nested {
             inner: Vec<Vec<u8>>,
         }
-        let error = encoder(&["out.csv"]).encode(&[Nested { inner: vec![vec![1]] }]).map_err(|e| e.to_string());
+        let error =
+            encoder(&["out.csv"]).encode(&[Nested { inner: vec![vec![1]] }]).map_err(|e| e.to_string());
         assert!(error.is_err_and(|e| e.contains("out.csv")));
     }
 }

@@ -186,7 +186,13 @@ impl<I: Send + 'static> Stages<I> {
     /// No stage at all: every item `parse` emits is written. A hand-written spider's
     /// default, whose item need not be a derived one.
     pub fn new() -> Self {
-        Stages { check: None, steps: Box::new(Unchanged), key: None, count: 0, unchanged: Some(|items| items) }
+        Stages {
+            check: None,
+            steps: Box::new(Unchanged),
+            key: None,
+            count: 0,
+            unchanged: Some(|items| items),
+        }
     }
 
     /// The item's own check ([`Item::check`]: its required text fields not empty, its
@@ -196,7 +202,13 @@ impl<I: Send + 'static> Stages<I> {
     where
         I: Item,
     {
-        Stages { check: Some(I::check), steps: Box::new(Unchanged), key: Some(I::key), count: 0, unchanged: None }
+        Stages {
+            check: Some(I::check),
+            steps: Box::new(Unchanged),
+            key: Some(I::key),
+            count: 0,
+            unchanged: None,
+        }
     }
 }
 
@@ -423,7 +435,8 @@ mod tests {
     async fn without_stages_the_items_are_sorted_as_found() {
         let sorted = Stages::<Book>::new().sort(vec![book(""), book("b")]).await;
         assert_eq!((sorted.kept.count(), sorted.keys.len(), sorted.dropped.len()), (2, 0, 0));
-        let sorted = Stages::<Book>::checked().then(ToListing).sort(vec![book(""), book("b"), book("skip")]).await;
+        let sorted =
+            Stages::<Book>::checked().then(ToListing).sort(vec![book(""), book("b"), book("skip")]).await;
         assert_eq!((sorted.kept.count(), sorted.keys.len(), sorted.dropped.len()), (1, 1, 2));
     }
 }

@@ -58,7 +58,11 @@ mod tests {
         let files: Vec<String> = config.outputs.iter().map(ToString::to_string).collect();
         assert_eq!(files, ["books.jsonl?type=Book", "reviews.csv?type=Review"]);
         assert_eq!(config.stores.len(), 2);
-        assert_eq!(config.stats_path().as_deref(), Some(std::path::Path::new("books.stats.json")), "beside the first");
+        assert_eq!(
+            config.stats_path().as_deref(),
+            Some(std::path::Path::new("books.stats.json")),
+            "beside the first"
+        );
         let shown = config.to_string();
         assert!(
             shown.contains("output = books.jsonl?type=Book, reviews.csv?type=Review, postgres://***@127.0.0.1/db?table=books, s3://b/p"),

@@ -156,11 +156,14 @@ impl Config {
             );
         }
         let outputs = self.outputs.iter().map(|file| ("output", Some(file.path.as_path())));
-        let files: Vec<(&str, Option<&std::path::Path>)> =
-            [("state", self.state.as_deref()), ("cache", self.cache.as_deref()), ("warc", self.warc.as_deref())]
-                .into_iter()
-                .chain(outputs)
-                .collect();
+        let files: Vec<(&str, Option<&std::path::Path>)> = [
+            ("state", self.state.as_deref()),
+            ("cache", self.cache.as_deref()),
+            ("warc", self.warc.as_deref()),
+        ]
+        .into_iter()
+        .chain(outputs)
+        .collect();
         for (i, (a, first)) in files.iter().enumerate() {
             for (b, second) in &files[i + 1..] {
                 if first.is_some() && first == second {

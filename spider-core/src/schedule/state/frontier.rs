@@ -500,12 +500,17 @@ impl Durable for StateFrontier {
             }
         };
         self.run = Some(run);
-        let outputs = self.outputs.iter().zip(checkpoint.outputs).enumerate().map(|(at, (path, committed))| {
-            (super::output_role(at), Some(path.as_str()), Some((committed.bytes, committed.items)))
-        });
+        let outputs =
+            self.outputs.iter().zip(checkpoint.outputs).enumerate().map(|(at, (path, committed))| {
+                (super::output_role(at), Some(path.as_str()), Some((committed.bytes, committed.items)))
+            });
         let files = [
             ("failures".to_owned(), self.failures.as_deref(), checkpoint.failures.map(|bytes| (bytes, 0))),
-            ("warc".to_owned(), self.warc.as_deref(), checkpoint.warc.map(|archive| (archive.bytes, archive.file))),
+            (
+                "warc".to_owned(),
+                self.warc.as_deref(),
+                checkpoint.warc.map(|archive| (archive.bytes, archive.file)),
+            ),
         ];
         for (role, path, committed) in outputs.chain(files) {
             let (Some(path), Some((bytes, records))) = (path, committed) else { continue };

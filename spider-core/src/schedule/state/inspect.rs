@@ -481,8 +481,12 @@ impl fmt::Display for Shown<'_> {
                 }
                 Some(_) => String::new(),
             };
-            let shown =
-                format!("{}: {} items, {} committed{disk}", output.path, thousands(output.items), size(output.bytes));
+            let shown = format!(
+                "{}: {} items, {} committed{disk}",
+                output.path,
+                thousands(output.items),
+                size(output.bytes)
+            );
             field(f, "output", &shown)?;
         }
 

@@ -266,7 +266,8 @@ const IDENTITIES: &str =
 /// The outbox's `item_type` column, for a file made before it existed.
 fn add_outbox_types(conn: &Connection) -> rusqlite::Result<()> {
     let mut columns = conn.prepare("SELECT name FROM pragma_table_info('outbox')")?;
-    let names = columns.query_map([], |row| row.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
+    let names =
+        columns.query_map([], |row| row.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
     if !names.iter().any(|name| name == "item_type") {
         conn.execute_batch("ALTER TABLE outbox ADD COLUMN item_type TEXT")?;
     }

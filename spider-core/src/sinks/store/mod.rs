@@ -58,9 +58,12 @@ impl Chunk {
     /// number alone), so that the table knows it lacks nothing up to it.
     fn for_table(self: &Arc<Chunk>, table: Option<&str>) -> Arc<Chunk> {
         match (table, self.item_type.as_deref()) {
-            (Some(wanted), Some(item_type)) if wanted != item_type => {
-                Arc::new(Chunk { seq: self.seq, items: Vec::new(), count: 0, item_type: self.item_type.clone() })
-            }
+            (Some(wanted), Some(item_type)) if wanted != item_type => Arc::new(Chunk {
+                seq: self.seq,
+                items: Vec::new(),
+                count: 0,
+                item_type: self.item_type.clone(),
+            }),
             _ => self.clone(),
         }
     }

@@ -203,7 +203,12 @@ mod tests {
     use super::*;
 
     fn chunk(seq: u64, lines: &str) -> Arc<Chunk> {
-        Arc::new(Chunk { seq, items: lines.as_bytes().to_vec(), count: lines.lines().count() as u64, item_type: None })
+        Arc::new(Chunk {
+            seq,
+            items: lines.as_bytes().to_vec(),
+            count: lines.lines().count() as u64,
+            item_type: None,
+        })
     }
 
     #[test]
