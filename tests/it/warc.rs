@@ -229,3 +229,101 @@ async fn a_revalidated_crawl_archives_each_304_as_a_not_modified_revisit() {
         .count();
     assert_eq!(not_modified as u64, summary.counts.revalidated, "{}", String::from_utf8_lossy(&index));
 }
+
+/// The cache's answers, from its file: how many, the bytes of body it holds itself, and
+/// how many name a record of the archive instead.
+fn cache_rows(cache: &Path) -> (u64, u64, u64) {
+    let conn = rusqlite::Connection::open(cache).unwrap();
+    conn.query_row("SELECT count(*), coalesce(sum(length(body)), 0), count(warc) FROM answers", [], |row| {
+        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+    })
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_an_archive_the_cache_keeps_its_bodies_there_and_answers_from_it() {
+    let books = 40;
+    let site = Sandbox::demo(DemoSite { books, per_page: 10, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (warc, cache) = (dir.path().join("crawl.warc.gz"), dir.path().join("crawl.cache"));
+    let crawl = |out: &str, revalidate: bool| {
+        let config = support::quick_config(&site)
+            .warc(&warc)
+            .cache(&cache)
+            .revalidate(revalidate)
+            .output(dir.path().join(out));
+        Crawler::with_config(BookSpider::new(config.clone()), config).run()
+    };
+    let first = crawl("first.jsonl", false).await.unwrap();
+    let received = site.received();
+    let (rows, body_bytes, in_archive) = cache_rows(&cache);
+    assert!(rows >= first.counts.pages, "{rows} answers kept");
+    assert_eq!((body_bytes, in_archive), (0, rows), "every body is in the archive, none in the cache");
+
+    let second = crawl("second.jsonl", false).await.unwrap();
+    assert_eq!(site.received(), received, "the second run sent nothing");
+    assert_eq!(second.counts.from_cache, rows);
+    let expected = support::expected_books(books);
+    assert_eq!(support::read_jsonl(&dir.path().join("second.jsonl")), expected, "parsed from the archive");
+    // The archive the cache reads from was left whole; the second run's goes on after it.
+    assert_eq!(archive_files(&warc).len(), 2, "{:?}", archive_files(&warc));
+    assert!(warcio_check_all(&warc).is_empty());
+
+    // Revalidated: each 304 parsed from the archive's payload.
+    let third = crawl("third.jsonl", true).await.unwrap();
+    assert!(third.counts.revalidated + 1 >= rows, "{third}");
+    assert_eq!(support::read_jsonl(&dir.path().join("third.jsonl")), expected);
+}
+
+#[test]
+fn killed_with_a_cache_in_the_archive_a_later_run_answers_every_page_from_it() {
+    let site = Sandbox::demo(DemoSite {
+        books: 120,
+        per_page: 10,
+        latency: Duration::from_millis(10),
+        ..DemoSite::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (warc, cache) = (dir.path().join("crawl.warc.gz"), dir.path().join("crawl.cache"));
+    let outputs = [dir.path().join("books.jsonl").display().to_string()];
+    let extra = [
+        "--set",
+        &format!("warc={}", warc.display()),
+        "--set",
+        "warc_max_bytes=30000",
+        "--set",
+        &format!("cache={}", cache.display()),
+    ]
+    .map(str::to_owned);
+    let args = support::child_args(dir.path(), &site, &outputs, &extra);
+    let child = |args: &[String]| support::child_command(module_path!(), "child_crawl", CHILD, args);
+    let mut kills = 0;
+    for round in 0..4 {
+        let mut running = child(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        if !support::kill_after(&mut running, &site, 10 + (round * 13) % 30) {
+            break;
+        }
+        kills += 1;
+    }
+    assert!(kills >= 3, "only {kills} kills landed");
+    let last = child(&args).output().unwrap();
+    assert!(last.status.success(), "{}", String::from_utf8_lossy(&last.stderr));
+    assert_eq!(support::read_jsonl(&dir.path().join("books.jsonl")).len(), 120);
+
+    // A new crawl from the cache: the cache is committed with each checkpoint, so it
+    // holds every answer the state file counts as fetched, and every body it reads comes
+    // from a record the kills and resumes left as it was.
+    let received = site.received();
+    let again: Vec<String> = args
+        .iter()
+        .map(|arg| arg.replace("books.jsonl", "again.jsonl").replace("books.state", "again.state"))
+        .collect();
+    let run = child(&again).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert_eq!(support::read_jsonl(&dir.path().join("again.jsonl")), support::expected_books(120));
+    let stats: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("again.stats.json")).unwrap()).unwrap();
+    assert_eq!((stats["failures"].as_u64(), stats["requests"].as_u64()), (Some(0), Some(0)), "{stats}");
+    assert_eq!(site.received(), received, "nothing fetched: every answer was in the cache");
+}

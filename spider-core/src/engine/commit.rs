@@ -27,7 +27,7 @@ use crate::schedule::frontier::OutboxChange;
 use crate::schedule::frontier::{Checkpoint, Durable, RunEnd};
 use crate::sinks::failures::{Failure, FailuresFile};
 use crate::sinks::store::Outbox;
-use crate::sinks::warc::{Archived, WarcFile};
+use crate::sinks::warc::{Archived, Stored, WarcFile};
 use crate::sinks::Sink;
 
 /// The longest a finished request waits for its checkpoint (see [`Commit::due`]).
@@ -190,6 +190,11 @@ impl Commit {
             kept_keys: &self.kept_keys,
         })?;
         self.kept_keys.clear();
+        // The answers of the pages the frontier now counts as fetched: a resumed crawl
+        // fetches none of them again, so the cache must hold them.
+        if let Some(cache) = self.files.cache.as_mut() {
+            cache.commit()?;
+        }
         // In the state file now: a kill from here on hands them to the tables again.
         if let Some(outbox) = self.files.outbox.as_mut() {
             chunks.into_iter().for_each(|chunk| outbox.send(chunk));
@@ -225,11 +230,11 @@ impl Commit {
         Ok(())
     }
 
-    /// Append an exchange's records to the WARC archive.
-    pub(super) fn archive(&mut self, archived: &Archived) -> Result<(), Error> {
+    /// Append an exchange's records to the WARC archive: where its payload lies.
+    pub(super) fn archive(&mut self, archived: &Archived) -> Result<Option<Stored>, Error> {
         match self.files.warc.as_mut() {
             Some(file) => file.write(archived),
-            None => Ok(()),
+            None => Ok(None),
         }
     }
 
@@ -278,10 +283,11 @@ impl Commit {
         }
     }
 
-    /// Store or refresh an answer in the cache.
-    pub(super) fn cache(&mut self, write: CacheWrite) -> Result<(), Error> {
+    /// Store or refresh an answer in the cache; its body at `stored` when the archive
+    /// keeps it.
+    pub(super) fn cache(&mut self, write: CacheWrite, stored: Option<&Stored>) -> Result<(), Error> {
         match self.files.cache.as_mut() {
-            Some(cache) => cache.write(write),
+            Some(cache) => cache.write(write, stored),
             None => Ok(()),
         }
     }

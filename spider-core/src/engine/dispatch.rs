@@ -559,12 +559,16 @@ impl<S: Spider> Dispatcher<S> {
         if let Some(sample) = done.notes.sample {
             self.record(id, sample, now);
         }
+        // The archive first: with both, the cache keeps where the archive put the body.
+        let stored = match done.notes.archive {
+            Some(archived) => {
+                let written = self.commit.archive(&archived);
+                self.ok(written).flatten()
+            }
+            None => None,
+        };
         if let Some(write) = done.notes.cache {
-            let written = self.commit.cache(write);
-            self.ok(written);
-        }
-        if let Some(archived) = done.notes.archive {
-            let written = self.commit.archive(&archived);
+            let written = self.commit.cache(write, stored.as_ref());
             self.ok(written);
         }
         if let (Some(ticket), Some(shared)) = (ticket, self.frontier.shared()) {

@@ -161,9 +161,17 @@ pub(super) fn open_files(
         None => None,
     };
     let archived = earlier.map_or_else(Archive::default, |e| e.warc);
+    let mut cache = cache;
     let warc = match config.warc.as_deref() {
-        Some(path) if archived.bytes > 0 => Some(WarcFile::resume(path, archived, config.warc_max_bytes)?),
-        Some(path) => Some(WarcFile::create(path, config.warc_max_bytes)?),
+        Some(path) if archived.bytes > 0 => {
+            // The cache's bodies in records the resume cuts off are not there to read.
+            if let Some(cache) = cache.as_mut() {
+                cache.forget_beyond(path, archived)?;
+            }
+            Some(WarcFile::resume(path, archived, config.warc_max_bytes)?)
+        }
+        // The cache's bodies may be in the files there: a new archive goes on after them.
+        Some(path) => Some(WarcFile::create(path, config.warc_max_bytes, cache.is_some())?),
         None => None,
     };
     Ok(Files { sinks, failures, cache, outbox, warc })

@@ -271,7 +271,9 @@ async fn answer<S: Spider>(
             };
             if shared.caching && keep && !blocked {
                 let fingerprint = request.fingerprint();
-                let entry = Entry::new(fingerprint, request, status, &fetched.headers, &fetched.body);
+                // With an archive, the body is left to its record, written by the dispatcher.
+                let archived = notes.archive.as_ref().map(Archived::digest);
+                let entry = Entry::new(fingerprint, request, status, &fetched.headers, &fetched.body, archived);
                 notes.cache = entry.map(CacheWrite::Store);
             }
             Fetch::Answer { fetched, blocked, consent, new_identity, sent }

@@ -12,6 +12,11 @@
 //! (`crawl.warc.gz`, `crawl-00001.warc.gz`, ...), between two pages; a checkpoint
 //! records the last file's number with its length ([`Archive`]), and a resumed crawl
 //! cuts that file back and deletes the files after it, whose records no checkpoint kept.
+//!
+//! With the HTTP cache too, the archive is where the cache keeps its bodies: each page
+//! written tells where its payload lies ([`Stored`], the record a revisit refers to for
+//! one), the cache keeps that instead of a copy, and reads it back ([`read_payload`]). A
+//! new crawl then goes on after the files already there instead of replacing them.
 
 use std::collections::HashMap;
 use std::io::{Read as _, Write as _};
@@ -36,6 +41,8 @@ pub(crate) struct Archived {
     digest: String,
     /// The request, response and metadata records, each a gzip member.
     full: Vec<u8>,
+    /// Where in `full` the response record's member lies.
+    response: std::ops::Range<usize>,
     /// The request record alone, and the response's HTTP head, for a revisit instead.
     request: Vec<u8>,
     head: Vec<u8>,
@@ -102,6 +109,7 @@ impl Archived {
         ));
         let metadata = format!("fetchedBy: spiderling/{}\r\n", env!("CARGO_PKG_VERSION"));
         let mut full = request_record.clone();
+        let response_start = full.len();
         full.extend(gzip(&record(
             "response",
             &response_id,
@@ -110,6 +118,7 @@ impl Archived {
             &[("Content-Type", "application/http;msgtype=response"), ("WARC-Payload-Digest", &digest)],
             &response_block,
         )));
+        let response = response_start..full.len();
         full.extend(gzip(&record(
             "metadata",
             &record_id(),
@@ -139,12 +148,30 @@ impl Archived {
             date,
             digest,
             full,
+            response,
             request: request_record,
             head: head.into_bytes(),
             response_id,
             not_modified,
         }
     }
+}
+
+impl Archived {
+    /// The payload's digest, `sha1:BASE32`, as `WARC-Payload-Digest` names it.
+    pub(crate) fn digest(&self) -> &str {
+        &self.digest
+    }
+}
+
+/// Where a payload lies in the archive: a response record's gzip member in one of its
+/// files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Stored {
+    /// The file, its path absolute.
+    pub(crate) file: PathBuf,
+    pub(crate) offset: u64,
+    pub(crate) length: u64,
 }
 
 /// How much of an archive is committed: the number of its last file and that file's
@@ -159,15 +186,17 @@ pub(crate) struct Archive {
 pub(crate) struct WarcFile {
     /// The archive's name, `warc`: its first file's path.
     base: PathBuf,
-    /// The file written now, and its number in the series.
+    /// The file written now, its absolute path, and its number in the series.
     file: AppendFile,
+    path: PathBuf,
     number: u64,
     /// `warc_max_bytes`: past it, the next page goes in a new file.
     max_bytes: u64,
     /// Whether the file holds a page: a file takes one at least, however large.
     holds_pages: bool,
-    /// Payloads written, by digest: where they first were.
-    written: HashMap<String, (String, String)>,
+    /// Payloads written, by digest: the URL and date of the first record of each, and
+    /// where it lies.
+    written: HashMap<String, (String, String, Stored)>,
 }
 
 /// The path of file `number` of the archive named `base`: `base` itself first, then
@@ -182,15 +211,24 @@ pub(crate) fn file_path(base: &Path, number: u64) -> PathBuf {
 }
 
 impl WarcFile {
-    /// A new archive named `base`, its files up to about `max_bytes` each.
-    pub(crate) fn create(base: &Path, max_bytes: u64) -> Result<Self, Error> {
-        // Files of an earlier archive of the name would read as this one's.
-        remove_files_after(base, 0)?;
-        let file = new_file(base)?;
+    /// A new archive named `base`, its files up to about `max_bytes` each; with
+    /// `after_existing` (the HTTP cache keeps its bodies in the files there), its first
+    /// file the one after those of the series already there, which are left as they are.
+    pub(crate) fn create(base: &Path, max_bytes: u64, after_existing: bool) -> Result<Self, Error> {
+        let number = if after_existing {
+            (0..).find(|number| !file_path(base, *number).exists()).unwrap_or(0)
+        } else {
+            // Files of an earlier archive of the name would read as this one's.
+            remove_files_after(base, 0)?;
+            0
+        };
+        let path = absolute(&file_path(base, number))?;
+        let file = new_file(&path)?;
         Ok(WarcFile {
             base: base.to_owned(),
             file,
-            number: 0,
+            path,
+            number,
             max_bytes,
             holds_pages: false,
             written: HashMap::new(),
@@ -201,10 +239,12 @@ impl WarcFile {
     /// checkpoint recorded, and any file after it deleted.
     pub(crate) fn resume(base: &Path, committed: Archive, max_bytes: u64) -> Result<Self, Error> {
         remove_files_after(base, committed.file)?;
-        let file = AppendFile::resume(&file_path(base, committed.file), committed.bytes)?;
+        let path = absolute(&file_path(base, committed.file))?;
+        let file = AppendFile::resume(&path, committed.bytes)?;
         Ok(WarcFile {
             base: base.to_owned(),
             file,
+            path,
             number: committed.file,
             max_bytes,
             holds_pages: true,
@@ -213,25 +253,33 @@ impl WarcFile {
     }
 
     /// Append a page's records: in full, or as a revisit of the payload written before;
-    /// in the next file of the archive when this one is past its size.
-    pub(crate) fn write(&mut self, page: &Archived) -> Result<(), Error> {
+    /// in the next file of the archive when this one is past its size. Where its payload
+    /// lies (for a revisit, in the record it refers to); `None` for a `304`, which has none.
+    pub(crate) fn write(&mut self, page: &Archived) -> Result<Option<Stored>, Error> {
         if self.holds_pages && self.file.len() >= self.max_bytes {
             self.file.flush()?;
             self.number += 1;
-            self.file = new_file(&file_path(&self.base, self.number))?;
+            self.path = absolute(&file_path(&self.base, self.number))?;
+            self.file = new_file(&self.path)?;
         }
         self.holds_pages = true;
         self.append(page)
     }
 
-    fn append(&mut self, page: &Archived) -> Result<(), Error> {
+    fn append(&mut self, page: &Archived) -> Result<Option<Stored>, Error> {
         if page.not_modified {
-            return self.file.write_all(&page.full);
+            return self.file.write_all(&page.full).map(|()| None);
         }
-        let Some((uri, date)) = self.written.get(&page.digest) else {
-            self.written.insert(page.digest.clone(), (page.uri.clone(), page.date.clone()));
-            return self.file.write_all(&page.full);
+        let Some((uri, date, stored)) = self.written.get(&page.digest) else {
+            let stored = Stored {
+                file: self.path.clone(),
+                offset: self.file.len() + page.response.start as u64,
+                length: page.response.len() as u64,
+            };
+            self.written.insert(page.digest.clone(), (page.uri.clone(), page.date.clone(), stored.clone()));
+            return self.file.write_all(&page.full).map(|()| Some(stored));
         };
+        let stored = stored.clone();
         let revisit = record(
             "revisit",
             &page.response_id,
@@ -247,7 +295,7 @@ impl WarcFile {
             &page.head,
         );
         self.file.write_all(&page.request)?;
-        self.file.write_all(&gzip(&revisit))
+        self.file.write_all(&gzip(&revisit)).map(|()| Some(stored))
     }
 
     pub(crate) fn flush(&mut self) -> Result<Archive, Error> {
@@ -263,6 +311,52 @@ impl WarcFile {
         self.file.flush()?;
         write_index(&self.base, self.number)
     }
+}
+
+fn absolute(path: &Path) -> Result<PathBuf, Error> {
+    std::path::absolute(path).map_err(|source| Error::Io { path: path.to_owned(), source })
+}
+
+/// The payload `stored` holds, read from its response record, and the record's
+/// `WARC-Payload-Digest`; at most `max_body` bytes of it.
+///
+/// # Errors
+///
+/// What is wrong, in words: the file shorter than said, not a record there, a body over
+/// `max_body`.
+pub(crate) fn read_payload(stored: &Stored, max_body: usize) -> Result<(Vec<u8>, String), String> {
+    use std::io::{Seek as _, SeekFrom};
+    let shown = stored.file.display();
+    let mut file = std::fs::File::open(&stored.file).map_err(|e| format!("{shown}: {e}"))?;
+    file.seek(SeekFrom::Start(stored.offset)).map_err(|e| format!("{shown}: {e}"))?;
+    let mut member = Vec::new();
+    file.take(stored.length).read_to_end(&mut member).map_err(|e| format!("{shown}: {e}"))?;
+    // The record's headers and the HTTP head are small; the body is capped as a fetch's is.
+    let limit = u64::try_from(max_body).unwrap_or(u64::MAX).saturating_add(64 * 1024);
+    let mut record = Vec::new();
+    flate2::read::GzDecoder::new(&member[..])
+        .take(limit)
+        .read_to_end(&mut record)
+        .map_err(|e| format!("{shown} at {}: not a whole record: {e}", stored.offset))?;
+    let not_a_response = || format!("{shown} at {}: not a response record", stored.offset);
+    let head_end = record.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(not_a_response)?;
+    let head = String::from_utf8_lossy(&record[..head_end]);
+    let field = |name: &str| {
+        head.lines().find_map(|line| {
+            line.split_once(": ").filter(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.to_owned())
+        })
+    };
+    if field("WARC-Type").as_deref() != Some("response") {
+        return Err(not_a_response());
+    }
+    let length: usize = field("Content-Length").and_then(|n| n.parse().ok()).ok_or_else(not_a_response)?;
+    let block = record.get(head_end + 4..head_end + 4 + length).ok_or_else(not_a_response)?;
+    let body_start = block.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(not_a_response)? + 4;
+    let payload = block.get(body_start..).unwrap_or_default();
+    if payload.len() > max_body {
+        return Err(format!("body over the cap of {max_body} bytes"));
+    }
+    Ok((payload.to_vec(), field("WARC-Payload-Digest").unwrap_or_default()))
 }
 
 /// A new file of an archive at `path`, opened by a `warcinfo` record.
@@ -474,20 +568,33 @@ mod tests {
     }
 
     #[test]
-    fn a_payload_written_before_is_a_revisit_that_names_the_first() -> Result<(), Error> {
+    fn a_payload_written_before_is_a_revisit_and_each_is_read_back_where_it_first_lies() -> Result<(), Error> {
         let dir = std::env::temp_dir().join(format!("spiderling-warc-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
         let path = dir.join("t.warc.gz");
-        let mut file = WarcFile::create(&path, u64::MAX)?;
+        let mut file = WarcFile::create(&path, u64::MAX, false)?;
         let page = |url: &str| answer(url, b"same body");
-        file.write(&page("http://a.example/1"))?;
-        file.write(&page("http://a.example/2"))?;
+        let first = file.write(&page("http://a.example/1"))?;
+        let again = file.write(&page("http://a.example/2"))?;
+        assert_eq!(first, again, "the revisit's payload is where the first record has it");
         file.finish()?;
         let index = std::fs::read_to_string(dir.join("t.cdxj")).unwrap_or_default();
         let lines: Vec<&str> = index.lines().collect();
         assert_eq!(lines.len(), 2, "{index}");
         assert!(lines[0].starts_with("example,a)/1 ") && lines[0].contains("\"status\":\"200\""), "{index}");
         assert!(lines[1].starts_with("example,a)/2 ") && lines[1].contains("warc/revisit"), "{index}");
+        let stored = first.unwrap_or_else(|| panic!("a 200 has a payload"));
+        let (payload, digest) = read_payload(&stored, 100).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((payload.as_slice(), digest.as_str()), (&b"same body"[..], page("http://a.example/3").digest()));
+        assert!(read_payload(&stored, 4).is_err_and(|e| e.contains("over the cap")));
+        let shifted = Stored { offset: stored.offset + 1, ..stored.clone() };
+        assert!(read_payload(&shifted, 100).is_err(), "not a record there");
+        // A new archive that goes on after the files there, for the cache's sake.
+        let mut next = WarcFile::create(&path, u64::MAX, true)?;
+        let moved = next.write(&page("http://a.example/4"))?.unwrap_or_else(|| panic!("a payload"));
+        assert_eq!(moved.file, file_path(&path, 1));
+        next.finish()?;
+        assert!(read_payload(&stored, 100).is_ok(), "the first file is left as it was");
         let _ = std::fs::remove_dir_all(&dir);
         Ok(())
     }
@@ -502,7 +609,7 @@ mod tests {
             let body = format!("page {n} {}", "x".repeat(n * 97));
             answer(&format!("http://a.example/{n}"), body.as_bytes())
         };
-        let mut file = WarcFile::create(&base, 1)?;
+        let mut file = WarcFile::create(&base, 1, false)?;
         file.write(&page(1))?;
         file.write(&page(2))?;
         let committed = file.flush()?;

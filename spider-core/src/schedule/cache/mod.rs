@@ -6,7 +6,9 @@
 //! the answer (or, revalidating, sends the request with `If-None-Match` /
 //! `If-Modified-Since` and takes a 304 as the cached answer) and hands new answers back for
 //! the dispatcher to store: only the dispatcher touches the file. Bodies are stored
-//! deflated; blocked answers and failures are never stored, nor answers to a request
+//! deflated, or, when the crawl also writes a WARC archive, left in the archive: the
+//! cache keeps where the payload's record lies and reads it back from there, so a body is
+//! stored once. Blocked answers and failures are never stored, nor answers to a request
 //! other than GET or HEAD: a POST (a login, a search, an order) is sent every run, as
 //! HTTP caches do (RFC 9111 lets no later POST be answered from a stored one).
 
@@ -32,6 +34,7 @@ use reqwest::{Method, StatusCode};
 use crate::request::canonical::Fingerprint;
 use crate::request::headers::StoredHeaders;
 use crate::request::Request;
+use crate::sinks::warc::{read_payload, Stored};
 
 /// An answer from the cache, travelling with its request to the task.
 #[derive(Debug)]
@@ -39,8 +42,8 @@ pub(crate) struct Cached {
     fingerprint: Fingerprint,
     status: StatusCode,
     headers: HeaderMap,
-    /// Deflated: inflated on the task.
-    body: Vec<u8>,
+    /// Read on the task.
+    body: Body,
     max_body: usize,
     /// Whether the server is asked first whether it still holds.
     pub(crate) revalidate: bool,
@@ -57,7 +60,17 @@ pub(crate) enum CacheWrite {
     Touch(Fingerprint),
 }
 
-/// A new answer, its body already deflated on the task.
+/// Where a cached answer's body is.
+#[derive(Debug)]
+#[cfg_attr(not(feature = "state"), allow(dead_code))]
+enum Body {
+    /// In the cache, deflated.
+    Deflated(Vec<u8>),
+    /// In the WARC archive's record `stored`, whose payload digest is `digest`.
+    Archived { stored: Stored, digest: String },
+}
+
+/// A new answer, its body already deflated on the task, or left to the archive.
 #[derive(Debug)]
 #[cfg_attr(not(feature = "state"), allow(dead_code))]
 pub(crate) struct Entry {
@@ -65,7 +78,16 @@ pub(crate) struct Entry {
     url: String,
     status: u16,
     headers: String,
-    body: Vec<u8>,
+    body: EntryBody,
+}
+
+/// What an entry keeps of the body: the body deflated, or its payload digest, to be
+/// found in the archive where the dispatcher writes it.
+#[derive(Debug)]
+#[cfg_attr(not(feature = "state"), allow(dead_code))]
+enum EntryBody {
+    Deflated(Vec<u8>),
+    Archived(String),
 }
 
 /// Whether `request`'s answer is kept and reused: GET and HEAD only.
@@ -75,25 +97,34 @@ fn keeps(request: &Request) -> bool {
 
 impl Entry {
     /// The entry to store for `request`'s answer; `None` for a request whose answers are
-    /// not kept, or when the answer cannot be encoded.
+    /// not kept, or when the answer cannot be encoded. With `archived`, the payload digest
+    /// of the archive's record of the answer, the body is left to the archive.
     pub(crate) fn new(
         fingerprint: Fingerprint,
         request: &Request,
         status: StatusCode,
         headers: &HeaderMap,
         body: &[u8],
+        archived: Option<&str>,
     ) -> Option<Self> {
         if !keeps(request) {
             return None;
         }
-        let mut deflated = DeflateEncoder::new(Vec::with_capacity(body.len() / 4), Compression::fast());
-        deflated.write_all(body).ok()?;
+        let body = match archived {
+            Some(digest) => EntryBody::Archived(digest.to_owned()),
+            None => {
+                let mut deflated =
+                    DeflateEncoder::new(Vec::with_capacity(body.len() / 4), Compression::fast());
+                deflated.write_all(body).ok()?;
+                EntryBody::Deflated(deflated.finish().ok()?)
+            }
+        };
         Some(Entry {
             fingerprint,
             url: request.url().to_string(),
             status: status.as_u16(),
             headers: serde_json::to_string(&StoredHeaders::of(headers)).ok()?,
-            body: deflated.finish().ok()?,
+            body,
         })
     }
 }
@@ -119,17 +150,34 @@ impl Cached {
         self.fingerprint
     }
 
-    /// The stored answer: status, headers and inflated body (within the body cap).
+    /// The stored answer: status, headers and body (within the body cap), inflated or
+    /// read from the archive's record.
     pub(crate) fn answer(self) -> Result<(StatusCode, HeaderMap, Bytes), String> {
-        let mut body = Vec::new();
-        let limit = u64::try_from(self.max_body).unwrap_or(u64::MAX).saturating_add(1);
-        DeflateDecoder::new(&self.body[..])
-            .take(limit)
-            .read_to_end(&mut body)
-            .map_err(|e| format!("body: {e}"))?;
-        if body.len() > self.max_body {
-            return Err(format!("body over the cap of {} bytes", self.max_body));
-        }
+        let body = match self.body {
+            Body::Deflated(deflated) => {
+                let mut body = Vec::new();
+                let limit = u64::try_from(self.max_body).unwrap_or(u64::MAX).saturating_add(1);
+                DeflateDecoder::new(&deflated[..])
+                    .take(limit)
+                    .read_to_end(&mut body)
+                    .map_err(|e| format!("body: {e}"))?;
+                if body.len() > self.max_body {
+                    return Err(format!("body over the cap of {} bytes", self.max_body));
+                }
+                body
+            }
+            Body::Archived { stored, digest } => {
+                let (payload, found) = read_payload(&stored, self.max_body)?;
+                if found != digest {
+                    return Err(format!(
+                        "the archive's record at {} offset {} is no longer this answer's ({found}, not {digest})",
+                        stored.file.display(),
+                        stored.offset
+                    ));
+                }
+                payload
+            }
+        };
         Ok((self.status, self.headers, Bytes::from(body)))
     }
 }

@@ -5,6 +5,7 @@ use spider_settings::Config;
 use super::{CacheWrite, Cached};
 use crate::error::Error;
 use crate::request::Request;
+use crate::sinks::warc::{Archive, Stored};
 
 /// Without the `state` feature there is no cache file: asking for one is refused, and no
 /// value of this type exists.
@@ -22,7 +23,11 @@ impl HttpCache {
         match *self {}
     }
 
-    pub(crate) fn write(&mut self, _: CacheWrite) -> Result<(), Error> {
+    pub(crate) fn write(&mut self, _: CacheWrite, _: Option<&Stored>) -> Result<(), Error> {
+        match *self {}
+    }
+
+    pub(crate) fn forget_beyond(&mut self, _: &std::path::Path, _: Archive) -> Result<(), Error> {
         match *self {}
     }
 

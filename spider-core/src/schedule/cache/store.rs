@@ -6,11 +6,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use reqwest::StatusCode;
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{keeps, CacheWrite, Cached};
+use super::{keeps, Body, CacheWrite, Cached, EntryBody};
 use crate::error::Error;
 use crate::observe::tables::unix_ms;
 use crate::request::headers::StoredHeaders;
 use crate::request::Request;
+use crate::sinks::warc::{file_path, Archive, Stored};
 use spider_settings::Config;
 
 const SCHEMA: &str = "
@@ -21,9 +22,17 @@ const SCHEMA: &str = "
         url         TEXT NOT NULL,
         status      INTEGER NOT NULL,
         headers     TEXT NOT NULL,         -- JSON, [name, value] pairs
-        body        BLOB NOT NULL,         -- deflated
-        stored_at   INTEGER NOT NULL       -- unix milliseconds
+        body        BLOB NOT NULL,         -- deflated; empty when the archive holds it
+        stored_at   INTEGER NOT NULL,      -- unix milliseconds
+        warc        TEXT,                  -- the WARC file whose record holds the body
+        warc_offset INTEGER,               -- where the record's gzip member starts
+        warc_length INTEGER,               -- and how long it is
+        digest      TEXT                   -- the payload's, as WARC-Payload-Digest says
     );";
+
+/// The columns that locate a body in a WARC archive, added to a cache made before them.
+const ARCHIVE_COLUMNS: [(&str, &str); 4] =
+    [("warc", "TEXT"), ("warc_offset", "INTEGER"), ("warc_length", "INTEGER"), ("digest", "TEXT")];
 
 /// The version of the cache's schema; a file of another is refused.
 const CACHE_VERSION: &str = "1";
@@ -68,6 +77,7 @@ impl HttpCache {
         .map_err(store)?;
         conn.execute("INSERT OR IGNORE INTO cache_meta (key, value) VALUES ('version', ?1)", [CACHE_VERSION])
             .map_err(store)?;
+        add_archive_columns(&conn).map_err(store)?;
         let version: String = conn
             .query_row("SELECT value FROM cache_meta WHERE key = 'version'", [], |row| row.get(0))
             .map_err(store)?;
@@ -101,20 +111,38 @@ impl HttpCache {
         let fresh_since = self
             .ttl
             .map_or(i64::MIN, |ttl| unix_ms(SystemTime::now().checked_sub(ttl).unwrap_or(UNIX_EPOCH)));
-        let row: Option<(u16, String, Vec<u8>)> = self
+        type Row = (u16, String, Vec<u8>, Option<(String, u64, u64, String)>);
+        let row: Option<Row> = self
             .conn
             .prepare_cached(
-                "SELECT status, headers, body FROM answers WHERE fingerprint = ?1 AND stored_at >= ?2",
+                "SELECT status, headers, body, warc, warc_offset, warc_length, digest FROM answers \
+                 WHERE fingerprint = ?1 AND stored_at >= ?2",
             )
             .and_then(|mut select| {
                 select
                     .query_row(params![&fingerprint.0.to_be_bytes()[..], fresh_since], |row| {
-                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                        let archived = match row.get::<_, Option<String>>(3)? {
+                            Some(warc) => Some((warc, row.get(4)?, row.get(5)?, row.get(6)?)),
+                            None => None,
+                        };
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?, archived))
                     })
                     .optional()
             })
             .map_err(self.store_error())?;
-        let Some((status, headers, body)) = row else { return Ok(None) };
+        let Some((status, headers, body, archived)) = row else { return Ok(None) };
+        let body = match archived {
+            None => Body::Deflated(body),
+            Some((warc, offset, length, digest)) => {
+                let stored = Stored { file: warc.into(), offset, length };
+                // An archive cut back or moved away since: a miss, fetched and stored again.
+                let holds = std::fs::metadata(&stored.file).is_ok_and(|meta| meta.len() >= offset + length);
+                if !holds {
+                    return Ok(None);
+                }
+                Body::Archived { stored, digest }
+            }
+        };
         let headers = serde_json::from_str::<StoredHeaders>(&headers).ok().and_then(|h| h.into_map().ok());
         let (Ok(status), Some(headers)) = (StatusCode::from_u16(status), headers) else {
             // A damaged entry is a miss: the answer is fetched and stored again.
@@ -124,17 +152,26 @@ impl HttpCache {
         Ok(Some(Cached { fingerprint, status, headers, body, max_body: self.max_body, revalidate }))
     }
 
-    /// Write what a task handed back; committed in groups (see [`COMMIT_EVERY`]).
-    pub(crate) fn write(&mut self, write: CacheWrite) -> Result<(), Error> {
+    /// Write what a task handed back, an archived body at `stored`, where the dispatcher
+    /// wrote its record; committed in groups (see [`COMMIT_EVERY`]).
+    pub(crate) fn write(&mut self, write: CacheWrite, stored: Option<&Stored>) -> Result<(), Error> {
         let now = unix_ms(SystemTime::now());
         match write {
             CacheWrite::Store(entry) => {
+                let (body, archived) = match (entry.body, stored) {
+                    (EntryBody::Deflated(body), _) => (body, None),
+                    (EntryBody::Archived(digest), Some(stored)) => (Vec::new(), Some((stored, digest))),
+                    // The archive kept no payload for it: nothing to point at.
+                    (EntryBody::Archived(_), None) => return Ok(()),
+                };
+                let file = archived.as_ref().map(|(stored, _)| stored.file.display().to_string());
                 self.conn
                     .prepare_cached(
-                        "INSERT INTO answers (fingerprint, url, status, headers, body, stored_at) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (fingerprint) DO UPDATE SET \
+                        "INSERT INTO answers (fingerprint, url, status, headers, body, stored_at, warc, warc_offset, warc_length, digest) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (fingerprint) DO UPDATE SET \
                          url = excluded.url, status = excluded.status, headers = excluded.headers, \
-                         body = excluded.body, stored_at = excluded.stored_at",
+                         body = excluded.body, stored_at = excluded.stored_at, warc = excluded.warc, \
+                         warc_offset = excluded.warc_offset, warc_length = excluded.warc_length, digest = excluded.digest",
                     )
                     .and_then(|mut upsert| {
                         upsert.execute(params![
@@ -142,8 +179,12 @@ impl HttpCache {
                             entry.url,
                             entry.status,
                             entry.headers,
-                            entry.body,
-                            now
+                            body,
+                            now,
+                            file,
+                            archived.as_ref().map(|(stored, _)| stored.offset),
+                            archived.as_ref().map(|(stored, _)| stored.length),
+                            archived.as_ref().map(|(_, digest)| digest.as_str()),
                         ])
                     })
                     .map_err(self.store_error())?;
@@ -166,10 +207,80 @@ impl HttpCache {
         self.last_commit = std::time::Instant::now();
         self.conn.execute_batch("COMMIT; BEGIN").map_err(self.store_error())
     }
+
+    /// Forget the answers whose records the archive `base` is about to lose: a resumed
+    /// crawl cuts its last committed file back to `committed` and deletes the files after
+    /// it, and the records written past that are overwritten by others.
+    pub(crate) fn forget_beyond(&mut self, base: &std::path::Path, committed: Archive) -> Result<(), Error> {
+        let absolute = |number| std::path::absolute(file_path(base, number)).map(|p| p.display().to_string());
+        let last = absolute(committed.file).map_err(|source| Error::Io { path: base.to_owned(), source })?;
+        let bytes = i64::try_from(committed.bytes).unwrap_or(i64::MAX);
+        self.conn
+            .execute("DELETE FROM answers WHERE warc = ?1 AND warc_offset + warc_length > ?2", params![last, bytes])
+            .map_err(self.store_error())?;
+        for number in committed.file + 1.. {
+            let Ok(path) = absolute(number) else { break };
+            if !std::path::Path::new(&path).exists() {
+                break;
+            }
+            self.conn.execute("DELETE FROM answers WHERE warc = ?1", [path]).map_err(self.store_error())?;
+        }
+        self.commit()
+    }
+}
+
+/// Add [`ARCHIVE_COLUMNS`] to a cache file made before them.
+fn add_archive_columns(conn: &Connection) -> rusqlite::Result<()> {
+    let mut columns = conn.prepare("SELECT name FROM pragma_table_info('answers')")?;
+    let names = columns.query_map([], |row| row.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
+    for (name, kind) in ARCHIVE_COLUMNS {
+        if !names.iter().any(|have| have == name) {
+            conn.execute_batch(&format!("ALTER TABLE answers ADD COLUMN {name} {kind}"))?;
+        }
+    }
+    Ok(())
 }
 
 impl std::fmt::Debug for HttpCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpCache").field("path", &self.path).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::cache::Entry;
+
+    #[test]
+    fn a_resume_forgets_the_answers_whose_records_its_archive_cuts_off() -> Result<(), Error> {
+        let dir = std::env::temp_dir().join(format!("spiderling-cache-forget-{}", std::process::id()));
+        let io = |source| Error::Io { path: dir.clone(), source };
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        let base = dir.join("crawl.warc.gz");
+        for number in 0..3 {
+            std::fs::write(file_path(&base, number), vec![0u8; 1_000]).map_err(io)?;
+        }
+        let config = Config::new("shop").cache(dir.join("cache"));
+        let mut cache = HttpCache::open(&config)?.ok_or_else(|| Error::Config("a cache".into()))?;
+        let request = |n: u64| Request::new(url::Url::parse(&format!("http://a.example/{n}")).unwrap_or_else(|e| panic!("{e}")));
+        let stored = |file: u64, offset: u64| Stored {
+            file: std::path::absolute(file_path(&base, file)).unwrap_or_default(),
+            offset,
+            length: 100,
+        };
+        let places = [(0, 0), (1, 200), (1, 600), (2, 0)];
+        for (n, (file, offset)) in places.into_iter().enumerate() {
+            let request = request(n as u64);
+            let entry = Entry::new(request.fingerprint(), &request, StatusCode::OK, &Default::default(), b"", Some("sha1:X"));
+            let entry = entry.ok_or_else(|| Error::Config("an entry".into()))?;
+            cache.write(CacheWrite::Store(entry), Some(&stored(file, offset)))?;
+        }
+        // The checkpoint kept file 1 up to byte 500: the record at 600 and file 2 are lost.
+        cache.forget_beyond(&base, Archive { file: 1, bytes: 500 })?;
+        let kept: Vec<bool> = (0..4).map(|n| cache.lookup(&request(n)).map(|c| c.is_some())).collect::<Result<_, _>>()?;
+        assert_eq!(kept, [true, true, false, false]);
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
     }
 }
