@@ -273,7 +273,8 @@ async fn answer<S: Spider>(
                 let fingerprint = request.fingerprint();
                 // With an archive, the body is left to its record, written by the dispatcher.
                 let archived = notes.archive.as_ref().map(Archived::digest);
-                let entry = Entry::new(fingerprint, request, status, &fetched.headers, &fetched.body, archived);
+                let entry =
+                    Entry::new(fingerprint, request, status, &fetched.headers, &fetched.body, archived);
                 notes.cache = entry.map(CacheWrite::Store);
             }
             Fetch::Answer { fetched, blocked, consent, new_identity, sent }

@@ -568,7 +568,8 @@ mod tests {
     }
 
     #[test]
-    fn a_payload_written_before_is_a_revisit_and_each_is_read_back_where_it_first_lies() -> Result<(), Error> {
+    fn a_payload_written_before_is_a_revisit_and_each_is_read_back_where_it_first_lies() -> Result<(), Error>
+    {
         let dir = std::env::temp_dir().join(format!("spiderling-warc-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
         let path = dir.join("t.warc.gz");
@@ -585,7 +586,10 @@ mod tests {
         assert!(lines[1].starts_with("example,a)/2 ") && lines[1].contains("warc/revisit"), "{index}");
         let stored = first.unwrap_or_else(|| panic!("a 200 has a payload"));
         let (payload, digest) = read_payload(&stored, 100).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((payload.as_slice(), digest.as_str()), (&b"same body"[..], page("http://a.example/3").digest()));
+        assert_eq!(
+            (payload.as_slice(), digest.as_str()),
+            (&b"same body"[..], page("http://a.example/3").digest())
+        );
         assert!(read_payload(&stored, 4).is_err_and(|e| e.contains("over the cap")));
         let shifted = Stored { offset: stored.offset + 1, ..stored.clone() };
         assert!(read_payload(&shifted, 100).is_err(), "not a record there");

@@ -216,7 +216,10 @@ impl HttpCache {
         let last = absolute(committed.file).map_err(|source| Error::Io { path: base.to_owned(), source })?;
         let bytes = i64::try_from(committed.bytes).unwrap_or(i64::MAX);
         self.conn
-            .execute("DELETE FROM answers WHERE warc = ?1 AND warc_offset + warc_length > ?2", params![last, bytes])
+            .execute(
+                "DELETE FROM answers WHERE warc = ?1 AND warc_offset + warc_length > ?2",
+                params![last, bytes],
+            )
             .map_err(self.store_error())?;
         for number in committed.file + 1.. {
             let Ok(path) = absolute(number) else { break };
@@ -232,7 +235,8 @@ impl HttpCache {
 /// Add [`ARCHIVE_COLUMNS`] to a cache file made before them.
 fn add_archive_columns(conn: &Connection) -> rusqlite::Result<()> {
     let mut columns = conn.prepare("SELECT name FROM pragma_table_info('answers')")?;
-    let names = columns.query_map([], |row| row.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
+    let names =
+        columns.query_map([], |row| row.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
     for (name, kind) in ARCHIVE_COLUMNS {
         if !names.iter().any(|have| have == name) {
             conn.execute_batch(&format!("ALTER TABLE answers ADD COLUMN {name} {kind}"))?;
@@ -263,7 +267,9 @@ mod tests {
         }
         let config = Config::new("shop").cache(dir.join("cache"));
         let mut cache = HttpCache::open(&config)?.ok_or_else(|| Error::Config("a cache".into()))?;
-        let request = |n: u64| Request::new(url::Url::parse(&format!("http://a.example/{n}")).unwrap_or_else(|e| panic!("{e}")));
+        let request = |n: u64| {
+            Request::new(url::Url::parse(&format!("http://a.example/{n}")).unwrap_or_else(|e| panic!("{e}")))
+        };
         let stored = |file: u64, offset: u64| Stored {
             file: std::path::absolute(file_path(&base, file)).unwrap_or_default(),
             offset,
@@ -272,13 +278,21 @@ mod tests {
         let places = [(0, 0), (1, 200), (1, 600), (2, 0)];
         for (n, (file, offset)) in places.into_iter().enumerate() {
             let request = request(n as u64);
-            let entry = Entry::new(request.fingerprint(), &request, StatusCode::OK, &Default::default(), b"", Some("sha1:X"));
+            let entry = Entry::new(
+                request.fingerprint(),
+                &request,
+                StatusCode::OK,
+                &Default::default(),
+                b"",
+                Some("sha1:X"),
+            );
             let entry = entry.ok_or_else(|| Error::Config("an entry".into()))?;
             cache.write(CacheWrite::Store(entry), Some(&stored(file, offset)))?;
         }
         // The checkpoint kept file 1 up to byte 500: the record at 600 and file 2 are lost.
         cache.forget_beyond(&base, Archive { file: 1, bytes: 500 })?;
-        let kept: Vec<bool> = (0..4).map(|n| cache.lookup(&request(n)).map(|c| c.is_some())).collect::<Result<_, _>>()?;
+        let kept: Vec<bool> =
+            (0..4).map(|n| cache.lookup(&request(n)).map(|c| c.is_some())).collect::<Result<_, _>>()?;
         assert_eq!(kept, [true, true, false, false]);
         let _ = std::fs::remove_dir_all(&dir);
         Ok(())
