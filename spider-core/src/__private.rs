@@ -13,7 +13,7 @@ pub use crate::extract::json_field::{json_all, json_first, JsonBody};
 pub use crate::extract::json_ld::{JsonLd, SCRIPTS_CSS as JSON_LD_SCRIPTS};
 pub use crate::extract::stream::{FieldRead, Found};
 pub use crate::request::rendering::Rendering;
-pub use crate::spider::rules::{parse_by_link_rules, Engine, LinkRule, LinkRules, DEFAULT_LINKS};
+pub use crate::spider::rules::{parse_by_link_rules, Engine, LinkRule, LinkRules, Read, DEFAULT_LINKS};
 pub use scraper::Selector;
 pub use spider_settings::{Impersonate, Render};
 pub use std::sync::LazyLock;

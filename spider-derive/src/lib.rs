@@ -112,8 +112,10 @@ fn check_selector(css: &str) -> Result<(), String> {
 /// A page no rule reached (a start URL, a `--start-urls` line) does what the first rule
 /// taking its URL says, and only follows when none does. A URL from a sitemap is queued
 /// for the first rule taking it, and skipped when none does. The spider's item is the
-/// type the `parse` rules name: one type for all of them (for several kinds of item,
-/// make an enum of them and write `parse` by hand).
+/// type the `parse` rules name. Rules that parse several types name the spider's item
+/// with `item = Found`, an enum with a variant of each, itself `#[derive(Item)]` (see
+/// there); each rule's pages are parsed into its own type, and such a spider reads its
+/// pages with the DOM.
 ///
 /// # Engines: streaming or DOM
 ///
@@ -346,6 +348,31 @@ pub fn derive_spider(input: TokenStream) -> TokenStream {
 /// let untitled = Book { title: " ".into(), price: 3.5, sku: "A-2".into() };
 /// assert_eq!(untitled.check().map_err(|why| why.reason()), Err("empty title"));
 /// assert!(untitled.key().is_some());
+/// ```
+///
+/// # Items of several types
+///
+/// On an enum whose variants each hold one type deriving Item, the item of a spider whose
+/// rules parse pages into several types (`item = Found`): each variant is `From` its type,
+/// an item's checks and key are its type's (the key kept apart per type, so a book and a
+/// review with one `sku` do not meet), and it reads a page as the first of its types the
+/// page holds. `#[serde(untagged)]` writes each as its own struct, whose name is the type
+/// the outputs route it by (`?type=Book`).
+///
+/// ```
+/// use spiderling::prelude::*;
+/// # #[derive(Item, Serialize)] struct Book { #[css("h1.title")] title: String }
+/// # #[derive(Item, Serialize)] struct Review { #[css("p.review")] text: String }
+///
+/// #[derive(Item, Serialize)]
+/// #[serde(untagged)]
+/// enum Found {
+///     Book(Book),
+///     Review(Review),
+/// }
+///
+/// let found = Found::from(Book { title: "Atlas".into() });
+/// assert!(matches!(found, Found::Book(_)));
 /// ```
 #[proc_macro_derive(Item, attributes(css, json_ld, json, page, item))]
 pub fn derive_item(input: TokenStream) -> TokenStream {

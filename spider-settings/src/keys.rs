@@ -840,7 +840,8 @@ pub const KEYS: &[Key] = &[
         name: "item",
         kind: Kind::Type,
         stage: Stage::Parse,
-        doc: "the item emitted when a page has one; with `follow`, the short form of one `rule(...)`",
+        doc: "the item emitted when a page has one; with `follow`, the short form of one `rule(...)`; with \
+            rules of several item types, the spider's item, an enum of them",
         default: "none",
         surface: Where::CompileTime,
         set: None,

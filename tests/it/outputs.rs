@@ -125,3 +125,65 @@ async fn the_attribute_lists_several_outputs_and_a_run_replaces_them_all() {
     assert_eq!(from_csv, expected_books(30));
     assert!(!Path::new("placeholder.jsonl").exists(), "the attribute's files were replaced");
 }
+
+/// A listing page, read by the derive.
+#[derive(Item, Serialize, Deserialize)]
+struct Shelf {
+    #[page(url)]
+    url: String,
+    #[css("h3 > a")]
+    titles: Vec<String>,
+}
+
+/// A book by its title, one kept per title.
+#[derive(Item, Serialize, Deserialize)]
+struct Titled {
+    #[css("h1.title")]
+    #[item(key)]
+    title: String,
+}
+
+/// The items of both rules.
+#[derive(Item, Serialize)]
+#[serde(untagged)]
+enum Shelved {
+    Shelf(Shelf),
+    Titled(Titled),
+}
+
+#[derive(Spider, Default)]
+#[spider(
+    start_urls = ["http://placeholder.invalid/"],
+    allowed_domains = ["127.0.0.1"],
+    delay = "0ms",
+    progress = false,
+    item = Shelved,
+    rule(allow = r"/catalogue/page-\d+\.html", follow, parse = Shelf),
+    rule(css = "h3 > a", allow = r"/catalogue/book_\d+\.html$", parse = Titled, priority = 10),
+)]
+struct ShelvesAndBooks;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn derived_rules_of_two_item_types_fill_the_outputs_of_each() {
+    let (books, per_page) = (45, 10);
+    let site = Sandbox::demo(DemoSite { books, per_page, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (shelves, titles) = (dir.path().join("shelves.jsonl"), dir.path().join("titles.csv"));
+    let outputs = format!("{}?type=Shelf, {}?type=Titled", shelves.display(), titles.display());
+    let config =
+        ShelvesAndBooks.config().set("start_urls", &site.url()).unwrap().set("output", &outputs).unwrap();
+    let summary = Crawler::with_config(ShelvesAndBooks, config).run().await.unwrap();
+
+    let listed = support::read_json_lines(&shelves);
+    let pages: BTreeSet<&str> = listed.iter().map(|shelf| shelf["url"].as_str().unwrap()).collect();
+    assert_eq!((listed.len(), pages.len()), (5, 5), "a shelf per listing page, once each: {listed:?}");
+    let on_shelves: usize = listed.iter().map(|shelf| shelf["titles"].as_array().unwrap().len()).sum();
+    assert_eq!(on_shelves, books);
+    let read: Vec<Titled> =
+        csv::Reader::from_path(&titles).unwrap().deserialize().map(Result::unwrap).collect();
+    let expected: BTreeSet<String> = expected_books(books).into_iter().map(|b| b.title).collect();
+    assert_eq!(read.len(), expected.len(), "one book per title");
+    assert_eq!(read.into_iter().map(|t| t.title).collect::<BTreeSet<_>>(), expected);
+    // The key is a Titled's only: no shelf was dropped as a duplicate of anything.
+    assert_eq!(summary.counts.items, (5 + expected.len()) as u64, "{summary}");
+}

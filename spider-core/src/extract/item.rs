@@ -79,6 +79,24 @@ impl ItemKey {
         (json != b"null").then(|| ItemKey(xxhash_rust::xxh3::xxh3_128(&json)))
     }
 
+    /// The key of an item of type `item_type` among items of several types (an enum of
+    /// them): two types' keys never meet, though their fields' values may.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use spider_core::ItemKey;
+    /// let sku = ItemKey::of("9780").unwrap();
+    /// assert_ne!(sku.within("Book"), sku.within("Review"));
+    /// assert_eq!(sku.within("Book"), ItemKey::of("9780").unwrap().within("Book"));
+    /// ```
+    #[must_use]
+    pub fn within(self, item_type: &str) -> ItemKey {
+        let mut bytes = item_type.as_bytes().to_vec();
+        bytes.extend_from_slice(&self.0.to_be_bytes());
+        ItemKey(xxhash_rust::xxh3::xxh3_128(&bytes))
+    }
+
     /// The key as 16 bytes, for the state file and the fleet's Redis.
     #[cfg(any(feature = "state", feature = "fleet"))]
     pub(crate) fn to_bytes(self) -> [u8; 16] {

@@ -23,7 +23,10 @@
 //! The derive writes the rules as constant [`LinkRule`]s, compiled into [`LinkRules`] once
 //! per process in a `static`, with the [`Engine`] that reads the pages: the streaming
 //! engine (`stream/`) when the item's fields and the rules' selectors all stream, the
-//! DOM otherwise, or the one `#[spider(extract = "...")]` forces.
+//! DOM otherwise, or the one `#[spider(extract = "...")]` forces. Beside them, a [`Read`]
+//! per rule that parses: the item type its pages hold, turned into the spider's item, so
+//! that rules of several item types make one spider of an enum of them (read with the
+//! DOM: the streaming engine reads one item type's fields).
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -32,12 +35,12 @@ use regex::Regex;
 use scraper::Selector;
 use url::Url;
 
+use crate::error::extract::ExtractError;
 use crate::extract::document::Document;
 use crate::extract::item::Item;
 use crate::extract::non_page::is_non_page;
 use crate::extract::page::Page;
-use crate::extract::stream::Found;
-use crate::extract::stream::Plan;
+use crate::extract::stream::{FieldRead, Found, Plan};
 use crate::request::canonical::canonical_url;
 use crate::request::{Request, RULE_META_KEY};
 use crate::spider::Cx;
@@ -72,6 +75,37 @@ pub struct LinkRule {
     pub scroll: bool,
     /// A selector clicked on its rendered pages until it is gone.
     pub click: Option<&'static str>,
+}
+
+/// How the pages of a rule that parses are read into the spider's item `T`: the rule's
+/// own item type, by either engine, then turned into a `T` (the same type, or an enum of
+/// the rules' types, `From` each).
+#[derive(Debug)]
+pub struct Read<T> {
+    dom: fn(&Document<'_>) -> Result<Option<T>, ExtractError>,
+    streamed: fn(&Found<'_>) -> Result<Option<T>, ExtractError>,
+    /// The rule's item's fields, when they stream ([`Item::STREAM`]).
+    stream: Result<&'static [FieldRead], &'static str>,
+    /// The selectors of its required fields ([`Item::AWAIT`]).
+    awaits: &'static [&'static str],
+}
+
+impl<T: 'static> Read<T> {
+    /// The pages of a rule that parses into `R`.
+    pub const fn of<R: Item>() -> Read<T>
+    where
+        T: From<R>,
+    {
+        Read { dom: read_dom::<R, T>, streamed: read_streamed::<R, T>, stream: R::STREAM, awaits: R::AWAIT }
+    }
+}
+
+fn read_dom<R: Item, T: From<R>>(doc: &Document<'_>) -> Result<Option<T>, ExtractError> {
+    Ok(R::extract(doc)?.map(T::from))
+}
+
+fn read_streamed<R: Item, T: From<R>>(found: &Found<'_>) -> Result<Option<T>, ExtractError> {
+    Ok(R::extract_streamed(found)?.map(T::from))
 }
 
 /// Which engine reads a derived spider's pages, as `#[spider(extract = "...")]` says.
@@ -129,11 +163,13 @@ impl LinkRules {
         LinkRules { rules: compiled, engine, plan: OnceLock::new() }
     }
 
-    /// The streaming plan for item `T` and these rules, when the pages stream.
-    fn plan<T: Item>(&self) -> Option<&Plan> {
+    /// The streaming plan for the rules' item and these rules, when the pages stream: the
+    /// derive reads rules of several item types with the DOM, so `reads` name one type.
+    fn plan<T>(&self, reads: &[Option<Read<T>>]) -> Option<&Plan> {
         self.plan
             .get_or_init(|| {
-                let fields = T::STREAM.ok().filter(|_| self.engine != Engine::Dom)?;
+                let item = reads.iter().flatten().next().map_or(Ok(&[][..]), |read| read.stream);
+                let fields = item.ok().filter(|_| self.engine != Engine::Dom)?;
                 let selectors: Vec<&'static str> = self.rules.iter().map(|rule| rule.rule.css).collect();
                 Plan::new(fields, &selectors)
             })
@@ -148,13 +184,20 @@ impl LinkRules {
     }
 
     /// How the page of `request` is rendered, when it is: its rule's mode, waits and
-    /// actions, and, for a rule that parses, the selectors of `T`'s required fields (see
-    /// [`Spider::rendering`](crate::Spider::rendering)).
-    pub fn rendering<T: Item>(&self, request: &Request) -> crate::request::rendering::Rendering {
+    /// actions, and, for a rule that parses, the selectors of its item's required fields
+    /// (see [`Spider::rendering`](crate::Spider::rendering)).
+    pub fn rendering<T>(
+        &self,
+        request: &Request,
+        reads: &[Option<Read<T>>],
+    ) -> crate::request::rendering::Rendering {
         let Some((number, rule)) = self.rule_of(request) else {
             return crate::request::rendering::Rendering::default();
         };
-        let item = if rule.rule.parse { T::AWAIT } else { &[] };
+        let item = match reads.get(number) {
+            Some(Some(read)) if rule.rule.parse => read.awaits,
+            _ => &[],
+        };
         crate::request::rendering::Rendering {
             mode: rule.rule.render,
             wait_for: item.iter().copied().chain(rule.rule.wait_for).collect(),
@@ -171,11 +214,12 @@ impl LinkRules {
         Some(self.request(number, url))
     }
 
-    /// What the page of `request` does: its rule's duty, or that of the first rule that
-    /// takes its URL, or a start page's.
-    fn duty(&self, request: &Request) -> Duty {
-        self.rule_of(request)
-            .map_or(START_PAGE, |(_, rule)| Duty { follow: rule.rule.follow, parse: rule.rule.parse })
+    /// What the page of `request` does, and the number of the rule that says so: its
+    /// rule's duty, or that of the first rule that takes its URL, or a start page's.
+    fn duty(&self, request: &Request) -> (Option<usize>, Duty) {
+        self.rule_of(request).map_or((None, START_PAGE), |(number, rule)| {
+            (Some(number), Duty { follow: rule.rule.follow, parse: rule.rule.parse })
+        })
     }
 
     /// The rule of `request` and its number: the one in its meta, or the first that takes
@@ -252,25 +296,28 @@ fn regex(pattern: &str) -> Regex {
 ///
 /// An [`ExtractError`](crate::ExtractError) (the page had the item in part) or a
 /// parse-pool failure.
-pub async fn parse_by_link_rules<T: Item>(
+pub async fn parse_by_link_rules<T: Send + 'static>(
     page: Page,
     cx: &mut Cx<T>,
     rules: &'static LinkRules,
+    reads: &'static [Option<Read<T>>],
 ) -> crate::error::Result {
     if !page.is_html() {
         cx.not_html = true;
         return Ok(());
     }
-    let duty = rules.duty(page.request());
+    let (number, duty) = rules.duty(page.request());
+    // The rule's read, when its pages are parsed.
+    let read = number.and_then(|number| reads.get(number)).and_then(Option::as_ref).filter(|_| duty.parse);
     let dom = move |doc: &Document<'_>| {
-        let item = if duty.parse { T::extract(doc) } else { Ok(None) };
+        let item = read.map_or(Ok(None), |read| (read.dom)(doc));
         let links = if duty.follow { rules.links(doc) } else { Vec::new() };
         (item, links)
     };
-    let (item, links) = match rules.plan::<T>() {
+    let (item, links) = match rules.plan(reads) {
         Some(plan) => {
             let streamed = move |found: &Found<'_>| {
-                let item = if duty.parse { T::extract_streamed(found) } else { Ok(None) };
+                let item = read.map_or(Ok(None), |read| (read.streamed)(found));
                 let links = if duty.follow { rules.links_streamed(found) } else { Vec::new() };
                 (item, links)
             };
@@ -410,7 +457,7 @@ mod tests {
             LinkRule { allow: &["/list"], follow: true, parse: true, ..FOLLOW },
         ];
         let rules = rules(RULES);
-        let duty = |url: &str| rules.duty(&Request::get(url).unwrap());
+        let duty = |url: &str| rules.duty(&Request::get(url).unwrap()).1;
         assert_eq!(duty("https://shop.example/product/1"), Duty { follow: false, parse: true });
         assert_eq!(duty("https://shop.example/list"), Duty { follow: true, parse: true });
         assert_eq!(duty("https://shop.example/"), START_PAGE, "no rule takes it: a start page");
@@ -418,8 +465,8 @@ mod tests {
         // The rule in the meta decides, whatever the URL; a number no rule has is ignored.
         let reached =
             |number: u64| Request::get("https://shop.example/list").unwrap().with_meta(RULE_META_KEY, number);
-        assert_eq!(rules.duty(&reached(0)), Duty { follow: false, parse: true });
-        assert_eq!(rules.duty(&reached(7)), Duty { follow: true, parse: true });
+        assert_eq!(rules.duty(&reached(0)), (Some(0), Duty { follow: false, parse: true }));
+        assert_eq!(rules.duty(&reached(7)), (Some(1), Duty { follow: true, parse: true }));
     }
 
     #[test]
@@ -471,7 +518,7 @@ mod tests {
         let soft = |rules: &'static [LinkRule], html: &'static str| async move {
             let page = Page::fixture("https://shop.example/product/1", html).unwrap();
             let mut cx: Cx<Nothing> = Cx::for_request(page.request());
-            parse_by_link_rules(page, &mut cx, self::rules(rules)).await.unwrap();
+            parse_by_link_rules(page, &mut cx, self::rules(rules), &[]).await.unwrap();
             (cx.soft_block, cx.follows.len())
         };
         let wall = r#"<form method="post"><input name="answer"></form><a href="/product/2">x</a>"#;
@@ -494,7 +541,7 @@ mod tests {
         type Item = Nothing;
 
         async fn parse(&self, page: Page, cx: &mut Cx<Nothing>) -> crate::error::Result {
-            parse_by_link_rules(page, cx, self.0).await
+            parse_by_link_rules(page, cx, self.0, &[]).await
         }
     }
 }

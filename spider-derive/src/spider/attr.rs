@@ -101,7 +101,11 @@ impl Settings {
                 errors.at(pipeline, "`pipeline` runs the items of the derived rules (`rule(..., parse = T)` or `item = T`); a spider with its own `parse` returns its stages from `fn pipeline` in its `impl Spider`");
             }
         }
-        rule::check(&settings.rules, &seen, errors);
+        let stream = match settings.get("extract") {
+            Some(Value::Text(engine)) if engine.value() == "stream" => Some(engine.clone()),
+            _ => None,
+        };
+        rule::check(&settings.rules, &seen, stream.as_ref(), errors);
         settings.check_streams(errors);
         settings
     }

@@ -108,10 +108,14 @@ fn rules(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
         Some(Value::Stages(stages)) => stages.as_slice(),
         _ => &[],
     };
-    if !settings.rules.is_empty() {
-        return link_rules(input, &settings.rules, engine, stages);
-    }
     let item = settings.get("item");
+    if !settings.rules.is_empty() {
+        let item = match item {
+            Some(Value::Type(path)) => Some(path),
+            _ => None,
+        };
+        return link_rules(input, &settings.rules, engine, stages, item);
+    }
     let follow = settings.get("follow");
     if item.is_none() && follow.is_none() {
         return TokenStream::new();
@@ -136,7 +140,7 @@ fn rules(input: &syn::DeriveInput, settings: &Settings) -> TokenStream {
         scroll: false,
         click: None,
     };
-    link_rules(input, &[rule], engine, stages)
+    link_rules(input, &[rule], engine, stages, None)
 }
 
 /// The engine `extract = "..."` asks for.
@@ -148,33 +152,34 @@ pub(crate) enum Engine {
 }
 
 /// The `Spider` impl of a spider with `rule(...)`s: the rules as constant data, compiled
-/// once per process in a `static`; `parse` and `sitemap_request` go through them; the
-/// item's checks and key, then `stages`, its pipeline.
-fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine, stages: &[syn::Expr]) -> TokenStream {
+/// once per process in a `static`, with a `Read` per rule that parses (its item type,
+/// turned into the spider's: `item`, or the one type the rules parse); `parse` and
+/// `sitemap_request` go through them; the item's checks and key, then `stages`, its
+/// pipeline. Rules of several item types are read with the DOM.
+fn link_rules(
+    input: &syn::DeriveInput,
+    rules: &[Rule],
+    engine: Engine,
+    stages: &[syn::Expr],
+    item: Option<&syn::Path>,
+) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
-    let parsed = rules.iter().find_map(|rule| rule.parse.as_ref());
+    let types = super::rule::item_types(rules);
+    let parsed = item.or_else(|| types.first().copied());
+    let engine = if types.len() > 1 { Engine::Dom } else { engine };
     let item = match parsed {
         Some(path) => quote!(#path),
         None => quote!(::spiderling::__private::Nothing),
     };
-    // The parse goes through a function whose bound, like its call, is spanned at the
-    // user's type: a type that is not an Item is one error, there, saying what to write.
-    let parse_call = match parsed {
+    // Each rule's read spanned at its type: one that is not an Item, or not the spider's
+    // item (`From`), is an error there.
+    let reads = rules.iter().map(|rule| match &rule.parse {
         Some(path) => quote_spanned! {path.span()=>
-            async fn parse_takes_a_type_deriving_item<T: ::spiderling::Item>(
-                page: ::spiderling::Page,
-                cx: &mut ::spiderling::Cx<T>,
-                rules: &'static ::spiderling::__private::LinkRules,
-            ) -> ::spiderling::Result {
-                ::spiderling::__private::parse_by_link_rules(page, cx, rules).await
-            }
-            parse_takes_a_type_deriving_item::<#path>(page, cx, &COMPILED_LINK_RULES).await
+            ::core::option::Option::Some(::spiderling::__private::Read::<#item>::of::<#path>())
         },
-        None => quote! {
-            ::spiderling::__private::parse_by_link_rules(page, cx, &COMPILED_LINK_RULES).await
-        },
-    };
+        None => quote!(::core::option::Option::None),
+    });
     let table = rules.iter().map(|rule| {
         let css = match &rule.css {
             Some(css) => quote!(#css),
@@ -234,7 +239,7 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine, stages: 
     };
     // Forced streaming: the rules' selectors were checked where they are written; the
     // item's are known to its own derive, so its verdict is checked here, at the type.
-    let item_streams = match (engine, parsed) {
+    let item_streams = match (engine, types.first()) {
         (Engine::Stream, Some(path)) => quote_spanned! {path.span()=>
             const _: () = if let ::core::result::Result::Err(why) = <#path as ::spiderling::__private::Item>::STREAM {
                 ::core::panic!("{}", why)
@@ -245,6 +250,7 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine, stages: 
     quote! {
         #item_streams
         const LINK_RULES: &[::spiderling::__private::LinkRule] = &[#(#table),*];
+        const READS: &[::core::option::Option<::spiderling::__private::Read<#item>>] = &[#(#reads),*];
         static COMPILED_LINK_RULES: ::spiderling::__private::LazyLock<::spiderling::__private::LinkRules> =
             ::spiderling::__private::LazyLock::new(|| {
                 ::spiderling::__private::LinkRules::new(LINK_RULES, ::spiderling::__private::Engine::#engine_value)
@@ -259,7 +265,7 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine, stages: 
                 page: ::spiderling::Page,
                 cx: &mut ::spiderling::Cx<Self::Item>,
             ) -> ::spiderling::Result {
-                #parse_call
+                ::spiderling::__private::parse_by_link_rules(page, cx, &COMPILED_LINK_RULES, READS).await
             }
 
             fn sitemap_request(&self, url: ::spiderling::url::Url) -> ::core::option::Option<::spiderling::Request> {
@@ -274,7 +280,7 @@ fn link_rules(input: &syn::DeriveInput, rules: &[Rule], engine: Engine, stages: 
             }
 
             fn rendering(&self, request: &::spiderling::Request) -> ::spiderling::__private::Rendering {
-                COMPILED_LINK_RULES.rendering::<#item>(request)
+                COMPILED_LINK_RULES.rendering(request, READS)
             }
 
             fn pipeline(&self) -> ::spiderling::Stages<Self::Item, impl ::spiderling::Record> {

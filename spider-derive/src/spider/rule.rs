@@ -136,35 +136,56 @@ impl Rule {
     }
 }
 
-/// With rules, the `follow` and `item` keys have no meaning of their own, and every rule
-/// that parses names the one item type.
-pub(crate) fn check(rules: &[Rule], keys: &[syn::Ident], errors: &mut Errors) {
+/// With rules, the `follow` key has no meaning of their own; `item` names the spider's
+/// item when rules parse pages into several types (an enum of them), and some rule must
+/// parse for it to mean anything. Rules of several types are read with the DOM, so
+/// `extract = "stream"` (`stream`) cannot go with them.
+pub(crate) fn check(rules: &[Rule], keys: &[syn::Ident], stream: Option<&LitStr>, errors: &mut Errors) {
     if rules.is_empty() {
         return;
     }
     for key in keys {
         if key == "follow" {
             errors.at(key, "with rules, write `rule(css = \"...\", follow)` instead of the `follow` key");
-        } else if key == "item" {
+        } else if key == "item" && rules.iter().all(|rule| rule.parse.is_none()) {
             errors.at(
                 key,
-                "with rules, name the item type in the rule whose pages give it: `rule(..., parse = Book)`",
+                "`item` names the item the rules' pages are parsed into, and no rule parses; add `parse = Book` \
+                 to the rule whose pages give it",
             );
         }
     }
-    let mut types = rules.iter().filter_map(|rule| rule.parse.as_ref());
-    let Some(first) = types.next() else { return };
-    let spelling = |path: &syn::Path| quote::quote!(#path).to_string().replace(' ', "");
-    for other in types.filter(|other| spelling(other) != spelling(first)) {
+    let types = item_types(rules);
+    let (Some(first), Some(second)) = (types.first(), types.get(1)) else { return };
+    if !keys.iter().any(|key| key == "item") {
         errors.at(
-            other,
+            *second,
             format!(
-                "a spider gives one item type, and an earlier rule parses `{}`; to give both, make an enum \
-                 of them and write the spider's `parse` by hand",
-                spelling(first)
+                "rules parse `{}` and `{}`: name the spider's item, an enum with a variant of each that derives \
+                 Item, with `item = Found`",
+                spelling(first),
+                spelling(second)
             ),
         );
     }
+    if let Some(stream) = stream {
+        errors.at(stream, "`extract = \"stream\"` reads one item type, and these rules parse several; leave `extract` out to read their pages from the DOM");
+    }
+}
+
+/// The item types the rules parse into, each once, in the order of the rules.
+pub(crate) fn item_types(rules: &[Rule]) -> Vec<&syn::Path> {
+    let mut types: Vec<&syn::Path> = Vec::new();
+    for path in rules.iter().filter_map(|rule| rule.parse.as_ref()) {
+        if !types.iter().any(|seen| spelling(seen) == spelling(path)) {
+            types.push(path);
+        }
+    }
+    types
+}
+
+fn spelling(path: &syn::Path) -> String {
+    quote::quote!(#path).to_string().replace(' ', "")
 }
 
 fn string(expr: &Expr) -> Option<&LitStr> {

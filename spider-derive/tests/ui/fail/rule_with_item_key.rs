@@ -10,7 +10,7 @@ struct Book {
 #[spider(
     start_urls = ["https://books.example/"],
     item = Book,
-    rule(allow = "/catalogue/book_", parse = Book),
+    rule(allow = "/catalogue/", follow),
 )]
 struct Books;
 

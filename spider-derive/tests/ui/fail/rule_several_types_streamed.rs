@@ -1,0 +1,32 @@
+use spiderling::prelude::*;
+
+#[derive(Item, Serialize)]
+struct Book {
+    #[css("h1")]
+    title: String,
+}
+
+#[derive(Item, Serialize)]
+struct Author {
+    #[css("h1.name")]
+    name: String,
+}
+
+#[derive(Item, Serialize)]
+#[serde(untagged)]
+enum Found {
+    Book(Book),
+    Author(Author),
+}
+
+#[derive(Spider, Default)]
+#[spider(
+    start_urls = ["https://books.example/"],
+    item = Found,
+    extract = "stream",
+    rule(allow = "/book/", parse = Book),
+    rule(allow = "/author/", parse = Author, follow),
+)]
+struct Books;
+
+fn main() {}
