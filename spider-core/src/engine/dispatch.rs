@@ -78,10 +78,8 @@ pub(super) struct Dispatcher<S: Spider> {
     pub(super) hosts: Hosts,
     admission: Admission,
     pub(super) commit: Commit,
-    /// Whether the frontier keeps its requests past the process, and whether it holds a
-    /// fleet's limits (see `Home`).
+    /// Whether the frontier keeps its requests past the process (see `Home`).
     durable: bool,
-    shares_limits: bool,
     /// Woken when a fleet's frontier has new requests for this worker.
     arrivals: Option<Arc<Notify>>,
     /// Requests cut short at shutdown and left in a durable frontier for the next run.
@@ -137,7 +135,6 @@ impl<S: Spider> Dispatcher<S> {
         let mut dispatcher = Dispatcher {
             shared,
             durable: frontier.durable().is_some(),
-            shares_limits: arrivals.is_some(),
             frontier,
             hosts: Hosts::new(config),
             admission,
@@ -762,22 +759,38 @@ impl<S: Spider> Dispatcher<S> {
     }
 
     fn enqueue(&mut self, request: Request, now: Instant) {
-        if self.shares_limits && self.hosts.known_disallowed(request.url()) {
-            // In a fleet, a request leased costs a token of the shared rate even if
-            // robots.txt then turns it away: what is known to be disallowed stays here.
-            tracing::debug!(target: "spiderling", url = %request.url(), "disallowed by robots.txt");
-            self.shared.tally.robots_disallowed.add(1);
+        // What robots.txt is known to turn away is only remembered as seen: it would
+        // cost a place in the queue (a durable frontier's rows, a fleet's shared rate
+        // token) to be dropped when its turn came.
+        if self.hosts.known_disallowed(request.url()) {
+            let seen = self.frontier.see(&request);
+            match self.ok(seen) {
+                Some(Enqueued::Accepted(_)) => {
+                    tracing::debug!(target: "spiderling", url = %request.url(), "disallowed by robots.txt");
+                    self.shared.tally.robots_disallowed.add(1);
+                }
+                Some(other) => self.count(&other),
+                None => {}
+            }
             return;
         }
         let enqueued = self.frontier.enqueue(request);
         let enqueued = self.ok(enqueued);
-        let tally = &self.shared.tally;
         match enqueued {
             Some(Enqueued::Accepted(key)) => self.ready_host(key, now),
-            Some(Enqueued::Duplicate) => tally.duplicates.add(1),
-            Some(Enqueued::OutOfScope) => tally.out_of_scope.add(1),
-            Some(Enqueued::TooDeep) => tally.too_deep.add(1),
-            Some(Enqueued::Shared) | None => {}
+            Some(other) => self.count(&other),
+            None => {}
+        }
+    }
+
+    /// Count a request the frontier turned away.
+    fn count(&self, enqueued: &Enqueued) {
+        let tally = &self.shared.tally;
+        match enqueued {
+            Enqueued::Duplicate => tally.duplicates.add(1),
+            Enqueued::OutOfScope => tally.out_of_scope.add(1),
+            Enqueued::TooDeep => tally.too_deep.add(1),
+            Enqueued::Accepted(_) | Enqueued::Shared => {}
         }
     }
 

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use url::Url;
 
 use crate::observe::gauge::{Window, WINDOW};
-use crate::request::host::{host_key, HostKey};
+use crate::request::host::{write_host_key, HostKey};
 use crate::request::Request;
 use crate::schedule::frontier::RobotsMemo;
 use crate::schedule::robots::RobotsRules;
@@ -64,6 +64,8 @@ pub(super) struct Hosts {
     obey_robots: bool,
     /// Adaptive mode's aim, when on.
     adaptive: Option<Target>,
+    /// Room to spell a link's host key in, for [`Hosts::known_disallowed`].
+    scratch: String,
 }
 
 impl Hosts {
@@ -80,6 +82,7 @@ impl Hosts {
                 ceiling: config.per_host.min(config.concurrency),
                 max_rps: config.rate.and_then(|r| r.per_second()).unwrap_or(f64::INFINITY),
             }),
+            scratch: String::new(),
         }
     }
 
@@ -204,8 +207,11 @@ impl Hosts {
     }
 
     /// Whether the robots.txt of `url`'s host is known here and disallows it.
-    pub(super) fn known_disallowed(&self, url: &Url) -> bool {
-        let Some(id) = host_key(url).and_then(|key| self.id_of(&key)) else { return false };
+    pub(super) fn known_disallowed(&mut self, url: &Url) -> bool {
+        if !write_host_key(url, &mut self.scratch) {
+            return false;
+        }
+        let Some(id) = self.id_of(&self.scratch) else { return false };
         matches!(&self.hosts[id].robots, RobotsState::Known(rules @ RobotsRules::Rules(_)) if !rules.allows(url))
     }
 }

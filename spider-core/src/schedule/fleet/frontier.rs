@@ -302,6 +302,19 @@ impl Frontier for FleetFrontier {
         Ok(Enqueued::Shared)
     }
 
+    /// Only this worker's memory of what it sent: the fleet's seen set is in Redis, and
+    /// a request leased costs a token of the shared rate even if robots.txt then turns
+    /// it away, so what is known to be disallowed is never sent.
+    fn see(&mut self, request: &Request) -> Result<Enqueued, Error> {
+        if let Some(refused) = self.rules.refuse(request) {
+            return Ok(refused);
+        }
+        if !self.sent.insert(request.fingerprint()) {
+            return Ok(Enqueued::Duplicate);
+        }
+        Ok(host_key(request.url()).map_or(Enqueued::OutOfScope, Enqueued::Accepted))
+    }
+
     fn next(&mut self, host: &str) -> Result<Option<Request>, Error> {
         if !self.link.lock().connected {
             // Cut off from the fleet: nothing starts whose end could not be told. The

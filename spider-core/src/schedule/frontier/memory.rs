@@ -89,6 +89,16 @@ impl Frontier for MemoryFrontier {
         Ok(Enqueued::Accepted(host))
     }
 
+    fn see(&mut self, request: &Request) -> Result<Enqueued, Error> {
+        if let Some(refused) = self.rules.refuse(request) {
+            return Ok(refused);
+        }
+        if !self.seen.insert(request.fingerprint()) {
+            return Ok(Enqueued::Duplicate);
+        }
+        Ok(host_key(request.url()).map_or(Enqueued::OutOfScope, Enqueued::Accepted))
+    }
+
     fn next(&mut self, host: &str) -> Result<Option<Request>, Error> {
         let Some(queue) = self.queues.get_mut(host) else { return Ok(None) };
         let Some(entry) = queue.pop() else { return Ok(None) };
@@ -248,6 +258,16 @@ mod tests {
             .map(|r| r.url().path().to_owned())
             .collect();
         assert_eq!(order, ["/b", "/d", "/a", "/c"]);
+        assert!(!frontier.has_pending());
+    }
+
+    #[test]
+    fn a_request_only_seen_is_never_queued_and_its_later_spellings_are_duplicates() {
+        let mut frontier = MemoryFrontier::new(&Config::default());
+        let host: HostKey = "http://h.example:80".into();
+        assert_eq!(frontier.see(&request("http://h.example/private")).unwrap(), Enqueued::Accepted(host));
+        assert_eq!(frontier.see(&request("http://h.example/private#top")).unwrap(), Enqueued::Duplicate);
+        assert_eq!(frontier.enqueue(request("http://H.example/private")).unwrap(), Enqueued::Duplicate);
         assert!(!frontier.has_pending());
     }
 

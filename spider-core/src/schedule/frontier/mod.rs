@@ -50,6 +50,11 @@ pub trait Frontier: Send {
     /// Admit `request` unless it was seen, is out of scope or too deep.
     fn enqueue(&mut self, request: Request) -> Result<Enqueued, Error>;
 
+    /// Remember `request` as seen without queueing it: robots.txt is known to turn it
+    /// away, and the crawl drops it before it costs a place in the queue. What
+    /// [`enqueue`](Self::enqueue) would say of it; `Accepted` is a request not seen before.
+    fn see(&mut self, request: &Request) -> Result<Enqueued, Error>;
+
     /// The next request for `host`, highest priority first, first-in first-out within a
     /// priority; deferred requests only once released. A durable frontier keeps it, with
     /// the [`Ticket`] the request carries, until told it is finished or deferred: if the

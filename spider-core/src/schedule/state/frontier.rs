@@ -226,6 +226,17 @@ impl StateFrontier {
         Ok(())
     }
 
+    /// Add `request`'s fingerprint to the seen-set: whether it was new.
+    fn first_sight(&mut self, request: &Request) -> Result<bool, Error> {
+        let fingerprint = request.fingerprint().0.to_be_bytes();
+        let new = self
+            .conn
+            .prepare_cached("INSERT OR IGNORE INTO seen (fingerprint) VALUES (?1)")
+            .and_then(|mut insert| insert.execute([&fingerprint[..]]))
+            .map_err(self.store())?;
+        Ok(new > 0)
+    }
+
     /// Read the earliest due time again, after some fell due.
     fn reload_min_due(&mut self) -> Result<(), Error> {
         self.min_due = self
@@ -246,19 +257,24 @@ impl Frontier for StateFrontier {
         let Some(host) = host_key(request.url()) else {
             return Ok(Enqueued::OutOfScope);
         };
-        let fingerprint = request.fingerprint().0.to_be_bytes();
-        let new = self
-            .conn
-            .prepare_cached("INSERT OR IGNORE INTO seen (fingerprint) VALUES (?1)")
-            .and_then(|mut insert| insert.execute([&fingerprint[..]]))
-            .map_err(self.store())?;
-        if new == 0 {
+        if !self.first_sight(&request)? {
             return Ok(Enqueued::Duplicate);
         }
         let id = self.host_id(&host)?;
         self.insert(&request, id, 0, None)?;
         self.queued += 1;
         Ok(Enqueued::Accepted(host))
+    }
+
+    fn see(&mut self, request: &Request) -> Result<Enqueued, Error> {
+        self.writable()?;
+        if let Some(refused) = self.rules.refuse(request) {
+            return Ok(refused);
+        }
+        let Some(host) = host_key(request.url()) else {
+            return Ok(Enqueued::OutOfScope);
+        };
+        Ok(if self.first_sight(request)? { Enqueued::Accepted(host) } else { Enqueued::Duplicate })
     }
 
     fn next(&mut self, host: &str) -> Result<Option<Request>, Error> {
@@ -639,6 +655,20 @@ mod tests {
 
     fn paths(frontier: &mut StateFrontier) -> Vec<String> {
         std::iter::from_fn(|| frontier.next(HOST).unwrap()).map(|r| r.url().path().to_owned()).collect()
+    }
+
+    #[test]
+    fn a_request_only_seen_takes_no_row_and_stays_seen_after_a_reopen() {
+        let scratch = Scratch::new("seen-only");
+        let mut frontier = scratch.open();
+        assert_eq!(frontier.see(&request("private")).unwrap(), Enqueued::Accepted(HOST.into()));
+        assert_eq!(frontier.see(&request("private")).unwrap(), Enqueued::Duplicate);
+        assert_eq!((frontier.len(), frontier.has_pending()), (0, false));
+        frontier.commit().unwrap();
+        drop(frontier);
+        let mut reopened = scratch.open();
+        assert_eq!(reopened.enqueue(request("private")).unwrap(), Enqueued::Duplicate, "from the file");
+        assert!(paths(&mut reopened).is_empty());
     }
 
     #[test]
