@@ -9,7 +9,6 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use spider_sandbox::{DemoSite, MotoServer, PostgresServer, Sandbox};
@@ -320,23 +319,12 @@ fn killed_again_and_again_every_item_is_in_each_table_once() {
         dir.path().join("books.jsonl").display().to_string(),
     ];
     let args = support::child_args(dir.path(), &site, &outputs, &[]);
-    let spawn = || {
-        support::child_command(module_path!(), "child_crawl", CHILD, &args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
-    };
-    let mut kills = 0;
-    for round in 0..5 {
-        // Some pages into each run, a different number each time.
-        if !support::kill_after(&mut spawn(), &site, 5 + (round * 7) % 25) {
-            break;
-        }
-        kills += 1;
-    }
+    // Some pages into each run, a different number each time.
+    let (kills, last) =
+        support::kill_and_resume(module_path!(), "child_crawl", CHILD, &args, &site, 5, |round| {
+            5 + (round * 7) % 25
+        });
     assert!(kills >= 3, "only {kills} kills landed before the crawl ended");
-    let last = support::child_command(module_path!(), "child_crawl", CHILD, &args).output().unwrap();
     assert!(last.status.success(), "the last run finishes: {}", String::from_utf8_lossy(&last.stderr));
     assert_once(pg_titles(&pg, "books"), 200, "postgres after the kills");
     assert_once(sqlite_titles(&lite, "books"), 200, "sqlite after the kills");
@@ -377,23 +365,16 @@ fn killed_again_and_again_each_type_is_in_its_outputs_once() {
         format!("{}?type=Listing", dir.path().join("listings.csv").display()),
     ];
     let args = support::child_args(dir.path(), &site, &outputs, &[]);
-    let spawn = || {
-        support::child_command(module_path!(), "shelf_child_crawl", SHELF_CHILD, &args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
-    };
-    let mut kills = 0;
-    for round in 0..5 {
-        if !support::kill_after(&mut spawn(), &site, 4 + (round * 11) % 30) {
-            break;
-        }
-        kills += 1;
-    }
+    let (kills, last) = support::kill_and_resume(
+        module_path!(),
+        "shelf_child_crawl",
+        SHELF_CHILD,
+        &args,
+        &site,
+        5,
+        |round| 4 + (round * 11) % 30,
+    );
     assert!(kills >= 3, "only {kills} kills landed before the crawl ended");
-    let last =
-        support::child_command(module_path!(), "shelf_child_crawl", SHELF_CHILD, &args).output().unwrap();
     assert!(last.status.success(), "the last run finishes: {}", String::from_utf8_lossy(&last.stderr));
 
     let listings = expected_listings(books, per_page);

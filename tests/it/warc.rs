@@ -8,7 +8,7 @@ use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use spider_sandbox::{DemoSite, Sandbox};
@@ -150,17 +150,11 @@ fn killed_again_and_again_the_archive_holds_each_page_once() {
     let extra =
         ["--set", &format!("warc={}", warc.display()), "--set", "warc_max_bytes=40000"].map(str::to_owned);
     let args = support::child_args(dir.path(), &site, &outputs, &extra);
-    let child = || support::child_command(module_path!(), "child_crawl", CHILD, &args);
-    let mut kills = 0;
-    for round in 0..4 {
-        let mut running = child().stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        if !support::kill_after(&mut running, &site, 8 + (round * 9) % 20) {
-            break;
-        }
-        kills += 1;
-    }
+    let (kills, last) =
+        support::kill_and_resume(module_path!(), "child_crawl", CHILD, &args, &site, 4, |round| {
+            8 + (round * 9) % 20
+        });
     assert!(kills >= 3, "only {kills} kills landed");
-    let last = child().output().unwrap();
     assert!(last.status.success(), "{}", String::from_utf8_lossy(&last.stderr));
     let checked = warcio_check_all(&warc);
     assert!(checked.is_empty(), "warcio check: {checked}");
@@ -297,17 +291,11 @@ fn killed_with_a_cache_in_the_archive_a_later_run_answers_every_page_from_it() {
     ]
     .map(str::to_owned);
     let args = support::child_args(dir.path(), &site, &outputs, &extra);
-    let child = |args: &[String]| support::child_command(module_path!(), "child_crawl", CHILD, args);
-    let mut kills = 0;
-    for round in 0..4 {
-        let mut running = child(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        if !support::kill_after(&mut running, &site, 10 + (round * 13) % 30) {
-            break;
-        }
-        kills += 1;
-    }
+    let (kills, last) =
+        support::kill_and_resume(module_path!(), "child_crawl", CHILD, &args, &site, 4, |round| {
+            10 + (round * 13) % 30
+        });
     assert!(kills >= 3, "only {kills} kills landed");
-    let last = child(&args).output().unwrap();
     assert!(last.status.success(), "{}", String::from_utf8_lossy(&last.stderr));
     assert_eq!(support::read_jsonl(&dir.path().join("books.jsonl")).len(), 120);
 
@@ -319,7 +307,7 @@ fn killed_with_a_cache_in_the_archive_a_later_run_answers_every_page_from_it() {
         .iter()
         .map(|arg| arg.replace("books.jsonl", "again.jsonl").replace("books.state", "again.state"))
         .collect();
-    let run = child(&again).output().unwrap();
+    let run = support::child_command(module_path!(), "child_crawl", CHILD, &again).output().unwrap();
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     assert_eq!(support::read_jsonl(&dir.path().join("again.jsonl")), support::expected_books(120));
     let stats: serde_json::Value =

@@ -329,6 +329,34 @@ pub fn kill_after(child: &mut std::process::Child, site: &Sandbox, pages: usize)
     true
 }
 
+/// Run the child crawl of `test` (see [`child_command`]) again and again, each run
+/// SIGKILLed once `site` has received `pages(round)` more requests, for `rounds` rounds or
+/// until a run ends by itself; then once more, to its end. How many kills landed, and the
+/// last run.
+pub fn kill_and_resume(
+    module: &str,
+    test: &str,
+    var: &str,
+    args: &[String],
+    site: &Sandbox,
+    rounds: usize,
+    pages: impl Fn(usize) -> usize,
+) -> (usize, std::process::Output) {
+    let mut kills = 0;
+    for round in 0..rounds {
+        let mut running = child_command(module, test, var, args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        if !kill_after(&mut running, site, pages(round)) {
+            break;
+        }
+        kills += 1;
+    }
+    (kills, child_command(module, test, var, args).output().unwrap())
+}
+
 /// Be the books spider binary a test started as a child process (this test binary again,
 /// running one ignored test), with its command line in the variable `var`, one argument a
 /// line; do nothing when `var` is not set. Exits with 0 when the crawl succeeded.
