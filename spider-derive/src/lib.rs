@@ -356,7 +356,7 @@ pub fn derive_spider(input: TokenStream) -> TokenStream {
 /// rules parse pages into several types (`item = Found`): each variant is `From` its type,
 /// an item's checks and key are its type's (the key kept apart per type, so a book and a
 /// review with one `sku` do not meet), and it reads a page as the first of its types the
-/// page holds. `#[serde(untagged)]` writes each as its own struct, whose name is the type
+/// page holds whole. `#[serde(untagged)]` writes each as its own struct, whose name is the type
 /// the outputs route it by (`?type=Book`).
 ///
 /// ```

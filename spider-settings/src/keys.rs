@@ -852,8 +852,9 @@ pub const KEYS: &[Key] = &[
         kind: Kind::Stages,
         stage: Stage::Parse,
         doc: "stages every item goes through, in order, after its own checks (required text \
-            fields not empty, `#[item(validate = f)]`) and before its key (`#[item(key)]`) is \
-            looked up: each a value whose type implements `Pipeline`, such as `[Tidy, MinPrice(1.0)]`",
+            fields not empty, `#[item(validate = f)]`): each a value whose type implements \
+            `Pipeline`, such as `[Tidy, MinPrice(1.0)]`; the item's key (`#[item(key)]`) is read \
+            after them, or before the first that turns the item into another type",
         default: "none",
         surface: Where::CompileTime,
         set: None,

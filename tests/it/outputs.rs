@@ -187,3 +187,41 @@ async fn derived_rules_of_two_item_types_fill_the_outputs_of_each() {
     // The key is a Titled's only: no shelf was dropped as a duplicate of anything.
     assert_eq!(summary.counts.items, (5 + expected.len()) as u64, "{summary}");
 }
+
+/// A priced book: its title and price both required.
+#[derive(Item, Serialize, Debug)]
+struct Priced {
+    #[css("h1.title")]
+    title: String,
+    #[css("p.price")]
+    price: String,
+}
+
+/// A note, a page's one paragraph of it.
+#[derive(Item, Serialize, Debug)]
+struct Note {
+    #[css("p.note")]
+    text: String,
+}
+
+#[derive(Item, Serialize, Debug)]
+#[serde(untagged)]
+enum PricedOrNote {
+    Priced(Priced),
+    Note(Note),
+}
+
+#[tokio::test]
+async fn an_enum_of_items_reads_the_first_type_a_page_holds_whole() {
+    let read = |html: &'static str| async move {
+        let page = Page::fixture("https://shop.example/x", html).unwrap();
+        page.extract::<PricedOrNote>().await.map_err(|e| e.to_string())
+    };
+    let both = read(r#"<h1 class="title">Atlas</h1><p class="price">£3</p><p class="note">n</p>"#).await;
+    assert!(matches!(both, Ok(Some(PricedOrNote::Priced(_)))), "the first type first: {both:?}");
+    let note = read(r#"<h1 class="title">Atlas</h1><p class="note">out of print</p>"#).await;
+    assert!(matches!(note, Ok(Some(PricedOrNote::Note(ref n))) if n.text == "out of print"), "{note:?}");
+    let part = read(r#"<h1 class="title">Atlas</h1>"#).await;
+    assert!(part.is_err_and(|e| e.contains("price")), "a book in part, and no note");
+    assert!(matches!(read("<p>nothing</p>").await, Ok(None)));
+}

@@ -340,6 +340,13 @@ async fn a_state_file_of_another_spider_output_or_schema_is_refused_before_anyth
     assert!(message.contains("other.jsonl") && message.contains("--fresh"), "{message}");
     check();
 
+    // The same file, now of one type only: its items would be another crawl's.
+    let typed = format!("{}?type=Book", dir.path().join("books.jsonl").display());
+    let retyped = config.clone().set("output", &typed).unwrap().state(&state);
+    let message = refusal(Crawler::new(BookSpider::new(retyped)).run().await);
+    assert!(message.contains("books.jsonl?type=Book"), "{message}");
+    check();
+
     let db = rusqlite::Connection::open(&state).unwrap();
     db.execute("UPDATE crawl SET value = '99' WHERE key = 'schema_version'", []).unwrap();
     drop(db);

@@ -172,6 +172,13 @@ impl Commit {
         });
         // Nothing is committed past what the files hold.
         let (outputs, failures, warc) = (outputs?, failures.transpose()?, warc.transpose()?);
+        // The cache first, its bodies' records flushed above: once the frontier counts
+        // these pages fetched, a resumed crawl fetches none of them again, so the cache
+        // must hold their answers; what it holds past a checkpoint the resume cuts off
+        // the archive is forgotten then (`forget_beyond`).
+        if let Some(cache) = self.files.cache.as_mut() {
+            cache.commit()?;
+        }
         let Progress { counts, proxy_bytes, identities, ended } = progress(frontier.keeps_identities());
         let outbox = self
             .files
@@ -190,11 +197,6 @@ impl Commit {
             kept_keys: &self.kept_keys,
         })?;
         self.kept_keys.clear();
-        // The answers of the pages the frontier now counts as fetched: a resumed crawl
-        // fetches none of them again, so the cache must hold them.
-        if let Some(cache) = self.files.cache.as_mut() {
-            cache.commit()?;
-        }
         // In the state file now: a kill from here on hands them to the tables again.
         if let Some(outbox) = self.files.outbox.as_mut() {
             chunks.into_iter().for_each(|chunk| outbox.send(chunk));
@@ -223,8 +225,14 @@ impl Commit {
         for item_type in &items.unrouted {
             if !self.unrouted.contains(item_type) {
                 self.unrouted.push(*item_type);
-                let named = item_type.unwrap_or("(none: neither a struct nor an enum)");
-                tracing::warn!(target: "spiderling", item_type = named, "items of this type go to no output: counted, not written; add an output that takes them, such as -o FILE.jsonl?type={named}");
+                match item_type {
+                    Some(named) => {
+                        tracing::warn!(target: "spiderling", item_type = named, "items of this type go to no output: counted, not written; add an output that takes them, such as -o FILE.jsonl?type={named}")
+                    }
+                    None => {
+                        tracing::warn!(target: "spiderling", "items that serialize under no type's name (a map, a plain value) go to no output, as every output takes one type: counted, not written; add an output without type= to take them")
+                    }
+                }
             }
         }
         Ok(())

@@ -64,7 +64,8 @@ pub(crate) struct Records {
 /// Items of one type as JSON lines, for the tables that take it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Lines {
-    /// Their type; `None` when no table takes one type only (every item is here).
+    /// Their type (`""` for items that serialize under no name, which no table of one
+    /// type takes); `None` when no table takes one type only (every item is here).
     pub(crate) item_type: Option<&'static str>,
     pub(crate) lines: Vec<u8>,
     pub(crate) count: u64,
@@ -139,7 +140,7 @@ impl Encoder {
             encoded.lines = if self.typed_tables {
                 let mut parts: Vec<Lines> = Vec::new();
                 for at in 0..items.len() {
-                    let item_type = types.get(at).copied().flatten();
+                    let item_type = Some(types.get(at).copied().flatten().unwrap_or(""));
                     let part = match parts.iter().position(|part| part.item_type == item_type) {
                         Some(found) => &mut parts[found],
                         None => {
@@ -228,7 +229,8 @@ fn json_lines<I: Serialize>(items: &[I]) -> serde_json::Result<JsonLines> {
     Ok(lines)
 }
 
-/// The items `chosen` as CSV rows, with the header of the first.
+/// The items `chosen` as CSV rows, with the header of the first: all of one type, whose
+/// fields the header names.
 fn csv<I: Serialize>(
     items: &[I],
     chosen: impl Iterator<Item = usize>,
@@ -237,7 +239,14 @@ fn csv<I: Serialize>(
     let problem = |e: &dyn std::fmt::Display| Error::Export { path: path.to_owned(), message: e.to_string() };
     let mut rows = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
     let mut records = Records::default();
+    let mut first_type = None;
     for item in chosen.filter_map(|at| items.get(at)) {
+        let this = item_type(item);
+        match first_type {
+            None => first_type = Some(this),
+            Some(first) if first != this => return Err(problem(&several_types(first, this))),
+            Some(_) => {}
+        }
         if records.header.is_none() {
             records.header = Some(csv_header(item).map_err(|e| problem(&e))?);
         }
@@ -246,6 +255,16 @@ fn csv<I: Serialize>(
     }
     records.records = rows.into_inner().map_err(|e| problem(&e))?;
     Ok(records)
+}
+
+/// Why a CSV file cannot take items of the types `first` and `then`.
+fn several_types(first: Option<&str>, then: Option<&str>) -> String {
+    let named = |item_type: Option<&str>| item_type.unwrap_or("(no name)").to_owned();
+    format!(
+        "items of two types, {} and {}, go to this CSV file, whose rows have one header: give each type a file of its own, FILE.csv?type=NAME",
+        named(first),
+        named(then)
+    )
 }
 
 /// The header row for `item`'s fields: the csv crate writes it only before a first record,
@@ -339,6 +358,8 @@ mod tests {
         let books_only = self::encoder(&["books.jsonl?type=Book", "sqlite://x.db?table=b&type=Book"]);
         let encoded = books_only.encode(&items).unwrap();
         assert_eq!(encoded.unrouted, [Some("Review")], "told once, whoever else went somewhere");
+        let mixed = self::encoder(&["all.csv"]).encode(&items).map_err(|e| e.to_string());
+        assert!(mixed.is_err_and(|e| e.contains("all.csv") && e.contains("Book and Review")));
     }
 
     #[test]

@@ -71,6 +71,9 @@ pub(crate) struct Sink {
     /// Whether the file held nothing when opened and nothing was written since: a CSV
     /// header is due.
     empty: bool,
+    /// A CSV file's header, as written or found at its start: every page's items must
+    /// have the same, or their rows would sit under another type's columns.
+    header: Option<Vec<u8>>,
 }
 
 impl Sink {
@@ -80,7 +83,10 @@ impl Sink {
             .transpose()
             .map_err(|source| Error::Io { path: path.to_owned(), source })?;
         let empty = file.len() == 0;
-        Ok(Sink { format: Format::of(path)?, file, items, member, in_member: false, empty })
+        let format = Format::of(path)?;
+        let header =
+            (format == Format::Csv && !empty && member.is_none()).then(|| first_line(path)).flatten();
+        Ok(Sink { format, file, items, member, in_member: false, empty, header })
     }
 
     /// A new output file at `path` (an old one is emptied).
@@ -110,7 +116,21 @@ impl Sink {
             return Ok(());
         }
         match (self.format, &page.header) {
-            (Format::Csv, Some(header)) if self.empty => self.put(header)?,
+            (Format::Csv, Some(header)) if self.header.as_ref().is_some_and(|first| first != header) => {
+                return Err(Error::Export {
+                    path: self.file.path().to_owned(),
+                    message: format!(
+                        "items whose fields are {} reach this CSV file, whose header is {}: give each type of item a file of its own, FILE.csv?type=NAME",
+                        String::from_utf8_lossy(header).trim_end(),
+                        String::from_utf8_lossy(self.header.as_deref().unwrap_or_default()).trim_end()
+                    ),
+                });
+            }
+            (Format::Csv, Some(header)) if self.empty => {
+                self.put(header)?;
+                self.header = Some(header.clone());
+            }
+            (Format::Csv, Some(header)) if self.header.is_none() => self.header = Some(header.clone()),
             (Format::Json, _) => self.put(if self.items == 0 { b"[\n" } else { b",\n" })?,
             _ => {}
         }
@@ -154,6 +174,15 @@ impl Sink {
         }
         self.flush().map(|_| ())
     }
+}
+
+/// The first line of the file at `path`, its newline included (what a CSV header is).
+fn first_line(path: &Path) -> Option<Vec<u8>> {
+    use std::io::{BufRead as _, Read as _};
+    let file = std::fs::File::open(path).ok()?;
+    let mut line = Vec::new();
+    std::io::BufReader::new(file.take(64 * 1024)).read_until(b'\n', &mut line).ok()?;
+    line.ends_with(b"\n").then_some(line)
 }
 
 /// `parts` joined and compressed whole, as one object of a bucket is: one gzip member or
@@ -219,6 +248,30 @@ impl std::fmt::Debug for Member {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_csv_file_takes_no_rows_of_another_header_this_run_or_the_last() {
+        let dir = std::env::temp_dir().join(format!("spiderling-csv-header-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("books.csv");
+        let page = |header: &str, row: &str| Records {
+            records: row.as_bytes().to_vec(),
+            count: 1,
+            header: Some(header.as_bytes().to_vec()),
+        };
+        let mut sink = Sink::create(&path).unwrap();
+        sink.write(&page("title\n", "Atlas\n")).unwrap();
+        sink.write(&page("title\n", "Dune\n")).unwrap();
+        let refused = sink.write(&page("page,books\n", "3,20\n")).map_err(|e| e.to_string()).unwrap_err();
+        assert!(refused.contains("page,books") && refused.contains("?type="), "{refused}");
+        sink.finish().unwrap();
+        let mut appended = Sink::append(&path).unwrap();
+        assert!(appended.write(&page("page,books\n", "3,20\n")).is_err(), "the header found in the file");
+        appended.write(&page("title\n", "Emma\n")).unwrap();
+        appended.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "title\nAtlas\nDune\nEmma\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn a_compressed_file_is_appended_to_only_by_its_state_files_crawl_going_on() {

@@ -216,7 +216,7 @@ impl WarcFile {
     /// file the one after those of the series already there, which are left as they are.
     pub(crate) fn create(base: &Path, max_bytes: u64, after_existing: bool) -> Result<Self, Error> {
         let number = if after_existing {
-            (0..).find(|number| !file_path(base, *number).exists()).unwrap_or(0)
+            series(base).last().map_or(0, |last| last + 1)
         } else {
             // Files of an earlier archive of the name would read as this one's.
             remove_files_after(base, 0)?;
@@ -276,8 +276,10 @@ impl WarcFile {
                 offset: self.file.len() + page.response.start as u64,
                 length: page.response.len() as u64,
             };
+            self.file.write_all(&page.full)?;
+            // Only once written: a revisit or the cache must never name a record that is not there.
             self.written.insert(page.digest.clone(), (page.uri.clone(), page.date.clone(), stored.clone()));
-            return self.file.write_all(&page.full).map(|()| Some(stored));
+            return Ok(Some(stored));
         };
         let stored = stored.clone();
         let revisit = record(
@@ -317,6 +319,9 @@ fn absolute(path: &Path) -> Result<PathBuf, Error> {
     std::path::absolute(path).map_err(|source| Error::Io { path: path.to_owned(), source })
 }
 
+/// The room a record's headers and its HTTP head may take beside a body at the cap.
+const HEADS: usize = 1 << 20;
+
 /// The payload `stored` holds, read from its response record, and the record's
 /// `WARC-Payload-Digest`; at most `max_body` bytes of it.
 ///
@@ -325,38 +330,70 @@ fn absolute(path: &Path) -> Result<PathBuf, Error> {
 /// What is wrong, in words: the file shorter than said, not a record there, a body over
 /// `max_body`.
 pub(crate) fn read_payload(stored: &Stored, max_body: usize) -> Result<(Vec<u8>, String), String> {
-    use std::io::{Seek as _, SeekFrom};
     let shown = stored.file.display();
-    let mut file = std::fs::File::open(&stored.file).map_err(|e| format!("{shown}: {e}"))?;
-    file.seek(SeekFrom::Start(stored.offset)).map_err(|e| format!("{shown}: {e}"))?;
-    let mut member = Vec::new();
-    file.take(stored.length).read_to_end(&mut member).map_err(|e| format!("{shown}: {e}"))?;
-    // The record's headers and the HTTP head are small; the body is capped as a fetch's is.
-    let limit = u64::try_from(max_body).unwrap_or(u64::MAX).saturating_add(64 * 1024);
-    let mut record = Vec::new();
-    flate2::read::GzDecoder::new(&member[..])
-        .take(limit)
-        .read_to_end(&mut record)
-        .map_err(|e| format!("{shown} at {}: not a whole record: {e}", stored.offset))?;
+    let record =
+        read_record(stored, max_body.saturating_add(HEADS), true).map_err(|e| format!("{shown}: {e}"))?;
     let not_a_response = || format!("{shown} at {}: not a response record", stored.offset);
-    let head_end = record.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(not_a_response)?;
-    let head = String::from_utf8_lossy(&record[..head_end]);
-    let field = |name: &str| {
-        head.lines().find_map(|line| {
-            line.split_once(": ").filter(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.to_owned())
-        })
-    };
-    if field("WARC-Type").as_deref() != Some("response") {
+    let (head, block) = split_record(&record).ok_or_else(not_a_response)?;
+    if field(&head, "WARC-Type").as_deref() != Some("response") {
         return Err(not_a_response());
     }
-    let length: usize = field("Content-Length").and_then(|n| n.parse().ok()).ok_or_else(not_a_response)?;
-    let block = record.get(head_end + 4..head_end + 4 + length).ok_or_else(not_a_response)?;
+    let length: usize =
+        field(&head, "Content-Length").and_then(|n| n.parse().ok()).ok_or_else(not_a_response)?;
+    let block = block.get(..length).ok_or_else(not_a_response)?;
     let body_start = block.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(not_a_response)? + 4;
     let payload = block.get(body_start..).unwrap_or_default();
     if payload.len() > max_body {
         return Err(format!("body over the cap of {max_body} bytes"));
     }
-    Ok((payload.to_vec(), field("WARC-Payload-Digest").unwrap_or_default()))
+    Ok((payload.to_vec(), field(&head, "WARC-Payload-Digest").unwrap_or_default()))
+}
+
+/// The `WARC-Payload-Digest` of the response record `stored` names, read from its
+/// headers alone: `None` when there is no such record there (the file gone, cut back,
+/// written over, or not an archive's).
+#[cfg_attr(not(feature = "state"), allow(dead_code))]
+pub(crate) fn stored_digest(stored: &Stored) -> Option<String> {
+    if !stored.file.to_string_lossy().ends_with(".warc.gz") {
+        return None;
+    }
+    // The headers come first, in the member's first few kilobytes.
+    let start = Stored { length: stored.length.min(16 * 1024), ..stored.clone() };
+    let record = read_record(&start, 64 * 1024, false).ok()?;
+    let (head, _) = split_record(&record)?;
+    (field(&head, "WARC-Type").as_deref() == Some("response")).then(|| field(&head, "WARC-Payload-Digest"))?
+}
+
+/// The gzip member `stored` names, inflated, at most `limit` bytes of it; unless `whole`,
+/// `stored` may name only its start, which inflates as far as it goes.
+fn read_record(stored: &Stored, limit: usize, whole: bool) -> std::io::Result<Vec<u8>> {
+    use std::io::{Seek as _, SeekFrom};
+    let mut file = std::fs::File::open(&stored.file)?;
+    file.seek(SeekFrom::Start(stored.offset))?;
+    let mut member = Vec::new();
+    file.take(stored.length).read_to_end(&mut member)?;
+    let mut record = Vec::new();
+    let inflated = flate2::read::GzDecoder::new(&member[..])
+        .take(u64::try_from(limit).unwrap_or(u64::MAX))
+        .read_to_end(&mut record);
+    match inflated {
+        Ok(_) => Ok(record),
+        Err(_) if !whole && !record.is_empty() => Ok(record),
+        Err(error) => Err(error),
+    }
+}
+
+/// A record's headers, as text, and what follows them.
+fn split_record(record: &[u8]) -> Option<(String, &[u8])> {
+    let end = record.windows(4).position(|w| w == b"\r\n\r\n")?;
+    Some((String::from_utf8_lossy(&record[..end]).into_owned(), record.get(end + 4..)?))
+}
+
+/// A header of a record's `head`, by its name in any case.
+fn field(head: &str, name: &str) -> Option<String> {
+    head.lines().find_map(|line| {
+        line.split_once(": ").filter(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.to_owned())
+    })
 }
 
 /// A new file of an archive at `path`, opened by a `warcinfo` record.
@@ -379,15 +416,41 @@ fn new_file(path: &Path) -> Result<AppendFile, Error> {
 
 /// Delete the files of the archive `base` numbered after `last`.
 fn remove_files_after(base: &Path, last: u64) -> Result<(), Error> {
-    for number in last + 1.. {
+    for number in series(base).into_iter().filter(|number| *number > last) {
         let path = file_path(base, number);
         match std::fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(source) => return Err(Error::Io { path, source }),
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::Io { path, source: error })
+            }
+            _ => {}
         }
     }
     Ok(())
+}
+
+/// The numbers of the files of the archive `base` there are, in order: read from its
+/// folder, so that a gap in the series hides none.
+pub(crate) fn series(base: &Path) -> Vec<u64> {
+    let folder = match base.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(folder) else { return Vec::new() };
+    let mut numbers: Vec<u64> = entries
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name();
+            let name = name.to_str()?;
+            let base_name = base.file_name()?.to_str()?;
+            if name == base_name {
+                return Some(0);
+            }
+            let stem = base_name.strip_suffix(".warc.gz").unwrap_or(base_name);
+            let digits = name.strip_prefix(stem)?.strip_prefix('-')?.strip_suffix(".warc.gz")?;
+            (digits.len() == 5).then(|| digits.parse().ok()).flatten().filter(|number| *number > 0)
+        })
+        .collect();
+    numbers.sort_unstable();
+    numbers
 }
 
 /// One uncompressed record.
@@ -458,7 +521,7 @@ fn base32(bytes: &[u8]) -> String {
 /// sorted, read back from the files themselves so it always matches what they hold.
 fn write_index(base: &Path, last: u64) -> Result<(), Error> {
     let mut lines = Vec::new();
-    for number in 0..=last {
+    for number in series(base).into_iter().filter(|number| *number <= last) {
         index_file(&file_path(base, number), &mut lines)?;
     }
     lines.sort();
@@ -498,20 +561,15 @@ pub(crate) fn index_path(path: &Path) -> PathBuf {
 }
 
 fn index_line(record: &[u8], offset: usize, length: usize, file: &str) -> Option<String> {
-    let end = record.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = String::from_utf8_lossy(&record[..end]);
-    let field = |name: &str| {
-        head.lines().find_map(|line| {
-            line.split_once(": ").filter(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.to_owned())
-        })
-    };
+    let (head, block) = split_record(record)?;
+    let field = |name: &str| field(&head, name);
     let kind = field("WARC-Type")?;
     if kind != "response" && kind != "revisit" {
         return None;
     }
     let uri = field("WARC-Target-URI")?;
     let date = field("WARC-Date")?;
-    let block = String::from_utf8_lossy(&record[end + 4..]);
+    let block = String::from_utf8_lossy(block);
     let status = block.split_whitespace().nth(1).unwrap_or("-").to_owned();
     let mime = block
         .lines()
@@ -593,6 +651,8 @@ mod tests {
         assert!(read_payload(&stored, 4).is_err_and(|e| e.contains("over the cap")));
         let shifted = Stored { offset: stored.offset + 1, ..stored.clone() };
         assert!(read_payload(&shifted, 100).is_err(), "not a record there");
+        assert_eq!(stored_digest(&stored).as_deref(), Some(digest.as_str()), "read from the headers alone");
+        assert_eq!(stored_digest(&shifted), None);
         // A new archive that goes on after the files there, for the cache's sake.
         let mut next = WarcFile::create(&path, u64::MAX, true)?;
         let moved = next.write(&page("http://a.example/4"))?.unwrap_or_else(|| panic!("a payload"));

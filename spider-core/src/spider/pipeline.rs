@@ -99,9 +99,9 @@ impl<T: Serialize + Send + 'static> Record for T {}
 /// The stages a spider's items go through ([`Spider::pipeline`](crate::Spider::pipeline)):
 /// the item's own check first ([`Item::check`]), then each stage in the order added;
 /// `I` is the type `parse` emits, `O` the type the last stage gives, which the outputs
-/// write. The item's key ([`Item::key`]) is read after the last stage that keeps the
-/// item's type `I` (before one that turns it into another) and, for an item with a key,
-/// checked against the crawl's memory of the keys it kept.
+/// write. The item's key ([`Item::key`]) is read after the stages, or, when one turns
+/// the item into another type, just before the first that does, and, for an item with a
+/// key, checked against the crawl's memory of the keys it kept.
 ///
 /// # Examples
 ///

@@ -2,7 +2,8 @@
 //! deriving Item itself, `enum Found { Book(Book), Review(Review) }`. It is the item of a
 //! spider whose rules parse pages into several types (`item = Found`): each variant is
 //! made `From` its type, its checks and key are its type's (the key kept apart per type),
-//! and it reads a page as the first of its types the page holds.
+//! and it reads a page as the first of its types the page holds whole (a page that holds
+//! one in part and none whole is that part's error).
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -63,8 +64,14 @@ pub(crate) fn derive(input: &syn::DeriveInput, data: &syn::DataEnum) -> TokenStr
     // A type that is not an Item is an error at the variant's type.
     let extracts = variants.iter().map(|(variant, ty)| {
         quote_spanned! {ty.span()=>
-            if let ::core::option::Option::Some(item) = <#ty as #p::Item>::extract(doc)? {
-                return ::core::result::Result::Ok(::core::option::Option::Some(#ident::#variant(item)));
+            match <#ty as #p::Item>::extract(doc) {
+                ::core::result::Result::Ok(::core::option::Option::Some(item)) => {
+                    return ::core::result::Result::Ok(::core::option::Option::Some(#ident::#variant(item)));
+                }
+                ::core::result::Result::Ok(::core::option::Option::None) => {}
+                ::core::result::Result::Err(error) => {
+                    first_error.get_or_insert(error);
+                }
             }
         }
     });
@@ -86,8 +93,12 @@ pub(crate) fn derive(input: &syn::DeriveInput, data: &syn::DataEnum) -> TokenStr
                 fn extract(
                     doc: &#p::Document<'_>,
                 ) -> ::core::result::Result<::core::option::Option<Self>, #p::ExtractError> {
+                    let mut first_error = ::core::option::Option::None;
                     #(#extracts)*
-                    ::core::result::Result::Ok(::core::option::Option::None)
+                    match first_error {
+                        ::core::option::Option::Some(error) => ::core::result::Result::Err(error),
+                        ::core::option::Option::None => ::core::result::Result::Ok(::core::option::Option::None),
+                    }
                 }
 
                 fn check(&self) -> ::core::result::Result<(), #p::Dropped> {

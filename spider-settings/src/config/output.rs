@@ -27,8 +27,9 @@ impl Config {
     /// Stream items to this file, where `.jsonl`, `.csv` or `.json` picks the format (and
     /// a `.gz` or `.zst` after it compresses the file), or to a table or bucket named by a
     /// store's URI ([`StoreUri`](crate::StoreUri): `sqlite://…`, `postgres://…`, `s3://…`).
-    /// Called again, the file or store is added to the others: one crawl writes any
-    /// number of files, tables and buckets (default: items are counted, not written).
+    /// Called again, the file or store is added to the others (a file named again
+    /// replaces the first, with its `?type=`): one crawl writes any number of files,
+    /// tables and buckets (default: items are counted, not written).
     /// `?type=NAME` after a file's path, or `&type=NAME` in a store's URI, sends it the
     /// items of that type only ([`ItemsFile`](crate::ItemsFile)).
     ///

@@ -11,7 +11,8 @@ use crate::error::Error;
 use crate::observe::tables::unix_ms;
 use crate::request::headers::StoredHeaders;
 use crate::request::Request;
-use crate::sinks::warc::{file_path, Archive, Stored};
+use crate::schedule::state::add_columns;
+use crate::sinks::warc::{file_path, series, stored_digest, Archive, Stored};
 use spider_settings::Config;
 
 const SCHEMA: &str = "
@@ -49,6 +50,8 @@ pub(crate) struct HttpCache {
     revalidate: bool,
     max_body: usize,
     last_commit: std::time::Instant,
+    /// Whether anything was written since the last commit.
+    unsaved: bool,
 }
 
 impl HttpCache {
@@ -77,7 +80,6 @@ impl HttpCache {
         .map_err(store)?;
         conn.execute("INSERT OR IGNORE INTO cache_meta (key, value) VALUES ('version', ?1)", [CACHE_VERSION])
             .map_err(store)?;
-        add_archive_columns(&conn).map_err(store)?;
         let version: String = conn
             .query_row("SELECT value FROM cache_meta WHERE key = 'version'", [], |row| row.get(0))
             .map_err(store)?;
@@ -86,6 +88,7 @@ impl HttpCache {
                 "is a cache of version {version}, and this Spiderling reads version {CACHE_VERSION}; give it another file"
             )));
         }
+        add_columns(&conn, "answers", &ARCHIVE_COLUMNS).map_err(store)?;
         conn.execute_batch("BEGIN").map_err(store)?;
         Ok(Some(HttpCache {
             conn,
@@ -94,6 +97,7 @@ impl HttpCache {
             revalidate: config.revalidate,
             max_body: config.max_body_bytes,
             last_commit: std::time::Instant::now(),
+            unsaved: false,
         }))
     }
 
@@ -135,9 +139,9 @@ impl HttpCache {
             None => Body::Deflated(body),
             Some((warc, offset, length, digest)) => {
                 let stored = Stored { file: warc.into(), offset, length };
-                // An archive cut back or moved away since: a miss, fetched and stored again.
-                let holds = std::fs::metadata(&stored.file).is_ok_and(|meta| meta.len() >= offset + length);
-                if !holds {
+                // An archive cut back, written over or moved away since: a miss, fetched
+                // (through admission) and stored again.
+                if stored_digest(&stored).as_deref() != Some(digest.as_str()) {
                     return Ok(None);
                 }
                 Body::Archived { stored, digest }
@@ -196,6 +200,7 @@ impl HttpCache {
                     .map_err(self.store_error())?;
             }
         }
+        self.unsaved = true;
         if self.last_commit.elapsed() >= COMMIT_EVERY {
             self.commit()?;
         }
@@ -205,6 +210,9 @@ impl HttpCache {
     /// Make what was stored durable; also when the crawl ends.
     pub(crate) fn commit(&mut self) -> Result<(), Error> {
         self.last_commit = std::time::Instant::now();
+        if !std::mem::take(&mut self.unsaved) {
+            return Ok(());
+        }
         self.conn.execute_batch("COMMIT; BEGIN").map_err(self.store_error())
     }
 
@@ -221,28 +229,13 @@ impl HttpCache {
                 params![last, bytes],
             )
             .map_err(self.store_error())?;
-        for number in committed.file + 1.. {
-            let Ok(path) = absolute(number) else { break };
-            if !std::path::Path::new(&path).exists() {
-                break;
-            }
+        for number in series(base).into_iter().filter(|number| *number > committed.file) {
+            let path = absolute(number).map_err(|source| Error::Io { path: base.to_owned(), source })?;
             self.conn.execute("DELETE FROM answers WHERE warc = ?1", [path]).map_err(self.store_error())?;
         }
+        self.unsaved = true;
         self.commit()
     }
-}
-
-/// Add [`ARCHIVE_COLUMNS`] to a cache file made before them.
-fn add_archive_columns(conn: &Connection) -> rusqlite::Result<()> {
-    let mut columns = conn.prepare("SELECT name FROM pragma_table_info('answers')")?;
-    let names =
-        columns.query_map([], |row| row.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
-    for (name, kind) in ARCHIVE_COLUMNS {
-        if !names.iter().any(|have| have == name) {
-            conn.execute_batch(&format!("ALTER TABLE answers ADD COLUMN {name} {kind}"))?;
-        }
-    }
-    Ok(())
 }
 
 impl std::fmt::Debug for HttpCache {
@@ -291,9 +284,12 @@ mod tests {
         }
         // The checkpoint kept file 1 up to byte 500: the record at 600 and file 2 are lost.
         cache.forget_beyond(&base, Archive { file: 1, bytes: 500 })?;
-        let kept: Vec<bool> =
-            (0..4).map(|n| cache.lookup(&request(n)).map(|c| c.is_some())).collect::<Result<_, _>>()?;
-        assert_eq!(kept, [true, true, false, false]);
+        let kept: Vec<String> = cache
+            .conn
+            .prepare("SELECT url FROM answers ORDER BY url")
+            .and_then(|mut select| select.query_map([], |row| row.get(0))?.collect())
+            .map_err(cache.store_error())?;
+        assert_eq!(kept, ["http://a.example/0", "http://a.example/1"]);
         let _ = std::fs::remove_dir_all(&dir);
         Ok(())
     }

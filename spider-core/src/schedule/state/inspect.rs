@@ -362,7 +362,9 @@ fn read(path: &Path, conn: &Connection) -> Result<StateReport, Error> {
         .lines()
         .filter(|path| !path.is_empty())
         .enumerate()
-        .map(|(at, path)| {
+        .map(|(at, line)| {
+            let path = spider_settings::ItemsFile::new(line).path.display().to_string();
+            let path = path.as_str();
             let role = super::output_role(at);
             let (bytes, items) = committed
                 .iter()

@@ -36,6 +36,23 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// The schema, with its documentation.
 const SCHEMA: &str = include_str!("schema.sql");
 
+/// Add `columns` (name and type) to `table` where it lacks them: a file made before
+/// them reads on.
+pub(crate) fn add_columns(
+    conn: &rusqlite::Connection,
+    table: &str,
+    columns: &[(&str, &str)],
+) -> rusqlite::Result<()> {
+    let mut select = conn.prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))?;
+    let names = select.query_map([], |row| row.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
+    for (name, kind) in columns {
+        if !names.iter().any(|have| have == name) {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {name} {kind}"))?;
+        }
+    }
+    Ok(())
+}
+
 /// The `files` row of the items file at `at` in `output`'s order: `output` for the first,
 /// as before a crawl could write several, then `output 2`, `output 3`...
 fn output_role(at: usize) -> String {
@@ -45,9 +62,15 @@ fn output_role(at: usize) -> String {
     }
 }
 
-/// The items files' paths as the state file's `output` fact keeps them: a line each.
-fn output_fact(paths: &[String]) -> String {
-    paths.join("\n")
+/// The items files as the state file's `output` fact keeps them: a line each, its
+/// absolute path and the type it takes (`?type=NAME`), so that a run that routes items
+/// otherwise is told apart.
+fn output_fact(paths: &[String], files: &[spider_settings::ItemsFile]) -> String {
+    let lines = paths.iter().zip(files).map(|(path, file)| match &file.item_type {
+        Some(item_type) => format!("{path}?type={item_type}"),
+        None => path.clone(),
+    });
+    lines.collect::<Vec<_>>().join("\n")
 }
 
 /// The path of a file SQLite keeps beside the state file: `-wal`, `-shm`, `-journal`.

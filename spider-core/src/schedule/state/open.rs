@@ -90,7 +90,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
         }
         remove_unfinished_creations(path);
         if !path.exists() {
-            create(path, config.name(), &outputs)?;
+            create(path, config.name(), &super::output_fact(&outputs, &config.outputs))?;
         }
         lock(path)?
     };
@@ -111,7 +111,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
          {IDENTITIES}",
     ))
     .map_err(store)?;
-    add_outbox_types(&conn).map_err(store)?;
+    super::add_columns(&conn, "outbox", &[("item_type", "TEXT")]).map_err(store)?;
     conn.set_prepared_statement_cache_capacity(32);
     let identities = read_identities(&conn).map_err(store)?;
     let outbox = read_outbox(&conn).map_err(store)?;
@@ -189,7 +189,8 @@ fn decide(
             config.name()
         )));
     }
-    if fact("output").unwrap_or_default() != super::output_fact(outputs) {
+    let written = super::output_fact(outputs, &config.outputs);
+    if fact("output").unwrap_or_default() != written {
         let shown = |paths: &str| match paths {
             "" => "no output file".to_owned(),
             paths => paths.replace('\n', ", "),
@@ -198,7 +199,7 @@ fn decide(
             "was written for {}, and this run writes {}; run with the same -o to go on, or start over with \
              --fresh",
             shown(fact("output").unwrap_or_default()),
-            shown(&super::output_fact(outputs))
+            shown(&written)
         )));
     }
     let files = read_files(&conn).map_err(|e| damaged(e.to_string()))?;
@@ -262,17 +263,6 @@ const IDENTITIES: &str =
      CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, items BLOB NOT NULL, count INTEGER NOT NULL); \
      CREATE TABLE IF NOT EXISTS item_keys (key BLOB PRIMARY KEY) WITHOUT ROWID; \
      INSERT OR IGNORE INTO crawl (key, value) VALUES ('outbox_crawl', lower(hex(randomblob(8))));";
-
-/// The outbox's `item_type` column, for a file made before it existed.
-fn add_outbox_types(conn: &Connection) -> rusqlite::Result<()> {
-    let mut columns = conn.prepare("SELECT name FROM pragma_table_info('outbox')")?;
-    let names =
-        columns.query_map([], |row| row.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
-    if !names.iter().any(|name| name == "item_type") {
-        conn.execute_batch("ALTER TABLE outbox ADD COLUMN item_type TEXT")?;
-    }
-    Ok(())
-}
 
 /// The outbox an earlier run left: the crawl's name in the tables, the next chunk number,
 /// and the chunks some table may lack.
@@ -381,7 +371,7 @@ fn load(
 /// (so its commit leaves everything in the file, and nothing in a log beside it), then
 /// renamed; a failure removes what it made, and a kill leaves only the temporary file,
 /// which the next open removes.
-fn create(path: &Path, spider: &str, outputs: &[String]) -> Result<(), Error> {
+fn create(path: &Path, spider: &str, outputs: &str) -> Result<(), Error> {
     let temporary = path.with_file_name(format!("{}{}", unfinished_prefix(path), std::process::id()));
     let made = build(&temporary, spider, outputs)
         .map_err(|source| Error::Store { path: path.to_owned(), source: Box::new(source) })
@@ -396,7 +386,7 @@ fn create(path: &Path, spider: &str, outputs: &[String]) -> Result<(), Error> {
     made
 }
 
-fn build(temporary: &Path, spider: &str, outputs: &[String]) -> rusqlite::Result<()> {
+fn build(temporary: &Path, spider: &str, outputs: &str) -> rusqlite::Result<()> {
     let conn = Connection::open(temporary)?;
     conn.execute_batch(&format!(
         "PRAGMA journal_mode = DELETE; PRAGMA synchronous = FULL; BEGIN; {} ",
@@ -405,7 +395,7 @@ fn build(temporary: &Path, spider: &str, outputs: &[String]) -> rusqlite::Result
     let facts = [
         ("schema_version", SCHEMA_VERSION.to_string()),
         ("spider", spider.to_owned()),
-        ("output", super::output_fact(outputs)),
+        ("output", outputs.to_owned()),
         ("created_at", spider_settings::rfc3339(SystemTime::now())),
         ("status", "new".to_owned()),
     ];
