@@ -352,7 +352,7 @@ async fn a_state_file_of_another_spider_output_or_schema_is_refused_before_anyth
     drop(db);
     let check = untouched(&site, dir.path());
     let message = refusal(Crawler::new(BookSpider::new(config.state(&state))).run().await);
-    assert!(message.contains("schema version 99") && message.contains("reads version 1"), "{message}");
+    assert!(message.contains("schema version 99") && message.contains("reads version 2"), "{message}");
     check();
 }
 

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 pub(crate) use home::SharedLimits;
 pub(crate) use home::{Checkpoint, Durable, FleetAnswers, Home, OutboxChange, RobotsMemo, RunEnd};
 pub use memory::MemoryFrontier;
-#[cfg(feature = "fleet")]
+#[cfg(any(feature = "fleet", feature = "state"))]
 pub(crate) use memory::PassThrough;
 pub(crate) use rules::Rules;
 pub(crate) use scope::Scope;

@@ -1,12 +1,14 @@
 //! The frontier of a state file: queues, seen-set and deferred retries in SQLite, in one
 //! transaction that each checkpoint commits with the files' lengths.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::File;
+use std::hash::BuildHasherDefault;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use reqwest::Method;
+use rusqlite::types::Value;
 use rusqlite::{params, Connection, OptionalExtension};
 use tokio::time::Instant;
 use url::Url;
@@ -16,17 +18,45 @@ use super::row::{self, Row};
 use crate::error::Error;
 use crate::observe::summary::CrawlStatus;
 use crate::observe::tables::unix_ms;
+use crate::request::canonical::Fingerprint;
 use crate::request::host::{host_key, HostKey};
 use crate::request::identity::IdentityChanges;
 use crate::request::Request;
 use crate::request::Ticket;
 use crate::schedule::frontier::{
-    Checkpoint, Durable, Enqueued, Frontier, Home, OutboxChange, RobotsMemo, Rules, RunEnd,
+    Checkpoint, Durable, Enqueued, Frontier, Home, OutboxChange, PassThrough, RobotsMemo, Rules, RunEnd,
 };
 use crate::sinks::failures::Failure;
 
 /// How long a robots.txt answer is trusted across runs, as RFC 9309 allows a cache to.
 const ROBOTS_FRESH: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Fingerprints kept in memory (and in `seen_log`) before they are merged into the `seen`
+/// table: about 9 MB of hash set at most. Inserting each new fingerprint into the table's
+/// index as it came wrote a page of the index, at a random place, per URL, and the
+/// commits that copied those pages to the log held every finished request's slot: the
+/// state file's crawl ran at three quarters of the in-memory one. Merged in order, a
+/// quarter of a million at a time, each page of the index is written once per merge.
+pub(super) const MERGE_SEEN_AT: usize = 1 << 18;
+
+/// Take sixteen requests of a host from its queue in one statement, for its next turns (a
+/// statement per turn cost as much as the rest of the turn), marked taken ahead; each
+/// checkpoint marks in flight those handed out since the last.
+const TAKE_AHEAD: &str = "UPDATE requests SET state = 3 WHERE id IN (SELECT id FROM requests \
+     WHERE host = ?1 AND state = 0 ORDER BY priority DESC, id LIMIT 16) \
+     RETURNING id, url, method, priority, depth, attempts, extra";
+
+/// Take one request, once [`TAKEN_AHEAD_MAX`] are held.
+const TAKE_ONE: &str = "UPDATE requests SET state = 1 WHERE id = (SELECT id FROM requests \
+     WHERE host = ?1 AND state = 0 ORDER BY priority DESC, id LIMIT 1) \
+     RETURNING id, url, method, priority, depth, attempts, extra";
+
+/// Requests held taken ahead, all hosts: past it, a host's next turn takes one request, so
+/// a crawl of a million hosts keeps no more than this in memory.
+const TAKEN_AHEAD_MAX: usize = 4096;
+
+/// The fingerprints seen since the last merge.
+pub(super) type Recent = HashSet<Fingerprint, BuildHasherDefault<PassThrough>>;
 
 /// The frontier of a state file: queues, seen-set and deferred retries on disk, so a
 /// frontier of tens of millions of URLs costs little memory (the SQLite page cache, 16 MB,
@@ -70,6 +100,23 @@ pub struct StateFrontier {
     pub(super) rules: Rules,
     pub(super) hosts: HashMap<HostKey, i64>,
     pub(super) origins: HashMap<i64, HostKey>,
+    /// The seen-set's part not merged into `seen` yet: every fingerprint in `seen_log`, and
+    /// those first seen since the last checkpoint, which are also in `unlogged` (16 bytes
+    /// each) until the checkpoint appends them to the log.
+    pub(super) recent: Recent,
+    pub(super) unlogged: Vec<u8>,
+    /// Whether `seen` holds a fingerprint: until it does, one not in `recent` is new
+    /// without asking the file.
+    pub(super) merged: bool,
+    /// [`MERGE_SEEN_AT`], smaller in tests.
+    pub(super) merge_seen_at: usize,
+    /// Requests taken ahead per host (marked so in the file, so a crash puts them back),
+    /// in the order of their turns, and how many in all.
+    pub(super) ahead: HashMap<i64, VecDeque<Request>>,
+    pub(super) ahead_count: usize,
+    /// The rows of the requests taken ahead and handed out since the last checkpoint,
+    /// marked in flight by it in one statement.
+    pub(super) handed: Vec<i64>,
     pub(super) queued: usize,
     pub(super) deferred: usize,
     /// The earliest due time of a deferred request, in the file's milliseconds.
@@ -77,6 +124,9 @@ pub struct StateFrontier {
     pub(super) clock: Clock,
     /// Requests finished and given up per host since the last checkpoint.
     pub(super) finished: HashMap<i64, (i64, i64)>,
+    /// The rows of the requests finished since the last checkpoint, deleted by it in one
+    /// statement.
+    pub(super) finished_tickets: Vec<i64>,
     pub(super) run: Option<i64>,
     pub(super) started_at: i64,
     /// The items files' absolute paths, in `output`'s order.
@@ -123,12 +173,37 @@ impl StateFrontier {
     pub fn commit(&mut self) -> Result<(), Error> {
         self.writable()?;
         let store = |source| Error::Store { path: self.path.clone(), source: Box::new(source) };
+        if !self.finished_tickets.is_empty() {
+            let tickets =
+                std::rc::Rc::new(self.finished_tickets.drain(..).map(Value::from).collect::<Vec<Value>>());
+            let hosts = self
+                .conn
+                .prepare_cached("DELETE FROM requests WHERE id IN rarray(?1) RETURNING host")
+                .and_then(|mut delete| {
+                    delete
+                        .query_map([tickets], |row| row.get::<_, i64>(0))?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(store)?;
+            for host in hosts {
+                self.finished.entry(host).or_default().0 += 1;
+            }
+        }
+        if !self.handed.is_empty() {
+            // A deferred one is left deferred, a finished one is gone.
+            let handed = std::rc::Rc::new(self.handed.drain(..).map(Value::from).collect::<Vec<Value>>());
+            self.conn
+                .prepare_cached("UPDATE requests SET state = 1 WHERE state = 3 AND id IN rarray(?1)")
+                .and_then(|mut update| update.execute([handed]))
+                .map_err(store)?;
+        }
         for (host, (done, failed)) in self.finished.drain() {
             self.conn
                 .prepare_cached("UPDATE hosts SET done = done + ?2, failed = failed + ?3 WHERE id = ?1")
                 .and_then(|mut update| update.execute(params![host, done, failed]))
                 .map_err(store)?;
         }
+        self.log_seen()?;
         if let Err(error) = self.conn.execute_batch("COMMIT") {
             return Err(self.give_up_committing(error));
         }
@@ -226,15 +301,70 @@ impl StateFrontier {
         Ok(())
     }
 
-    /// Add `request`'s fingerprint to the seen-set: whether it was new.
+    /// Add `request`'s fingerprint to the seen-set: whether it was new. The file learns of
+    /// it at the next checkpoint.
     fn first_sight(&mut self, request: &Request) -> Result<bool, Error> {
-        let fingerprint = request.fingerprint().0.to_be_bytes();
-        let new = self
-            .conn
-            .prepare_cached("INSERT OR IGNORE INTO seen (fingerprint) VALUES (?1)")
-            .and_then(|mut insert| insert.execute([&fingerprint[..]]))
-            .map_err(self.store())?;
-        Ok(new > 0)
+        let fingerprint = request.fingerprint();
+        if self.recent.contains(&fingerprint) {
+            return Ok(false);
+        }
+        if self.merged {
+            let known = self
+                .conn
+                .prepare_cached("SELECT 1 FROM seen WHERE fingerprint = ?1")
+                .and_then(|mut select| select.exists([&fingerprint.0.to_be_bytes()[..]]))
+                .map_err(self.store())?;
+            if known {
+                return Ok(false);
+            }
+        }
+        self.recent.insert(fingerprint);
+        self.unlogged.extend_from_slice(&fingerprint.0.to_be_bytes());
+        Ok(true)
+    }
+
+    /// Append the fingerprints first seen since the last checkpoint to `seen_log`, in the
+    /// checkpoint's transaction; merge the log into `seen` once it is long.
+    fn log_seen(&mut self) -> Result<(), Error> {
+        if !self.unlogged.is_empty() {
+            self.conn
+                .prepare_cached("INSERT INTO seen_log (fingerprints) VALUES (?1)")
+                .and_then(|mut insert| insert.execute([&self.unlogged[..]]))
+                .map_err(self.store())?;
+            self.unlogged.clear();
+        }
+        if self.recent.len() < self.merge_seen_at {
+            return Ok(());
+        }
+        let mut sorted: Vec<u128> = self.recent.iter().map(|fingerprint| fingerprint.0).collect();
+        sorted.sort_unstable();
+        {
+            let mut insert = self
+                .conn
+                .prepare_cached("INSERT OR IGNORE INTO seen (fingerprint) VALUES (?1)")
+                .map_err(self.store())?;
+            for fingerprint in sorted {
+                insert.execute([&fingerprint.to_be_bytes()[..]]).map_err(self.store())?;
+            }
+        }
+        self.conn.execute("DELETE FROM seen_log", []).map_err(self.store())?;
+        self.recent.clear();
+        self.merged = true;
+        Ok(())
+    }
+
+    /// Put the requests taken ahead for `host` back in its queue.
+    fn put_back(&mut self, host: i64) -> Result<(), Error> {
+        let Some(taken) = self.ahead.remove(&host) else { return Ok(()) };
+        self.ahead_count -= taken.len();
+        for request in taken {
+            let Some(ticket) = request.ticket else { continue };
+            self.conn
+                .prepare_cached("UPDATE requests SET state = 0 WHERE id = ?1")
+                .and_then(|mut update| update.execute([ticket.0]))
+                .map_err(self.store())?;
+        }
+        Ok(())
     }
 
     /// Read the earliest due time again, after some fell due.
@@ -263,6 +393,15 @@ impl Frontier for StateFrontier {
         let id = self.host_id(&host)?;
         self.insert(&request, id, 0, None)?;
         self.queued += 1;
+        // A request that goes before one taken ahead: those go back to the queue.
+        let behind = self
+            .ahead
+            .get(&id)
+            .and_then(VecDeque::back)
+            .is_some_and(|last| last.priority() < request.priority());
+        if behind {
+            self.put_back(id)?;
+        }
         Ok(Enqueued::Accepted(host))
     }
 
@@ -280,16 +419,20 @@ impl Frontier for StateFrontier {
     fn next(&mut self, host: &str) -> Result<Option<Request>, Error> {
         self.writable()?;
         let Some(&id) = self.hosts.get(host) else { return Ok(None) };
-        // Taken (marked in flight) and read in one statement.
-        let row = self
+        if let Some(request) = self.ahead.get_mut(&id).and_then(VecDeque::pop_front) {
+            self.ahead_count -= 1;
+            self.queued -= 1;
+            self.handed.extend(request.ticket.map(|ticket| ticket.0));
+            return Ok(Some(request));
+        }
+        // Taken (marked in flight) and read in one statement. The limit is written into
+        // it: SQLite plans a statement again whenever a bound limit changes.
+        let take = if self.ahead_count < TAKEN_AHEAD_MAX { TAKE_AHEAD } else { TAKE_ONE };
+        let mut rows = self
             .conn
-            .prepare_cached(
-                "UPDATE requests SET state = 1 WHERE id = (SELECT id FROM requests \
-                 WHERE host = ?1 AND state = 0 ORDER BY priority DESC, id LIMIT 1) \
-                 RETURNING id, url, method, priority, depth, attempts, extra",
-            )
+            .prepare_cached(take)
             .and_then(|mut take| {
-                take.query_row([id], |row| {
+                take.query_map([id], |row| {
                     Ok(Row {
                         id: row.get(0)?,
                         url: row.get(1)?,
@@ -299,26 +442,27 @@ impl Frontier for StateFrontier {
                         attempts: row.get(5)?,
                         extra: row.get(6)?,
                     })
-                })
-                .optional()
+                })?
+                .collect::<rusqlite::Result<Vec<Row>>>()
             })
             .map_err(self.store())?;
-        let Some(row) = row else { return Ok(None) };
-        let request = row.request().map_err(|message| self.damaged(message))?;
+        // RETURNING gives rows in no set order.
+        rows.sort_unstable_by_key(|row| (std::cmp::Reverse(row.priority), row.id));
+        let mut requests = rows.into_iter().map(|row| row.request().map_err(|message| self.damaged(message)));
+        let Some(first) = requests.next().transpose()? else { return Ok(None) };
+        let rest = requests.collect::<Result<VecDeque<Request>, Error>>()?;
+        self.handed.extend(first.ticket.map(|ticket| ticket.0));
+        if !rest.is_empty() {
+            self.ahead_count += rest.len();
+            self.ahead.insert(id, rest);
+        }
         self.queued -= 1;
-        Ok(Some(request))
+        Ok(Some(first))
     }
 
     fn finish(&mut self, ticket: Ticket) -> Result<(), Error> {
         self.writable()?;
-        let host: Option<i64> = self
-            .conn
-            .prepare_cached("DELETE FROM requests WHERE id = ?1 RETURNING host")
-            .and_then(|mut delete| delete.query_row([ticket.0], |row| row.get(0)).optional())
-            .map_err(self.store())?;
-        if let Some(host) = host {
-            self.finished.entry(host).or_default().0 += 1;
-        }
+        self.finished_tickets.push(ticket.0);
         Ok(())
     }
 
@@ -367,6 +511,10 @@ impl Frontier for StateFrontier {
         self.deferred -= released.len();
         self.queued += released.len();
         self.reload_min_due()?;
+        // A retry goes before the requests taken ahead that came after it.
+        for host in &released {
+            self.put_back(*host)?;
+        }
         Ok(released.iter().filter_map(|id| self.origins.get(id).cloned()).collect())
     }
 
@@ -378,7 +526,8 @@ impl Frontier for StateFrontier {
                 select.query_map([], |row| row.get::<_, i64>(0))?.collect::<Result<Vec<_>, _>>()
             })
             .map_err(self.store())?;
-        Ok(queued.iter().filter_map(|id| self.origins.get(id).cloned()).collect())
+        let ahead = self.ahead.keys().filter(|id| !queued.contains(id));
+        Ok(queued.iter().chain(ahead).filter_map(|id| self.origins.get(id).cloned()).collect())
     }
 
     fn has_pending(&self) -> bool {
@@ -479,6 +628,13 @@ impl Durable for StateFrontier {
 
     fn checkpoint(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), Error> {
         self.writable()?;
+        if checkpoint.ended.is_some() {
+            // A run that ends leaves nothing in flight: what it took ahead goes back.
+            let hosts: Vec<i64> = self.ahead.keys().copied().collect();
+            for host in hosts {
+                self.put_back(host)?;
+            }
+        }
         let store = |source| Error::Store { path: self.path.clone(), source: Box::new(source) };
         let counts = serde_json::to_string(checkpoint.counts).unwrap_or_default();
         let ended = checkpoint.ended.map(|end| (unix_ms(SystemTime::now()), end_word(end)));
@@ -717,6 +873,55 @@ mod tests {
         }
         assert_eq!(paths(&mut frontier), ["/b", "/d", "/a", "/c"]);
         assert!(!frontier.has_pending());
+    }
+
+    #[test]
+    fn a_request_of_higher_priority_goes_before_those_taken_ahead() {
+        let scratch = Scratch::new("ahead");
+        let mut frontier = scratch.open();
+        for path in ["a", "b", "c"] {
+            frontier.enqueue(request(path)).unwrap();
+        }
+        assert_eq!(frontier.next(HOST).unwrap().unwrap().url().path(), "/a");
+        assert_eq!(frontier.ahead_count, 2, "b and c taken with a");
+        frontier.enqueue(request("urgent").with_priority(5)).unwrap();
+        frontier.enqueue(request("d")).unwrap();
+        assert_eq!(paths(&mut frontier), ["/urgent", "/b", "/c", "/d"]);
+        assert_eq!(frontier.len(), 0);
+    }
+
+    #[test]
+    fn the_seen_set_lives_in_its_log_until_merged_and_reads_the_same_from_both() {
+        let scratch = Scratch::new("seen-log");
+        let mut frontier = scratch.open();
+        frontier.merge_seen_at = 4;
+        for path in ["a", "b", "c"] {
+            frontier.enqueue(request(path)).unwrap();
+        }
+        frontier.commit().unwrap();
+        let count = |frontier: &StateFrontier, sql: &str| -> i64 {
+            frontier.conn.query_row(sql, [], |row| row.get(0)).unwrap()
+        };
+        assert_eq!(count(&frontier, "SELECT count(*) FROM seen"), 0, "three are below the merge");
+        assert_eq!(count(&frontier, "SELECT sum(length(fingerprints)) FROM seen_log"), 3 * 16);
+        drop(frontier);
+
+        let mut again = scratch.open();
+        again.merge_seen_at = 4;
+        assert_eq!(again.enqueue(request("b")).unwrap(), Enqueued::Duplicate, "read back from the log");
+        assert!(matches!(again.enqueue(request("d")).unwrap(), Enqueued::Accepted(_)));
+        again.commit().unwrap();
+        assert_eq!(count(&again, "SELECT count(*) FROM seen"), 4, "merged at four");
+        assert_eq!(count(&again, "SELECT count(*) FROM seen_log"), 0);
+        assert_eq!(again.enqueue(request("a")).unwrap(), Enqueued::Duplicate, "read from the table");
+        assert!(matches!(again.enqueue(request("e")).unwrap(), Enqueued::Accepted(_)));
+        drop(again);
+
+        let mut third = scratch.open();
+        for path in ["a", "b", "c", "d"] {
+            assert_eq!(third.enqueue(request(path)).unwrap(), Enqueued::Duplicate, "{path}");
+        }
+        assert!(matches!(third.enqueue(request("e")).unwrap(), Enqueued::Accepted(_)), "never committed");
     }
 
     #[test]

@@ -262,7 +262,7 @@ fn read(path: &Path, conn: &Connection) -> Result<StateReport, Error> {
             .into_iter()
             .collect();
     let fact = |key: &str| facts.get(key).cloned().unwrap_or_default();
-    if fact("schema_version") != SCHEMA_VERSION.to_string() {
+    if !super::reads_version(facts.get("schema_version").map(String::as_str)) {
         let found = facts.get("schema_version").map_or("(none)", String::as_str);
         return Err(refuse(format!(
             "has schema version {found}, and this Spiderling reads version {SCHEMA_VERSION}; inspect it with \
@@ -321,7 +321,8 @@ fn read(path: &Path, conn: &Connection) -> Result<StateReport, Error> {
     for (host, state, n, due) in frontier {
         let host = hosts.get_mut(&host);
         match state {
-            0 => {
+            // Taken ahead by a running crawl: next in its host's queue.
+            0 | 3 => {
                 queued += n;
                 if let Some(host) = host {
                     host.queued += n;
@@ -354,6 +355,16 @@ fn read(path: &Path, conn: &Connection) -> Result<StateReport, Error> {
     .into_iter()
     .collect();
     let seen = conn.query_row("SELECT count(*) FROM seen", [], |row| row.get(0)).map(count).map_err(store)?;
+    let logged = if has_table(conn, "seen_log").map_err(store)? {
+        conn.query_row("SELECT coalesce(sum(length(fingerprints)), 0) / 16 FROM seen_log", [], |row| {
+            row.get(0)
+        })
+        .map(count)
+        .map_err(store)?
+    } else {
+        0
+    };
+    let seen = seen + logged;
     let committed = rows(conn, "SELECT role, path, bytes, records FROM files", |row| {
         Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, count(row.get(2)?), count(row.get(3)?)))
     })
@@ -376,7 +387,7 @@ fn read(path: &Path, conn: &Connection) -> Result<StateReport, Error> {
         .collect();
     Ok(StateReport {
         path: path.to_owned(),
-        schema_version: SCHEMA_VERSION,
+        schema_version: fact("schema_version").parse().unwrap_or(SCHEMA_VERSION),
         spider: fact("spider"),
         created_at: as_rfc3339(&fact("created_at")),
         status: fact("status"),
@@ -401,6 +412,15 @@ fn rows<T>(
     let mut select = conn.prepare(sql)?;
     let rows = select.query_map([], row)?;
     rows.collect()
+}
+
+/// Whether the file has `table`: one written before it existed lacks it until opened for
+/// a crawl, and this reads without writing.
+fn has_table(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", [table], |row| {
+        row.get::<_, i64>(0)
+    })
+    .map(|found| found > 0)
 }
 
 fn count(n: i64) -> u64 {

@@ -29,9 +29,17 @@ pub use frontier::StateFrontier;
 pub use inspect::{StateHost, StateOutput, StateReport, StateRun};
 pub(crate) use open::open;
 
-/// The version of the schema this build reads and writes; a file of another version is
-/// refused.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The version of the schema this build reads and writes. A file of version 1 (before
+/// `seen_log`) is upgraded when opened for a crawl; a file of any other version is refused.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The version this build upgrades: its files lack only tables created when opened.
+const UPGRADED_VERSION: u32 = 1;
+
+/// Whether this build reads a file of schema version `found`.
+fn reads_version(found: Option<&str>) -> bool {
+    [SCHEMA_VERSION, UPGRADED_VERSION].iter().any(|version| found == Some(version.to_string().as_str()))
+}
 
 /// The schema, with its documentation.
 const SCHEMA: &str = include_str!("schema.sql");

@@ -11,13 +11,14 @@ use std::time::SystemTime;
 use rusqlite::{params, Connection, OpenFlags};
 
 use super::checkpointer::Checkpointer;
-use super::frontier::{Clock, StateFrontier};
+use super::frontier::{Clock, Recent, StateFrontier, MERGE_SEEN_AT};
 use super::{sidecar, uri, SCHEMA_VERSION};
 use crate::error::Error;
 use crate::extract::item::ItemKey;
 use crate::observe::counters::Counts;
 use crate::observe::tables::unix_ms;
 use crate::observe::text::thousands;
+use crate::request::canonical::Fingerprint;
 use crate::request::host::HostKey;
 use crate::request::identity::SavedIdentity;
 use crate::schedule::frontier::Rules;
@@ -107,12 +108,13 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
     let synchronous = if config.state_sync { "FULL" } else { "NORMAL" };
     conn.execute_batch(&format!(
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; PRAGMA cache_size = -16000; \
-         PRAGMA busy_timeout = 1000; PRAGMA wal_autocheckpoint = 0; BEGIN IMMEDIATE; UPDATE requests SET state = 0 WHERE state = 1; \
+         PRAGMA busy_timeout = 1000; PRAGMA wal_autocheckpoint = 0; BEGIN IMMEDIATE; UPDATE requests SET state = 0 WHERE state IN (1, 3); \
          {IDENTITIES}",
     ))
     .map_err(store)?;
     super::add_columns(&conn, "outbox", &[("item_type", "TEXT")]).map_err(store)?;
     conn.set_prepared_statement_cache_capacity(32);
+    rusqlite::vtab::array::load_module(&conn).map_err(store)?;
     let identities = read_identities(&conn).map_err(store)?;
     let outbox = read_outbox(&conn).map_err(store)?;
     let kept_keys = read_kept_keys(&conn).map_err(store)?;
@@ -174,7 +176,7 @@ fn decide(
         ))
     })?;
     let fact = |key: &str| facts.get(key).map(String::as_str);
-    if fact("schema_version") != Some(SCHEMA_VERSION.to_string().as_str()) {
+    if !super::reads_version(fact("schema_version")) {
         return Err(refuse(format!(
             "has schema version {}, and this Spiderling reads version {SCHEMA_VERSION}; finish the crawl with \
              the Spiderling that wrote it, or start over with --fresh",
@@ -262,6 +264,8 @@ const IDENTITIES: &str =
      CREATE TABLE IF NOT EXISTS refusing_plain (host TEXT PRIMARY KEY); \
      CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, items BLOB NOT NULL, count INTEGER NOT NULL); \
      CREATE TABLE IF NOT EXISTS item_keys (key BLOB PRIMARY KEY) WITHOUT ROWID; \
+     CREATE TABLE IF NOT EXISTS seen_log (id INTEGER PRIMARY KEY, fingerprints BLOB NOT NULL); \
+     UPDATE crawl SET value = '2' WHERE key = 'schema_version'; \
      INSERT OR IGNORE INTO crawl (key, value) VALUES ('outbox_crawl', lower(hex(randomblob(8))));";
 
 /// The outbox an earlier run left: the crawl's name in the tables, the next chunk number,
@@ -345,6 +349,19 @@ fn load(
     let min_due = conn
         .query_row("SELECT min(due) FROM requests WHERE state = 2", [], |row| row.get(0))
         .map_err(store)?;
+    let mut recent = Recent::default();
+    {
+        let mut select = conn.prepare("SELECT fingerprints FROM seen_log").map_err(store)?;
+        let rows = select.query_map([], |row| row.get::<_, Vec<u8>>(0)).map_err(store)?;
+        for row in rows {
+            for bytes in row.map_err(store)?.chunks_exact(16) {
+                let mut fingerprint = [0; 16];
+                fingerprint.copy_from_slice(bytes);
+                recent.insert(Fingerprint(u128::from_be_bytes(fingerprint)));
+            }
+        }
+    }
+    let merged = conn.query_row("SELECT EXISTS (SELECT 1 FROM seen)", [], |row| row.get(0)).map_err(store)?;
     Ok(StateFrontier {
         checkpointer: Checkpointer::start(path)?,
         conn,
@@ -353,11 +370,19 @@ fn load(
         rules: Rules::new(config),
         hosts,
         origins,
+        recent,
+        unlogged: Vec::new(),
+        merged,
+        merge_seen_at: MERGE_SEEN_AT,
+        ahead: HashMap::new(),
+        ahead_count: 0,
+        handed: Vec::new(),
         queued: by_state[0],
         deferred: by_state[2],
         min_due,
         clock: Clock::now(),
         finished: HashMap::new(),
+        finished_tickets: Vec::new(),
         run: None,
         started_at: unix_ms(SystemTime::now()),
         outputs,

@@ -1,6 +1,7 @@
--- The schema of a Spiderling state file, version 1. A state file is one SQLite database
--- (write-ahead log on); open it with `sqlite3 shop.state` to look inside. Times are unix
--- milliseconds. Spiderling holds it locked while a crawl runs.
+-- The schema of a Spiderling state file, version 2 (version 1, upgraded when opened, lacked
+-- `seen_log`). A state file is one SQLite database (write-ahead log on); open it with
+-- `sqlite3 shop.state` to look inside. Times are unix milliseconds. Spiderling holds it
+-- locked while a crawl runs.
 
 -- Facts about the crawl, one per key: schema_version, spider (its name), output (the
 -- absolute path of its items file, empty for none), created_at, and status (`new`,
@@ -29,7 +30,8 @@ CREATE TABLE hosts (
 CREATE TABLE requests (
     id       INTEGER PRIMARY KEY,  -- order of arrival: first in, first out within a priority
     host     INTEGER NOT NULL REFERENCES hosts (id),
-    state    INTEGER NOT NULL,     -- 0 queued, 1 in flight (queued again on resume), 2 deferred
+    state    INTEGER NOT NULL,     -- 0 queued, 1 in flight (queued again on resume), 2 deferred,
+                                   -- 3 taken ahead: next in its host's queue (queued again on resume)
     priority INTEGER NOT NULL,     -- higher first, per host
     due      INTEGER,              -- deferred: when it may go again
     url      TEXT NOT NULL,
@@ -42,10 +44,19 @@ CREATE INDEX requests_queued ON requests (host, priority DESC, id) WHERE state =
 CREATE INDEX requests_deferred ON requests (due) WHERE state = 2;
 
 -- The seen-set: the 128-bit fingerprint (method and canonical URL) of every request ever
--- admitted, finished or not.
+-- admitted, finished or not, in two parts. `seen_log` holds the fingerprints first seen
+-- since the last merge, one row per checkpoint (16 bytes each, end to end): appended
+-- without touching an index, and read into memory when the file is opened. Once it holds
+-- 262,144 fingerprints they are merged into `seen`, in order, and the log emptied. A
+-- fingerprint is seen when it is in either. A file written before `seen_log` existed gets
+-- it when opened.
 CREATE TABLE seen (
     fingerprint BLOB PRIMARY KEY
 ) WITHOUT ROWID;
+CREATE TABLE seen_log (
+    id           INTEGER PRIMARY KEY,
+    fingerprints BLOB NOT NULL
+);
 
 -- Requests given up, as in the failures file.
 CREATE TABLE failures (
