@@ -103,6 +103,15 @@ pub(crate) struct Args {
     /// bench's crawls are removed from it after each run.
     #[arg(long, value_name = "REDIS_URL")]
     frontier: Option<String>,
+    /// Measure what a fleet crawl's shared state costs Redis instead: requests for new URLs
+    /// enqueued through the workers' round script into a fresh crawl (in --frontier's
+    /// Redis, or one the bench starts), with memory per seen URL and per queued request,
+    /// the enqueue rate and Redis commands per request at each count in the list.
+    #[arg(long, value_delimiter = ',', value_name = "N,N,…", conflicts_with = "workers")]
+    fleet_memory: Vec<u64>,
+    /// With --fleet-memory: the hosts the requests spread over.
+    #[arg(long, default_value_t = 1_000_000)]
+    hosts: u64,
     /// With --workers: a run whose workers have not all exited by then is killed and
     /// reported as failed.
     #[arg(long, default_value_t = 300)]
@@ -200,6 +209,7 @@ pub(crate) fn run(args: Args) -> ExitCode {
     match (args.contender, &args.url, &args.output) {
         (Some(contender), Some(url), Some(output)) => child(contender, url, output, &args),
         _ if !args.workers.is_empty() => fleet::parent(&args),
+        _ if !args.fleet_memory.is_empty() => fleet::memory::run(&args),
         _ if args.session_limited => {
             let setup = sessions::Setup {
                 products: args.pages,

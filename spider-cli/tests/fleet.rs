@@ -120,7 +120,6 @@ fn seed(redis: &Redis) {
     redis.cli(&["ZADD", &format!("{p}:leases"), "1", "7", "1", "8", "1", "9", "1", "10"]);
     redis.cli(&["ZADD", &format!("{p}:deferred"), "1", "11", "1", "12"]);
     redis.cli(&["SET", &format!("{p}:queued"), "1234"]);
-    redis.cli(&["SADD", &format!("{p}:seen"), "f1", "f2", "f3", "f4", "f5"]);
     redis.cli(&["RPUSH", &format!("{p}:failures"), "{\"url\":\"https://shop.example/x\"}"]);
     redis.cli(&[
         "HSET",
@@ -135,6 +134,8 @@ fn seed(redis: &Redis) {
         "33",
         "duplicates",
         "4500",
+        "seen",
+        "5",
         "failure:http_404",
         "1",
     ]);

@@ -59,6 +59,9 @@ pub use request::rendering::Rendering;
 pub use request::Request;
 pub use request::MAX_REQUEST_BODY;
 #[cfg(feature = "fleet")]
+#[doc(hidden)]
+pub use schedule::fleet::{fill as fill_fleet, FillStep};
+#[cfg(feature = "fleet")]
 pub use schedule::fleet::{FleetCrawl, FleetOutput, FleetReport, FleetStatus, FleetWorker, WorkerState};
 pub use schedule::robots::Robots;
 #[cfg(feature = "state")]

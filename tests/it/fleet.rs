@@ -405,6 +405,22 @@ fn three_workers_hold_one_rpm_between_them() {
     assert!(most * 10 >= RPM * 9, "only {most} requests in the busiest minute: the rpm is not used");
 }
 
+/// A crawl an earlier Spiderling made keeps its seen-set as a set of hex fingerprints,
+/// which this one does not read: joining it would crawl every page again. A worker is
+/// refused before any request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_an_earlier_spiderling_made_is_refused_before_any_request() {
+    let (site, _) = site(0);
+    let redis = RedisServer::start().unwrap();
+    let config = in_process_worker(&site, &redis, "old-seen");
+    let seen = format!("spiderling:{}:seen", config.fleet_crawl());
+    redis.command(&["SADD", &seen, "0123456789abcdef0123456789abcdef"]).unwrap();
+    let error =
+        spiderling::Crawler::with_config(BookSpider::new(config.clone()), config).run().await.unwrap_err();
+    assert!(error.to_string().contains("was made by an earlier Spiderling"), "{error}");
+    assert_eq!(site.received(), 0, "nothing is fetched");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_workers_blocks_slow_every_worker_of_the_fleet_for_that_host() {
     let site = Sandbox::demo(DemoSite {

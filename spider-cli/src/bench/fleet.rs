@@ -7,6 +7,7 @@
 //! its run, the site answered every page exactly once, and every item was written once.
 //! Otherwise its row says why it failed instead of giving numbers that would mean nothing.
 
+pub(super) mod memory;
 mod report;
 mod store;
 mod workers;

@@ -293,7 +293,8 @@ impl Frontier for FleetFrontier {
         let Some(host) = host_key(request.url()) else {
             return Ok(Enqueued::OutOfScope);
         };
-        let change = (format!("{:032x}", print.0), host.to_string(), wire::priority(&request));
+        // The first 80 bits: what the fleet's seen-set keeps (see `round.lua`).
+        let change = (format!("{:020x}", print.0 >> 48), host.to_string(), wire::priority(&request));
         let stored = wire::encode(&request);
         self.send(|round| {
             round.enqueue.push(change);

@@ -20,6 +20,7 @@
 //! `spiderling fleet`, without writing anything.
 
 mod clock;
+mod fill;
 mod frontier;
 mod keys;
 mod outputs;
@@ -32,6 +33,7 @@ use std::time::Duration;
 
 use redis::Client;
 
+pub use fill::{fill, FillStep};
 pub(crate) use frontier::FleetFrontier;
 pub(crate) use keys::FleetKeys;
 pub use outputs::FleetOutput;
@@ -126,25 +128,33 @@ pub(crate) async fn join(
     let crawl = config.fleet_crawl();
     let prefix = prefix(crawl);
     let meta = format!("{prefix}:meta");
-    let (spider, done, broken, refusing): (String, bool, Option<String>, Vec<String>) = redis::pipe()
-        .atomic()
-        .hset_nx(&meta, "spider", config.name())
-        .ignore()
-        .hset_nx(&meta, "created_ms", crate::observe::tables::unix_ms(std::time::SystemTime::now()))
-        .ignore()
-        .hset(&meta, "limits", config.fleet_limits())
-        .ignore()
-        .sadd(CRAWLS, crawl)
-        .ignore()
-        .hget(&meta, "spider")
-        .exists(format!("{prefix}:done"))
-        .hget(&meta, "broken")
-        .smembers(format!("{prefix}:refusing"))
-        .query_async(&mut connection)
-        .await
-        .map_err(refused)?;
+    let (spider, done, broken, refusing, old_seen): (String, bool, Option<String>, Vec<String>, bool) =
+        redis::pipe()
+            .atomic()
+            .hset_nx(&meta, "spider", config.name())
+            .ignore()
+            .hset_nx(&meta, "created_ms", crate::observe::tables::unix_ms(std::time::SystemTime::now()))
+            .ignore()
+            .hset(&meta, "limits", config.fleet_limits())
+            .ignore()
+            .sadd(CRAWLS, crawl)
+            .ignore()
+            .hget(&meta, "spider")
+            .exists(format!("{prefix}:done"))
+            .hget(&meta, "broken")
+            .smembers(format!("{prefix}:refusing"))
+            .exists(format!("{prefix}:seen"))
+            .query_async(&mut connection)
+            .await
+            .map_err(refused)?;
     if let Some(why) = broken {
         return Err(Error::Fleet { address: address.to_string(), message: why });
+    }
+    if old_seen {
+        return Err(Error::Config(format!(
+            "the crawl {crawl:?} in {address} was made by an earlier Spiderling, whose seen-set (a set of hex \
+             fingerprints) this one does not read; finish it with that version, or give this one another crawl_id"
+        )));
     }
     if spider != config.name() {
         return Err(Error::Config(format!(

@@ -303,19 +303,17 @@ async fn read_crawl(
         u64,
         u64,
         u64,
-        u64,
         HashMap<String, String>,
         HashMap<String, String>,
         HashMap<String, String>,
     );
-    let (meta, done, queued, leased, deferred, seen, failures, stats, beats, files): Keys = redis::pipe()
+    let (meta, done, queued, leased, deferred, failures, stats, beats, files): Keys = redis::pipe()
         .atomic()
         .hgetall(format!("{p}:meta"))
         .get(format!("{p}:done"))
         .get(format!("{p}:queued"))
         .zcard(format!("{p}:leases"))
         .zcard(format!("{p}:deferred"))
-        .scard(format!("{p}:seen"))
         .llen(format!("{p}:failures"))
         .hgetall(format!("{p}:stats"))
         .hgetall(format!("{p}:workers"))
@@ -377,7 +375,7 @@ async fn read_crawl(
         queued: queued.and_then(|n| n.parse::<i64>().ok()).map_or(0, count),
         leased,
         deferred,
-        seen,
+        seen: stat("seen"),
         failures,
         block_rate: ratio(totals.blocked, totals.requests),
         totals,

@@ -1,0 +1,64 @@
+//! `spiderling bench --fleet-memory N,N,…`: what a fleet crawl's shared state costs Redis.
+//! Requests for URLs never seen are enqueued through the workers' round script into a
+//! fresh crawl, over `--hosts` hosts, and at each count Redis's memory is read: per seen
+//! URL (the seen-set's buckets, `MEMORY USAGE`) and per queued request (the rest of what
+//! the crawl took), with the enqueue rate and the Redis commands per request.
+
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::store::Fleet;
+use crate::bench::Args;
+
+/// The most requests one run enqueues: 100,000,000 take about 14 GB of Redis.
+const MAX_URLS: u64 = 100_000_000;
+
+pub(in crate::bench) fn run(args: &Args) -> ExitCode {
+    let steps = &args.fleet_memory;
+    if steps.windows(2).any(|pair| pair[0] >= pair[1]) || steps.iter().any(|&n| n == 0 || n > MAX_URLS) {
+        eprintln!("error: --fleet-memory takes rising counts of requests, each from 1 to {MAX_URLS}");
+        return ExitCode::from(2);
+    }
+    let fleet = match Fleet::open(args.frontier.as_deref()) {
+        Ok(fleet) => fleet,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let stamp = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_millis());
+    let crawl = format!("bench-memory-{stamp}");
+    println!("Redis {}; {} hosts", fleet.origin(), args.hosts);
+    println!(
+        "{:>12} {:>10} {:>12} {:>14} {:>16} {:>14} {:>12}",
+        "requests", "secs", "enqueued/s", "B/seen URL", "B/queued req", "commands/req", "rounds"
+    );
+    let filled = runtime.block_on(spiderling::fill_fleet(fleet.url(), &crawl, args.hosts, steps, |step| {
+        println!(
+            "{:>12} {:>10.1} {:>12.0} {:>14.1} {:>16.1} {:>14.2} {:>12}",
+            step.urls,
+            step.secs,
+            step.per_sec,
+            step.per_seen(),
+            step.per_queued(),
+            step.commands as f64 / step.added.max(1) as f64,
+            step.rounds,
+        );
+    }));
+    let forgotten = fleet.forget(&crawl);
+    if let Err(error) = filled {
+        eprintln!("error: {error}");
+        return ExitCode::FAILURE;
+    }
+    if let Err(error) = forgotten {
+        eprintln!("warning: {error}");
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,183 @@
+//! Filling a crawl of the fleet's Redis with made-up requests, through the round script
+//! the workers run, to measure what a crawl's shared state costs Redis: memory per seen
+//! URL and per queued request, and the rate of enqueueing (`spiderling bench
+//! --fleet-memory`).
+
+use std::time::Instant;
+
+use redis::aio::MultiplexedConnection;
+use redis::{Client, Script};
+use spider_settings::RedisAddress as Address;
+
+use super::wire::{self, Round};
+use super::{prefix, syncer, ROUND};
+use crate::error::Error;
+use crate::request::host::host_key;
+use crate::request::Request;
+
+/// Requests a round enqueues.
+const PER_ROUND: u64 = 2_000;
+
+/// The seen-set's buckets (`round.lua`, `P:seen:B`).
+const SEEN_BUCKETS: u32 = 1 << 16;
+
+/// What Redis held once a crawl had `urls` requests queued.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct FillStep {
+    /// Requests enqueued, each a URL not seen before.
+    pub urls: u64,
+    /// Hosts they spread over.
+    pub hosts: u64,
+    /// Requests enqueued since the last step.
+    pub added: u64,
+    /// Seconds spent enqueueing them.
+    pub secs: f64,
+    /// Requests enqueued a second since the last step.
+    pub per_sec: f64,
+    /// `used_memory` of `INFO memory` over what Redis held before the crawl.
+    pub memory: u64,
+    /// `MEMORY USAGE` of the seen-set's buckets, summed.
+    pub seen_memory: u64,
+    /// Round-script calls since the last step.
+    pub rounds: u64,
+    /// Redis commands since the last step (`INFO commandstats`: those the script calls
+    /// counted too).
+    pub commands: u64,
+}
+
+impl FillStep {
+    /// Redis memory per seen URL.
+    pub fn per_seen(&self) -> f64 {
+        self.seen_memory as f64 / self.urls.max(1) as f64
+    }
+
+    /// Redis memory per queued request: all the crawl took but its seen-set.
+    pub fn per_queued(&self) -> f64 {
+        self.memory.saturating_sub(self.seen_memory) as f64 / self.urls.max(1) as f64
+    }
+}
+
+/// Enqueue `http://hN.example/p/I` for I up to the last of `steps`, over `hosts` hosts,
+/// into the crawl `crawl` of the Redis at `address`, which must not hold it yet; call
+/// `step` at each of `steps`. Leaves the crawl in Redis.
+///
+/// # Errors
+///
+/// [`Error::Config`] when Redis cannot be reached or already holds the crawl;
+/// [`Error::Fleet`] when a round fails.
+#[doc(hidden)]
+pub async fn fill(
+    address: &str,
+    crawl: &str,
+    hosts: u64,
+    steps: &[u64],
+    mut step: impl FnMut(&FillStep),
+) -> Result<(), Error> {
+    let address = Address::parse(address).map_err(Error::Config)?;
+    let failed = |error: redis::RedisError| Error::Fleet {
+        address: address.to_string(),
+        message: error.to_string().replace(address.url(), &address.to_string()),
+    };
+    let client = Client::open(address.url()).map_err(failed)?;
+    let mut connection = syncer::connect(&client).await.map_err(failed)?;
+    let prefix = prefix(crawl);
+    let held: bool = redis::cmd("EXISTS")
+        .arg(format!("{prefix}:epoch"))
+        .query_async(&mut connection)
+        .await
+        .map_err(failed)?;
+    if held {
+        return Err(Error::Config(format!("{address} holds the crawl {crawl:?} already; give another")));
+    }
+    let base = used_memory(&mut connection).await.map_err(failed)?;
+    let script = Script::new(ROUND);
+    let mut counters = commands(&mut connection).await.map_err(failed)?;
+    let mut number = 0;
+    let mut next = 0_u64;
+    let mut previous = 0_u64;
+    let mut since = Instant::now();
+    for &target in steps {
+        while next < target {
+            let end = (next + PER_ROUND).min(target);
+            number += 1;
+            let mut round = Round { number, lease_ms: 60_000, dead_ms: 60_000, ..Round::default() };
+            for i in next..end {
+                let request = Request::get(&format!("http://h{}.example/p/{i}", i % hosts.max(1)))?;
+                let Some(host) = host_key(request.url()) else { continue };
+                let print = format!("{:020x}", request.fingerprint().0 >> 48);
+                round.enqueue.push((print, host.to_string(), 0));
+                round.requests.push(wire::encode(&request));
+            }
+            let json = serde_json::to_string(&round).unwrap_or_default();
+            let mut call = script.prepare_invoke();
+            call.arg(&prefix).arg("fill").arg(&json);
+            for request in &round.requests {
+                call.arg(request);
+            }
+            call.invoke_async::<String>(&mut connection).await.map_err(failed)?;
+            next = end;
+        }
+        let secs = since.elapsed().as_secs_f64();
+        let now = commands(&mut connection).await.map_err(failed)?;
+        let filled = FillStep {
+            urls: next,
+            hosts: hosts.min(next),
+            secs,
+            added: next - previous,
+            per_sec: (next - previous) as f64 / secs.max(1e-9),
+            memory: used_memory(&mut connection).await.map_err(failed)?.saturating_sub(base),
+            seen_memory: seen_memory(&mut connection, &prefix).await.map_err(failed)?,
+            rounds: now.0 - counters.0,
+            commands: now.1 - counters.1,
+        };
+        step(&filled);
+        previous = next;
+        counters = commands(&mut connection).await.map_err(failed)?;
+        since = Instant::now();
+    }
+    Ok(())
+}
+
+async fn used_memory(connection: &mut MultiplexedConnection) -> redis::RedisResult<u64> {
+    let info: String = redis::cmd("INFO").arg("memory").query_async(connection).await?;
+    Ok(info
+        .lines()
+        .find_map(|line| line.strip_prefix("used_memory:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0))
+}
+
+/// Calls of the round script, and of every command, since Redis started.
+async fn commands(connection: &mut MultiplexedConnection) -> redis::RedisResult<(u64, u64)> {
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(connection).await?;
+    let mut counts = (0, 0);
+    for line in info.lines() {
+        let Some((name, value)) = line.trim().split_once(':') else { continue };
+        let calls = value
+            .split(',')
+            .find_map(|field| field.strip_prefix("calls="))
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0);
+        if name == "cmdstat_evalsha" || name == "cmdstat_eval" {
+            counts.0 += calls;
+        }
+        if name.starts_with("cmdstat_") && name != "cmdstat_info" {
+            counts.1 += calls;
+        }
+    }
+    Ok(counts)
+}
+
+/// `MEMORY USAGE` of every bucket of the seen-set, summed.
+async fn seen_memory(connection: &mut MultiplexedConnection, prefix: &str) -> redis::RedisResult<u64> {
+    let mut total = 0;
+    for start in (0..SEEN_BUCKETS).step_by(4096) {
+        let mut pipe = redis::pipe();
+        for bucket in start..start + 4096 {
+            pipe.cmd("MEMORY").arg("USAGE").arg(format!("{prefix}:seen:{bucket:04x}")).arg("SAMPLES").arg(0);
+        }
+        let sizes: Vec<Option<u64>> = pipe.query_async(connection).await?;
+        total += sizes.into_iter().flatten().sum::<u64>();
+    }
+    Ok(total)
+}
