@@ -174,6 +174,7 @@ impl Bench<'_> {
             rounds: redis.script_calls,
             rounds_per_1000_pages: per_1000(redis.script_calls as f64),
             script_ms_per_1000_pages: per_1000(redis.script_usec as f64 / 1000.0),
+            commands_per_page: redis.commands as f64 / pages.max(1) as f64,
         })
     }
 

@@ -82,6 +82,9 @@ pub(super) struct Measured {
     pub(super) rounds_per_1000_pages: f64,
     /// Time Redis spent inside the round script, per 1,000 pages.
     pub(super) script_ms_per_1000_pages: f64,
+    /// Redis commands a page (`INFO commandstats`: the round script's calls and the
+    /// commands it ran, the item keys' script, the bench's own few).
+    pub(super) commands_per_page: f64,
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -129,7 +132,7 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "{:>7} {:>7} {:>5} {:>7} {:>6} {:>6} {:>8} {:>6} {:>6} {:>7} {:>10} {:>7} {:>8} {:>10} {:>11} {:>9}  pages by worker",
+            "{:>7} {:>7} {:>5} {:>7} {:>6} {:>6} {:>8} {:>6} {:>6} {:>7} {:>10} {:>7} {:>8} {:>10} {:>11} {:>9} {:>8}  pages by worker",
             "workers",
             "pages",
             "dups",
@@ -146,6 +149,7 @@ impl Report {
             "redis ms/k",
             "rounds/1000",
             "Lua ms/k",
+            "cmds/pg",
         );
         for row in &self.runs {
             let m = match &row.outcome {
@@ -158,7 +162,7 @@ impl Report {
             let split: Vec<String> = m.pages_by_worker.iter().map(usize::to_string).collect();
             let _ = writeln!(
                 out,
-                "{:>7} {:>7} {:>5} {:>7.2} {:>6.2} {:>6.2} {:>8.0} {:>6.1} {:>6} {:>7.2} {:>10.3} {:>7.1} {:>8.2} {:>10.1} {:>11.1} {:>9.1}  {}",
+                "{:>7} {:>7} {:>5} {:>7.2} {:>6.2} {:>6.2} {:>8.0} {:>6.1} {:>6} {:>7.2} {:>10.3} {:>7.1} {:>8.2} {:>10.1} {:>11.1} {:>9.1} {:>8.1}  {}",
                 row.workers,
                 m.pages,
                 m.duplicates,
@@ -175,6 +179,7 @@ impl Report {
                 m.redis_cpu_ms_per_1000_pages,
                 m.rounds_per_1000_pages,
                 m.script_ms_per_1000_pages,
+                m.commands_per_page,
                 split.join("/")
             );
         }
@@ -182,7 +187,7 @@ impl Report {
             "\nsecs: first worker started to last exited; lead s: to the site's first request; tail s: \
              from its last request; p50 ms: the slowest worker's median fetch\nratio: pages/s over N × the one-worker pages/s (target ≥ 0.85); \
              redis ms/k: Redis's CPU per 1,000 pages; rounds: calls of the fleet's round script; \
-             Lua ms/k: time inside it\n",
+             Lua ms/k: time inside it; cmds/pg: Redis commands a page, the script's own included\n",
         );
         out
     }
@@ -213,6 +218,7 @@ mod tests {
             rounds: 10,
             rounds_per_1000_pages: 100.0,
             script_ms_per_1000_pages: 1.0,
+            commands_per_page: 12.0,
         })
     }
 

@@ -145,6 +145,8 @@ pub(super) struct Counters {
     pub(super) script_calls: u64,
     /// Microseconds Redis spent inside those calls.
     pub(super) script_usec: u64,
+    /// Calls of every command, those a script ran included.
+    pub(super) commands: u64,
 }
 
 impl Counters {
@@ -162,6 +164,9 @@ impl Counters {
                 }
                 _ => {}
             }
+            if name.starts_with("cmdstat_") {
+                counters.commands += stat(value, "calls");
+            }
         }
         counters
     }
@@ -172,6 +177,7 @@ impl Counters {
             cpu_secs: (self.cpu_secs - before.cpu_secs).max(0.0),
             script_calls: self.script_calls.saturating_sub(before.script_calls),
             script_usec: self.script_usec.saturating_sub(before.script_usec),
+            commands: self.commands.saturating_sub(before.commands),
         }
     }
 }
@@ -191,7 +197,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counters_read_cpu_and_both_script_commands() {
+    fn counters_read_cpu_both_script_commands_and_every_command() {
         let info = "# CPU\r\nused_cpu_sys:1.500000\r\nused_cpu_user:0.250000\r\n\
                     used_cpu_sys_children:9.000000\r\nused_cpu_sys_main_thread:1.400000\r\n\
                     # Commandstats\r\n\
@@ -199,9 +205,12 @@ mod tests {
                     cmdstat_eval:calls=2,usec=90,usec_per_call=45.00,rejected_calls=0,failed_calls=0\r\n\
                     cmdstat_get:calls=7,usec=7,usec_per_call=1.00\r\n";
         let counters = Counters::parse(info);
-        assert_eq!(counters, Counters { cpu_secs: 1.75, script_calls: 42, script_usec: 890 });
-        let before = Counters { cpu_secs: 0.75, script_calls: 2, script_usec: 90 };
-        assert_eq!(counters.since(&before), Counters { cpu_secs: 1.0, script_calls: 40, script_usec: 800 });
+        assert_eq!(counters, Counters { cpu_secs: 1.75, script_calls: 42, script_usec: 890, commands: 49 });
+        let before = Counters { cpu_secs: 0.75, script_calls: 2, script_usec: 90, commands: 9 };
+        assert_eq!(
+            counters.since(&before),
+            Counters { cpu_secs: 1.0, script_calls: 40, script_usec: 800, commands: 40 }
+        );
         assert_eq!(Counters::parse("no such lines"), Counters::default());
     }
 }

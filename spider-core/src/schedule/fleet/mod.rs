@@ -152,8 +152,8 @@ pub(crate) async fn join(
     }
     if old_seen {
         return Err(Error::Config(format!(
-            "the crawl {crawl:?} in {address} was made by an earlier Spiderling, whose seen-set (a set of hex \
-             fingerprints) this one does not read; finish it with that version, or give this one another crawl_id"
+            "the crawl {crawl:?} in {address} was made by an earlier Spiderling, whose seen-set and queued requests \
+             this one keeps otherwise; finish it with that version, or give this one another crawl_id"
         )));
     }
     if spider != config.name() {

@@ -23,7 +23,11 @@
 --                      bytes each, end to end. About 12 bytes of Redis memory a URL, where
 --                      a set of hex fingerprints took 80; two URLs are taken for one when
 --                      80 bits of their fingerprints agree (1 in 10^24 a pair)
---   P:req       hash   id -> "PRIORITY HOST\nREQUEST" (the request as JSON, opaque here)
+--   P:req:N     hash   id -> "PRIORITY HOST\nREQUEST" (the request as the worker wrote it,
+--                      opaque here), for the ids from 128 N to 128 N + 127: a hash that
+--                      small, of values under 64 bytes, is one listpack in Redis, about
+--                      the record's length an entry, where one hash of every request
+--                      cost some 60 bytes more each
 --   P:q:HOST    zset   the host's queue: id by priority, then id (first in, first out)
 --   P:ready     zset   hosts with something queued, by the earliest they may start one
 --   P:queued    string requests queued, all hosts
@@ -99,20 +103,9 @@ local function record(priority, host, request)
   return priority .. ' ' .. host .. '\n' .. request
 end
 
--- The host, priority and request of id; nil when it is gone.
-local function where(id)
-  local v = redis.call('HGET', key('req'), id)
-  if not v then
-    return nil, nil, nil
-  end
-  local space = string.find(v, ' ', 1, true)
-  local line = string.find(v, '\n', space, true)
-  return string.sub(v, space + 1, line - 1), tonumber(string.sub(v, 1, space - 1)), string.sub(v, line + 1)
-end
-
--- The member of P:leases for id held by this worker.
-local function leased_by_me(id)
-  return id .. ' ' .. worker
+-- The hash that holds the record of id.
+local function req(id)
+  return key('req', math.floor(tonumber(id) / 128))
 end
 
 -- One call of a command over many members: `cmd key a b c ...`, a thousand at a time
@@ -121,6 +114,69 @@ local function each(cmd, k, members)
   for i = 1, #members, 1000 do
     redis.call(cmd, k, unpack(members, i, math.min(i + 999, #members)))
   end
+end
+
+-- Read a record: its host, priority and request.
+local function read_record(v)
+  local space = string.find(v, ' ', 1, true)
+  local line = string.find(v, '\n', space, true)
+  return string.sub(v, space + 1, line - 1), tonumber(string.sub(v, 1, space - 1)), string.sub(v, line + 1)
+end
+
+-- The host, priority and request of id; nil when it is gone.
+local function where(id)
+  local v = redis.call('HGET', req(id), id)
+  if not v then
+    return nil, nil, nil
+  end
+  return read_record(v)
+end
+
+-- The records of ids (false for one gone), one HMGET per hash they are in.
+local function records(ids)
+  local by_hash = {}
+  local order = {}
+  for i, id in ipairs(ids) do
+    local h = req(id)
+    if not by_hash[h] then
+      by_hash[h] = {}
+      table.insert(order, h)
+    end
+    table.insert(by_hash[h], i)
+  end
+  local found = {}
+  for _, h in ipairs(order) do
+    local at = by_hash[h]
+    for start = 1, #at, 1000 do
+      local fields = {}
+      for j = start, math.min(start + 999, #at) do
+        table.insert(fields, ids[at[j]])
+      end
+      local values = redis.call('HMGET', h, unpack(fields))
+      for j, v in ipairs(values) do
+        found[at[start + j - 1]] = v
+      end
+    end
+  end
+  return found
+end
+
+-- Delete the records of ids, one HDEL per hash they are in.
+local function forget_records(ids)
+  local by_hash = {}
+  for _, id in ipairs(ids) do
+    local h = req(id)
+    by_hash[h] = by_hash[h] or {}
+    table.insert(by_hash[h], id)
+  end
+  for h, fields in pairs(by_hash) do
+    each('HDEL', h, fields)
+  end
+end
+
+-- The member of P:leases for id held by this worker.
+local function leased_by_me(id)
+  return id .. ' ' .. worker
 end
 
 -- Leases this round ended, and hosts whose slots it freed (the worker's count of each
@@ -149,35 +205,76 @@ local function publish()
   end
 end
 
--- End worker's lease of id; its host slot stays busy until free_at. The host, priority
--- and request, or nil when the lease is not this worker's (it ran out and went to
--- another). A finished request's host comes with it (`known_host`): its record is not
--- read, only deleted.
-local function end_lease(id, free_at, known_host)
-  if redis.call('SISMEMBER', key('mine', worker), id) == 0 then
-    return nil
+-- End this worker's leases of many requests at once, each {id, free_at, known_host}: its
+-- host's slot stays busy until free_at. For each, its host, priority and request, or {}
+-- when the lease is not this worker's (it ran out and went to another). A finished
+-- request's host comes with it (`known_host`): its record is not read, only deleted.
+-- Redis is asked once for which leases are this worker's, once per hash for the records,
+-- and once per host for its slots.
+local function end_leases(ends)
+  local results = {}
+  local ids = {}
+  for i, e in ipairs(ends) do
+    ids[i] = e[1]
   end
-  table.insert(ended, id)
-  local host, priority, request = known_host, nil, nil
-  if not host then
-    host, priority, request = where(id)
+  local mine = {}
+  for start = 1, #ids, 1000 do
+    local answers = redis.call('SMISMEMBER', key('mine', worker), unpack(ids, start, math.min(start + 999, #ids)))
+    for j, answer in ipairs(answers) do
+      mine[start + j - 1] = answer == 1
+    end
   end
-  if not host then
-    return nil
+  local unknown = {}
+  local unknown_ids = {}
+  for i, e in ipairs(ends) do
+    if mine[i] and not e[3] then
+      table.insert(unknown, i)
+      table.insert(unknown_ids, e[1])
+    end
   end
-  if free_at > now then
-    redis.call('ZADD', key('slots', host), free_at, id)
-  else
-    redis.call('ZREM', key('slots', host), id)
+  local read = {}
+  for j, v in ipairs(records(unknown_ids)) do
+    read[unknown[j]] = v
   end
-  local f = freed[host]
-  if f then
-    f.count = f.count + 1
-    f.at = math.min(f.at, math.max(free_at, now))
-  else
-    freed[host] = { count = 1, at = math.max(free_at, now) }
+  local busy = {}
+  local free = {}
+  for i, e in ipairs(ends) do
+    local result = {}
+    if mine[i] then
+      table.insert(ended, e[1])
+      local host, priority, request = e[3], nil, nil
+      if not host and read[i] then
+        host, priority, request = read_record(read[i])
+      end
+      if host then
+        local free_at = e[2]
+        if free_at > now then
+          busy[host] = busy[host] or {}
+          table.insert(busy[host], free_at)
+          table.insert(busy[host], e[1])
+        else
+          free[host] = free[host] or {}
+          table.insert(free[host], e[1])
+        end
+        local f = freed[host]
+        if f then
+          f.count = f.count + 1
+          f.at = math.min(f.at, math.max(free_at, now))
+        else
+          freed[host] = { count = 1, at = math.max(free_at, now) }
+        end
+        result = { host, priority, request }
+      end
+    end
+    results[i] = result
   end
-  return host, priority, request
+  for host, members in pairs(busy) do
+    each('ZADD', key('slots', host), members)
+  end
+  for host, members in pairs(free) do
+    each('ZREM', key('slots', host), members)
+  end
+  return results
 end
 
 local function settle()
@@ -200,50 +297,88 @@ end
 local duplicates = 0
 local reaped = 0
 
--- Add a fingerprint (20 hex digits, its first 80 bits) to the seen-set: whether it was
--- new. A bucket is read whole and searched, a match counting only at a multiple of 8.
-local function first_sight(print)
-  local k = key('seen', string.sub(print, 1, 4))
-  local member = (string.gsub(string.sub(print, 5, 20), '%x%x', function(cc)
-    return string.char(tonumber(cc, 16))
-  end))
-  local held = redis.call('GET', k)
-  if held then
-    local at = string.find(held, member, 1, true)
-    while at do
-      if at % 8 == 1 then
-        return false
-      end
-      at = string.find(held, member, at + 1, true)
+-- Add fingerprints (20 hex digits each, their first 80 bits) to the seen-set: whether
+-- each was new. The buckets they fall in are read in one MGET and searched (a match
+-- counting only at a multiple of 8), and each grows by one APPEND.
+local function first_sights(prints)
+  local names = {}
+  local slot = {}
+  local members = {}
+  for i, print in ipairs(prints) do
+    local bucket = string.sub(print, 1, 4)
+    if not slot[bucket] then
+      table.insert(names, key('seen', bucket))
+      slot[bucket] = #names
+    end
+    members[i] = (string.gsub(string.sub(print, 5, 20), '%x%x', function(cc)
+      return string.char(tonumber(cc, 16))
+    end))
+  end
+  local held = {}
+  for start = 1, #names, 1000 do
+    local values = redis.call('MGET', unpack(names, start, math.min(start + 999, #names)))
+    for j, v in ipairs(values) do
+      held[start + j - 1] = v or ''
     end
   end
-  redis.call('APPEND', k, member)
-  return true
+  local grown = {}
+  local new = {}
+  for i, print in ipairs(prints) do
+    local b = slot[string.sub(print, 1, 4)]
+    local member = members[i]
+    local at = string.find(held[b], member, 1, true)
+    while at and at % 8 ~= 1 do
+      at = string.find(held[b], member, at + 1, true)
+    end
+    new[i] = not at
+    if new[i] then
+      -- Seen by a later print of this round too.
+      held[b] = held[b] .. member
+      grown[b] = (grown[b] or '') .. member
+    end
+  end
+  for b, bytes in pairs(grown) do
+    redis.call('APPEND', names[b], bytes)
+  end
+  return new
 end
 
+-- [id, pause ms, host]
+local ends = {}
+for i, f in ipairs(r.finish) do
+  ends[i] = { f[1], now + us(f[2]), f[3] }
+end
 local finished = {}
-for _, f in ipairs(r.finish) do
-  -- [id, pause ms, host]
-  if end_lease(f[1], now + us(f[2]), f[3]) then
-    table.insert(finished, f[1])
+for i, ended_here in ipairs(end_leases(ends)) do
+  if ended_here[1] then
+    table.insert(finished, r.finish[i][1])
   end
 end
-each('HDEL', key('req'), finished)
+forget_records(finished)
 
-for _, d in ipairs(r.defer) do
-  -- [id, due in ms, request, pause ms]
-  local host, priority = end_lease(d[1], now + us(d[4]))
+-- [id, due in ms, request, pause ms]
+ends = {}
+for i, d in ipairs(r.defer) do
+  ends[i] = { d[1], now + us(d[4]) }
+end
+for i, ended_here in ipairs(end_leases(ends)) do
+  local d = r.defer[i]
+  local host, priority = ended_here[1], ended_here[2]
   if host then
-    redis.call('HSET', key('req'), d[1], record(priority, host, d[3]))
+    redis.call('HSET', req(d[1]), d[1], record(priority, host, d[3]))
     redis.call('ZADD', key('deferred'), now + us(d[2]), d[1])
   end
 end
 
-for _, g in ipairs(r.give_back) do
-  -- [id]: leased but never sent; back to the front of its priority.
-  local host, priority = end_lease(g[1], now)
+-- [id]: leased but never sent; back to the front of its priority.
+ends = {}
+for i, g in ipairs(r.give_back) do
+  ends[i] = { g[1], now }
+end
+for i, ended_here in ipairs(end_leases(ends)) do
+  local host, priority = ended_here[1], ended_here[2]
   if host then
-    queue(host, g[1], score(priority, 0))
+    queue(host, r.give_back[i][1], score(priority, 0))
   end
 end
 
@@ -256,31 +391,63 @@ end
 if r.ending then
   settle()
   -- Whatever the stopping worker still holds goes back, also leases it never learnt of.
-  for _, id in ipairs(redis.call('SMEMBERS', key('mine', worker))) do
-    local host, priority = end_lease(id, now)
+  local held = redis.call('SMEMBERS', key('mine', worker))
+  ends = {}
+  for i, id in ipairs(held) do
+    ends[i] = { id, now }
+  end
+  for i, ended_here in ipairs(end_leases(ends)) do
+    local host, priority = ended_here[1], ended_here[2]
     if host then
-      queue(host, id, score(priority, 0))
+      queue(host, held[i], score(priority, 0))
     end
   end
 end
 
 settle()
 
+-- [fingerprint, host, priority]; the request is the argument after the round's. The new
+-- ones take their ids in one INCRBY, their records one HSET per hash and their places one
+-- ZADD per host.
+local prints = {}
 for i, e in ipairs(r.enqueue) do
-  -- [fingerprint, host, priority]; the request is the argument after the round's.
-  if first_sight(e[1]) then
-    local id = redis.call('INCR', key('seq'))
-    redis.call('HSET', key('req'), id, record(e[3], e[2], ARGV[3 + i]))
-    queue(e[2], id, score(e[3], id))
-  else
-    duplicates = duplicates + 1
+  prints[i] = e[1]
+end
+local new = first_sights(prints)
+local fresh = {}
+for i in ipairs(r.enqueue) do
+  if new[i] then
+    table.insert(fresh, i)
   end
+end
+duplicates = #r.enqueue - #fresh
+if #fresh > 0 then
+  local id = redis.call('INCRBY', key('seq'), #fresh) - #fresh
+  local by_hash = {}
+  local by_host = {}
+  for _, i in ipairs(fresh) do
+    id = id + 1
+    local e = r.enqueue[i]
+    local h = req(id)
+    by_hash[h] = by_hash[h] or {}
+    table.insert(by_hash[h], id)
+    table.insert(by_hash[h], record(e[3], e[2], ARGV[3 + i]))
+    by_host[e[2]] = by_host[e[2]] or {}
+    table.insert(by_host[e[2]], score(e[3], id))
+    table.insert(by_host[e[2]], id)
+  end
+  for h, fields in pairs(by_hash) do
+    each('HSET', h, fields)
+  end
+  for host, members in pairs(by_host) do
+    each('ZADD', key('q', host), members)
+    readied[host] = true
+  end
+  added = added + #fresh
+  redis.call('HINCRBY', key('stats'), 'seen', #fresh)
 end
 if duplicates > 0 then
   redis.call('HINCRBY', key('stats'), 'duplicates', duplicates)
-end
-if #r.enqueue > duplicates then
-  redis.call('HINCRBY', key('stats'), 'seen', #r.enqueue - duplicates)
 end
 
 for _, b in ipairs(r.robots) do
@@ -460,6 +627,9 @@ if want > 0 then
       local held = tonumber(redis.call('HGET', key('held', host), worker) or '0')
       local ids = {}
       local later = nil
+      -- The starts the limits allow, then as many requests popped in one call.
+      local starts = {}
+      local gtat_before, atat_before = gtat, atat
       while want > 0 and held < share do
         if busy >= limit then
           later = tonumber(redis.call('ZRANGE', key('slots', host), 0, 0, 'WITHSCORES')[2])
@@ -470,24 +640,36 @@ if want > 0 then
           later = start - horizon
           break
         end
-        local popped = redis.call('ZPOPMIN', key('q', host))
-        if #popped == 0 then
-          break
-        end
-        local id = popped[1]
+        table.insert(starts, start)
         if gspacing > 0 then
           gtat = start + gspacing
         end
         if aspacing then
           atat = start + aspacing
         end
-        table.insert(ids, id)
         busy = busy + 1
         held = held + 1
-        local _, _, request = where(id)
-        table.insert(leased, { host, (start - now) / 1000, tonumber(id) })
-        table.insert(requests, request)
         want = want - 1
+      end
+      if #starts > 0 then
+        local popped = redis.call('ZPOPMIN', key('q', host), #starts)
+        local n = #popped / 2
+        if n < #starts then
+          -- Fewer queued than the limits allow: the starts not taken are not spent.
+          local unused = #starts - n
+          busy = busy - unused
+          held = held - unused
+          want = want + unused
+          gtat = n > 0 and gspacing > 0 and starts[n] + gspacing or (n > 0 and gtat) or gtat_before
+          atat = n > 0 and aspacing and starts[n] + aspacing or (n > 0 and atat) or atat_before
+        end
+        for j = 1, n do
+          ids[j] = popped[2 * j - 1]
+        end
+        for j, v in ipairs(records(ids)) do
+          table.insert(leased, { host, (starts[j] - now) / 1000, tonumber(ids[j]) })
+          table.insert(requests, v and select(3, read_record(v)) or '')
+        end
       end
       if #ids > 0 then
         local scored = {}

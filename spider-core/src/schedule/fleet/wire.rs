@@ -37,20 +37,34 @@ pub(super) fn priority(request: &Request) -> i32 {
     request.priority().clamp(-PRIORITY_RANGE, PRIORITY_RANGE)
 }
 
+/// A request as the fleet stores it: the common one (a GET of priority 0, never tried,
+/// with nothing beyond its URL) as `DEPTH URL`, a third of its JSON; any other as JSON.
 pub(super) fn encode(request: &Request) -> String {
+    let extra = Extra::of(request);
+    if request.method() == Method::GET && request.priority() == 0 && request.attempts == 0 && extra.is_none()
+    {
+        return format!("{} {}", request.depth(), request.url());
+    }
     let stored = Stored {
         u: request.url().to_string(),
         m: request.method().to_string(),
         p: request.priority(),
         d: request.depth(),
         a: request.attempts,
-        x: Extra::of(request),
+        x: extra,
     };
     serde_json::to_string(&stored).unwrap_or_default()
 }
 
 /// The request leased as `id`, with its ticket; a message when it does not read back.
 pub(super) fn decode(id: i64, json: &str) -> Result<Request, String> {
+    if let Some((depth, url)) = json.split_once(' ').filter(|_| !json.starts_with('{')) {
+        let url = Url::parse(url).map_err(|e| format!("request {id}: URL {url:?}: {e}"))?;
+        let mut request = Request::new(url);
+        request.depth = depth.parse().map_err(|_| format!("request {id}: depth {depth:?}"))?;
+        request.ticket = Some(Ticket(id));
+        return Ok(request);
+    }
     let stored: Stored = serde_json::from_str(json).map_err(|e| format!("request {id}: {e}"))?;
     let url = Url::parse(&stored.u).map_err(|e| format!("request {id}: URL {:?}: {e}", stored.u))?;
     let method = Method::from_bytes(stored.m.as_bytes())
@@ -368,6 +382,24 @@ mod tests {
         assert!(back.is_sitemap(), "a sitemap is read as one by whichever worker leases it");
         assert_eq!(back.chain, request.chain, "a loop is told across workers");
         assert!(decode(1, "{\"u\":\"not a url\",\"m\":\"GET\"}").is_err_and(|e| e.contains("request 1")));
+    }
+
+    #[test]
+    fn a_plain_get_is_stored_as_its_depth_and_url_and_any_other_as_json() {
+        let mut plain = Request::get("https://shop.example/p/7?page=2").unwrap();
+        plain.depth = 3;
+        assert_eq!(encode(&plain), "3 https://shop.example/p/7?page=2");
+        let back = decode(9, &encode(&plain)).unwrap();
+        assert_eq!((back.url(), back.depth(), back.priority(), back.attempts), (plain.url(), 3, 0, 0));
+        assert_eq!((back.fingerprint(), back.ticket()), (plain.fingerprint(), Some(Ticket(9))));
+
+        let urgent = plain.clone().with_priority(2);
+        assert!(encode(&urgent).starts_with('{'), "{}", encode(&urgent));
+        assert_eq!(decode(9, &encode(&urgent)).unwrap().priority(), 2);
+        let mut retried = plain;
+        retried.attempts = 1;
+        assert_eq!(decode(9, &encode(&retried)).unwrap().attempts, 1);
+        assert!(decode(9, "x https://shop.example/").unwrap_err().contains("depth"));
     }
 
     #[test]
