@@ -112,6 +112,10 @@ pub(crate) struct Args {
     /// With --fleet-memory: the hosts the requests spread over.
     #[arg(long, default_value_t = 1_000_000)]
     hosts: u64,
+    /// With --fleet-memory: then lease and finish this many of them as one worker with two
+    /// slots a host would, for the lease rate.
+    #[arg(long, default_value_t = 100_000)]
+    lease: u64,
     /// With --workers: a run whose workers have not all exited by then is killed and
     /// reported as failed.
     #[arg(long, default_value_t = 300)]

@@ -2,7 +2,8 @@
 //! Requests for URLs never seen are enqueued through the workers' round script into a
 //! fresh crawl, over `--hosts` hosts, and at each count Redis's memory is read: per seen
 //! URL (the seen-set's buckets, `MEMORY USAGE`) and per queued request (the rest of what
-//! the crawl took), with the enqueue rate and the Redis commands per request.
+//! the crawl took), with the enqueue rate and the Redis commands per request; then
+//! `--lease` of them are leased and finished as one worker would, for the lease rate.
 
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -40,22 +41,42 @@ pub(in crate::bench) fn run(args: &Args) -> ExitCode {
         "{:>12} {:>10} {:>12} {:>14} {:>16} {:>14} {:>12}",
         "requests", "secs", "enqueued/s", "B/seen URL", "B/queued req", "commands/req", "rounds"
     );
-    let filled = runtime.block_on(spiderling::fill_fleet(fleet.url(), &crawl, args.hosts, steps, |step| {
-        println!(
-            "{:>12} {:>10.1} {:>12.0} {:>14.1} {:>16.1} {:>14.2} {:>12}",
-            step.urls,
-            step.secs,
-            step.per_sec,
-            step.per_seen(),
-            step.per_queued(),
-            step.commands as f64 / step.added.max(1) as f64,
-            step.rounds,
-        );
-    }));
+    let filled = runtime.block_on(spiderling::fill_fleet(
+        fleet.url(),
+        &crawl,
+        args.hosts,
+        steps,
+        args.lease,
+        |step| {
+            println!(
+                "{:>12} {:>10.1} {:>12.0} {:>14.1} {:>16.1} {:>14.2} {:>12}",
+                step.urls,
+                step.secs,
+                step.per_sec,
+                step.per_seen(),
+                step.per_queued(),
+                step.commands as f64 / step.added.max(1) as f64,
+                step.rounds,
+            );
+        },
+    ));
     let forgotten = fleet.forget(&crawl);
-    if let Err(error) = filled {
-        eprintln!("error: {error}");
-        return ExitCode::FAILURE;
+    let drained = match filled {
+        Ok(drained) => drained,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if drained.leased > 0 {
+        println!(
+            "leased and finished {} in {:.1} s: {:.0}/s, {:.2} commands a request, {} rounds",
+            drained.leased,
+            drained.secs,
+            drained.leased as f64 / drained.secs.max(1e-9),
+            drained.commands as f64 / drained.leased as f64,
+            drained.rounds
+        );
     }
     if let Err(error) = forgotten {
         eprintln!("warning: {error}");

@@ -1,7 +1,7 @@
 //! Filling a crawl of the fleet's Redis with made-up requests, through the round script
 //! the workers run, to measure what a crawl's shared state costs Redis: memory per seen
-//! URL and per queued request, and the rate of enqueueing (`spiderling bench
-//! --fleet-memory`).
+//! URL and per queued request, the rate of enqueueing, and then of leasing and finishing
+//! them as a worker does (`spiderling bench --fleet-memory`).
 
 use std::time::Instant;
 
@@ -9,7 +9,7 @@ use redis::aio::MultiplexedConnection;
 use redis::{Client, Script};
 use spider_settings::RedisAddress as Address;
 
-use super::wire::{self, Round};
+use super::wire::{self, Reply, Round};
 use super::{prefix, syncer, ROUND};
 use crate::error::Error;
 use crate::request::host::host_key;
@@ -57,9 +57,27 @@ impl FillStep {
     }
 }
 
+/// Requests leased and finished, after the crawl was filled.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Drained {
+    /// Requests leased, each finished in the next round.
+    pub leased: u64,
+    /// Seconds it took.
+    pub secs: f64,
+    /// Round-script calls and Redis commands it took.
+    pub rounds: u64,
+    /// See [`FillStep::commands`].
+    pub commands: u64,
+}
+
+/// Slots per host when leasing: each round takes up to 64 hosts' requests.
+const PER_HOST: usize = 2;
+
 /// Enqueue `http://hN.example/p/I` for I up to the last of `steps`, over `hosts` hosts,
 /// into the crawl `crawl` of the Redis at `address`, which must not hold it yet; call
-/// `step` at each of `steps`. Leaves the crawl in Redis.
+/// `step` at each of `steps`. Then lease up to `lease` of them as one worker with two
+/// slots a host, finishing each in the round after it was leased, and answer what that
+/// took. Leaves the crawl in Redis.
 ///
 /// # Errors
 ///
@@ -71,8 +89,9 @@ pub async fn fill(
     crawl: &str,
     hosts: u64,
     steps: &[u64],
+    lease: u64,
     mut step: impl FnMut(&FillStep),
-) -> Result<(), Error> {
+) -> Result<Drained, Error> {
     let address = Address::parse(address).map_err(Error::Config)?;
     let failed = |error: redis::RedisError| Error::Fleet {
         address: address.to_string(),
@@ -135,7 +154,42 @@ pub async fn fill(
         counters = commands(&mut connection).await.map_err(failed)?;
         since = Instant::now();
     }
-    Ok(())
+    let mut drained = Drained { leased: 0, secs: 0.0, rounds: 0, commands: 0 };
+    let mut finish = Vec::new();
+    while drained.leased < lease {
+        number += 1;
+        let want = usize::try_from(lease - drained.leased).unwrap_or(usize::MAX).min(PER_ROUND as usize);
+        let round = Round {
+            number,
+            lease_ms: 60_000,
+            dead_ms: 60_000,
+            want,
+            per_host: PER_HOST,
+            finish: std::mem::take(&mut finish),
+            ..Round::default()
+        };
+        let json = serde_json::to_string(&round).unwrap_or_default();
+        let text: String = script
+            .prepare_invoke()
+            .arg(&prefix)
+            .arg("fill")
+            .arg(&json)
+            .invoke_async(&mut connection)
+            .await
+            .map_err(failed)?;
+        let reply =
+            Reply::read(&text).map_err(|message| Error::Fleet { address: address.to_string(), message })?;
+        if reply.leased.is_empty() && round.finish.is_empty() {
+            break;
+        }
+        drained.leased += reply.leased.len() as u64;
+        finish = reply.leased.into_iter().map(|(host, _, id)| (id, 0, host)).collect();
+    }
+    drained.secs = since.elapsed().as_secs_f64();
+    let now = commands(&mut connection).await.map_err(failed)?;
+    drained.rounds = now.0 - counters.0;
+    drained.commands = now.1 - counters.1;
+    Ok(drained)
 }
 
 async fn used_memory(connection: &mut MultiplexedConnection) -> redis::RedisResult<u64> {

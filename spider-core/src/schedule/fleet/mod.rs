@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use redis::Client;
 
-pub use fill::{fill, FillStep};
+pub use fill::{fill, Drained, FillStep};
 pub(crate) use frontier::FleetFrontier;
 pub(crate) use keys::FleetKeys;
 pub use outputs::FleetOutput;
