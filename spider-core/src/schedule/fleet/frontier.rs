@@ -93,7 +93,7 @@ pub(super) struct Exchange {
     pub(super) refusing: Vec<String>,
     /// The dispatcher has ended: give back, send the last round, stop.
     pub(super) closing: bool,
-    /// A paced round goes at once when `want` reaches this: half the lookahead is used.
+    /// A paced round goes at once when `want` reaches this: the lookahead is used.
     pub(super) refill_at: usize,
     /// Until when the leases this worker holds are surely its own (see the syncer's
     /// `hold_until`): a page finished later is not written, as another worker may have it.
@@ -205,7 +205,7 @@ impl FleetFrontier {
         // from the buffer, not after a round trip to Redis. A request buffered holds a
         // slot of its host in the fleet, but never more than the worker's share of them.
         let lookahead = config.concurrency.div_ceil(2);
-        link.lock().refill_at = lookahead.div_ceil(2).max(1);
+        link.lock().refill_at = lookahead.max(1);
         let frontier = FleetFrontier {
             rules: Rules::new(config),
             link,
