@@ -37,9 +37,9 @@
 --                      flight, its politeness pause's end once finished)
 --   P:held:HOST hash   worker -> the host's requests it holds (its share is the host's
 --                      slots over the workers alive)
---   P:alive     zset   worker -> its last round, for the 5 s the slots are shared over
---   P:heard     zset   worker -> its last round: a worker not heard from for `dead_ms` is
---                      dead, and its leases are taken back before their end
+--   P:heard     zset   worker -> its last round: a host's slots are shared over the
+--                      workers heard from in the last 5 s; one not heard from for
+--                      `dead_ms` is dead, and its leases are taken back before their end
 --   P:limit:HOST hash  limit (slots, when not per_host), tat (no start before: a 429's hold);
 --                      with adaptive mode, the fleet's alimit (slots) and arps (requests a
 --                      second) for the host, ahold (no raise before: a cut's hold), atat
@@ -578,16 +578,16 @@ local answers = {}
 local want = r.want
 -- Workers heard from in the last 5 s share each host's slots: one worker that finishes
 -- and asks again in the same round must not keep a slot from the others for ever.
-if r.ending then
-  redis.call('ZREM', key('alive'), worker)
-else
-  redis.call('ZADD', key('alive'), now, worker)
-end
-redis.call('ZREMRANGEBYSCORE', key('alive'), '-inf', now - 5000000)
-local alive = math.max(1, redis.call('ZCARD', key('alive')))
-local gtat = tonumber(redis.call('GET', key('tat')) or '0')
+local alive = math.max(1, redis.call('ZCOUNT', key('heard'), now - 5000000, '+inf'))
 -- Rounded up: the crawl never goes faster than its ceiling.
 local gspacing = math.ceil(r.spacing_ms * 1000)
+local gtat = 0
+if gspacing > 0 then
+  gtat = tonumber(redis.call('GET', key('tat')) or '0')
+end
+-- The leases of every host, written once at the end.
+local owned = {}
+local owned_ids = {}
 local horizon = us(r.horizon_ms)
 if want > 0 then
   for _, host in ipairs(redis.call('ZRANGEBYSCORE', key('ready'), '-inf', now + horizon, 'LIMIT', 0, 64)) do
@@ -673,16 +673,14 @@ if want > 0 then
       end
       if #ids > 0 then
         local scored = {}
-        local owned = {}
         for _, id in ipairs(ids) do
           table.insert(scored, now + lease)
           table.insert(scored, id)
           table.insert(owned, now + lease)
           table.insert(owned, leased_by_me(id))
+          table.insert(owned_ids, id)
         end
-        each('ZADD', key('leases'), owned)
         each('ZADD', key('slots', host), scored)
-        each('SADD', key('mine', worker), ids)
         redis.call('HINCRBY', key('held', host), worker, #ids)
         if aspacing then
           redis.call('HSET', key('limit', host), 'atat', atat)
@@ -695,6 +693,10 @@ if want > 0 then
       end
     end
   end
+end
+if #owned_ids > 0 then
+  each('ZADD', key('leases'), owned)
+  each('SADD', key('mine', worker), owned_ids)
 end
 if #leased > 0 then
   redis.call('DECRBY', key('queued'), #leased)
