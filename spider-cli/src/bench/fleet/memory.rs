@@ -34,6 +34,13 @@ pub(in crate::bench) fn run(args: &Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let mut before = match fleet.counters() {
+        Ok(counters) => counters,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     let stamp = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_millis());
     let crawl = format!("bench-memory-{stamp}");
     println!("Redis {}; {} hosts", fleet.origin(), args.hosts);
@@ -48,6 +55,10 @@ pub(in crate::bench) fn run(args: &Args) -> ExitCode {
         steps,
         args.lease,
         |step| {
+            // Unread, the counters count nothing: the rows then show 0 commands.
+            let now = fleet.counters().unwrap_or(before);
+            let spent = now.since(&before);
+            before = now;
             println!(
                 "{:>12} {:>10.1} {:>12.0} {:>14.1} {:>16.1} {:>14.2} {:>12}",
                 step.urls,
@@ -55,11 +66,12 @@ pub(in crate::bench) fn run(args: &Args) -> ExitCode {
                 step.per_sec,
                 step.per_seen(),
                 step.per_queued(),
-                step.commands as f64 / step.added.max(1) as f64,
-                step.rounds,
+                spent.commands as f64 / step.added.max(1) as f64,
+                spent.script_calls,
             );
         },
     ));
+    let spent = fleet.counters().map(|now| now.since(&before));
     let forgotten = fleet.forget(&crawl);
     let drained = match filled {
         Ok(drained) => drained,
@@ -68,14 +80,14 @@ pub(in crate::bench) fn run(args: &Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if drained.leased > 0 {
+    if let (true, Ok(spent)) = (drained.leased > 0, spent) {
         println!(
             "leased and finished {} in {:.1} s: {:.0}/s, {:.2} commands a request, {} rounds",
             drained.leased,
             drained.secs,
             drained.leased as f64 / drained.secs.max(1e-9),
-            drained.commands as f64 / drained.leased as f64,
-            drained.rounds
+            spent.commands as f64 / drained.leased as f64,
+            spent.script_calls
         );
     }
     if let Err(error) = forgotten {

@@ -38,11 +38,6 @@ pub struct FillStep {
     pub memory: u64,
     /// `MEMORY USAGE` of the seen-set's buckets, summed.
     pub seen_memory: u64,
-    /// Round-script calls since the last step.
-    pub rounds: u64,
-    /// Redis commands since the last step (`INFO commandstats`: those the script calls
-    /// counted too).
-    pub commands: u64,
 }
 
 impl FillStep {
@@ -64,10 +59,6 @@ pub struct Drained {
     pub leased: u64,
     /// Seconds it took.
     pub secs: f64,
-    /// Round-script calls and Redis commands it took.
-    pub rounds: u64,
-    /// See [`FillStep::commands`].
-    pub commands: u64,
 }
 
 /// Slots per host when leasing: each round takes up to 64 hosts' requests.
@@ -75,7 +66,8 @@ const PER_HOST: usize = 2;
 
 /// Enqueue `http://hN.example/p/I` for I up to the last of `steps`, over `hosts` hosts,
 /// into the crawl `crawl` of the Redis at `address`, which must not hold it yet; call
-/// `step` at each of `steps`. Then lease up to `lease` of them as one worker with two
+/// `step` at each of `steps` (Redis's counters read there count the rounds since the last
+/// step, and its reads of memory). Then lease up to `lease` of them as one worker with two
 /// slots a host, finishing each in the round after it was leased, and answer what that
 /// took. Leaves the crawl in Redis.
 ///
@@ -110,7 +102,6 @@ pub async fn fill(
     }
     let base = used_memory(&mut connection).await.map_err(failed)?;
     let script = Script::new(ROUND);
-    let mut counters = commands(&mut connection).await.map_err(failed)?;
     let mut number = 0;
     let mut next = 0_u64;
     let mut previous = 0_u64;
@@ -123,9 +114,9 @@ pub async fn fill(
             for i in next..end {
                 let request = Request::get(&format!("http://h{}.example/p/{i}", i % hosts.max(1)))?;
                 let Some(host) = host_key(request.url()) else { continue };
-                let print = format!("{:020x}", request.fingerprint().0 >> 48);
-                round.enqueue.push((print, host.to_string(), 0));
-                round.requests.push(wire::encode(&request));
+                let (change, stored) = wire::enqueued(&request, &host);
+                round.enqueue.push(change);
+                round.requests.push(stored);
             }
             let json = serde_json::to_string(&round).unwrap_or_default();
             let mut call = script.prepare_invoke();
@@ -137,7 +128,6 @@ pub async fn fill(
             next = end;
         }
         let secs = since.elapsed().as_secs_f64();
-        let now = commands(&mut connection).await.map_err(failed)?;
         let filled = FillStep {
             urls: next,
             hosts: hosts.min(next),
@@ -146,15 +136,12 @@ pub async fn fill(
             per_sec: (next - previous) as f64 / secs.max(1e-9),
             memory: used_memory(&mut connection).await.map_err(failed)?.saturating_sub(base),
             seen_memory: seen_memory(&mut connection, &prefix).await.map_err(failed)?,
-            rounds: now.0 - counters.0,
-            commands: now.1 - counters.1,
         };
         step(&filled);
         previous = next;
-        counters = commands(&mut connection).await.map_err(failed)?;
         since = Instant::now();
     }
-    let mut drained = Drained { leased: 0, secs: 0.0, rounds: 0, commands: 0 };
+    let mut drained = Drained { leased: 0, secs: 0.0 };
     let mut finish = Vec::new();
     while drained.leased < lease {
         number += 1;
@@ -186,9 +173,6 @@ pub async fn fill(
         finish = reply.leased.into_iter().map(|(host, _, id)| (id, 0, host)).collect();
     }
     drained.secs = since.elapsed().as_secs_f64();
-    let now = commands(&mut connection).await.map_err(failed)?;
-    drained.rounds = now.0 - counters.0;
-    drained.commands = now.1 - counters.1;
     Ok(drained)
 }
 
@@ -199,27 +183,6 @@ async fn used_memory(connection: &mut MultiplexedConnection) -> redis::RedisResu
         .find_map(|line| line.strip_prefix("used_memory:"))
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or(0))
-}
-
-/// Calls of the round script, and of every command, since Redis started.
-async fn commands(connection: &mut MultiplexedConnection) -> redis::RedisResult<(u64, u64)> {
-    let info: String = redis::cmd("INFO").arg("commandstats").query_async(connection).await?;
-    let mut counts = (0, 0);
-    for line in info.lines() {
-        let Some((name, value)) = line.trim().split_once(':') else { continue };
-        let calls = value
-            .split(',')
-            .find_map(|field| field.strip_prefix("calls="))
-            .and_then(|n| n.parse::<u64>().ok())
-            .unwrap_or(0);
-        if name == "cmdstat_evalsha" || name == "cmdstat_eval" {
-            counts.0 += calls;
-        }
-        if name.starts_with("cmdstat_") && name != "cmdstat_info" {
-            counts.1 += calls;
-        }
-    }
-    Ok(counts)
 }
 
 /// `MEMORY USAGE` of every bucket of the seen-set, summed.

@@ -293,9 +293,7 @@ impl Frontier for FleetFrontier {
         let Some(host) = host_key(request.url()) else {
             return Ok(Enqueued::OutOfScope);
         };
-        // The first 80 bits: what the fleet's seen-set keeps (see `round.lua`).
-        let change = (format!("{:020x}", print.0 >> 48), host.to_string(), wire::priority(&request));
-        let stored = wire::encode(&request);
+        let (change, stored) = wire::enqueued(&request, &host);
         self.send(|round| {
             round.enqueue.push(change);
             round.requests.push(stored);

@@ -37,6 +37,14 @@ pub(super) fn priority(request: &Request) -> i32 {
     request.priority().clamp(-PRIORITY_RANGE, PRIORITY_RANGE)
 }
 
+/// What a round carries to enqueue `request` of `host`: its entry in `Round::enqueue`
+/// (the first 80 bits of its fingerprint, which the fleet's seen-set keeps, in hex; its
+/// host; its priority) and the request itself, for `Round::requests`.
+pub(super) fn enqueued(request: &Request, host: &str) -> ((String, String, i32), String) {
+    let print = format!("{:020x}", request.fingerprint().0 >> 48);
+    ((print, host.to_owned(), priority(request)), encode(request))
+}
+
 /// A request as the fleet stores it: the common one (a GET of priority 0, never tried,
 /// with nothing beyond its URL) as `DEPTH URL`, a third of its JSON; any other as JSON.
 pub(super) fn encode(request: &Request) -> String {
