@@ -110,9 +110,9 @@ fn seed(redis: &Redis) {
     let created = (unix_ms() - 60_000).to_string();
     for (id, spider) in [("shop", "shop"), ("books", "books"), ("news", "news_spider")] {
         redis.cli(&["SADD", "spiderling:crawls", id]);
-        redis.cli(&["HSET", &format!("spiderling:{id}:meta"), "spider", spider, "created_ms", &created]);
+        redis.cli(&["HSET", &format!("spiderling:{{{id}}}:meta"), "spider", spider, "created_ms", &created]);
     }
-    let p = "spiderling:shop";
+    let p = "spiderling:{shop}";
     redis.cli(&["HSET", &format!("{p}:workers"), "alpha:1:0000000a", &beat(300, 400, false)]);
     redis.cli(&["HSET", &format!("{p}:workers"), "beta:2:0000000b", &beat(800, 200, false)]);
     redis.cli(&["SADD", &format!("{p}:mine:alpha:1:0000000a"), "7", "8", "9"]);
@@ -140,13 +140,13 @@ fn seed(redis: &Redis) {
         "1",
     ]);
 
-    let p = "spiderling:books";
+    let p = "spiderling:{books}";
     redis.cli(&["HSET", &format!("{p}:workers"), "gamma:3:0000000c", &beat(5_000, 1051, true)]);
     redis.cli(&["HSET", &format!("{p}:stats"), "requests", "1053", "pages", "1051", "items", "1000"]);
     redis.cli(&["SET", &format!("{p}:queued"), "0"]);
     redis.cli(&["SET", &format!("{p}:done"), &unix_ms().to_string()]);
 
-    let p = "spiderling:news";
+    let p = "spiderling:{news}";
     redis.cli(&["HSET", &format!("{p}:workers"), "delta:4:0000000d", &beat(60_000, 10, false)]);
     redis.cli(&["SET", &format!("{p}:queued"), "17"]);
 }
@@ -380,7 +380,7 @@ fn merge_writes_what_the_fleet_committed_of_each_output_and_the_report_names_the
     std::fs::write(&b, "{\"n\":3}\n").unwrap();
     for (path, bytes, items) in [(&a, 16, 2), (&b, 8, 1)] {
         let value = format!("{{\"bytes\":{bytes},\"items\":{items},\"worker\":\"w\",\"at_ms\":1}}");
-        redis.cli(&["HSET", "spiderling:shop:outputs", &format!("{here}:{}", path.display()), &value]);
+        redis.cli(&["HSET", "spiderling:{shop}:outputs", &format!("{here}:{}", path.display()), &value]);
     }
     let url = format!("redis://127.0.0.1:{}/0", redis.port);
 

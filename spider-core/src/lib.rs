@@ -60,7 +60,7 @@ pub use request::Request;
 pub use request::MAX_REQUEST_BODY;
 #[cfg(feature = "fleet")]
 #[doc(hidden)]
-pub use schedule::fleet::{fill as fill_fleet, Drained, FillStep};
+pub use schedule::fleet::{fill as fill_fleet, prefix as fleet_prefix, Drained, FillStep};
 #[cfg(feature = "fleet")]
 pub use schedule::fleet::{FleetCrawl, FleetOutput, FleetReport, FleetStatus, FleetWorker, WorkerState};
 pub use schedule::robots::Robots;

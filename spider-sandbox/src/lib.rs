@@ -35,6 +35,8 @@
 //!
 //! A [`RedisServer`] is a real `redis-server` on a free port, for tests of code that
 //! keeps its state in Redis; it can be restarted with its data, or killed without it.
+//! A [`RedisCluster`] is a real Redis Cluster of them, whose masters can be killed to
+//! watch a replica take over.
 
 mod catalogue;
 mod conditional;
@@ -66,7 +68,7 @@ pub use moto::MotoServer;
 pub use postgres::PostgresServer;
 pub use raw::RawSite;
 pub use record::{Hit, Observed};
-pub use redis::RedisServer;
+pub use redis::{RedisCluster, RedisServer};
 pub use rendered::RenderedSite;
 pub use server::Sandbox;
 pub use shop::{SessionLimit, ShopSite, ShopTally, CAPTCHA_MARKER, CONSENT_MARKER};

@@ -5,8 +5,14 @@
 //! behave against Redis's own semantics: its replies, its persistence, a restart under
 //! them. Each [`RedisServer`] is a child process with a temporary directory of its own,
 //! so tests running in parallel never share data.
+//!
+//! A [`RedisCluster`] is several of them, started in cluster mode and joined by
+//! `redis-cli`, for the code that talks to a cluster and must live through a failover.
 
+mod cluster;
 mod resp;
+
+pub use cluster::RedisCluster;
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, ErrorKind};
@@ -74,6 +80,9 @@ const PORT_ATTEMPTS: usize = 5;
 pub struct RedisServer {
     program: &'static str,
     port: u16,
+    /// The cluster bus port of a [`RedisCluster`] node, `None` for a standalone server:
+    /// the one thing that makes a node, so the start logic is shared.
+    bus_port: Option<u16>,
     dir: TempDir,
     /// `None` between a stop or kill and the next start.
     child: Option<Child>,
@@ -88,15 +97,19 @@ impl RedisServer {
     /// `NotFound` when `redis-server` is not on `PATH` (the message says how to install
     /// it); otherwise when the server exits at start or does not answer within 10 s.
     pub fn start() -> io::Result<Self> {
-        Self::start_program(PROGRAM)
+        Self::start_program(PROGRAM, false)
     }
 
-    fn start_program(program: &'static str) -> io::Result<Self> {
+    /// Starts `program` on free ports, as a standalone server or, with `cluster`, as a
+    /// cluster node with a bus port of its own (see [`cluster::node_args`]).
+    fn start_program(program: &'static str, cluster: bool) -> io::Result<Self> {
         let dir = tempfile::Builder::new().prefix("spider-redis-").tempdir()?;
-        let mut server = Self { program, port: 0, dir, child: None };
+        let mut server = Self { program, port: 0, bus_port: None, dir, child: None };
         let mut taken = None;
         for _ in 0..PORT_ATTEMPTS {
-            server.port = free_port()?;
+            let ports = free_ports(if cluster { 2 } else { 1 })?;
+            server.port = ports[0];
+            server.bus_port = ports.get(1).copied();
             match server.start_again() {
                 Ok(()) => return Ok(server),
                 Err(e) if e.kind() == ErrorKind::AddrInUse => taken = Some(e),
@@ -201,6 +214,9 @@ impl RedisServer {
             .arg(self.port.to_string())
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir"])
             .arg(self.dir.path())
+            // After `--dir`, which the server changes into: a node's relative paths
+            // (`nodes.conf`, `redis.log`) are in its own directory.
+            .args(self.bus_port.map(cluster::node_args).unwrap_or_default())
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -257,6 +273,11 @@ impl RedisServer {
         }
     }
 
+    /// Whether the server is running: started, and not stopped or killed since.
+    fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
     fn child_mut(&mut self) -> io::Result<&mut Child> {
         self.child.as_mut().ok_or_else(|| io::Error::other("redis-server is not running"))
     }
@@ -275,9 +296,7 @@ impl RedisServer {
 
     /// The last lines of the server's output, for error messages.
     fn log_tail(&self) -> String {
-        let log = fs::read_to_string(self.log_path()).unwrap_or_default();
-        let lines: Vec<&str> = log.lines().collect();
-        lines[lines.len().saturating_sub(5)..].join(" | ")
+        file_tail(&self.log_path())
     }
 }
 
@@ -288,9 +307,20 @@ impl Drop for RedisServer {
     }
 }
 
-/// A port nothing listens on right now: bind port 0, read what the system gave, let go.
-fn free_port() -> io::Result<u16> {
-    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()?.port())
+/// The last lines of a log file, joined on one line for an error message; empty when
+/// it cannot be read (the error being reported matters more than the log's).
+fn file_tail(path: &Path) -> String {
+    let log = fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = log.lines().collect();
+    lines[lines.len().saturating_sub(5)..].join(" | ")
+}
+
+/// `count` distinct ports nothing listens on right now: bind port 0 that many times,
+/// holding each listener until all are bound (so no port comes back twice), then let go.
+fn free_ports(count: usize) -> io::Result<Vec<u16>> {
+    let listeners =
+        (0..count).map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0))).collect::<io::Result<Vec<_>>>()?;
+    listeners.iter().map(|l| Ok(l.local_addr()?.port())).collect()
 }
 
 /// Whether an error is the server closing the connection, as `SHUTDOWN` does.
@@ -310,7 +340,7 @@ mod tests {
 
     #[test]
     fn a_missing_redis_server_says_how_to_install_it() {
-        let error = RedisServer::start_program("spider-sandbox-no-such-redis-server").unwrap_err();
+        let error = RedisServer::start_program("spider-sandbox-no-such-redis-server", false).unwrap_err();
         assert_eq!(error.kind(), ErrorKind::NotFound);
         assert!(error.to_string().contains("apt-get install -y redis-server"), "{error}");
         assert!(error.to_string().contains("bash .ci/run"), "{error}");

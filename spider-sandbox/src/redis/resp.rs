@@ -1,5 +1,7 @@
 //! Just enough RESP (Redis's wire protocol) to ping a server, ask it to save and shut
-//! down, and let a test read a value back: one command per connection, one reply line.
+//! down, and let a test read a value back: one command per connection, one reply line;
+//! or a few commands on one connection, for those whose meaning is the connection's
+//! (`WAIT` waits for the replication of that connection's last write).
 //!
 //! Written by hand so the sandbox does not depend on a Redis client: the crates under
 //! test bring their own, and a harness that shared it could hide the client's bugs.
@@ -14,12 +16,21 @@ use std::time::Duration;
 /// `$-1` for a missing value), except a bulk string, which is its content. A closed
 /// connection before any reply is `UnexpectedEof` (what `SHUTDOWN` does on success).
 pub(super) fn command(port: u16, args: &[&str], timeout: Duration) -> io::Result<String> {
+    let mut replies = pipeline(port, &[args], timeout)?;
+    replies.pop().ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "no reply"))
+}
+
+/// Sends `commands` in order on one connection to the server on `127.0.0.1:port` and
+/// reads their replies, one each, as [`command`] reads one. The timeout is per read and
+/// write, not for the whole.
+pub(super) fn pipeline(port: u16, commands: &[&[&str]], timeout: Duration) -> io::Result<Vec<String>> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(timeout))?;
-    stream.write_all(&encode(args))?;
-    read_reply(&mut BufReader::new(stream))
+    stream.write_all(&commands.iter().flat_map(|args| encode(args)).collect::<Vec<u8>>())?;
+    let mut reader = BufReader::new(stream);
+    commands.iter().map(|_| read_reply(&mut reader)).collect()
 }
 
 /// A command as RESP sends it: an array of bulk strings, lengths in bytes.

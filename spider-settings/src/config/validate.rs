@@ -195,6 +195,13 @@ impl Config {
         if self.crawl_id.as_deref().is_some_and(|id| id.is_empty() || id.contains(char::is_whitespace)) {
             problems.push("crawl_id must be a word without spaces, such as \"shop-2026-11\"".to_owned());
         }
+        // The crawl's name is its keys' hash tag, `{NAME}`: a brace in it would cut the tag.
+        if self.fleet_crawl().contains(['{', '}']) {
+            problems.push(format!(
+                "the fleet's crawl is named {:?}, and a crawl's name may not hold {{ or }}; give crawl_id another",
+                self.fleet_crawl()
+            ));
+        }
         if self.lease < std::time::Duration::from_secs(1) {
             problems.push(format!(
                 "lease = {:?} is too short to renew; give at least 1s (default 60s)",

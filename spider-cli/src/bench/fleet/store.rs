@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use spider_sandbox::RedisServer;
+use spiderling::fleet_prefix as prefix;
 
 /// Connect, read and write timeout of the bench's own connection.
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -129,11 +130,6 @@ impl Fleet {
 
 /// The set of every crawl a Redis holds (what `spiderling fleet` lists).
 const CRAWLS: &str = "spiderling:crawls";
-
-/// The key prefix of a fleet crawl.
-fn prefix(crawl_id: &str) -> String {
-    format!("spiderling:{crawl_id}")
-}
 
 /// What Redis has spent since it started: CPU, and the fleet's rounds (each one call of
 /// its Lua script, `EVALSHA`, or `EVAL` the first time a connection finds it not loaded).

@@ -5,12 +5,12 @@
 
 use std::time::Instant;
 
-use redis::aio::MultiplexedConnection;
-use redis::{Client, Script};
+use redis::Script;
 use spider_settings::RedisAddress as Address;
 
+use super::connection::{Connection, Redis};
 use super::wire::{self, Reply, Round};
-use super::{prefix, syncer, ROUND};
+use super::{prefix, round_call, ROUND};
 use crate::error::Error;
 use crate::request::host::host_key;
 use crate::request::Request;
@@ -87,10 +87,9 @@ pub async fn fill(
     let address = Address::parse(address).map_err(Error::Config)?;
     let failed = |error: redis::RedisError| Error::Fleet {
         address: address.to_string(),
-        message: error.to_string().replace(address.url(), &address.to_string()),
+        message: address.hide(&error.to_string()),
     };
-    let client = Client::open(address.url()).map_err(failed)?;
-    let mut connection = syncer::connect(&client).await.map_err(failed)?;
+    let mut connection = Redis::open(&address).map_err(failed)?.connect().await.map_err(failed)?;
     let prefix = prefix(crawl);
     let held: bool = redis::cmd("EXISTS")
         .arg(format!("{prefix}:epoch"))
@@ -119,12 +118,10 @@ pub async fn fill(
                 round.requests.push(stored);
             }
             let json = serde_json::to_string(&round).unwrap_or_default();
-            let mut call = script.prepare_invoke();
-            call.arg(&prefix).arg("fill").arg(&json);
-            for request in &round.requests {
-                call.arg(request);
-            }
-            call.invoke_async::<String>(&mut connection).await.map_err(failed)?;
+            round_call(&script, &prefix, "fill", &json, &round.requests)
+                .invoke_async::<String>(&mut connection)
+                .await
+                .map_err(failed)?;
             next = end;
         }
         let secs = since.elapsed().as_secs_f64();
@@ -156,11 +153,7 @@ pub async fn fill(
             ..Round::default()
         };
         let json = serde_json::to_string(&round).unwrap_or_default();
-        let text: String = script
-            .prepare_invoke()
-            .arg(&prefix)
-            .arg("fill")
-            .arg(&json)
+        let text: String = round_call(&script, &prefix, "fill", &json, &[])
             .invoke_async(&mut connection)
             .await
             .map_err(failed)?;
@@ -176,7 +169,7 @@ pub async fn fill(
     Ok(drained)
 }
 
-async fn used_memory(connection: &mut MultiplexedConnection) -> redis::RedisResult<u64> {
+async fn used_memory(connection: &mut Connection) -> redis::RedisResult<u64> {
     let info: String = redis::cmd("INFO").arg("memory").query_async(connection).await?;
     Ok(info
         .lines()
@@ -186,7 +179,7 @@ async fn used_memory(connection: &mut MultiplexedConnection) -> redis::RedisResu
 }
 
 /// `MEMORY USAGE` of every bucket of the seen-set, summed.
-async fn seen_memory(connection: &mut MultiplexedConnection, prefix: &str) -> redis::RedisResult<u64> {
+async fn seen_memory(connection: &mut Connection, prefix: &str) -> redis::RedisResult<u64> {
     let mut total = 0;
     for start in (0..SEEN_BUCKETS).step_by(4096) {
         let mut pipe = redis::pipe();

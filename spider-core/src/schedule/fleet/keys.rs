@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use redis::aio::MultiplexedConnection;
-use redis::{Client, Script};
+use redis::Script;
 use spider_settings::RedisAddress as Address;
 use tokio::sync::Mutex;
 
+use super::connection::{Connection, Redis};
 use crate::error::Error;
 use crate::extract::item::ItemKey;
 use crate::request::canonical::Fingerprint;
@@ -36,22 +36,17 @@ const PATIENCE: Duration = Duration::from_secs(30);
 
 /// The fleet's keys, reached from any task.
 pub(crate) struct FleetKeys {
-    client: Client,
-    connection: Mutex<Option<MultiplexedConnection>>,
+    redis: Redis,
+    connection: Mutex<Option<Connection>>,
     address: Address,
     hash: String,
     script: Script,
 }
 
 impl FleetKeys {
-    pub(super) fn new(
-        client: Client,
-        connection: MultiplexedConnection,
-        address: Address,
-        prefix: &str,
-    ) -> Self {
+    pub(super) fn new(redis: Redis, connection: Connection, address: Address, prefix: &str) -> Self {
         FleetKeys {
-            client,
+            redis,
             connection: Mutex::new(Some(connection)),
             address,
             hash: format!("{prefix}:keys"),
@@ -74,7 +69,7 @@ impl FleetKeys {
                 }
                 Err(error) if tokio::time::Instant::now() + pause > deadline => {
                     let address = self.address.to_string();
-                    let problem = error.to_string().replace(self.address.url(), &address);
+                    let problem = self.address.hide(&error.to_string());
                     let message = format!("the items' keys could not be checked: {problem}");
                     return Err(Error::Fleet { address, message });
                 }
@@ -94,7 +89,7 @@ impl FleetKeys {
             match held.as_ref() {
                 Some(connection) => connection.clone(),
                 None => {
-                    let connection = super::syncer::connect(&self.client).await?;
+                    let connection = self.redis.connect().await?;
                     *held = Some(connection.clone());
                     connection
                 }
@@ -106,6 +101,8 @@ impl FleetKeys {
             call.arg(key.to_bytes().as_slice());
         }
         let mine: Vec<u8> = call.invoke_async(&mut connection).await?;
+        // A key taken is an item written: on a cluster, only once a replica has it.
+        connection.replicated(&self.hash).await?;
         Ok(mine.into_iter().map(|mine| mine == 1).collect())
     }
 }

@@ -20,6 +20,7 @@
 //! `spiderling fleet`, without writing anything.
 
 mod clock;
+mod connection;
 mod fill;
 mod frontier;
 mod keys;
@@ -31,8 +32,6 @@ mod wire;
 use std::sync::Arc;
 use std::time::Duration;
 
-use redis::Client;
-
 pub use fill::{fill, Drained, FillStep};
 pub(crate) use frontier::FleetFrontier;
 pub(crate) use keys::FleetKeys;
@@ -40,6 +39,7 @@ pub use outputs::FleetOutput;
 pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetWorker, WorkerState};
 
 use self::clock::RedisClock;
+use self::connection::Redis;
 use self::frontier::Link;
 use self::syncer::Syncer;
 use self::wire::Round;
@@ -51,12 +51,31 @@ use spider_settings::{RateCeiling, RedisAddress as Address};
 /// The script of a round.
 const ROUND: &str = include_str!("round.lua");
 
+/// A call of the round script for `worker` on the crawl at `prefix`: the round's JSON,
+/// then each request it enqueues. The crawl's `meta` key is named so that a cluster
+/// client sends it to the master of the crawl's slot.
+fn round_call<'a>(
+    script: &'a redis::Script,
+    prefix: &str,
+    worker: &str,
+    json: &str,
+    requests: &[String],
+) -> redis::ScriptInvocation<'a> {
+    let mut call = script.key(format!("{prefix}:meta"));
+    call.arg(prefix).arg(worker).arg(json);
+    for request in requests {
+        call.arg(request);
+    }
+    call
+}
+
 /// The set of every crawl a Redis holds, for `spiderling fleet`.
 pub(crate) const CRAWLS: &str = "spiderling:crawls";
 
-/// The key prefix of a crawl.
-pub(crate) fn prefix(crawl_id: &str) -> String {
-    format!("spiderling:{crawl_id}")
+/// The key prefix of a crawl: its name is the hash tag of all its keys, so that on a
+/// Redis Cluster they share one slot and a round's script may touch any of them.
+pub fn prefix(crawl_id: &str) -> String {
+    format!("spiderling:{{{crawl_id}}}")
 }
 
 /// A worker's membership of the fleet, to end when its crawl ends. Dropped without
@@ -97,7 +116,7 @@ fn refusal(address: &Address, error: &redis::RedisError) -> Option<String> {
     {
         Some(format!("it refused the password the address gives; {password}"))
     } else if error.is_io_error() || error.is_connection_refusal() || error.is_timeout() {
-        let problem = text.replace(address.url(), &address.to_string());
+        let problem = address.hide(&text);
         Some(format!("{problem}; is redis-server running there? start it, or fix the host, port or database"))
     } else {
         None
@@ -118,39 +137,42 @@ pub(crate) async fn join(
     let address = Address::parse(address).map_err(Error::Config)?;
     let refused = |error: redis::RedisError| {
         let problem = refusal(&address, &error).unwrap_or_else(|| {
-            let problem = error.to_string().replace(address.url(), &address.to_string());
+            let problem = address.hide(&error.to_string());
             format!("{problem}; start it (redis-server), or fix frontier")
         });
         Error::Config(format!("cannot use the fleet's Redis at {address}: {problem}"))
     };
-    let client = Client::open(address.url()).map_err(refused)?;
-    let mut connection = syncer::connect(&client).await.map_err(refused)?;
+    let redis = Redis::open(&address).map_err(refused)?;
+    let mut connection = redis.connect().await.map_err(refused)?;
     let crawl = config.fleet_crawl();
     let prefix = prefix(crawl);
     let meta = format!("{prefix}:meta");
-    let (spider, done, broken, refusing, old_seen): (String, bool, Option<String>, Vec<String>, bool) =
-        redis::pipe()
-            .atomic()
-            .hset_nx(&meta, "spider", config.name())
-            .ignore()
-            .hset_nx(&meta, "created_ms", crate::observe::tables::unix_ms(std::time::SystemTime::now()))
-            .ignore()
-            .hset(&meta, "limits", config.fleet_limits())
-            .ignore()
-            .sadd(CRAWLS, crawl)
-            .ignore()
-            .hget(&meta, "spider")
-            .exists(format!("{prefix}:done"))
-            .hget(&meta, "broken")
-            .smembers(format!("{prefix}:refusing"))
-            .exists(format!("{prefix}:seen"))
-            .query_async(&mut connection)
-            .await
-            .map_err(refused)?;
+    let (spider, done, broken, refusing): (String, bool, Option<String>, Vec<String>) = redis::pipe()
+        .atomic()
+        .hset_nx(&meta, "spider", config.name())
+        .ignore()
+        .hset_nx(&meta, "created_ms", crate::observe::tables::unix_ms(std::time::SystemTime::now()))
+        .ignore()
+        .hset(&meta, "limits", config.fleet_limits())
+        .ignore()
+        .hget(&meta, "spider")
+        .exists(format!("{prefix}:done"))
+        .hget(&meta, "broken")
+        .smembers(format!("{prefix}:refusing"))
+        .query_async(&mut connection)
+        .await
+        .map_err(refused)?;
+    // Apart from the crawl's keys: on a cluster, the list of crawls is in a slot of its own.
+    redis::cmd("SADD").arg(CRAWLS).arg(crawl).query_async::<()>(&mut connection).await.map_err(refused)?;
+    let old_layout: bool = redis::cmd("EXISTS")
+        .arg(format!("spiderling:{crawl}:meta"))
+        .query_async(&mut connection)
+        .await
+        .map_err(refused)?;
     if let Some(why) = broken {
         return Err(Error::Fleet { address: address.to_string(), message: why });
     }
-    if old_seen {
+    if old_layout {
         return Err(Error::Config(format!(
             "the crawl {crawl:?} in {address} was made by an earlier Spiderling, whose seen-set and queued requests \
              this one keeps otherwise; finish it with that version, or give this one another crawl_id"
@@ -199,10 +221,10 @@ pub(crate) async fn join(
     link.lock().refusing = refusing;
     let frontier = FleetFrontier::new(config, link.clone(), output);
     tracing::info!(target: "spiderling", redis = %address, crawl, %worker, "joined the fleet");
-    let keys = FleetKeys::new(client.clone(), connection.clone(), address.clone(), &prefix);
+    let keys = FleetKeys::new(redis.clone(), connection.clone(), address.clone(), &prefix);
     let syncer = Syncer {
         link,
-        client,
+        redis,
         connection,
         address: address.clone(),
         prefix,

@@ -10,14 +10,14 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
-use redis::aio::MultiplexedConnection;
-use redis::{Client, RedisError};
+use redis::RedisError;
 use serde::{Deserialize, Serialize};
 
 use spider_settings::RedisAddress as Address;
 
+use super::connection::{Connection, Redis};
 use super::outputs::FleetOutput;
-use super::{prefix, syncer, CRAWLS};
+use super::{prefix, CRAWLS};
 use crate::error::Error;
 use crate::observe::counters::Counts;
 use crate::observe::tables::{date, elapsed, table, unix_ms};
@@ -251,8 +251,7 @@ impl FleetReport {
             Error::Config(problem.strip_prefix("frontier = ").unwrap_or(&problem).to_owned())
         })?;
         let failed = |error: RedisError| failure(&address, &error);
-        let client = Client::open(address.url()).map_err(failed)?;
-        let mut connection = syncer::connect(&client).await.map_err(failed)?;
+        let mut connection = Redis::open(&address).map_err(failed)?.connect().await.map_err(failed)?;
         let mut ids: Vec<String> =
             redis::cmd("SMEMBERS").arg(CRAWLS).query_async(&mut connection).await.map_err(failed)?;
         ids.sort();
@@ -281,20 +280,13 @@ fn failure(address: &Address, error: &RedisError) -> Error {
         Some(refusal) => Error::Config(format!("cannot read the fleet's Redis at {address}: {refusal}")),
         None => Error::Fleet {
             address: address.to_string(),
-            message: format!(
-                "reading the fleet failed: {}",
-                error.to_string().replace(address.url(), &address.to_string())
-            ),
+            message: format!("reading the fleet failed: {}", address.hide(&error.to_string())),
         },
     }
 }
 
 /// The keys of one crawl, as `round.lua`'s header lists them.
-async fn read_crawl(
-    connection: &mut MultiplexedConnection,
-    id: String,
-    now_ms: i64,
-) -> redis::RedisResult<FleetCrawl> {
+async fn read_crawl(connection: &mut Connection, id: String, now_ms: i64) -> redis::RedisResult<FleetCrawl> {
     let p = prefix(&id);
     type Keys = (
         HashMap<String, String>,

@@ -4,6 +4,8 @@
 -- (one GCRA bucket for the crawl, one per host, one count of busy slots per host) are
 -- read and moved in the same step as the leases they allow.
 --
+-- KEYS[1] the crawl's P:meta, named only so that a cluster sends the call to the master of
+-- the crawl's slot (every key below is in it: P is `spiderling:{CRAWL}`, a hash tag).
 -- ARGV[1] the crawl's key prefix, ARGV[2] the worker's id, ARGV[3] the round as JSON (see
 -- `wire.rs`, `Round`), then the requests it enqueues, one argument each: a request is
 -- JSON that this script stores and hands out without reading, so it travels outside the

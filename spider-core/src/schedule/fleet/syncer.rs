@@ -8,16 +8,16 @@
 
 use std::time::Duration;
 
-use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, Client, Script};
+use redis::Script;
 use tokio::time::Instant;
 
 use super::clock::RedisClock;
+use super::connection::{Connection, Redis};
 use super::frontier::{Link, View};
 use super::wire::{self, Reply, Round};
 use spider_settings::RedisAddress as Address;
 
-use super::ROUND;
+use super::{round_call, ROUND};
 use crate::error::Error;
 use crate::request::host::HostKey;
 use crate::schedule::frontier::FleetAnswers;
@@ -42,8 +42,6 @@ pub(super) const DEAD_AFTER: Duration = Duration::from_secs(10);
 /// Reconnection backoff: doubled from the first to the last.
 const RECONNECT_FIRST: Duration = Duration::from_millis(100);
 const RECONNECT_MAX: Duration = Duration::from_secs(5);
-/// A call that takes longer than this is a lost connection.
-const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// When the round after this one goes.
 enum Next {
@@ -68,8 +66,8 @@ struct Sent {
 /// What the syncer needs to talk for this worker.
 pub(super) struct Syncer {
     pub(super) link: std::sync::Arc<Link>,
-    pub(super) client: Client,
-    pub(super) connection: MultiplexedConnection,
+    pub(super) redis: Redis,
+    pub(super) connection: Connection,
     pub(super) address: Address,
     pub(super) prefix: String,
     pub(super) worker: String,
@@ -79,19 +77,16 @@ pub(super) struct Syncer {
     pub(super) epoch: u64,
 }
 
-pub(super) async fn connect(client: &Client) -> redis::RedisResult<MultiplexedConnection> {
-    let config = AsyncConnectionConfig::new()
-        .set_connection_timeout(Some(CALL_TIMEOUT))
-        .set_response_timeout(Some(CALL_TIMEOUT));
-    let mut connection = client.get_multiplexed_async_connection_with_config(&config).await?;
-    // A plain command first, so that a password Redis wants is refused here, as NOAUTH:
-    // refused inside a transaction, redis-rs 1.8 miscounts the replies (a subtraction
-    // that overflows, a panic in a debug build).
-    redis::cmd("PING").query_async::<()>(&mut connection).await?;
-    Ok(connection)
-}
-
 impl Syncer {
+    /// One call of the round script; its reply, once it may be acted on (on a cluster,
+    /// copied to a replica).
+    async fn send(&mut self, script: &Script, sent: &Sent) -> redis::RedisResult<String> {
+        let call = round_call(script, &self.prefix, &self.worker, &sent.json, &sent.requests);
+        let text = call.invoke_async::<String>(&mut self.connection).await?;
+        self.connection.replicated(&format!("{}:meta", self.prefix)).await?;
+        Ok(text)
+    }
+
     /// Run rounds until the dispatcher has ended and the last round, which gives back
     /// what the worker still held, has reached Redis.
     pub(super) async fn run(mut self) {
@@ -119,12 +114,7 @@ impl Syncer {
                     Sent { at: now, json, requests: round.requests, closing, renew, beat }
                 }
             };
-            let mut call = script.prepare_invoke();
-            call.arg(&self.prefix).arg(&self.worker).arg(&sent.json);
-            for request in &sent.requests {
-                call.arg(request);
-            }
-            let reply = match call.invoke_async::<String>(&mut self.connection).await {
+            let reply = match self.send(&script, &sent).await {
                 Ok(text) => Reply::read(&text),
                 Err(error) => Err(error.to_string()),
             };
@@ -386,7 +376,7 @@ impl Syncer {
 
     /// Connect again if Redis answers; `false` when it answers without the crawl.
     async fn reconnect(&mut self) -> bool {
-        let Ok(mut connection) = connect(&self.client).await else { return true };
+        let Ok(mut connection) = self.redis.connect().await else { return true };
         // A Redis that lost the crawl's keys (restarted without persistence, flushed)
         // cannot be worked on: the crawl would end at once as if done.
         let meta: redis::RedisResult<bool> =

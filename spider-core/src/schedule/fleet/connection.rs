@@ -1,0 +1,170 @@
+//! How a worker reaches the fleet's Redis: one server, or a Redis Cluster.
+//!
+//! Every key of a crawl carries the crawl's hash tag (`spiderling:{CRAWL}:…`), so on a
+//! cluster a crawl lives in one slot, on one master, and each round stays one atomic
+//! script there. What a cluster adds is failover: a master's replica takes over when it
+//! dies, with only what reached it. So on a cluster a write the worker acts on (a
+//! round's leases and ends, an item key claimed) counts only once a replica has it
+//! (`WAIT`); a round not yet copied when its master dies is sent again, to the replica
+//! promoted, under its number, and applied there once.
+
+use std::time::Duration;
+
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::cluster::ClusterClient;
+use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+use redis::{AsyncConnectionConfig, Client, Cmd, Pipeline, RedisFuture, RedisResult, Value};
+use spider_settings::RedisAddress as Address;
+
+/// A call that takes longer than this is a lost connection.
+pub(super) const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a write may wait for a replica to copy it before it counts as not made.
+const REPLICA_WAIT: Duration = Duration::from_secs(1);
+
+/// Where the fleet's Redis is, ready to connect (again).
+#[derive(Clone)]
+pub(crate) enum Redis {
+    One(Client),
+    Cluster(Box<ClusterClient>),
+}
+
+/// A connection to either; cheap to clone, every clone sharing it.
+#[derive(Clone)]
+pub(crate) enum Connection {
+    One(MultiplexedConnection),
+    Cluster(ClusterConnection),
+}
+
+impl Redis {
+    pub(crate) fn open(address: &Address) -> RedisResult<Redis> {
+        Ok(match address.cluster_nodes() {
+            Some(nodes) => Redis::Cluster(Box::new(
+                ClusterClient::builder(nodes.iter().map(String::as_str))
+                    .connection_timeout(CALL_TIMEOUT)
+                    .response_timeout(CALL_TIMEOUT)
+                    // A failover takes seconds; the syncer's own backoff rides it out.
+                    .retries(2)
+                    .build()?,
+            )),
+            None => Redis::One(Client::open(address.url())?),
+        })
+    }
+
+    pub(crate) async fn connect(&self) -> RedisResult<Connection> {
+        let mut connection = match self {
+            Redis::One(client) => {
+                let config = AsyncConnectionConfig::new()
+                    .set_connection_timeout(Some(CALL_TIMEOUT))
+                    .set_response_timeout(Some(CALL_TIMEOUT));
+                Connection::One(client.get_multiplexed_async_connection_with_config(&config).await?)
+            }
+            Redis::Cluster(client) => Connection::Cluster(client.get_async_connection().await?),
+        };
+        // A plain command first, so that a password Redis wants is refused here, as NOAUTH:
+        // refused inside a transaction, redis-rs 1.8 miscounts the replies (a subtraction
+        // that overflows, a panic in a debug build).
+        redis::cmd("PING").query_async::<()>(&mut connection).await?;
+        Ok(connection)
+    }
+}
+
+impl Connection {
+    /// Return once what this connection wrote to the master holding `key` is on one of
+    /// its replicas, on a cluster whose master has one; at once anywhere else.
+    ///
+    /// # Errors
+    ///
+    /// When the master does not answer, or has a replica and no replica copied the
+    /// writes within [`REPLICA_WAIT`]: the writes may be lost in a failover, so what
+    /// they answered must not be acted on.
+    pub(crate) async fn replicated(&mut self, key: &str) -> RedisResult<()> {
+        let Connection::Cluster(connection) = self else { return Ok(()) };
+        // The master of the key's slot, over the connection that made the writes (one
+        // per node), which is what `WAIT` counts.
+        let route = SingleNodeRoutingInfo::SpecificNode(Route::new(slot(key), SlotAddr::Master));
+        let wait = redis::cmd("WAIT")
+            .arg(1)
+            .arg(u64::try_from(REPLICA_WAIT.as_millis()).unwrap_or(u64::MAX))
+            .to_owned();
+        let copies: i64 = redis::from_redis_value(
+            connection.route_command(wait, RoutingInfo::SingleNode(route.clone())).await?,
+        )?;
+        if copies >= 1 || !has_replicas(connection, route).await? {
+            return Ok(());
+        }
+        Err(redis::RedisError::from((
+            redis::ErrorKind::Io,
+            "no replica copied the write in time",
+            format!("its master has a replica and {REPLICA_WAIT:?} went by"),
+        )))
+    }
+}
+
+/// The cluster's hash slot of `key`: of its hash tag (what the first `{…}` holds, when
+/// not empty), or of the whole key.
+fn slot(key: &str) -> u16 {
+    let tagged = key
+        .split_once('{')
+        .and_then(|(_, rest)| rest.split_once('}'))
+        .map(|(tag, _)| tag)
+        .filter(|tag| !tag.is_empty())
+        .unwrap_or(key);
+    crc16::State::<crc16::XMODEM>::calculate(tagged.as_bytes()) % 16384
+}
+
+/// Whether the master on `route` has a replica attached (`ROLE` lists them): a master
+/// without one has nothing to wait for.
+async fn has_replicas(connection: &mut ClusterConnection, route: SingleNodeRoutingInfo) -> RedisResult<bool> {
+    let role = connection.route_command(redis::cmd("ROLE"), RoutingInfo::SingleNode(route)).await?;
+    let replicas = match role {
+        Value::Array(parts) => {
+            parts.get(2).is_some_and(|list| matches!(list, Value::Array(list) if !list.is_empty()))
+        }
+        _ => false,
+    };
+    Ok(replicas)
+}
+
+impl ConnectionLike for Connection {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Connection::One(connection) => connection.req_packed_command(cmd),
+            Connection::Cluster(connection) => connection.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Connection::One(connection) => connection.req_packed_commands(pipeline, offset, count),
+            Connection::Cluster(connection) => connection.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Connection::One(connection) => connection.get_db(),
+            Connection::Cluster(connection) => connection.get_db(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slot;
+
+    #[test]
+    fn a_key_goes_to_the_slot_of_its_hash_tag() {
+        // Slots Redis's CLUSTER KEYSLOT gives.
+        assert_eq!(slot("foo"), 12182);
+        assert_eq!(slot("spiderling:{books}:meta"), 15901);
+        assert_eq!(slot("spiderling:{books}:q:example.com"), 15901);
+        assert_eq!(slot("foo{}{bar}"), 8363, "an empty tag: the whole key");
+    }
+}
