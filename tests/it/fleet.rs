@@ -607,7 +607,6 @@ mod cluster {
     }
 
     #[test]
-    #[ignore = "a worker does not finish after the failover yet (issue 33): the crawl goes on, one worker hangs"]
     fn a_master_killed_mid_crawl_and_its_replica_promoted_loses_nothing() {
         let (site, demo) = site(10);
         let mut cluster = cluster();

@@ -8,7 +8,8 @@
 //! (`WAIT`); a round not yet copied when its master dies is sent again, to the replica
 //! promoted, under its number, and applied there once.
 
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster::ClusterClient;
@@ -23,6 +24,10 @@ pub(super) const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a write may wait for a replica to copy it before it counts as not made.
 const REPLICA_WAIT: Duration = Duration::from_secs(1);
 
+/// How long a master's answer to whether it has a replica is trusted: a replica attached
+/// later is waited for from then on.
+const ROLE_KEPT: Duration = Duration::from_secs(5);
+
 /// Where the fleet's Redis is, ready to connect (again).
 #[derive(Clone)]
 pub(crate) enum Redis {
@@ -34,7 +39,16 @@ pub(crate) enum Redis {
 #[derive(Clone)]
 pub(crate) enum Connection {
     One(MultiplexedConnection),
-    Cluster(ClusterConnection),
+    Cluster(ClusterConnection, Arc<Mutex<Option<Role>>>),
+}
+
+/// Whether the master a connection last asked had a replica, and when it said so. A
+/// replica promoted in a failover has none until one is attached to it: waiting for a
+/// copy there would hold every round for [`REPLICA_WAIT`].
+#[derive(Clone, Copy)]
+pub(crate) struct Role {
+    replicas: bool,
+    asked: Instant,
 }
 
 impl Redis {
@@ -60,7 +74,9 @@ impl Redis {
                     .set_response_timeout(Some(CALL_TIMEOUT));
                 Connection::One(client.get_multiplexed_async_connection_with_config(&config).await?)
             }
-            Redis::Cluster(client) => Connection::Cluster(client.get_async_connection().await?),
+            Redis::Cluster(client) => {
+                Connection::Cluster(client.get_async_connection().await?, Arc::default())
+            }
         };
         // A plain command first, so that a password Redis wants is refused here, as NOAUTH:
         // refused inside a transaction, redis-rs 1.8 miscounts the replies (a subtraction
@@ -80,19 +96,36 @@ impl Connection {
     /// writes within [`REPLICA_WAIT`]: the writes may be lost in a failover, so what
     /// they answered must not be acted on.
     pub(crate) async fn replicated(&mut self, key: &str) -> RedisResult<()> {
-        let Connection::Cluster(connection) = self else { return Ok(()) };
+        let Connection::Cluster(connection, role) = self else { return Ok(()) };
         // The master of the key's slot, over the connection that made the writes (one
         // per node), which is what `WAIT` counts.
         let route = SingleNodeRoutingInfo::SpecificNode(Route::new(slot(key), SlotAddr::Master));
+        let known = role.lock().ok().and_then(|role| *role).filter(|role| role.asked.elapsed() < ROLE_KEPT);
+        let replicas = match known {
+            Some(known) => known.replicas,
+            None => {
+                let replicas = has_replicas(connection, route.clone()).await?;
+                if let Ok(mut role) = role.lock() {
+                    *role = Some(Role { replicas, asked: Instant::now() });
+                }
+                replicas
+            }
+        };
+        if !replicas {
+            return Ok(());
+        }
         let wait = redis::cmd("WAIT")
             .arg(1)
             .arg(u64::try_from(REPLICA_WAIT.as_millis()).unwrap_or(u64::MAX))
             .to_owned();
-        let copies: i64 = redis::from_redis_value(
-            connection.route_command(wait, RoutingInfo::SingleNode(route.clone())).await?,
-        )?;
-        if copies >= 1 || !has_replicas(connection, route).await? {
+        let copies: i64 =
+            redis::from_redis_value(connection.route_command(wait, RoutingInfo::SingleNode(route)).await?)?;
+        if copies >= 1 {
             return Ok(());
+        }
+        // The master may have changed (a failover) or lost its replica: ask again next time.
+        if let Ok(mut role) = role.lock() {
+            *role = None;
         }
         Err(redis::RedisError::from((
             redis::ErrorKind::Io,
@@ -131,7 +164,7 @@ impl ConnectionLike for Connection {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match self {
             Connection::One(connection) => connection.req_packed_command(cmd),
-            Connection::Cluster(connection) => connection.req_packed_command(cmd),
+            Connection::Cluster(connection, _) => connection.req_packed_command(cmd),
         }
     }
 
@@ -143,14 +176,14 @@ impl ConnectionLike for Connection {
     ) -> RedisFuture<'a, Vec<Value>> {
         match self {
             Connection::One(connection) => connection.req_packed_commands(pipeline, offset, count),
-            Connection::Cluster(connection) => connection.req_packed_commands(pipeline, offset, count),
+            Connection::Cluster(connection, _) => connection.req_packed_commands(pipeline, offset, count),
         }
     }
 
     fn get_db(&self) -> i64 {
         match self {
             Connection::One(connection) => connection.get_db(),
-            Connection::Cluster(connection) => connection.get_db(),
+            Connection::Cluster(connection, _) => connection.get_db(),
         }
     }
 }
