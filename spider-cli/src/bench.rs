@@ -98,11 +98,21 @@ pub(crate) struct Args {
     /// workers at once sharing one crawl through Redis, each with --concurrency slots.
     #[arg(long, value_delimiter = ',', value_name = "N,N,…")]
     workers: Vec<usize>,
-    /// With --workers: the Redis the fleet shares (`redis://HOST:PORT/DB`, or `env:VAR`);
-    /// without it the bench starts a `redis-server` of its own and stops it after. The
-    /// bench's crawls are removed from it after each run.
+    /// With --workers: the Redis the fleet shares (`redis://HOST:PORT/DB`,
+    /// `redis+cluster://HOST:PORT,HOST:PORT`, or `env:VAR`); without it the bench starts a
+    /// `redis-server` of its own and stops it after. The bench's crawls are removed from it
+    /// after each run.
     #[arg(long, value_name = "REDIS_URL")]
     frontier: Option<String>,
+    /// With --workers: run each count on one Redis and again on a Redis Cluster of this
+    /// many masters (at least 3) that the bench starts on 127.0.0.1, side by side; with
+    /// --fleet-memory: fill a crawl on such a cluster.
+    #[arg(long, value_name = "MASTERS", conflicts_with = "frontier")]
+    cluster: Option<usize>,
+    /// With --cluster: the replicas of each master (a round's writes are acted on once one
+    /// has them).
+    #[arg(long, default_value_t = 1, requires = "cluster")]
+    replicas: usize,
     /// Measure what a fleet crawl's shared state costs Redis instead: requests for new URLs
     /// enqueued through the workers' round script into a fresh crawl (in --frontier's
     /// Redis, or one the bench starts), with memory per seen URL and per queued request,
@@ -224,8 +234,8 @@ pub(crate) fn run(args: Args) -> ExitCode {
             sessions::run(&setup, args.json)
         }
         _ if args.rendered => rendered(&args),
-        _ if args.frontier.is_some() => {
-            eprintln!("error: --frontier is the Redis of the fleet bench; give --workers too");
+        _ if args.frontier.is_some() || args.cluster.is_some() => {
+            eprintln!("error: --frontier and --cluster are the Redis of the fleet bench; give --workers or --fleet-memory too");
             ExitCode::from(2)
         }
         _ => parent(&args),

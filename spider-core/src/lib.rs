@@ -69,6 +69,9 @@ pub use schedule::state::{StateHost, StateOutput, StateReport, StateRun};
 pub use spider::pipeline::{Pipeline, Record, Stages, Verdict};
 pub use spider::start::Start;
 pub use spider::{Cx, Spider, SpiderConfig};
+#[cfg(feature = "fleet")]
+#[doc(hidden)]
+pub use spider_settings::RedisAddress;
 pub use spider_settings::{
     rfc3339, Config, ConfigError, Impersonate, Render, DEFAULT_RETRY_STATUSES, DEFAULT_USER_AGENT,
     DEFAULT_USER_TEMPLATE,

@@ -1,7 +1,8 @@
 //! `spiderling bench --workers 1,2,…`: how the fleet scales. For each count N, N
 //! `spiderling` workers (the bench's own contender, as child processes) start at once and
 //! share one fresh crawl of the bench's site through Redis; the run is measured from the
-//! first start to the last exit, against what the site served and what Redis spent.
+//! first start to the last exit, against what the site served and what Redis spent. With
+//! `--cluster`, each count runs on one Redis and then on a Redis Cluster, side by side.
 //!
 //! A run counts only when it was correct: every worker exited with success and printed
 //! its run, the site answered every page exactly once, and every item was written once.
@@ -41,7 +42,8 @@ const MAX_RUNS: usize = 16;
 struct Bench<'a> {
     args: &'a Args,
     site: Sandbox,
-    fleet: Fleet,
+    /// One Redis, then the cluster with `--cluster`: each count runs on each.
+    fleets: Vec<Fleet>,
     exe: std::path::PathBuf,
     dir: &'a Path,
     expected_pages: usize,
@@ -82,7 +84,10 @@ fn measure_all(args: &Args, dir: &Path) -> Result<Report, String> {
     let demo = demo_site(books, args.page_kb, args.latency_ms);
     let expected_pages = demo.expected_pages();
     let site = Sandbox::demo(demo).map_err(|e| format!("cannot serve the bench site on 127.0.0.1: {e}"))?;
-    let fleet = Fleet::open(args.frontier.as_deref())?;
+    let mut fleets = vec![Fleet::open(args.frontier.as_deref())?];
+    if let Some(masters) = args.cluster {
+        fleets.push(Fleet::start_cluster(masters, args.replicas)?);
+    }
     let exe = std::env::current_exe().map_err(|error| format!("cannot find this binary: {error}"))?;
     let setup = Setup {
         expected_pages,
@@ -94,45 +99,46 @@ fn measure_all(args: &Args, dir: &Path) -> Result<Report, String> {
         parse_cost_us: args.parse_cost_us,
         parse_threads: parse_threads(),
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        redis: fleet.origin(),
+        redis: fleets.iter().map(Fleet::origin).collect(),
     };
     let stamp = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_millis());
-    let bench = Bench { args, site, fleet, exe, dir, expected_pages, books, stamp };
-    let rows = args.workers.iter().map(|n| bench.row(*n)).collect();
+    let bench = Bench { args, site, fleets, exe, dir, expected_pages, books, stamp };
+    let rows =
+        args.workers.iter().flat_map(|n| bench.fleets.iter().map(|fleet| bench.row(fleet, *n))).collect();
     Ok(Report::new(setup, rows))
 }
 
 impl Bench<'_> {
     /// The run of `workers` workers, on a crawl of its own, removed from Redis after.
-    fn row(&self, workers: usize) -> Row {
-        let crawl_id = format!("bench-fleet-{workers}-{}", self.stamp);
-        let outcome = match self.measure(workers, &crawl_id) {
+    fn row(&self, fleet: &Fleet, workers: usize) -> Row {
+        let crawl_id = format!("bench-fleet-{}-{workers}-{}", fleet.kind(), self.stamp);
+        let outcome = match self.measure(fleet, workers, &crawl_id) {
             Ok(measured) => Outcome::Measured(measured),
             Err(failed) => Outcome::Failed { failed },
         };
-        if let Err(error) = self.fleet.forget(&crawl_id) {
+        if let Err(error) = fleet.forget(&crawl_id) {
             eprintln!("warning: {error}");
         }
-        Row { workers, crawl_id, outcome }
+        Row { workers, redis: fleet.kind(), crawl_id, outcome }
     }
 
-    fn measure(&self, workers: usize, crawl_id: &str) -> Result<Measured, String> {
-        if self.fleet.holds(crawl_id)? {
+    fn measure(&self, fleet: &Fleet, workers: usize, crawl_id: &str) -> Result<Measured, String> {
+        if fleet.holds(crawl_id)? {
             return Err(format!("Redis already holds a crawl {crawl_id}; not a fresh crawl"));
         }
         let per_host = (PER_HOST_PER_SLOT * self.args.concurrency * workers).to_string();
         let before = self.site.received();
-        let redis_before = self.fleet.counters()?;
+        let redis_before = fleet.counters()?;
         let server_cpu = cpu_seconds();
         let run = Workers {
             count: workers,
             dir: self.dir,
             within: Duration::from_secs(self.args.run_timeout_secs),
         };
-        let finished = run.run(|i| self.worker(workers, i, crawl_id, &per_host))?;
+        let finished = run.run(|i| self.worker(fleet, workers, i, crawl_id, &per_host))?;
         // The parent only serves and polls meanwhile: its CPU time is the site's.
         let server_cpu_secs = cpu_seconds() - server_cpu;
-        let redis = self.fleet.counters()?.since(&redis_before);
+        let redis = fleet.counters()?.since(&redis_before);
         let observed = self.site.observed();
         let hits = observed.hits.get(before..).unwrap_or_default();
         let served = Served::from(hits);
@@ -165,6 +171,7 @@ impl Bench<'_> {
             pages_per_sec: if wall_secs > 0.0 { pages as f64 / wall_secs } else { 0.0 },
             fetch_p50_ms: finished.runs.iter().map(|run| run.latency_p50_ms).fold(0.0, f64::max),
             scale: None,
+            vs_one: None,
             worker_cpu_secs,
             worker_cpu_secs_per_1000_pages: per_1000(worker_cpu_secs),
             peak_rss_mb: finished.runs.iter().map(|run| run.peak_rss_kb).max().unwrap_or(0) as f64 / 1024.0,
@@ -180,16 +187,16 @@ impl Bench<'_> {
 
     /// The command of worker `i` of a run of `workers`: the `spiderling` contender joining
     /// the crawl `crawl_id` in the fleet's Redis.
-    fn worker(&self, workers: usize, i: usize, crawl_id: &str, per_host: &str) -> Command {
+    fn worker(&self, fleet: &Fleet, workers: usize, i: usize, crawl_id: &str, per_host: &str) -> Command {
         let args = self.args;
         let mut command = Command::new(&self.exe);
         command
             .args(["bench", "--contender", "spiderling", "--url", &self.site.url()])
             .arg("--output")
-            .arg(self.dir.join(format!("worker-{workers}-{i}.jsonl")))
+            .arg(self.dir.join(format!("worker-{}-{workers}-{i}.jsonl", fleet.kind())))
             .args(["--concurrency", &args.concurrency.to_string()])
             .args(["--parse-cost-us", &args.parse_cost_us.to_string()])
-            .args(["--frontier", self.fleet.url(), "--crawl-id", crawl_id, "--per-host", per_host]);
+            .args(["--frontier", fleet.url(), "--crawl-id", crawl_id, "--per-host", per_host]);
         command
     }
 }

@@ -20,7 +20,11 @@ pub(in crate::bench) fn run(args: &Args) -> ExitCode {
         eprintln!("error: --fleet-memory takes rising counts of requests, each from 1 to {MAX_URLS}");
         return ExitCode::from(2);
     }
-    let fleet = match Fleet::open(args.frontier.as_deref()) {
+    let fleet = match args.cluster {
+        Some(masters) => Fleet::start_cluster(masters, args.replicas),
+        None => Fleet::open(args.frontier.as_deref()),
+    };
+    let fleet = match fleet {
         Ok(fleet) => fleet,
         Err(error) => {
             eprintln!("error: {error}");

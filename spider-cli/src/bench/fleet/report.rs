@@ -1,5 +1,6 @@
-//! The fleet bench's results: a row per worker count, each as measured or as failed,
-//! with its pages/s over N × one worker's, as a table or as JSON.
+//! The fleet bench's results: a row per worker count and Redis, each as measured or as
+//! failed, with its pages/s over N × one worker's on the same Redis, and a cluster's over
+//! one Redis's at the same count, as a table or as JSON.
 
 use std::fmt::Write as _;
 
@@ -20,13 +21,16 @@ pub(super) struct Setup {
     pub(super) parse_threads: usize,
     /// Cores of this machine, shared by the workers, the site and Redis.
     pub(super) cores: usize,
-    pub(super) redis: String,
+    /// Each Redis the runs were made on, in the order of the rows.
+    pub(super) redis: Vec<String>,
 }
 
 /// One worker count's run.
 #[derive(Debug, serde::Serialize)]
 pub(super) struct Row {
     pub(super) workers: usize,
+    /// `one` or `cluster`.
+    pub(super) redis: &'static str,
     pub(super) crawl_id: String,
     #[serde(flatten)]
     pub(super) outcome: Outcome,
@@ -64,9 +68,12 @@ pub(super) struct Measured {
     /// The slowest worker's median fetch time (request sent to body read): what a slot's
     /// cycle would be if a freed slot started its next request at once.
     pub(super) fetch_p50_ms: f64,
-    /// pages/s over N × the one-worker run's pages/s (target ≥ 0.85); `None` without a
-    /// one-worker row to compare with.
+    /// pages/s over N × the one-worker run's pages/s on the same Redis (target ≥ 0.85);
+    /// `None` without a one-worker row to compare with.
     pub(super) scale: Option<f64>,
+    /// A cluster's pages/s over one Redis's at the same worker count; `None` on one Redis,
+    /// or without its row.
+    pub(super) vs_one: Option<f64>,
     /// User and system CPU of every worker together, over their crawls.
     pub(super) worker_cpu_secs: f64,
     pub(super) worker_cpu_secs_per_1000_pages: f64,
@@ -94,15 +101,32 @@ pub(super) struct Report {
 }
 
 impl Report {
-    /// The report of `runs`, each measured one's scale set against the one-worker run.
+    /// The report of `runs`, each measured one's scale set against the one-worker run on
+    /// the same Redis, and a cluster's against one Redis at the same count.
     pub(super) fn new(setup: Setup, mut runs: Vec<Row>) -> Report {
-        let one = runs.iter().find_map(|row| match &row.outcome {
-            Outcome::Measured(m) if row.workers == 1 && m.pages_per_sec > 0.0 => Some(m.pages_per_sec),
-            _ => None,
-        });
-        for row in &mut runs {
+        let rate = |runs: &[Row], redis: &str, workers: usize| {
+            runs.iter().find_map(|row| match &row.outcome {
+                Outcome::Measured(m)
+                    if row.redis == redis && row.workers == workers && m.pages_per_sec > 0.0 =>
+                {
+                    Some(m.pages_per_sec)
+                }
+                _ => None,
+            })
+        };
+        let rates: Vec<(Option<f64>, Option<f64>)> = runs
+            .iter()
+            .map(|row| {
+                (
+                    rate(&runs, row.redis, 1),
+                    if row.redis == "one" { None } else { rate(&runs, "one", row.workers) },
+                )
+            })
+            .collect();
+        for (row, (one_worker, one_redis)) in runs.iter_mut().zip(rates) {
             if let Outcome::Measured(m) = &mut row.outcome {
-                m.scale = one.map(|one| m.pages_per_sec / (row.workers as f64 * one));
+                m.scale = one_worker.map(|one| m.pages_per_sec / (row.workers as f64 * one));
+                m.vs_one = one_redis.map(|one| m.pages_per_sec / one);
             }
         }
         Report { setup, runs }
@@ -118,7 +142,7 @@ impl Report {
         let s = &self.setup;
         let mut out = format!(
             "site: {} pages ({} books), {} KiB each, {} ms latency; per worker C = {}, {} parse \
-             threads, parse cost {} µs/item; per_host = {} × C × N for the fleet; {} cores; Redis {}\n\n",
+             threads, parse cost {} µs/item; per_host = {} × C × N for the fleet; {} cores; Redis: {}\n\n",
             s.expected_pages,
             s.books,
             s.page_kb,
@@ -128,11 +152,12 @@ impl Report {
             s.parse_cost_us,
             s.per_host_per_slot,
             s.cores,
-            s.redis
+            s.redis.join("; ")
         );
         let _ = writeln!(
             out,
-            "{:>7} {:>7} {:>5} {:>7} {:>6} {:>6} {:>8} {:>6} {:>6} {:>7} {:>10} {:>7} {:>8} {:>10} {:>11} {:>9} {:>8}  pages by worker",
+            "{:>7} {:>7} {:>7} {:>5} {:>7} {:>6} {:>6} {:>8} {:>6} {:>6} {:>6} {:>7} {:>10} {:>7} {:>8} {:>10} {:>11} {:>9} {:>8}  pages by worker",
+            "redis",
             "workers",
             "pages",
             "dups",
@@ -142,6 +167,7 @@ impl Report {
             "pages/s",
             "p50 ms",
             "ratio",
+            "vs one",
             "CPU s",
             "CPU s/1000",
             "RSS MB",
@@ -155,14 +181,15 @@ impl Report {
             let m = match &row.outcome {
                 Outcome::Measured(m) => m,
                 Outcome::Failed { failed } => {
-                    let _ = writeln!(out, "{:>7} FAILED: {failed}", row.workers);
+                    let _ = writeln!(out, "{:>7} {:>7} FAILED: {failed}", row.redis, row.workers);
                     continue;
                 }
             };
             let split: Vec<String> = m.pages_by_worker.iter().map(usize::to_string).collect();
             let _ = writeln!(
                 out,
-                "{:>7} {:>7} {:>5} {:>7.2} {:>6.2} {:>6.2} {:>8.0} {:>6.1} {:>6} {:>7.2} {:>10.3} {:>7.1} {:>8.2} {:>10.1} {:>11.1} {:>9.1} {:>8.1}  {}",
+                "{:>7} {:>7} {:>7} {:>5} {:>7.2} {:>6.2} {:>6.2} {:>8.0} {:>6.1} {:>6} {:>6} {:>7.2} {:>10.3} {:>7.1} {:>8.2} {:>10.1} {:>11.1} {:>9.1} {:>8.1}  {}",
+                row.redis,
                 row.workers,
                 m.pages,
                 m.duplicates,
@@ -172,6 +199,7 @@ impl Report {
                 m.pages_per_sec,
                 m.fetch_p50_ms,
                 m.scale.map_or("n/a".to_owned(), |r| format!("{r:.2}")),
+                m.vs_one.map_or("-".to_owned(), |r| format!("{r:.2}")),
                 m.worker_cpu_secs,
                 m.worker_cpu_secs_per_1000_pages,
                 m.peak_rss_mb,
@@ -185,7 +213,7 @@ impl Report {
         }
         out.push_str(
             "\nsecs: first worker started to last exited; lead s: to the site's first request; tail s: \
-             from its last request; p50 ms: the slowest worker's median fetch\nratio: pages/s over N × the one-worker pages/s (target ≥ 0.85); \
+             from its last request; p50 ms: the slowest worker's median fetch\nratio: pages/s over N × the one-worker pages/s on the same Redis (target ≥ 0.85); vs one: a cluster's pages/s over one Redis's with as many workers; \
              redis ms/k: Redis's CPU per 1,000 pages; rounds: calls of the fleet's round script; \
              Lua ms/k: time inside it; cmds/pg: Redis commands a page, the script's own included\n",
         );
@@ -209,6 +237,7 @@ mod tests {
             pages_per_sec,
             fetch_p50_ms: 5.5,
             scale: None,
+            vs_one: None,
             worker_cpu_secs: 0.5,
             worker_cpu_secs_per_1000_pages: 5.0,
             peak_rss_mb: 10.0,
@@ -233,13 +262,13 @@ mod tests {
             parse_cost_us: 0,
             parse_threads: 2,
             cores: 2,
-            redis: "started".to_owned(),
+            redis: vec!["started".to_owned()],
         }
     }
 
     #[test]
     fn scale_is_against_the_one_worker_run_and_a_failure_is_no_number() {
-        let row = |workers, outcome| Row { workers, crawl_id: format!("c{workers}"), outcome };
+        let row = |workers, outcome| Row { workers, redis: "one", crawl_id: format!("c{workers}"), outcome };
         let report = Report::new(
             setup(),
             vec![
@@ -261,9 +290,36 @@ mod tests {
 
     #[test]
     fn without_a_one_worker_run_there_is_no_ratio() {
-        let row = Row { workers: 2, crawl_id: "c2".to_owned(), outcome: measured(180.0) };
+        let row = Row { workers: 2, redis: "one", crawl_id: "c2".to_owned(), outcome: measured(180.0) };
         let report = Report::new(setup(), vec![row]);
         assert!(report.all_measured());
         assert!(report.table().contains(" n/a "));
+    }
+
+    #[test]
+    fn a_cluster_scales_against_its_own_one_worker_run_and_is_set_against_one_redis() {
+        let row = |redis, workers, rate| Row {
+            workers,
+            redis,
+            crawl_id: format!("{redis}{workers}"),
+            outcome: measured(rate),
+        };
+        let report = Report::new(
+            setup(),
+            vec![
+                row("one", 1, 100.0),
+                row("cluster", 1, 80.0),
+                row("one", 2, 200.0),
+                row("cluster", 2, 144.0),
+            ],
+        );
+        let json = serde_json::to_value(&report).unwrap();
+        let runs = &json["runs"];
+        assert_eq!(runs[1]["scale"], 1.0, "the cluster's one worker is its own baseline");
+        assert_eq!(runs[3]["scale"], 0.9);
+        assert_eq!(runs[1]["vs_one"], 0.8);
+        assert_eq!(runs[3]["vs_one"], 0.72);
+        assert!(runs[2]["vs_one"].is_null(), "one Redis is not set against itself");
+        assert!(report.table().contains("cluster       2"), "{}", report.table());
     }
 }

@@ -1,14 +1,17 @@
-//! The fleet bench's Redis: one it starts (and stops after), or the one `--frontier`
-//! names; what it spent over a run, read from `INFO`, and the bench's crawls removed
-//! from it afterwards.
+//! The fleet bench's Redis: one it starts (and stops after), a Redis Cluster it starts
+//! (`--cluster`), or the one `--frontier` names; what it spent over a run, read from
+//! `INFO`, and the bench's crawls removed from it afterwards.
 //!
 //! The cost is read from Redis's own counters rather than from `/proc` so that it means
-//! the same for a Redis the bench did not start (a remote one has no `/proc` here).
+//! the same for a Redis the bench did not start (a remote one has no `/proc` here). On a
+//! cluster it is read from every node: the masters' commands (what the workers sent, and
+//! what their scripts ran), and every node's CPU, replicas copying the writes included.
 
 use std::time::Duration;
 
-use spider_sandbox::RedisServer;
-use spiderling::fleet_prefix as prefix;
+use redis::{ConnectionAddr, IntoConnectionInfo};
+use spider_sandbox::{RedisCluster, RedisServer};
+use spiderling::{fleet_prefix as prefix, RedisAddress};
 
 /// Connect, read and write timeout of the bench's own connection.
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -21,30 +24,74 @@ const SCAN_CALLS: usize = 10_000;
 pub(super) struct Fleet {
     /// What the workers are given as `frontier`.
     url: String,
-    client: redis::Client,
-    /// The server this bench started; stopped when dropped.
-    started: Option<RedisServer>,
+    /// Where the workers' commands go: the one server, or a cluster's masters.
+    masters: Vec<redis::Client>,
+    /// A cluster's replicas, which spend CPU copying what the masters wrote.
+    replicas: Vec<redis::Client>,
+    /// The server or cluster this bench started; stopped when dropped.
+    started: Started,
+}
+
+enum Started {
+    Nothing,
+    One(RedisServer),
+    /// The nodes stop when `_nodes` is dropped.
+    Cluster {
+        _nodes: RedisCluster,
+        masters: usize,
+        replicas: usize,
+    },
 }
 
 impl Fleet {
-    /// The Redis `frontier` names (`redis://…` or `env:VAR`), or a `redis-server` of the
-    /// bench's own when there is none.
+    /// The Redis `frontier` names (`redis://…`, `redis+cluster://…` or `env:VAR`), or a
+    /// `redis-server` of the bench's own when there is none.
     pub(super) fn open(frontier: Option<&str>) -> Result<Fleet, String> {
-        let (url, started) = match frontier {
-            Some(url) => (url.to_owned(), None),
+        match frontier {
+            Some(url) => Fleet::reach(url.to_owned(), Started::Nothing),
             None => {
                 let server = RedisServer::start().map_err(|e| format!("cannot start redis-server: {e}"))?;
-                (server.url(), Some(server))
+                Fleet::reach(server.url(), Started::One(server))
+            }
+        }
+    }
+
+    /// A Redis Cluster of the bench's own on 127.0.0.1: `masters` masters with `replicas`
+    /// replicas each.
+    pub(super) fn start_cluster(masters: usize, replicas: usize) -> Result<Fleet, String> {
+        let cluster = RedisCluster::start(masters, replicas)
+            .map_err(|e| format!("cannot start a Redis Cluster of {masters} masters: {e}"))?;
+        Fleet::reach(cluster.url(), Started::Cluster { _nodes: cluster, masters, replicas })
+    }
+
+    fn reach(url: String, started: Started) -> Result<Fleet, String> {
+        let address = RedisAddress::parse(&url)?;
+        let client = |url: &str| {
+            redis::Client::open(url)
+                .map_err(|e| format!("frontier is not a Redis URL ({e}); give redis://HOST:PORT/DB"))
+        };
+        let (masters, replicas) = match address.cluster_nodes() {
+            None => (vec![client(address.url())?], Vec::new()),
+            Some(seeds) => {
+                let seed = seeds.first().ok_or("frontier names no node of the cluster")?;
+                let nodes = cluster_nodes(&client(seed)?)?;
+                // Each node with the seed's password.
+                let at = |node: &Node| -> Result<redis::Client, String> {
+                    let info = seed.as_str().into_connection_info().map_err(|e| format!("frontier: {e}"))?;
+                    redis::Client::open(info.set_addr(ConnectionAddr::Tcp(node.host.clone(), node.port)))
+                        .map_err(|e| {
+                            format!("cannot reach the cluster's node {}:{}: {e}", node.host, node.port)
+                        })
+                };
+                let masters = nodes.iter().filter(|node| node.master).map(at);
+                let replicas = nodes.iter().filter(|node| !node.master).map(at);
+                (masters.collect::<Result<_, _>>()?, replicas.collect::<Result<_, _>>()?)
             }
         };
-        let resolved = match url.strip_prefix("env:") {
-            Some(var) => std::env::var(var).map_err(|_| format!("frontier: ${var} is not set"))?,
-            None => url.clone(),
-        };
-        let client = redis::Client::open(resolved.as_str())
-            .map_err(|e| format!("frontier is not a Redis URL ({e}); give redis://HOST:PORT/DB"))?;
-        let fleet = Fleet { url, client, started };
-        fleet.connection()?;
+        let fleet = Fleet { url, masters, replicas, started };
+        for client in fleet.masters.iter().chain(&fleet.replicas) {
+            connection(client)?;
+        }
         Ok(fleet)
     }
 
@@ -56,76 +103,151 @@ impl Fleet {
     /// Where the Redis comes from, for the report: never the URL, which may hold a password.
     pub(super) fn origin(&self) -> String {
         match &self.started {
-            Some(server) => format!("started by the bench on 127.0.0.1:{}", server.port()),
-            None => "given by --frontier (its CPU counts every client's)".to_owned(),
+            Started::One(server) => format!("one redis-server started by the bench on 127.0.0.1:{}", server.port()),
+            Started::Cluster { masters, replicas, .. } => format!(
+                "a Redis Cluster of {masters} masters with {replicas} replica(s) each, started by the bench on 127.0.0.1"
+            ),
+            Started::Nothing if self.replicas.is_empty() && self.masters.len() == 1 => {
+                "given by --frontier (its CPU counts every client's)".to_owned()
+            }
+            Started::Nothing => format!(
+                "the Redis Cluster given by --frontier, {} masters and {} replicas (their CPU counts every client's)",
+                self.masters.len(),
+                self.replicas.len()
+            ),
         }
     }
 
-    fn connection(&self) -> Result<redis::Connection, String> {
-        let connection = self
-            .client
-            .get_connection_with_timeout(TIMEOUT)
-            .map_err(|e| format!("cannot reach Redis: {e}"))?;
-        let timeouts = connection
-            .set_read_timeout(Some(TIMEOUT))
-            .and_then(|()| connection.set_write_timeout(Some(TIMEOUT)));
-        timeouts.map_err(|e| format!("cannot set timeouts on the Redis connection: {e}"))?;
-        Ok(connection)
+    /// A short name of the kind of Redis, for the rows of a run on several.
+    pub(super) fn kind(&self) -> &'static str {
+        if self.replicas.is_empty() && self.masters.len() == 1 {
+            "one"
+        } else {
+            "cluster"
+        }
     }
 
-    /// Redis's counters now.
+    /// Redis's counters now: every master's commands, every node's CPU.
     pub(super) fn counters(&self) -> Result<Counters, String> {
-        let mut connection = self.connection()?;
-        let info: String = redis::cmd("INFO")
-            .arg("cpu")
-            .arg("commandstats")
-            .query(&mut connection)
-            .map_err(|e| format!("Redis refused INFO: {e}"))?;
-        Ok(Counters::parse(&info))
+        let mut total = Counters::default();
+        for (client, master) in
+            self.masters.iter().map(|c| (c, true)).chain(self.replicas.iter().map(|c| (c, false)))
+        {
+            let info: String = redis::cmd("INFO")
+                .arg("cpu")
+                .arg("commandstats")
+                .query(&mut connection(client)?)
+                .map_err(|e| format!("Redis refused INFO: {e}"))?;
+            let node = Counters::parse(&info);
+            total.cpu_secs += node.cpu_secs;
+            if master {
+                total.script_calls += node.script_calls;
+                total.script_usec += node.script_usec;
+                total.commands += node.commands;
+            }
+        }
+        Ok(total)
     }
 
     /// Whether Redis holds anything of the crawl `crawl_id` already: a bench run must
     /// start a fresh crawl, or it would measure the end of an old one.
     pub(super) fn holds(&self, crawl_id: &str) -> Result<bool, String> {
-        let mut connection = self.connection()?;
-        redis::cmd("EXISTS")
-            .arg(format!("{}:meta", prefix(crawl_id)))
-            .query(&mut connection)
-            .map_err(|e| format!("Redis refused EXISTS: {e}"))
+        let key = format!("{}:meta", prefix(crawl_id));
+        for client in &self.masters {
+            let exists = redis::cmd("EXISTS").arg(&key).query::<bool>(&mut connection(client)?);
+            if let Some(true) = elsewhere(exists).map_err(|e| format!("Redis refused EXISTS: {e}"))? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Remove the crawl `crawl_id` from Redis: every key under its prefix (the layout
-    /// `round.lua` documents) and its name in the set of crawls. Only for the bench's
-    /// own crawls, whose ids no one else uses.
+    /// `round.lua` documents), on whichever master holds it, and its name in the set of
+    /// crawls. Only for the bench's own crawls, whose ids no one else uses.
     pub(super) fn forget(&self, crawl_id: &str) -> Result<(), String> {
-        let mut connection = self.connection()?;
         let refused = |e: redis::RedisError| format!("cannot remove the crawl {crawl_id} from Redis: {e}");
-        let pattern = format!("{}:*", prefix(crawl_id));
-        let mut cursor = 0_u64;
-        for _ in 0..SCAN_CALLS {
-            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(1000)
-                .query(&mut connection)
-                .map_err(refused)?;
-            if !keys.is_empty() {
-                redis::cmd("UNLINK").arg(&keys).query::<u64>(&mut connection).map_err(refused)?;
+        for client in &self.masters {
+            let mut connection = connection(client)?;
+            if !unlink_matching(&mut connection, &format!("{}:*", prefix(crawl_id))).map_err(refused)? {
+                return Err(format!("the crawl {crawl_id} still had keys after {SCAN_CALLS} SCAN calls"));
             }
-            if next == 0 {
-                return redis::cmd("SREM")
-                    .arg(CRAWLS)
-                    .arg(crawl_id)
-                    .query::<u64>(&mut connection)
-                    .map(drop)
-                    .map_err(refused);
-            }
-            cursor = next;
+            let removed = redis::cmd("SREM").arg(CRAWLS).arg(crawl_id).query::<u64>(&mut connection);
+            elsewhere(removed).map_err(refused)?;
         }
-        Err(format!("the crawl {crawl_id} still had keys after {SCAN_CALLS} SCAN calls"))
+        Ok(())
     }
+}
+
+fn connection(client: &redis::Client) -> Result<redis::Connection, String> {
+    let connection =
+        client.get_connection_with_timeout(TIMEOUT).map_err(|e| format!("cannot reach Redis: {e}"))?;
+    let timeouts =
+        connection.set_read_timeout(Some(TIMEOUT)).and_then(|()| connection.set_write_timeout(Some(TIMEOUT)));
+    timeouts.map_err(|e| format!("cannot set timeouts on the Redis connection: {e}"))?;
+    Ok(connection)
+}
+
+/// A node of a cluster, as `CLUSTER NODES` lists it.
+struct Node {
+    host: String,
+    port: u16,
+    master: bool,
+}
+
+/// A cluster's nodes, from `CLUSTER NODES` on `seed`; a node marked failed or without an
+/// address is left out.
+fn cluster_nodes(seed: &redis::Client) -> Result<Vec<Node>, String> {
+    let text: String = redis::cmd("CLUSTER")
+        .arg("NODES")
+        .query(&mut connection(seed)?)
+        .map_err(|e| format!("the cluster's seed refused CLUSTER NODES: {e}"))?;
+    Ok(text
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace().skip(1);
+            let address = fields.next()?.split(['@', ',']).next()?;
+            let flags = fields.next()?;
+            if flags.contains("fail") || flags.contains("noaddr") {
+                return None;
+            }
+            let (host, port) = address.rsplit_once(':')?;
+            Some(Node { host: host.to_owned(), port: port.parse().ok()?, master: flags.contains("master") })
+        })
+        .collect())
+}
+
+/// A key's command answered by a cluster's other master (`MOVED`) is `None`: asked of
+/// every master, one answers.
+fn elsewhere<T>(result: redis::RedisResult<T>) -> redis::RedisResult<Option<T>> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(error) if error.code() == Some("MOVED") => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// Unlink every key matching `pattern` on one server (`SCAN` reads one node's keys
+/// only); `false` when it still had some after [`SCAN_CALLS`] calls.
+fn unlink_matching(connection: &mut redis::Connection, pattern: &str) -> redis::RedisResult<bool> {
+    let mut cursor = 0_u64;
+    for _ in 0..SCAN_CALLS {
+        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(1000)
+            .query(connection)?;
+        if !keys.is_empty() {
+            redis::cmd("UNLINK").arg(&keys).query::<u64>(connection)?;
+        }
+        if next == 0 {
+            return Ok(true);
+        }
+        cursor = next;
+    }
+    Ok(false)
 }
 
 /// The set of every crawl a Redis holds (what `spiderling fleet` lists).

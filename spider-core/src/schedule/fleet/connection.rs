@@ -99,7 +99,7 @@ impl Connection {
         let Connection::Cluster(connection, role) = self else { return Ok(()) };
         // The master of the key's slot, over the connection that made the writes (one
         // per node), which is what `WAIT` counts.
-        let route = SingleNodeRoutingInfo::SpecificNode(Route::new(slot(key), SlotAddr::Master));
+        let route = master_of(key);
         let known = role.lock().ok().and_then(|role| *role).filter(|role| role.asked.elapsed() < ROLE_KEPT);
         let replicas = match known {
             Some(known) => known.replicas,
@@ -133,6 +133,27 @@ impl Connection {
             format!("its master has a replica and {REPLICA_WAIT:?} went by"),
         )))
     }
+
+    /// `cmd`'s answer from the server that holds `key`: on a cluster, the master of its
+    /// slot, where a command without a key would be sent to every master.
+    pub(crate) async fn on_server_of<T: redis::FromRedisValue>(
+        &mut self,
+        key: &str,
+        cmd: Cmd,
+    ) -> RedisResult<T> {
+        match self {
+            Connection::One(connection) => cmd.query_async(connection).await,
+            Connection::Cluster(connection, _) => {
+                let value = connection.route_command(cmd, RoutingInfo::SingleNode(master_of(key))).await?;
+                Ok(redis::from_redis_value(value)?)
+            }
+        }
+    }
+}
+
+/// The route to the master of `key`'s slot.
+fn master_of(key: &str) -> SingleNodeRoutingInfo {
+    SingleNodeRoutingInfo::SpecificNode(Route::new(slot(key), SlotAddr::Master))
 }
 
 /// The cluster's hash slot of `key`: of its hash tag (what the first `{…}` holds, when

@@ -99,7 +99,7 @@ pub async fn fill(
     if held {
         return Err(Error::Config(format!("{address} holds the crawl {crawl:?} already; give another")));
     }
-    let base = used_memory(&mut connection).await.map_err(failed)?;
+    let base = used_memory(&mut connection, &prefix).await.map_err(failed)?;
     let script = Script::new(ROUND);
     let mut number = 0;
     let mut next = 0_u64;
@@ -131,7 +131,7 @@ pub async fn fill(
             secs,
             added: next - previous,
             per_sec: (next - previous) as f64 / secs.max(1e-9),
-            memory: used_memory(&mut connection).await.map_err(failed)?.saturating_sub(base),
+            memory: used_memory(&mut connection, &prefix).await.map_err(failed)?.saturating_sub(base),
             seen_memory: seen_memory(&mut connection, &prefix).await.map_err(failed)?,
         };
         step(&filled);
@@ -169,8 +169,11 @@ pub async fn fill(
     Ok(drained)
 }
 
-async fn used_memory(connection: &mut Connection) -> redis::RedisResult<u64> {
-    let info: String = redis::cmd("INFO").arg("memory").query_async(connection).await?;
+/// `used_memory` of the server holding the crawl (on a cluster, the master of its slot).
+async fn used_memory(connection: &mut Connection, prefix: &str) -> redis::RedisResult<u64> {
+    let info: String = connection
+        .on_server_of(&format!("{prefix}:meta"), redis::cmd("INFO").arg("memory").to_owned())
+        .await?;
     Ok(info
         .lines()
         .find_map(|line| line.strip_prefix("used_memory:"))
