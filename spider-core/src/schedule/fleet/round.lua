@@ -49,7 +49,7 @@
 --   P:tat       string the crawl's next start under rpm/rps
 --   P:deferred  zset   id -> when its retry is due
 --   P:robots:HOST string robots.txt's answer; P:claim:HOST who is fetching it
---   P:round:W   hash   worker W's last round number and the reply it got
+--   P:round:W   string worker W's last round number, a newline, and the reply it got
 --   P:known:W   set    hosts whose robots.txt answer worker W was given
 --   P:failures  list   requests given up (JSON lines)
 --   P:outputs   hash   "HOST:PATH" -> {bytes, items, worker, at_ms}: how much of each
@@ -75,9 +75,12 @@ end
 
 -- A round sent again after its reply was lost: answered as the first time, not applied
 -- twice.
-local last = redis.call('HMGET', P .. ':round:' .. worker, 'number', 'reply')
-if last[1] and tonumber(last[1]) == r.number then
-  return last[2]
+local last = redis.call('GET', P .. ':round:' .. worker)
+if last then
+  local line = string.find(last, '\n', 1, true)
+  if tonumber(string.sub(last, 1, line - 1)) == r.number then
+    return string.sub(last, line + 1)
+  end
 end
 
 -- One more round on the crawl: a worker answered a number no higher than one it was
@@ -198,9 +201,6 @@ local function queue(host, id, s)
 end
 
 local function publish()
-  if added > 0 then
-    redis.call('INCRBY', key('queued'), added)
-  end
   for host in pairs(readied) do
     -- LT: an earlier start than the host's current one wins; a new host is added.
     redis.call('ZADD', key('ready'), 'LT', now, host)
@@ -700,8 +700,9 @@ if #owned_ids > 0 then
   each('ZADD', key('leases'), owned)
   each('SADD', key('mine', worker), owned_ids)
 end
-if #leased > 0 then
-  redis.call('DECRBY', key('queued'), #leased)
+-- Requests queued by this round less those it leased, in one call.
+if added ~= #leased then
+  redis.call('INCRBY', key('queued'), added - #leased)
 end
 if gspacing > 0 then
   redis.call('SET', key('tat'), gtat)
@@ -742,33 +743,38 @@ if r.beat then
   end
 end
 
-local queued = tonumber(redis.call('GET', key('queued')) or '0')
-local deferred = redis.call('ZCARD', key('deferred'))
-local leases = redis.call('ZCARD', key('leases'))
-local mine = redis.call('SCARD', key('mine', worker))
--- When this worker should ask again if it got nothing: the first host or retry due.
-local wake = nil
-local first = redis.call('ZRANGE', key('ready'), 0, 0, 'WITHSCORES')[2]
-if first then
-  wake = math.max(0, tonumber(first) - now) / 1000
-end
-local due = redis.call('ZRANGE', key('deferred'), 0, 0, 'WITHSCORES')[2]
-if due then
-  wake = math.min(wake or math.huge, math.max(0, tonumber(due) - now) / 1000)
-end
-if queued == 0 and deferred == 0 and leases == 0 and r.ending then
-  redis.call('SET', key('done'), math.floor(now / 1000))
+-- The fleet's queues, and when this worker should ask again if it got nothing (the first
+-- host or retry due): for a round that leased nothing, the heartbeat and the last round.
+-- A worker busy with what it leased needs no count, and a busy round saves the calls.
+local queues = nil
+if #leased == 0 or r.beat or r.ending then
+  queues = {
+    queued = tonumber(redis.call('GET', key('queued')) or '0'),
+    deferred = redis.call('ZCARD', key('deferred')),
+    leases = redis.call('ZCARD', key('leases')),
+    mine = redis.call('SCARD', key('mine', worker)),
+    wake_ms = -1,
+  }
+  local wake = nil
+  local first = redis.call('ZRANGE', key('ready'), 0, 0, 'WITHSCORES')[2]
+  if first then
+    wake = math.max(0, tonumber(first) - now) / 1000
+  end
+  local due = redis.call('ZRANGE', key('deferred'), 0, 0, 'WITHSCORES')[2]
+  if due then
+    wake = math.min(wake or math.huge, math.max(0, tonumber(due) - now) / 1000)
+  end
+  queues.wake_ms = wake or -1
+  if queues.queued == 0 and queues.deferred == 0 and queues.leases == 0 and r.ending then
+    redis.call('SET', key('done'), math.floor(now / 1000))
+  end
 end
 
 local head = cjson.encode({
   leased = leased,
   claims = claims,
   answers = answers,
-  queued = queued,
-  deferred = deferred,
-  leases = leases,
-  mine = mine,
-  wake_ms = wake or -1,
+  queues = queues,
   reaped = reaped,
   gauge = gauge,
   clock = { tonumber(clock[1]), tonumber(clock[2]) },
@@ -777,7 +783,8 @@ local head = cjson.encode({
 })
 table.insert(requests, 1, head)
 local reply = table.concat(requests, '\n')
-redis.call('HSET', key('round', worker), 'number', r.number, 'reply', reply)
-redis.call('PEXPIRE', key('round', worker), 2 * lease)
+-- Kept for a round sent again after Redis was out of reach: for twice the lease, and a
+-- minute at least.
+redis.call('SET', key('round', worker), r.number .. '\n' .. reply, 'PX', math.floor(math.max(2 * lease, 60000000) / 1000))
 return reply
 

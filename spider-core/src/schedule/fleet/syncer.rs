@@ -47,7 +47,7 @@ const RECONNECT_MAX: Duration = Duration::from_secs(5);
 enum Next {
     /// Changes to send or requests coming: at the pace, or at once when urgent.
     Paced,
-    /// After this wait, or when the dispatcher has something to send.
+    /// After this wait, or at the pace when the dispatcher has something to send.
     After(Duration),
 }
 
@@ -314,13 +314,15 @@ impl Syncer {
             exchange.gauge =
                 Some(FleetAnswers { answered: gauge.answered, blocked: gauge.blocked, hosts: gauge.hosts });
         }
-        exchange.view = View {
-            synced: true,
-            queued: reply.queued,
-            deferred: reply.deferred,
-            leases: reply.leases,
-            mine: reply.mine,
-        };
+        if let Some(queues) = reply.queues {
+            exchange.view = View {
+                synced: true,
+                queued: queues.queued,
+                deferred: queues.deferred,
+                leases: queues.leases,
+                mine: queues.mine,
+            };
+        }
         exchange.sending = false;
         exchange.connected = true;
         let busy = exchange.outbox.has_changes() || exchange.closing;
@@ -330,7 +332,8 @@ impl Syncer {
         if busy || (hungry && leased_any) {
             Next::Paced
         } else if hungry {
-            let wake = if reply.wake_ms < 0.0 { HUNGRY_ROUND } else { millis(reply.wake_ms) };
+            let wake_ms = reply.queues.map_or(-1.0, |queues| queues.wake_ms);
+            let wake = if wake_ms < 0.0 { HUNGRY_ROUND } else { millis(wake_ms) };
             // Not sooner: a host may be ready for the fleet and not for this worker, whose
             // share of its slots is taken.
             Next::After(wake.clamp(Duration::from_millis(5), HUNGRY_ROUND))
@@ -340,23 +343,28 @@ impl Syncer {
     }
 
     /// Sleep until the next round is due: a paced one [`ROUND_PACE`] after the last was
-    /// sent, or when it turns urgent; any other when the dispatcher has something for it.
+    /// sent, or at once when it turns urgent; any other after its wait, or at the pace
+    /// once the dispatcher has something for it (a page finished, room for more). Not
+    /// sooner: the last round leased nothing, and rounds of a page each would cost Redis
+    /// a round's commands a page.
     async fn wait(&self, next: Next, sent_at: Instant) {
+        let paced = sent_at + ROUND_PACE;
         match next {
             Next::Paced => {
-                let due = sent_at + ROUND_PACE;
                 while !self.link.lock().urgent() {
                     tokio::select! {
                         () = self.link.to_syncer.notified() => {}
-                        () = tokio::time::sleep_until(due) => return,
+                        () = tokio::time::sleep_until(paced) => return,
                     }
                 }
             }
             Next::After(wait) => {
+                let due = Instant::now() + wait;
                 tokio::select! {
                     () = self.link.to_syncer.notified() => {}
-                    () = tokio::time::sleep(wait) => {}
+                    () = tokio::time::sleep_until(due) => return,
                 }
+                tokio::time::sleep_until(due.min(paced)).await;
             }
         }
     }

@@ -270,12 +270,10 @@ pub(super) struct Reply {
     /// robots.txt answers of hosts it is leased requests of, the first time.
     #[serde(default, deserialize_with = "map")]
     pub(super) answers: HashMap<String, String>,
-    pub(super) queued: u64,
-    pub(super) deferred: u64,
-    pub(super) leases: u64,
-    pub(super) mine: u64,
-    /// When something may be leased next, in ms; negative for nothing known.
-    pub(super) wake_ms: f64,
+    /// The fleet's queues, given when the round leased nothing, with the heartbeat and
+    /// in the last round: a worker busy with what it leased has no use for them.
+    #[serde(default)]
+    pub(super) queues: Option<Queues>,
     /// With the heartbeat: the fleet's answers and blocks in the gauges' window, in all
     /// and for the hosts asked about (`{host: [answered, blocked]}`).
     #[serde(default)]
@@ -289,6 +287,17 @@ pub(super) struct Reply {
     /// Why a worker found that Redis lost part of the crawl, once one has.
     #[serde(default)]
     pub(super) broken: Option<String>,
+}
+
+/// The fleet's queues as a round saw them.
+#[derive(Debug, Deserialize, Clone, Copy)]
+pub(super) struct Queues {
+    pub(super) queued: u64,
+    pub(super) deferred: u64,
+    pub(super) leases: u64,
+    pub(super) mine: u64,
+    /// When something may be leased next, in ms; negative for nothing known.
+    pub(super) wake_ms: f64,
 }
 
 impl Reply {
@@ -423,12 +432,15 @@ mod tests {
     #[test]
     fn empty_lists_from_lua_read_as_empty() {
         let reply = Reply::read(
-            r#"{"leased":{},"claims":{},"answers":{},"queued":3,"deferred":0,"leases":1,"mine":0,"wake_ms":-1,"reaped":0,"clock":[1,2],"epoch":1}"#,
+            r#"{"leased":{},"claims":{},"answers":{},"queues":{"queued":3,"deferred":0,"leases":1,"mine":0,"wake_ms":-1},"reaped":0,"clock":[1,2],"epoch":1}"#,
         )
         .unwrap();
         assert!(reply.leased.is_empty() && reply.claims.is_empty() && reply.answers.is_empty());
-        let head = r#"{"leased":[["http://a:80",12.5,7],["http://a:80",13,8]],"claims":[["http://b:80",0]],"answers":{"http://a:80":"x"},"queued":0,"deferred":0,"leases":1,"mine":1,"wake_ms":0,"reaped":0,"clock":[1,2],"epoch":1}"#;
+        assert_eq!(reply.queues.map(|queues| queues.queued), Some(3));
+        // A round that leased: no counts.
+        let head = r#"{"leased":[["http://a:80",12.5,7],["http://a:80",13,8]],"claims":[["http://b:80",0]],"answers":{"http://a:80":"x"},"reaped":0,"clock":[1,2],"epoch":1}"#;
         let reply = Reply::read(&format!("{head}\n{{\"u\":\"a\"}}\n{{}}")).unwrap();
+        assert!(reply.queues.is_none());
         assert_eq!(reply.leased[1].2, 8);
         assert_eq!(reply.requests, ["{\"u\":\"a\"}", "{}"]);
         assert_eq!(reply.claims, [("http://b:80".to_owned(), 0.0)]);
