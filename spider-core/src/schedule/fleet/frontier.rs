@@ -14,7 +14,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use url::Url;
 
-use super::wire::{self, Round};
+use super::wire::{self, Queues, Round};
 use crate::error::Error;
 use crate::observe::counters::Counts;
 use crate::request::canonical::Fingerprint;
@@ -71,8 +71,8 @@ pub(super) struct Exchange {
     /// Hosts whose robots.txt this worker fetches for the fleet.
     pub(super) claims: Vec<(HostKey, Instant)>,
     pub(super) answers: Vec<(HostKey, RobotsMemo)>,
-    /// The fleet as the last round saw it.
-    pub(super) view: View,
+    /// The fleet's queues as the last round that counted them saw them.
+    pub(super) view: Option<Queues>,
     /// A round with changes is under way.
     pub(super) sending: bool,
     /// The last round reached Redis.
@@ -110,21 +110,10 @@ impl Exchange {
     }
 }
 
-/// The fleet's queues as the last round saw them.
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct View {
-    pub(super) synced: bool,
-    pub(super) queued: u64,
-    pub(super) deferred: u64,
-    pub(super) leases: u64,
-    pub(super) mine: u64,
-}
-
-impl View {
-    /// Whether requests are queued, waiting for a retry or in other workers' hands.
-    fn has_work(&self) -> bool {
-        !self.synced || self.queued + self.deferred + self.leases.saturating_sub(self.mine) > 0
-    }
+/// Whether requests are queued, waiting for a retry or in other workers' hands, as the
+/// last round that counted them saw it (none yet: there may be).
+fn has_work(view: Option<Queues>) -> bool {
+    view.is_none_or(|q| q.queued + q.deferred + q.leases.saturating_sub(q.mine) > 0)
 }
 
 /// A leased request whose start the fleet's limits put later.
@@ -443,7 +432,7 @@ impl Frontier for FleetFrontier {
     }
 
     fn len(&self) -> usize {
-        let view = self.link.lock().view;
+        let view = self.link.lock().view.unwrap_or_default();
         self.buffered
             + self.waiting.len()
             + usize::try_from(view.queued + view.deferred).unwrap_or(usize::MAX)
@@ -460,7 +449,7 @@ impl FleetFrontier {
             || !exchange.connected
             || !exchange.arrived.is_empty()
             || !exchange.claims.is_empty()
-            || exchange.view.has_work()
+            || has_work(exchange.view)
     }
 }
 

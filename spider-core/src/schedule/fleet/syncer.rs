@@ -13,7 +13,7 @@ use tokio::time::Instant;
 
 use super::clock::RedisClock;
 use super::connection::{Connection, Redis};
-use super::frontier::{Link, View};
+use super::frontier::Link;
 use super::wire::{self, Reply, Round};
 use spider_settings::RedisAddress as Address;
 
@@ -47,7 +47,7 @@ const RECONNECT_MAX: Duration = Duration::from_secs(5);
 enum Next {
     /// Changes to send or requests coming: at the pace, or at once when urgent.
     Paced,
-    /// After this wait, or at the pace when the dispatcher has something to send.
+    /// After this wait, or when the dispatcher has something to send.
     After(Duration),
 }
 
@@ -314,14 +314,8 @@ impl Syncer {
             exchange.gauge =
                 Some(FleetAnswers { answered: gauge.answered, blocked: gauge.blocked, hosts: gauge.hosts });
         }
-        if let Some(queues) = reply.queues {
-            exchange.view = View {
-                synced: true,
-                queued: queues.queued,
-                deferred: queues.deferred,
-                leases: queues.leases,
-                mine: queues.mine,
-            };
+        if reply.queues.is_some() {
+            exchange.view = reply.queues;
         }
         exchange.sending = false;
         exchange.connected = true;
@@ -343,28 +337,23 @@ impl Syncer {
     }
 
     /// Sleep until the next round is due: a paced one [`ROUND_PACE`] after the last was
-    /// sent, or at once when it turns urgent; any other after its wait, or at the pace
-    /// once the dispatcher has something for it (a page finished, room for more). Not
-    /// sooner: the last round leased nothing, and rounds of a page each would cost Redis
-    /// a round's commands a page.
+    /// sent, or when it turns urgent; any other when the dispatcher has something for it.
     async fn wait(&self, next: Next, sent_at: Instant) {
-        let paced = sent_at + ROUND_PACE;
         match next {
             Next::Paced => {
+                let due = sent_at + ROUND_PACE;
                 while !self.link.lock().urgent() {
                     tokio::select! {
                         () = self.link.to_syncer.notified() => {}
-                        () = tokio::time::sleep_until(paced) => return,
+                        () = tokio::time::sleep_until(due) => return,
                     }
                 }
             }
             Next::After(wait) => {
-                let due = Instant::now() + wait;
                 tokio::select! {
                     () = self.link.to_syncer.notified() => {}
-                    () = tokio::time::sleep_until(due) => return,
+                    () = tokio::time::sleep(wait) => {}
                 }
-                tokio::time::sleep_until(due.min(paced)).await;
             }
         }
     }

@@ -290,7 +290,7 @@ pub(super) struct Reply {
 }
 
 /// The fleet's queues as a round saw them.
-#[derive(Debug, Deserialize, Clone, Copy)]
+#[derive(Debug, Default, Deserialize, Clone, Copy)]
 pub(super) struct Queues {
     pub(super) queued: u64,
     pub(super) deferred: u64,
