@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use spider_sandbox::{DemoSite, GatewayConfig, MockGateway, RedisServer, Sandbox};
 use spiderling::Config;
-use support::{expected_books, read_jsonl, BookSpider};
+use support::{expected_books, read_jsonl, Book, BookSpider};
 
 /// The variable that makes this test binary a worker the other tests start.
 const WORKER: &str = "FLEET_TEST_WORKER_ARGS";
@@ -76,6 +76,17 @@ fn finish(child: Child, within: Duration) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// Wait for every worker to succeed, each within `within`: the items each wrote.
+fn items_by_worker(workers: Vec<(Child, PathBuf)>, within: Duration) -> Vec<Vec<Book>> {
+    let finished = workers.into_iter().map(|(child, output)| (finish(child, within), output));
+    finished
+        .map(|(run, output)| {
+            assert_success(&run);
+            read_jsonl(&output)
+        })
+        .collect()
+}
+
 fn assert_success(output: &Output) {
     assert!(
         output.status.success(),
@@ -117,14 +128,9 @@ fn three_workers_fetch_every_page_once_and_write_every_item_once() {
     let dir = temp_dir("three");
     // Three workers of four slots each, and a per-host limit of six for the fleet.
     let workers = start_workers(&site, &redis.url(), &dir, 3, &["--set", "per_host=6"]);
-    let mut items = Vec::new();
-    let mut wrote = Vec::new();
-    for (child, output) in workers {
-        assert_success(&finish(child, Duration::from_secs(120)));
-        let books = read_jsonl(&output);
-        wrote.push(books.len());
-        items.extend(books);
-    }
+    let by_worker = items_by_worker(workers, Duration::from_secs(120));
+    let wrote: Vec<usize> = by_worker.iter().map(Vec::len).collect();
+    let items: Vec<Book> = by_worker.into_iter().flatten().collect();
     let observed = site.observed();
     assert_eq!(observed.duplicates(), Default::default(), "no page is fetched twice");
     // Every page, and the redirect's first hop.
@@ -584,14 +590,9 @@ mod cluster {
         let cluster = cluster();
         let dir = temp_dir("cluster-three");
         let workers = start_workers(&site, &cluster.url(), &dir, 3, &["--set", &format!("rpm={RPM}")]);
-        let mut items = Vec::new();
-        let mut wrote = Vec::new();
-        for (child, output) in workers {
-            assert_success(&finish(child, Duration::from_secs(180)));
-            let books = read_jsonl(&output);
-            wrote.push(books.len());
-            items.extend(books);
-        }
+        let by_worker = items_by_worker(workers, Duration::from_secs(180));
+        let wrote: Vec<usize> = by_worker.iter().map(Vec::len).collect();
+        let items: Vec<Book> = by_worker.into_iter().flatten().collect();
         let observed = site.observed();
         assert_eq!(observed.duplicates(), Default::default(), "no page is fetched twice");
         assert_eq!(observed.pages().count(), demo.expected_pages() + 1, "every page is fetched");
