@@ -10,11 +10,11 @@
 -- `wire.rs`, `Round`), then the requests it enqueues, one argument each: a request is
 -- JSON that this script stores and hands out without decoding (only its URL's host is
 -- read off), so it travels outside the round's JSON, neither escaped by the worker nor
--- decoded here. The reply is JSON too,
--- then a line for each request leased. The worker sends durations in milliseconds and gets offsets back
--- in milliseconds, so no two clocks are compared. Inside, times are Redis's own clock in
--- whole microseconds: a score with a fraction costs Redis several times more to format
--- and parse than a whole number, and a round writes dozens of them.
+-- decoded here. The reply is JSON too, then a line for each request leased. The worker
+-- sends durations in milliseconds and gets offsets back in milliseconds, so no two clocks
+-- are compared. Inside, times are Redis's own clock in whole microseconds: a score with a
+-- fraction costs Redis several times more to format and parse than a whole number, and a
+-- round writes dozens of them.
 --
 -- Keys under the prefix P:
 --   P:meta      hash   the spider that made the crawl; `broken`: why a worker found that
@@ -28,10 +28,10 @@
 --                      80 bits of their fingerprints agree (1 in 10^24 a pair)
 --   P:req:N     hash   id -> "PRIORITY\nREQUEST" (the request as the worker wrote it; its
 --                      host read off its URL), or "PRIORITY HOST\nREQUEST" for a request
---                      whose URL does not give its host key, for the ids from 128 N to 128 N + 127: a hash that
---                      small, of values under 64 bytes, is one listpack in Redis, about
---                      the record's length an entry, where one hash of every request
---                      cost some 60 bytes more each
+--                      whose URL does not give its host key, for the ids from 128 N to
+--                      128 N + 127: a hash that small, of values under 64 bytes, is one
+--                      listpack in Redis, about the record's length an entry, where one
+--                      hash of every request cost some 60 bytes more each
 --   P:q:HOST    zset   the host's queue: id by priority, then id (first in, first out)
 --   P:ready     zset   hosts with something queued, by the earliest they may start one
 --   P:queued    string requests queued, all hosts
@@ -231,8 +231,8 @@ end
 local ended = {}
 local freed = {}
 
--- Requests queued by this round, and their hosts: counted and readied once per host by
--- publish().
+-- Requests queued by this round, and their hosts: readied once per host by publish(), and
+-- counted, less those the round leases, at its end.
 local added = 0
 local readied = {}
 
