@@ -107,7 +107,7 @@ impl Fleet {
             Started::Cluster { masters, replicas, .. } => format!(
                 "a Redis Cluster of {masters} masters with {replicas} replica(s) each, started by the bench on 127.0.0.1"
             ),
-            Started::Nothing if self.replicas.is_empty() && self.masters.len() == 1 => {
+            Started::Nothing if self.kind() == "one" => {
                 "given by --frontier (its CPU counts every client's)".to_owned()
             }
             Started::Nothing => format!(
