@@ -150,18 +150,8 @@ fn a_worker_killed_mid_crawl_loses_nothing() {
     let redis = RedisServer::start().unwrap();
     let dir = temp_dir("kill");
     let lease = ["--set", "lease=2s"];
-    let mut workers = start_workers(&site, &redis.url(), &dir, 2, &lease);
-    // Let both get going, then kill one with SIGKILL: no chance to give anything back.
-    let started = Instant::now();
-    while site.observed().pages().count() < 150 && started.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let (mut killed, killed_output) = workers.remove(0);
-    killed.kill().unwrap();
-    killed.wait().unwrap();
-    let pages_at_kill = site.observed().pages().count();
-    let (survivor, survivor_output) = workers.remove(0);
-    assert_success(&finish(survivor, Duration::from_secs(120)));
+    let workers = start_workers(&site, &redis.url(), &dir, 2, &lease);
+    let (pages_at_kill, killed_output, survivor_output) = kill_one_of_two(&site, workers);
 
     let observed = site.observed();
     let fetched: BTreeSet<String> = observed.pages().map(|h| h.resource()).collect();
@@ -258,6 +248,24 @@ fn wait_for_pages(site: &Sandbox, pages: usize) {
     while site.observed().pages().count() < pages && started.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// Once the site has served 150 pages, SIGKILL the first of two workers (no chance to give
+/// anything back) and wait for the other to succeed: the pages served at the kill, and
+/// the two outputs, killed first.
+fn kill_one_of_two(site: &Sandbox, workers: Vec<(Child, PathBuf)>) -> (usize, PathBuf, PathBuf) {
+    wait_for_pages(site, 150);
+    let mut workers = workers.into_iter();
+    let (Some((mut killed, killed_output)), Some((survivor, survivor_output))) =
+        (workers.next(), workers.next())
+    else {
+        panic!("two workers");
+    };
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let pages_at_kill = site.observed().pages().count();
+    assert_success(&finish(survivor, Duration::from_secs(120)));
+    (pages_at_kill, killed_output, survivor_output)
 }
 
 /// What a worker that stopped because Redis lost writes prints.
@@ -642,14 +650,8 @@ mod cluster {
         let (site, demo) = site(10);
         let cluster = cluster();
         let dir = temp_dir("cluster-kill");
-        let mut workers = start_workers(&site, &cluster.url(), &dir, 2, &["--set", "lease=2s"]);
-        wait_for_pages(&site, 150);
-        let (mut killed, killed_output) = workers.remove(0);
-        killed.kill().unwrap();
-        killed.wait().unwrap();
-        let pages_at_kill = site.observed().pages().count();
-        let (survivor, survivor_output) = workers.remove(0);
-        assert_success(&finish(survivor, Duration::from_secs(120)));
+        let workers = start_workers(&site, &cluster.url(), &dir, 2, &["--set", "lease=2s"]);
+        let (pages_at_kill, killed_output, survivor_output) = kill_one_of_two(&site, workers);
 
         let observed = site.observed();
         let fetched: BTreeSet<String> = observed.pages().map(|h| h.resource()).collect();
