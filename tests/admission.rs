@@ -80,17 +80,29 @@ fn held_and_used(site: &Sandbox, rate: u32) -> f64 {
     (seen.hits.len() - 1) as f64 / span.as_secs_f64()
 }
 
-/// Beside a CPU hog of eight spinning threads a core, the crawl's timers fire late; the
-/// ceiling makes good what they lose, and still never goes over.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_rate_ceiling_is_used_beside_a_cpu_hog_and_still_holds() {
+/// Beside a CPU hog of eight spinning threads on the crawl's core, the crawl's timers fire
+/// late; the ceiling makes good what they lose, and still never goes over. The site has the
+/// other core to itself, as a remote site has its own machine: starved beside the hog, it
+/// stamped arrivals late by its own lateness (up to 117 ms), and their bunching was counted
+/// against the crawl.
+#[test]
+fn the_rate_ceiling_is_used_beside_a_cpu_hog_and_still_holds() {
     let rate = 50;
-    let site = Sandbox::demo(DemoSite { books: 240, per_page: 40, ..DemoSite::default() }).unwrap();
+    let demo = DemoSite { books: 240, per_page: 40, ..DemoSite::default() };
+    // The server's thread is started on core 1 and keeps its affinity; the crawl, its
+    // runtime and the hog are started here, on core 0.
+    let site = std::thread::spawn(move || {
+        pin_to_core(1);
+        Sandbox::demo(demo)
+    })
+    .join()
+    .unwrap()
+    .unwrap();
+    pin_to_core(0);
     let dir = tempfile::tempdir().unwrap();
     let (config, _) = config_for(&site, dir.path(), "books.jsonl");
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let cores = std::thread::available_parallelism().map_or(2, usize::from);
-    let hogs: Vec<_> = (0..8 * cores)
+    let hogs: Vec<_> = (0..8)
         .map(|_| {
             let stop = stop.clone();
             // Bounded by the flag, and by a minute should the crawl never end.
@@ -104,7 +116,9 @@ async fn the_rate_ceiling_is_used_beside_a_cpu_hog_and_still_holds() {
             })
         })
         .collect();
-    let crawled = Crawler::new(BookSpider::new(config.concurrency(16).per_host(16).rps(rate))).run().await;
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let crawled =
+        runtime.block_on(Crawler::new(BookSpider::new(config.concurrency(16).per_host(16).rps(rate))).run());
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for hog in hogs {
         hog.join().unwrap();
@@ -113,6 +127,19 @@ async fn the_rate_ceiling_is_used_beside_a_cpu_hog_and_still_holds() {
 
     let used = held_and_used(&site, rate);
     assert!(used >= 0.93 * f64::from(rate), "only {used:.1} requests/s of {rate} beside the hog");
+}
+
+/// Keeps the calling thread, and the threads it starts from now on, to one core; on a
+/// machine with one core, or off Linux, everything shares it as before.
+fn pin_to_core(core: usize) {
+    #[cfg(target_os = "linux")]
+    if std::thread::available_parallelism().map_or(1, usize::from) > core {
+        let mut cores = rustix::thread::CpuSet::new();
+        cores.set(core);
+        rustix::thread::sched_setaffinity(None, &cores).unwrap();
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = core;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
