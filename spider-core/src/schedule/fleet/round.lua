@@ -582,10 +582,18 @@ local function take_back(id, owner)
   end
 end
 
+-- The sweep (leases run out, workers dead, retries due) runs in a round that finished
+-- nothing (a worker waiting for work, or starting), a heartbeat, a last round, and every
+-- fourth round of the crawl: a busy round skips its three scans, and what they find waits
+-- a few rounds at most, milliseconds while workers are busy.
+local sweep = #r.finish == 0 or r.beat or r.ending or epoch % 4 == 0
+
 -- Leases that ran out.
-for _, member in ipairs(redis.call('ZRANGEBYSCORE', key('leases'), '-inf', now, 'LIMIT', 0, 256)) do
-  local id, owner = string.match(member, '^(%d+) (.*)$')
-  take_back(id, owner)
+if sweep then
+  for _, member in ipairs(redis.call('ZRANGEBYSCORE', key('leases'), '-inf', now, 'LIMIT', 0, 256)) do
+    local id, owner = string.match(member, '^(%d+) (.*)$')
+    take_back(id, owner)
+  end
 end
 
 -- Workers not heard from for dead_ms (killed, or cut off from Redis): every request they
@@ -596,19 +604,21 @@ if r.ending then
 else
   redis.call('ZADD', key('heard'), now, worker)
 end
-for _, dead in ipairs(redis.call('ZRANGEBYSCORE', key('heard'), '-inf', now - us(r.dead_ms), 'LIMIT', 0, 16)) do
-  for _, id in ipairs(redis.call('SMEMBERS', key('mine', dead))) do
-    take_back(id, dead)
+if sweep then
+  for _, dead in ipairs(redis.call('ZRANGEBYSCORE', key('heard'), '-inf', now - us(r.dead_ms), 'LIMIT', 0, 16)) do
+    for _, id in ipairs(redis.call('SMEMBERS', key('mine', dead))) do
+      take_back(id, dead)
+    end
+    redis.call('ZREM', key('heard'), dead)
   end
-  redis.call('ZREM', key('heard'), dead)
-end
 
--- Retries due.
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', key('deferred'), '-inf', now, 'LIMIT', 0, 256)) do
-  redis.call('ZREM', key('deferred'), id)
-  local host, priority = where(id)
-  if host then
-    queue(host, id, score(priority, tonumber(id)))
+  -- Retries due.
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', key('deferred'), '-inf', now, 'LIMIT', 0, 256)) do
+    redis.call('ZREM', key('deferred'), id)
+    local host, priority = where(id)
+    if host then
+      queue(host, id, score(priority, tonumber(id)))
+    end
   end
 end
 
@@ -786,10 +796,11 @@ if r.beat then
 end
 
 -- The fleet's queues, and when this worker should ask again if it got nothing (the first
--- host or retry due): for a round that leased nothing, the heartbeat and the last round.
--- A worker busy with what it leased needs no count, and a busy round saves the calls.
+-- host or retry due): for a round that wanted requests and leased none, the heartbeat and
+-- the last round. A worker busy with what it leased, or with no room for more, needs no
+-- count, and its round saves the calls.
 local queues = nil
-if #leased == 0 or r.beat or r.ending then
+if (#leased == 0 and r.want > 0) or r.beat or r.ending then
   queues = {
     queued = tonumber(redis.call('GET', key('queued')) or '0'),
     deferred = redis.call('ZCARD', key('deferred')),
