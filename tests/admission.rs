@@ -129,17 +129,25 @@ fn the_rate_ceiling_is_used_beside_a_cpu_hog_and_still_holds() {
     assert!(used >= 0.93 * f64::from(rate), "only {used:.1} requests/s of {rate} beside the hog");
 }
 
-/// Keeps the calling thread, and the threads it starts from now on, to one core; on a
-/// machine with one core, or off Linux, everything shares it as before.
-fn pin_to_core(core: usize) {
+/// Keeps the calling thread, and the threads it starts from now on, to the `nth` core it
+/// may run on (a container may allow cores other than the first ones); with fewer cores
+/// than that, or off Linux, everything shares them as before.
+fn pin_to_core(nth: usize) {
     #[cfg(target_os = "linux")]
-    if std::thread::available_parallelism().map_or(1, usize::from) > core {
-        let mut cores = rustix::thread::CpuSet::new();
-        cores.set(core);
-        rustix::thread::sched_setaffinity(None, &cores).unwrap();
+    {
+        use rustix::thread::{sched_getaffinity, sched_setaffinity, CpuSet};
+        let allowed = sched_getaffinity(None).unwrap();
+        let mut cores = (0..CpuSet::MAX_CPU).filter(|core| allowed.is_set(*core));
+        if cores.clone().count() > 1 {
+            if let Some(core) = cores.nth(nth) {
+                let mut one = CpuSet::new();
+                one.set(core);
+                sched_setaffinity(None, &one).unwrap();
+            }
+        }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = core;
+    let _ = nth;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
