@@ -39,15 +39,16 @@
 --   P:mine:W    set    the ids worker W holds
 --   P:slots:HOST zset  the host's busy slots: id -> until when (its lease's end while in
 --                      flight, its politeness pause's end once finished)
---   P:held:HOST hash   worker -> the host's requests it holds (its share is the host's
---                      slots over the workers alive)
 --   P:heard     zset   worker -> its last round: a host's slots are shared over the
 --                      workers heard from in the last 5 s; one not heard from for
 --                      `dead_ms` is dead, and its leases are taken back before their end
 --   P:limit:HOST hash  limit (slots, when not per_host), tat (no start before: a 429's hold);
 --                      with adaptive mode, the fleet's alimit (slots) and arps (requests a
 --                      second) for the host, ahold (no raise before: a cut's hold), atat
---                      (the host's next start under arps)
+--                      (the host's next start under arps); `held:W`, the host's requests
+--                      worker W holds (its share is the host's slots over the workers
+--                      alive), here and not in a hash of its own so that the leasing reads
+--                      it with the limits, in one call
 --   P:tat       string the crawl's next start under rpm/rps
 --   P:deferred  zset   id -> when its retry is due
 --   P:robots:HOST string robots.txt's answer; P:claim:HOST who is fetching it
@@ -89,7 +90,6 @@ end
 -- answered before knows that Redis lost writes (restored from an older snapshot, or
 -- restarted empty and seeded again), whatever the keys left look like.
 local epoch = redis.call('INCR', P .. ':epoch')
-local broken = redis.call('HGET', P .. ':meta', 'broken')
 
 -- A key of the crawl: P:name, or P:name:part. Built without a table: a round builds
 -- dozens.
@@ -330,7 +330,7 @@ local function settle()
   each('SREM', key('mine', worker), ended)
   ended = {}
   for host, f in pairs(freed) do
-    redis.call('HINCRBY', key('held', host), worker, -f.count)
+    redis.call('HINCRBY', key('limit', host), 'held:' .. worker, -f.count)
     if redis.call('EXISTS', key('q', host)) == 1 then
       redis.call('ZADD', key('ready'), 'LT', f.at, host)
     end
@@ -575,7 +575,7 @@ local function take_back(id, owner)
   redis.call('SREM', key('mine', owner), id)
   local host, priority = where(id)
   if host then
-    redis.call('HINCRBY', key('held', host), owner, -1)
+    redis.call('HINCRBY', key('limit', host), 'held:' .. owner, -1)
     redis.call('ZREM', key('slots', host), id)
     queue(host, id, score(priority, 0))
     reaped = reaped + 1
@@ -631,8 +631,9 @@ local claims = {}
 local answers = {}
 local want = r.want
 -- Workers heard from in the last 5 s share each host's slots: one worker that finishes
--- and asks again in the same round must not keep a slot from the others for ever.
-local alive = math.max(1, redis.call('ZCOUNT', key('heard'), now - 5000000, '+inf'))
+-- and asks again in the same round must not keep a slot from the others for ever. Counted
+-- at the first host that may start one, so a round that finds none does not count them.
+local alive = nil
 -- Rounded up: the crawl never goes faster than its ceiling.
 local gspacing = math.ceil(r.spacing_ms * 1000)
 local gtat = 0
@@ -669,7 +670,7 @@ if want > 0 then
       end
     end
     if open then
-      local l = redis.call('HMGET', key('limit', host), 'limit', 'tat', 'alimit', 'arps', 'atat')
+      local l = redis.call('HMGET', key('limit', host), 'limit', 'tat', 'alimit', 'arps', 'atat', 'held:' .. worker)
       local limit = math.min(tonumber(l[1]) or r.per_host, tonumber(l[3]) or r.per_host)
       local htat = tonumber(l[2]) or 0
       -- Adaptive mode's rate for the host, for the whole fleet.
@@ -677,8 +678,9 @@ if want > 0 then
       local atat = tonumber(l[5]) or 0
       redis.call('ZREMRANGEBYSCORE', key('slots', host), '-inf', now)
       local busy = redis.call('ZCARD', key('slots', host))
+      alive = alive or math.max(1, redis.call('ZCOUNT', key('heard'), now - 5000000, '+inf'))
       local share = math.ceil(limit / alive)
-      local held = tonumber(redis.call('HGET', key('held', host), worker) or '0')
+      local held = tonumber(l[6]) or 0
       local ids = {}
       local later = nil
       -- The starts the limits allow, then as many requests popped in one call.
@@ -735,7 +737,7 @@ if want > 0 then
           table.insert(owned_ids, id)
         end
         each('ZADD', key('slots', host), scored)
-        redis.call('HINCRBY', key('held', host), worker, #ids)
+        redis.call('HINCRBY', key('limit', host), 'held:' .. worker, #ids)
         if aspacing then
           redis.call('HSET', key('limit', host), 'atat', atat)
         end
@@ -822,6 +824,10 @@ if (#leased == 0 and r.want > 0) or r.beat or r.ending then
     redis.call('SET', key('done'), math.floor(now / 1000))
   end
 end
+
+-- A worker that found Redis lost writes says why in P:meta; the others read it in the
+-- rounds that sweep, a few rounds later at most, and stop too.
+local broken = sweep and redis.call('HGET', key('meta'), 'broken') or nil
 
 local head = cjson.encode({
   leased = leased,

@@ -49,6 +49,10 @@ enum Next {
     Paced,
     /// After this wait, or when the dispatcher has something to send.
     After(Duration),
+    /// The fleet had nothing this worker could lease: after this wait, or when the
+    /// dispatcher has something to send, but not when it only has more room (a request
+    /// finished): the fleet is asked again at the wait's end, not once a request.
+    Hungry(Duration),
 }
 
 /// A round on its way, kept until Redis answers it.
@@ -330,14 +334,15 @@ impl Syncer {
             let wake = if wake_ms < 0.0 { HUNGRY_ROUND } else { millis(wake_ms) };
             // Not sooner: a host may be ready for the fleet and not for this worker, whose
             // share of its slots is taken.
-            Next::After(wake.clamp(Duration::from_millis(5), HUNGRY_ROUND))
+            Next::Hungry(wake.clamp(Duration::from_millis(5), HUNGRY_ROUND))
         } else {
             Next::After(IDLE_ROUND)
         }
     }
 
     /// Sleep until the next round is due: a paced one [`ROUND_PACE`] after the last was
-    /// sent, or when it turns urgent; any other when the dispatcher has something for it.
+    /// sent, or when it turns urgent; a hungry one when the dispatcher has changes for it;
+    /// any other when the dispatcher has anything for it.
     async fn wait(&self, next: Next, sent_at: Instant) {
         match next {
             Next::Paced => {
@@ -353,6 +358,20 @@ impl Syncer {
                 tokio::select! {
                     () = self.link.to_syncer.notified() => {}
                     () = tokio::time::sleep(wait) => {}
+                }
+            }
+            Next::Hungry(wait) => {
+                let due = Instant::now() + wait;
+                loop {
+                    tokio::select! {
+                        () = self.link.to_syncer.notified() => {
+                            let exchange = self.link.lock();
+                            if exchange.outbox.has_changes() || exchange.closing {
+                                return;
+                            }
+                        }
+                        () = tokio::time::sleep_until(due) => return,
+                    }
                 }
             }
         }
