@@ -18,7 +18,13 @@ fn bench_on_the_small_site(args: &[&str]) -> Value {
         .args(args)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A failed run says why in its row, on stdout.
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["setup"]["expected_pages"], PAGES);
     assert_eq!(report["setup"]["books"], BOOKS);
