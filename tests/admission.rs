@@ -11,8 +11,15 @@ use spider_sandbox::{DemoSite, Sandbox};
 use spiderling::{Config, Crawler};
 use support::{config_for, BookSpider};
 
+/// The CPU-hog test takes this for writing and every other test here for reading: the
+/// hog's crawl and its server then have their cores to themselves, as a server starved by
+/// a neighbouring test stamps arrivals late and bunches them (52 in 950 ms at `rps = 50`
+/// on a loaded CI machine), while the other tests still run side by side.
+static ALONE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_never_sees_more_than_concurrency_requests_at_once() {
+    let _shared = ALONE.read().await;
     let demo =
         DemoSite { books: 60, per_page: 20, latency: Duration::from_millis(30), ..DemoSite::default() };
     let site = Sandbox::demo(demo).unwrap();
@@ -24,6 +31,7 @@ async fn the_server_never_sees_more_than_concurrency_requests_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_host_gets_its_own_cap_and_a_slow_host_does_not_slow_a_fast_one() {
+    let _shared = ALONE.read().await;
     let slow = Sandbox::demo(DemoSite {
         books: 10,
         per_page: 10,
@@ -58,35 +66,41 @@ async fn each_host_gets_its_own_cap_and_a_slow_host_does_not_slow_a_fast_one() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rate_ceiling_holds_in_every_window_and_is_mostly_used() {
+    let _shared = ALONE.read().await;
     let rate = 20;
     let site = Sandbox::demo(DemoSite { books: 40, per_page: 20, ..DemoSite::default() }).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (config, _) = config_for(&site, dir.path(), "books.jsonl");
     Crawler::new(BookSpider::new(config.concurrency(16).per_host(16).rps(rate))).run().await.unwrap();
 
-    let used = held_and_used(&site, rate);
+    let used = held_and_used(&site, rate, Duration::from_millis(50));
     assert!(used >= 0.85 * f64::from(rate), "only {used:.1} requests/s of {rate}");
 }
 
-/// No second (less 50 ms) held more than `rate` of the requests `site` received, and the
-/// rate they came at over the crawl. The gate spaces requests exactly 1/rate apart, so
-/// rate + 1 of them span exactly one second; a few milliseconds of network jitter must
-/// not count as a breach.
-fn held_and_used(site: &Sandbox, rate: u32) -> f64 {
+/// No second (less `jitter`) held more than `rate` of the requests `site` received, and the
+/// rate they came at over the crawl. The gate spaces requests exactly 1/rate apart and lets
+/// `rate` of them into any second, so its busiest seconds are full to the last slot; a
+/// request that leaves or is stamped `jitter` later than the one a second after it puts
+/// `rate + 1` into a window that much shorter, which must not count as a breach.
+fn held_and_used(site: &Sandbox, rate: u32, jitter: Duration) -> f64 {
     let seen = site.observed();
-    let most = seen.max_in_window(Duration::from_millis(950));
-    assert!(most <= rate as usize, "{most} requests within 950 ms");
+    let window = Duration::from_secs(1) - jitter;
+    let most = seen.max_in_window(window);
+    assert!(most <= rate as usize, "{most} requests within {window:?}");
     let span = seen.hits.last().unwrap().at - seen.hits.first().unwrap().at;
     (seen.hits.len() - 1) as f64 / span.as_secs_f64()
 }
 
-/// Beside a CPU hog of eight spinning threads on the crawl's core, the crawl's timers fire
-/// late; the ceiling makes good what they lose, and still never goes over. The site has the
-/// other core to itself, as a remote site has its own machine: starved beside the hog, it
-/// stamped arrivals late by its own lateness (up to 117 ms), and their bunching was counted
-/// against the crawl.
+/// Beside a CPU hog of four spinning threads on the crawl's core, the crawl's timers fire
+/// late; the ceiling makes good what they lose (a gate that lost them ran at 41 a second),
+/// and still never goes over. The site has the other core, as a remote site has its own
+/// machine: starved beside the hog, it stamped arrivals late by its own lateness (up to
+/// 117 ms), and their bunching was counted against the crawl. Four hogs, not more: with
+/// eight and one more busy process on the machine, the crawl was short of CPU to parse
+/// its pages, which is not what this measures.
 #[test]
 fn the_rate_ceiling_is_used_beside_a_cpu_hog_and_still_holds() {
+    let _alone = ALONE.blocking_write();
     let rate = 50;
     let demo = DemoSite { books: 240, per_page: 40, ..DemoSite::default() };
     // The server's thread is started on core 1 and keeps its affinity; the crawl, its
@@ -102,7 +116,7 @@ fn the_rate_ceiling_is_used_beside_a_cpu_hog_and_still_holds() {
     let dir = tempfile::tempdir().unwrap();
     let (config, _) = config_for(&site, dir.path(), "books.jsonl");
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let hogs: Vec<_> = (0..8)
+    let hogs: Vec<_> = (0..4)
         .map(|_| {
             let stop = stop.clone();
             // Bounded by the flag, and by a minute should the crawl never end.
@@ -125,8 +139,13 @@ fn the_rate_ceiling_is_used_beside_a_cpu_hog_and_still_holds() {
     }
     crawled.unwrap();
 
-    let used = held_and_used(&site, rate);
-    assert!(used >= 0.93 * f64::from(rate), "only {used:.1} requests/s of {rate} beside the hog");
+    // Beside the hog a request may be written out well after its pass (its task waits for
+    // the core), and the server, though on a core of its own, shares it with whatever
+    // else the machine runs: 52 arrived within 950 ms on a loaded CI machine, and at most
+    // 50 within 800 ms here with one more spinning process. A gate that gave back more
+    // than it owed would put its catch-up burst (up to 13 slots) into such a window.
+    let used = held_and_used(&site, rate, Duration::from_millis(200));
+    assert!(used >= 0.85 * f64::from(rate), "only {used:.1} requests/s of {rate} beside the hog");
 }
 
 /// Keeps the calling thread, and the threads it starts from now on, to the `nth` core it
@@ -152,6 +171,7 @@ fn pin_to_core(nth: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn politeness_pauses_are_jittered_within_the_delay_range() {
+    let _shared = ALONE.read().await;
     let site = Sandbox::demo(DemoSite { books: 12, per_page: 12, ..DemoSite::default() }).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (config, _) = config_for(&site, dir.path(), "books.jsonl");
