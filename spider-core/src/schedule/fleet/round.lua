@@ -838,7 +838,7 @@ local head = cjson.encode({
   gauge = gauge,
   clock = { tonumber(clock[1]), tonumber(clock[2]) },
   epoch = epoch,
-  broken = broken or nil,
+  broken = broken,
 })
 table.insert(requests, 1, head)
 local reply = table.concat(requests, '\n')
