@@ -1005,6 +1005,17 @@ pub const KEYS: &[Key] = &[
         show: |c| c.frontier.as_ref().map(|_| duration(c.lease)),
     },
     Key {
+        name: "partitions",
+        kind: Kind::Count,
+        stage: Stage::Store,
+        doc: "with `frontier`, how many parts a new crawl's hosts are split into, each in a hash \
+            slot of its own; 0 for one on a single Redis and one per master on a cluster",
+        default: "0",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.partitions(size(v, false)?))),
+        show: |c| c.frontier.as_ref().map(|_| c.partitions.to_string()),
+    },
+    Key {
         name: "cache",
         kind: Kind::Text,
         stage: Stage::Store,
@@ -1322,7 +1333,7 @@ mod tests {
     fn beside(name: &str) -> Option<&'static str> {
         match name {
             "block_target" => Some("adaptive"),
-            "crawl_id" | "lease" => Some("frontier"),
+            "crawl_id" | "lease" | "partitions" => Some("frontier"),
             "geo" => Some("proxy"),
             "render_timeout" | "browser_pages" | "browser_recycle" | "browser_rss" => Some("render"),
             "warc_max_bytes" => Some("warc"),

@@ -70,6 +70,7 @@ impl Config {
             frontier: None,
             crawl_id: None,
             lease: Duration::from_secs(60),
+            partitions: 0,
             cache: None,
             cache_ttl: None,
             revalidate: false,

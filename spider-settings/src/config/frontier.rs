@@ -256,4 +256,25 @@ impl Config {
         self.lease = lease;
         self
     }
+
+    /// With a [`frontier`](Self::frontier), how many parts the crawl's hosts are split
+    /// into, fixed by the worker that creates the crawl (default 0: one part on a single
+    /// Redis, one per master on a Redis Cluster, so that a crawl of many hosts spreads
+    /// over the masters). A host's queue, seen-set and limits live in its part; each
+    /// worker leases from one part at a time and moves to another when its part runs dry.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = spider_settings::Config::new("shop")
+    ///     .start_url("https://shop.example/")
+    ///     .frontier("redis+cluster://127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002")
+    ///     .partitions(6);
+    /// assert!(config.validate().is_ok());
+    /// ```
+    #[must_use]
+    pub fn partitions(mut self, parts: usize) -> Self {
+        self.partitions = parts;
+        self
+    }
 }

@@ -166,6 +166,8 @@ pub struct Config {
     #[doc(hidden)]
     pub lease: Duration,
     #[doc(hidden)]
+    pub partitions: usize,
+    #[doc(hidden)]
     pub cache: Option<PathBuf>,
     #[doc(hidden)]
     pub cache_ttl: Option<Duration>,

@@ -208,6 +208,12 @@ impl Config {
                 self.lease
             ));
         }
+        if self.partitions > MOST_PARTITIONS {
+            problems.push(format!(
+                "partitions = {} is more parts than a crawl needs; give at most {MOST_PARTITIONS} (0 for one per master)",
+                self.partitions
+            ));
+        }
         problems
     }
 
@@ -297,3 +303,7 @@ fn rate_key(rate: &crate::RateCeiling) -> &'static str {
         "rpm"
     }
 }
+
+/// The most parts a fleet's crawl may be split into: each part is scanned when a worker
+/// counts the crawl's queues.
+const MOST_PARTITIONS: usize = 256;

@@ -106,6 +106,7 @@ struct LinksOnly;
     frontier = "redis://127.0.0.1:6379/0",
     crawl_id = "books-fleet",
     lease = "2m",
+    partitions = 3,
     metrics = "127.0.0.1:9899",
     progress = false,
     follow = "a[href]",
@@ -166,7 +167,9 @@ pub(crate) fn main() {
         "{settings}"
     );
     assert!(
-        settings.contains("frontier = redis://127.0.0.1:6379/0 · crawl_id = books-fleet · lease = 2m"),
+        settings.contains(
+            "frontier = redis://127.0.0.1:6379/0 · crawl_id = books-fleet · lease = 2m · partitions = 3"
+        ),
         "{settings}"
     );
     assert!(settings.contains("metrics = 127.0.0.1:9899 · progress = false"), "{settings}");
