@@ -577,14 +577,75 @@ async fn every_worker_shows_the_fleets_block_rate() {
     assert!(shown > 0.05, "the calm worker's gauge shows the fleet's blocks: {shown}");
 }
 
-/// The fleet on a Redis Cluster of three masters, each with a replica: the crawl's keys
-/// share one hash tag, so each round is one script on the master of the crawl's slot,
-/// and a write a worker acts on is on a replica first.
+/// The part of the crawl's `parts` a host key falls in: FNV-1a of its text, as the
+/// workers place hosts.
+fn part_of(host: &str, parts: u64) -> u64 {
+    let hash = host.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    hash % parts
+}
+
+/// The last page a site served, since `from`.
+fn last_page(site: &Sandbox, from: Instant) -> Duration {
+    let observed = site.observed();
+    let last = observed.pages().map(|hit| hit.at).max().unwrap_or_default();
+    (observed.started + last).saturating_duration_since(from)
+}
+
+#[test]
+fn a_part_left_without_a_worker_draws_one_from_a_busy_part() {
+    // The crawl in two parts on one Redis: a slow shop in one, a small one in the other.
+    let slow = DemoSite { books: 1000, latency: Duration::from_millis(100), ..DemoSite::default() };
+    let small = DemoSite { books: 20, ..DemoSite::default() };
+    let a = Sandbox::demo(slow.clone()).unwrap();
+    let part_a = part_of(a.url().trim_end_matches('/'), 2);
+    let b = std::iter::repeat_with(|| Sandbox::demo(small.clone()).unwrap())
+        .take(100)
+        .find(|b| part_of(b.url().trim_end_matches('/'), 2) != part_a)
+        .unwrap();
+    let redis = RedisServer::start().unwrap();
+    let dir = temp_dir("drain");
+    let two = ["--set", "partitions=2", "--set", "lease=2s"];
+    let started = Instant::now();
+    let busy = start_workers(&a, &redis.url(), &dir, 2, &two);
+    wait_for_pages(&a, 20);
+    // A third worker queues the small shop's start in its part, and is killed: that part
+    // has work and no worker, while the slow shop's part has two.
+    let output = dir.join("killed.jsonl");
+    let mut third = worker_command(&b, &redis.url(), &output, &two).spawn().unwrap();
+    let seq = format!("spiderling:{{books/{}}}:seq", 1 - part_a);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while redis.command(&["GET", &seq]).unwrap().trim_start_matches(['$', ':']).parse::<u64>().unwrap_or(0)
+        == 0
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    third.kill().unwrap();
+    third.wait().unwrap();
+    for (child, _) in busy {
+        assert_success(&finish(child, Duration::from_secs(180)));
+    }
+    for (site, demo) in [(&a, &slow), (&b, &small)] {
+        let pages: BTreeSet<String> = site.observed().pages().map(|h| h.resource()).collect();
+        assert_eq!(pages.len(), demo.expected_pages() + 1, "every page of each shop is fetched");
+    }
+    let (slow_done, small_done) = (last_page(&a, started), last_page(&b, started));
+    assert!(
+        small_done + Duration::from_secs(10) < slow_done,
+        "the small shop ({small_done:?}) was crawled while the slow one ({slow_done:?}) still had work"
+    );
+}
+
+/// The fleet on a Redis Cluster of three masters, each with a replica: the crawl is split
+/// into a part per master by host, each part's keys under one hash tag, so each round is
+/// one script on one master; a write a worker acts on is on a replica first.
 mod cluster {
     use super::*;
     use spider_sandbox::RedisCluster;
 
-    /// The key of the crawl's slot: every key of the crawl `books` is there.
+    /// The crawl's own record, in the crawl's slot: the parts' tags are there.
     const CRAWL_KEY: &str = "spiderling:{books}:meta";
 
     fn cluster() -> RedisCluster {
@@ -623,10 +684,14 @@ mod cluster {
         let dir = temp_dir("cluster-failover");
         let workers = start_workers(&site, &cluster.url(), &dir, 3, &[]);
         wait_for_pages(&site, 200);
-        let master = cluster.master_of(CRAWL_KEY).unwrap();
+        // The master of the part that holds the site's host.
+        let tags = part_tags(&cluster);
+        let tag = &tags[part_of(site.url().trim_end_matches('/'), tags.len() as u64) as usize];
+        let key = format!("spiderling:{{{tag}}}:meta");
+        let master = cluster.master_of(&key).unwrap();
         cluster.kill(master);
         let pages_at_kill = site.observed().pages().count();
-        let promoted = cluster.wait_for_failover(CRAWL_KEY, master, Duration::from_secs(30)).unwrap();
+        let promoted = cluster.wait_for_failover(&key, master, Duration::from_secs(30)).unwrap();
         let mut items = Vec::new();
         let mut logs = String::new();
         for (child, output) in workers {
@@ -670,5 +735,143 @@ mod cluster {
         items.extend(read_jsonl(&survivor_output));
         let titles: BTreeSet<_> = items.iter().map(|b| b.title.clone()).collect();
         assert_eq!(titles.len(), demo.books, "no item is lost");
+    }
+
+    /// Demo sites of `books` books each, one in each of three parts, in the parts' order.
+    fn one_site_a_part(demo: &DemoSite) -> Vec<Sandbox> {
+        let mut sites: Vec<Option<Sandbox>> = vec![None, None, None];
+        for _ in 0..200 {
+            let site = Sandbox::demo(demo.clone()).unwrap();
+            let part = part_of(site.url().trim_end_matches('/'), 3) as usize;
+            if sites[part].is_none() {
+                sites[part] = Some(site);
+            }
+            if sites.iter().all(Option::is_some) {
+                break;
+            }
+        }
+        sites.into_iter().map(Option::unwrap).collect()
+    }
+
+    fn start_urls(sites: &[Sandbox]) -> String {
+        format!("start_urls={}", sites.iter().map(Sandbox::url).collect::<Vec<_>>().join(","))
+    }
+
+    /// The crawl's parts' tags, as the first worker recorded them in the crawl's slot.
+    fn part_tags(cluster: &RedisCluster) -> Vec<String> {
+        let master = cluster.master_of(CRAWL_KEY).unwrap();
+        let json = cluster.command(master, &["HGET", CRAWL_KEY, "parts"]).unwrap();
+        serde_json::from_str(&json).unwrap()
+    }
+
+    fn assert_every_page_once(sites: &[Sandbox], demo: &DemoSite) {
+        for site in sites {
+            let observed = site.observed();
+            assert_eq!(observed.duplicates(), Default::default(), "no page is fetched twice");
+            assert_eq!(
+                observed.pages().count(),
+                demo.expected_pages() + 1,
+                "every page of every host is fetched"
+            );
+        }
+    }
+
+    #[test]
+    fn a_crawl_of_three_hosts_spreads_over_the_three_masters_and_holds_one_rpm() {
+        // 30 requests a second for the fleet: three sites of 106 pages take 11 s.
+        const RPM: usize = 1800;
+        let demo = DemoSite { books: 100, latency: Duration::from_millis(5), ..DemoSite::default() };
+        let sites = one_site_a_part(&demo);
+        let cluster = cluster();
+        let dir = temp_dir("cluster-parts");
+        let extra = ["--set", &start_urls(&sites), "--set", &format!("rpm={RPM}")];
+        let workers = start_workers(&sites[0], &cluster.url(), &dir, 3, &extra);
+        let items: Vec<Book> =
+            items_by_worker(workers, Duration::from_secs(180)).into_iter().flatten().collect();
+        assert_every_page_once(&sites, &demo);
+        assert_eq!(items.len(), 3 * demo.books, "every item of every host is written once");
+        // Each master holds the seen-set of its part's host: the crawl is spread.
+        let tags = part_tags(&cluster);
+        assert_eq!(tags.len(), 3, "one part per master: {tags:?}");
+        let mut masters: Vec<u16> = tags
+            .iter()
+            .map(|tag| cluster.master_of(&format!("spiderling:{{{tag}}}:meta")).unwrap())
+            .collect();
+        masters.sort_unstable();
+        masters.dedup();
+        assert_eq!(masters.len(), 3, "the parts are on three masters");
+        for tag in &tags {
+            let master = cluster.master_of(&format!("spiderling:{{{tag}}}:meta")).unwrap();
+            let seen = cluster.command(master, &["EXISTS", &format!("spiderling:{{{tag}}}:seq")]).unwrap();
+            assert_eq!(seen, ":1", "part {tag} queued its host's pages on its master");
+        }
+        // One rate between every worker in every part: any ten seconds (less 100 ms of
+        // arrival jitter) hold at most a sixth of the minute's.
+        let mut arrivals: Vec<Instant> = sites
+            .iter()
+            .flat_map(|site| {
+                let observed = site.observed();
+                observed.hits.iter().map(|hit| observed.started + hit.at).collect::<Vec<_>>()
+            })
+            .collect();
+        arrivals.sort_unstable();
+        let window = Duration::from_secs(10) - Duration::from_millis(100);
+        let most = (0..arrivals.len())
+            .map(|i| arrivals[i..].iter().take_while(|at| **at - arrivals[i] <= window).count())
+            .max()
+            .unwrap_or(0);
+        assert!(most <= RPM / 6, "{most} requests in ten seconds, over the fleet's rpm = {RPM}");
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let report = runtime.block_on(spiderling::FleetReport::read(&cluster.url(), Some("books"))).unwrap();
+        let crawl = &report.crawls[0];
+        assert_eq!(crawl.status, spiderling::FleetStatus::Done, "the last worker found every part empty");
+        assert_eq!(crawl.totals.items, 3 * demo.books as u64, "the totals are summed over the parts");
+    }
+
+    #[test]
+    fn a_crawl_in_parts_loses_nothing_to_a_killed_master_or_a_killed_worker() {
+        let demo = DemoSite { books: 300, latency: Duration::from_millis(10), ..DemoSite::default() };
+        let sites = one_site_a_part(&demo);
+        let mut cluster = cluster();
+        let dir = temp_dir("cluster-parts-kill");
+        let extra = ["--set", &start_urls(&sites), "--set", "lease=2s"];
+        let mut workers = start_workers(&sites[0], &cluster.url(), &dir, 3, &extra);
+        let served = || sites.iter().map(|site| site.observed().pages().count()).sum::<usize>();
+        let started = Instant::now();
+        while served() < 150 && started.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // A worker SIGKILLed: its leases go back to its part.
+        let (mut killed, killed_output) = workers.remove(0);
+        killed.kill().unwrap();
+        killed.wait().unwrap();
+        // And the master of the first host's part, its replica promoted.
+        let tag = part_tags(&cluster)[0].clone();
+        let key = format!("spiderling:{{{tag}}}:meta");
+        let master = cluster.master_of(&key).unwrap();
+        cluster.kill(master);
+        let at_kill = served();
+        let promoted = cluster.wait_for_failover(&key, master, Duration::from_secs(30)).unwrap();
+        let mut outputs = vec![killed_output];
+        for (child, output) in workers {
+            assert_success(&finish(child, Duration::from_secs(180)));
+            outputs.push(output);
+        }
+        assert_ne!(promoted, master);
+        assert!(at_kill < 3 * demo.expected_pages(), "the kills came mid-crawl");
+        for site in &sites {
+            let fetched: BTreeSet<String> = site.observed().pages().map(|h| h.resource()).collect();
+            assert_eq!(fetched.len(), demo.expected_pages() + 1, "every page of every host is fetched");
+        }
+        let twice: usize = sites
+            .iter()
+            .map(|site| site.observed().duplicates().values().map(|n| n - 1).sum::<usize>())
+            .sum();
+        assert!(twice <= 2 * CONCURRENCY, "{twice} pages fetched again after the kill");
+        // The committed parts of the outputs, merged: every item once.
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let report = runtime.block_on(spiderling::FleetReport::read(&cluster.url(), Some("books"))).unwrap();
+        let merged = dir.join("merged.jsonl");
+        assert_eq!(report.crawls[0].merge(&merged).unwrap(), 3 * demo.books as u64, "every item once");
     }
 }

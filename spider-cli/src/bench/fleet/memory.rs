@@ -55,6 +55,7 @@ pub(in crate::bench) fn run(args: &Args) -> ExitCode {
     let filled = runtime.block_on(spiderling::fill_fleet(
         fleet.url(),
         &crawl,
+        0,
         args.hosts,
         steps,
         args.lease,

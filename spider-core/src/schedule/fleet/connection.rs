@@ -8,6 +8,7 @@
 //! (`WAIT`); a round not yet copied when its master dies is sent again, to the replica
 //! promoted, under its number, and applied there once.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -39,10 +40,10 @@ pub(crate) enum Redis {
 #[derive(Clone)]
 pub(crate) enum Connection {
     One(MultiplexedConnection),
-    Cluster(ClusterConnection, Arc<Mutex<Option<Role>>>),
+    Cluster(ClusterConnection, Arc<Mutex<HashMap<u16, Role>>>),
 }
 
-/// Whether the master a connection last asked had a replica, and when it said so. A
+/// Whether the master of a slot had a replica when last asked, and when it said so. A
 /// replica promoted in a failover has none until one is attached to it: waiting for a
 /// copy there would hold every round for [`REPLICA_WAIT`].
 #[derive(Clone, Copy)]
@@ -100,13 +101,18 @@ impl Connection {
         // The master of the key's slot, over the connection that made the writes (one
         // per node), which is what `WAIT` counts.
         let route = master_of(key);
-        let known = role.lock().ok().and_then(|role| *role).filter(|role| role.asked.elapsed() < ROLE_KEPT);
+        let slot = slot(key);
+        let known = role
+            .lock()
+            .ok()
+            .and_then(|roles| roles.get(&slot).copied())
+            .filter(|role| role.asked.elapsed() < ROLE_KEPT);
         let replicas = match known {
             Some(known) => known.replicas,
             None => {
                 let replicas = has_replicas(connection, route.clone()).await?;
-                if let Ok(mut role) = role.lock() {
-                    *role = Some(Role { replicas, asked: Instant::now() });
+                if let Ok(mut roles) = role.lock() {
+                    roles.insert(slot, Role { replicas, asked: Instant::now() });
                 }
                 replicas
             }
@@ -124,8 +130,8 @@ impl Connection {
             return Ok(());
         }
         // The master may have changed (a failover) or lost its replica: ask again next time.
-        if let Ok(mut role) = role.lock() {
-            *role = None;
+        if let Ok(mut roles) = role.lock() {
+            roles.remove(&slot);
         }
         Err(redis::RedisError::from((
             redis::ErrorKind::Io,
@@ -151,6 +157,38 @@ impl Connection {
     }
 }
 
+impl Connection {
+    /// On a cluster, each master's slot ranges (`CLUSTER SLOTS`), masters in the order of
+    /// their first slot; `None` on a single Redis.
+    pub(crate) async fn masters(&mut self) -> RedisResult<Option<Vec<Vec<(u16, u16)>>>> {
+        let Connection::Cluster(connection, _) = self else { return Ok(None) };
+        let slots = connection
+            .route_command(
+                redis::cmd("CLUSTER").arg("SLOTS").to_owned(),
+                RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
+            )
+            .await?;
+        let mut masters: Vec<(String, Vec<(u16, u16)>)> = Vec::new();
+        let Value::Array(ranges) = slots else { return Ok(Some(Vec::new())) };
+        for range in ranges {
+            let Value::Array(range) = range else { continue };
+            let (Some(Value::Int(low)), Some(Value::Int(high)), Some(Value::Array(node))) =
+                (range.first(), range.get(1), range.get(2))
+            else {
+                continue;
+            };
+            let name = format!("{:?}", node.iter().take(2).collect::<Vec<_>>());
+            let range = (u16::try_from(*low).unwrap_or(0), u16::try_from(*high).unwrap_or(0));
+            match masters.iter_mut().find(|(known, _)| *known == name) {
+                Some((_, ranges)) => ranges.push(range),
+                None => masters.push((name, vec![range])),
+            }
+        }
+        masters.sort_by_key(|(_, ranges)| ranges.iter().map(|r| r.0).min());
+        Ok(Some(masters.into_iter().map(|(_, ranges)| ranges).collect()))
+    }
+}
+
 /// The route to the master of `key`'s slot.
 fn master_of(key: &str) -> SingleNodeRoutingInfo {
     SingleNodeRoutingInfo::SpecificNode(Route::new(slot(key), SlotAddr::Master))
@@ -158,7 +196,7 @@ fn master_of(key: &str) -> SingleNodeRoutingInfo {
 
 /// The cluster's hash slot of `key`: of its hash tag (what the first `{…}` holds, when
 /// not empty), or of the whole key.
-fn slot(key: &str) -> u16 {
+pub(super) fn slot(key: &str) -> u16 {
     let tagged = key
         .split_once('{')
         .and_then(|(_, rest)| rest.split_once('}'))

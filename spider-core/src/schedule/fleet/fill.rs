@@ -1,7 +1,9 @@
 //! Filling a crawl of the fleet's Redis with made-up requests, through the round script
 //! the workers run, to measure what a crawl's shared state costs Redis: memory per seen
 //! URL and per queued request, the rate of enqueueing, and then of leasing and finishing
-//! them as a worker does (`spiderling bench --fleet-memory`).
+//! them as a worker does (`spiderling bench --fleet-memory`). On a Redis Cluster the crawl
+//! is split in parts as a worker would split it (`parts.rs`), and each part's rounds go
+//! to its master at once.
 
 use std::time::Instant;
 
@@ -9,6 +11,7 @@ use redis::Script;
 use spider_settings::RedisAddress as Address;
 
 use super::connection::{Connection, Redis};
+use super::parts::{self, Parts};
 use super::wire::{self, Reply, Round};
 use super::{prefix, round_call, ROUND};
 use crate::error::Error;
@@ -65,7 +68,8 @@ pub struct Drained {
 const PER_HOST: usize = 2;
 
 /// Enqueue `http://hN.example/p/I` for I up to the last of `steps`, over `hosts` hosts,
-/// into the crawl `crawl` of the Redis at `address`, which must not hold it yet; call
+/// into the crawl `crawl` of the Redis at `address`, which must not hold it yet, split in
+/// `partitions` parts as workers would (0: one per master); call
 /// `step` at each of `steps` (Redis's counters read there count the rounds since the last
 /// step, and its reads of memory). Then lease up to `lease` of them as one worker with two
 /// slots a host, finishing each in the round after it was leased, and answer what that
@@ -79,6 +83,7 @@ const PER_HOST: usize = 2;
 pub async fn fill(
     address: &str,
     crawl: &str,
+    partitions: usize,
     hosts: u64,
     steps: &[u64],
     lease: u64,
@@ -99,7 +104,17 @@ pub async fn fill(
     if held {
         return Err(Error::Config(format!("{address} holds the crawl {crawl:?} already; give another")));
     }
-    let base = used_memory(&mut connection, &prefix).await.map_err(failed)?;
+    let tags = parts::plan(&mut connection, crawl, partitions).await.map_err(failed)?;
+    let parts = Parts::new(crawl, &tags);
+    let meta = format!("{prefix}:meta");
+    redis::cmd("HSET")
+        .arg(&meta)
+        .arg("parts")
+        .arg(serde_json::to_string(&tags).unwrap_or_default())
+        .query_async::<()>(&mut connection)
+        .await
+        .map_err(failed)?;
+    let base = used_memory(&mut connection, &parts).await.map_err(failed)?;
     let script = Script::new(ROUND);
     let mut number = 0;
     let mut next = 0_u64;
@@ -107,21 +122,34 @@ pub async fn fill(
     let mut since = Instant::now();
     for &target in steps {
         while next < target {
-            let end = (next + PER_ROUND).min(target);
+            // A round for each part, sent to the parts at once.
+            let end = (next + PER_ROUND * parts.len() as u64).min(target);
             number += 1;
-            let mut round = Round { number, lease_ms: 60_000, dead_ms: 60_000, ..Round::default() };
+            let mut rounds: Vec<Round> = (0..parts.len())
+                .map(|_| Round { number, lease_ms: 60_000, dead_ms: 60_000, ..Round::default() })
+                .collect();
             for i in next..end {
                 let request = Request::get(&format!("http://h{}.example/p/{i}", i % hosts.max(1)))?;
                 let Some(host) = host_key(request.url()) else { continue };
                 let (change, stored) = wire::enqueued(&request, &host);
+                let round = &mut rounds[parts.of(&host)];
                 round.enqueue.push(change);
                 round.requests.push(stored);
             }
-            let json = serde_json::to_string(&round).unwrap_or_default();
-            round_call(&script, &prefix, "fill", &json, &round.requests)
-                .invoke_async::<String>(&mut connection)
-                .await
-                .map_err(failed)?;
+            let sends = rounds.into_iter().enumerate().map(|(part, round)| {
+                let script = script.clone();
+                let prefix = parts.prefix(part).to_owned();
+                let mut connection = connection.clone();
+                async move {
+                    let json = serde_json::to_string(&round).unwrap_or_default();
+                    round_call(&script, &prefix, "fill", &json, &round.requests)
+                        .invoke_async::<String>(&mut connection)
+                        .await
+                }
+            });
+            for sent in futures_util::future::join_all(sends).await {
+                sent.map_err(failed)?;
+            }
             next = end;
         }
         let secs = since.elapsed().as_secs_f64();
@@ -131,66 +159,94 @@ pub async fn fill(
             secs,
             added: next - previous,
             per_sec: (next - previous) as f64 / secs.max(1e-9),
-            memory: used_memory(&mut connection, &prefix).await.map_err(failed)?.saturating_sub(base),
-            seen_memory: seen_memory(&mut connection, &prefix).await.map_err(failed)?,
+            memory: used_memory(&mut connection, &parts).await.map_err(failed)?.saturating_sub(base),
+            seen_memory: seen_memory(&mut connection, &parts).await.map_err(failed)?,
         };
         step(&filled);
         previous = next;
         since = Instant::now();
     }
+    // Each part drained by a worker of its own, at once.
     let mut drained = Drained { leased: 0, secs: 0.0 };
-    let mut finish = Vec::new();
-    while drained.leased < lease {
-        number += 1;
-        let want = usize::try_from(lease - drained.leased).unwrap_or(usize::MAX).min(PER_ROUND as usize);
-        let round = Round {
-            number,
-            lease_ms: 60_000,
-            dead_ms: 60_000,
-            want,
-            per_host: PER_HOST,
-            finish: std::mem::take(&mut finish),
-            ..Round::default()
-        };
-        let json = serde_json::to_string(&round).unwrap_or_default();
-        let text: String = round_call(&script, &prefix, "fill", &json, &[])
-            .invoke_async(&mut connection)
-            .await
-            .map_err(failed)?;
-        let reply =
-            Reply::read(&text).map_err(|message| Error::Fleet { address: address.to_string(), message })?;
-        if reply.leased.is_empty() && round.finish.is_empty() {
-            break;
+    let share = lease.div_ceil(parts.len() as u64);
+    let drains = (0..parts.len()).map(|part| {
+        let script = script.clone();
+        let prefix = parts.prefix(part).to_owned();
+        let mut connection = connection.clone();
+        async move {
+            let mut leased = 0_u64;
+            let mut finish = Vec::new();
+            let mut number = number;
+            while leased < share {
+                number += 1;
+                let want = usize::try_from(share - leased).unwrap_or(usize::MAX).min(PER_ROUND as usize);
+                let round = Round {
+                    number,
+                    lease_ms: 60_000,
+                    dead_ms: 60_000,
+                    want,
+                    per_host: PER_HOST,
+                    finish: std::mem::take(&mut finish),
+                    ..Round::default()
+                };
+                let json = serde_json::to_string(&round).unwrap_or_default();
+                let text: String = round_call(&script, &prefix, "fill", &json, &[])
+                    .invoke_async(&mut connection)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let reply = Reply::read(&text)?;
+                if reply.leased.is_empty() && round.finish.is_empty() {
+                    break;
+                }
+                leased += reply.leased.len() as u64;
+                finish = reply.leased.into_iter().map(|(host, _, id)| (id, 0, host)).collect();
+            }
+            Ok::<u64, String>(leased)
         }
-        drained.leased += reply.leased.len() as u64;
-        finish = reply.leased.into_iter().map(|(host, _, id)| (id, 0, host)).collect();
+    });
+    for part in futures_util::future::join_all(drains).await {
+        drained.leased += part.map_err(|message| Error::Fleet { address: address.to_string(), message })?;
     }
     drained.secs = since.elapsed().as_secs_f64();
     Ok(drained)
 }
 
-/// `used_memory` of the server holding the crawl (on a cluster, the master of its slot).
-async fn used_memory(connection: &mut Connection, prefix: &str) -> redis::RedisResult<u64> {
-    let info: String = connection
-        .on_server_of(&format!("{prefix}:meta"), redis::cmd("INFO").arg("memory").to_owned())
-        .await?;
-    Ok(info
-        .lines()
-        .find_map(|line| line.strip_prefix("used_memory:"))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0))
+/// `used_memory` of the servers holding the crawl's parts (on a cluster, the masters of
+/// their slots), each server once.
+async fn used_memory(connection: &mut Connection, parts: &Parts) -> redis::RedisResult<u64> {
+    let mut servers = std::collections::HashMap::new();
+    for prefix in parts.prefixes() {
+        let info: String = connection
+            .on_server_of(
+                &format!("{prefix}:meta"),
+                redis::cmd("INFO").arg("server").arg("memory").to_owned(),
+            )
+            .await?;
+        let field = |name: &str| {
+            info.lines().find_map(|line| line.strip_prefix(name)).map(|value| value.trim().to_owned())
+        };
+        let used = field("used_memory:").and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+        servers.insert(field("run_id:").unwrap_or_default(), used);
+    }
+    Ok(servers.values().sum())
 }
 
-/// `MEMORY USAGE` of every bucket of the seen-set, summed.
-async fn seen_memory(connection: &mut Connection, prefix: &str) -> redis::RedisResult<u64> {
+/// `MEMORY USAGE` of every bucket of every part's seen-set, summed.
+async fn seen_memory(connection: &mut Connection, parts: &Parts) -> redis::RedisResult<u64> {
     let mut total = 0;
-    for start in (0..SEEN_BUCKETS).step_by(4096) {
-        let mut pipe = redis::pipe();
-        for bucket in start..start + 4096 {
-            pipe.cmd("MEMORY").arg("USAGE").arg(format!("{prefix}:seen:{bucket:04x}")).arg("SAMPLES").arg(0);
+    for prefix in parts.prefixes() {
+        for start in (0..SEEN_BUCKETS).step_by(4096) {
+            let mut pipe = redis::pipe();
+            for bucket in start..start + 4096 {
+                pipe.cmd("MEMORY")
+                    .arg("USAGE")
+                    .arg(format!("{prefix}:seen:{bucket:04x}"))
+                    .arg("SAMPLES")
+                    .arg(0);
+            }
+            let sizes: Vec<Option<u64>> = pipe.query_async(connection).await?;
+            total += sizes.into_iter().flatten().sum::<u64>();
         }
-        let sizes: Vec<Option<u64>> = pipe.query_async(connection).await?;
-        total += sizes.into_iter().flatten().sum::<u64>();
     }
     Ok(total)
 }

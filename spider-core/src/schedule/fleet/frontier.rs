@@ -113,7 +113,7 @@ impl Exchange {
 /// Whether requests are queued, waiting for a retry or in other workers' hands, as the
 /// last round that counted them saw it (none yet: there may be).
 fn has_work(view: Option<Queues>) -> bool {
-    view.is_none_or(|q| q.queued + q.deferred + q.leases.saturating_sub(q.mine) > 0)
+    view.is_none_or(|q| q.unsettled || q.queued + q.deferred + q.leases.saturating_sub(q.mine) > 0)
 }
 
 /// A leased request whose start the fleet's limits put later.

@@ -25,6 +25,7 @@ mod fill;
 mod frontier;
 mod keys;
 mod outputs;
+mod parts;
 mod report;
 mod syncer;
 mod wire;
@@ -41,6 +42,7 @@ pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetWorker, WorkerState}
 use self::clock::RedisClock;
 use self::connection::Redis;
 use self::frontier::Link;
+use self::parts::Parts;
 use self::syncer::Syncer;
 use self::wire::Round;
 use crate::error::Error;
@@ -50,6 +52,10 @@ use spider_settings::{RateCeiling, RedisAddress as Address};
 
 /// The script of a round.
 const ROUND: &str = include_str!("round.lua");
+/// The script that reserves starts under the rate ceiling of a crawl in parts.
+const RESERVE: &str = include_str!("reserve.lua");
+/// The script that counts one part's queues.
+const COUNT: &str = include_str!("count.lua");
 
 /// A call of the round script for `worker` on the crawl at `prefix`: the round's JSON,
 /// then each request it enqueues. The crawl's `meta` key is named so that a cluster
@@ -147,21 +153,38 @@ pub(crate) async fn join(
     let crawl = config.fleet_crawl();
     let prefix = prefix(crawl);
     let meta = format!("{prefix}:meta");
-    let (spider, done, broken, refusing): (String, bool, Option<String>, Vec<String>) = redis::pipe()
+    // A crawl begun before crawls had parts has rounds and no parts: it stays one.
+    let (begun, named): (bool, bool) = redis::pipe()
         .atomic()
-        .hset_nx(&meta, "spider", config.name())
-        .ignore()
-        .hset_nx(&meta, "created_ms", crate::observe::tables::unix_ms(std::time::SystemTime::now()))
-        .ignore()
-        .hset(&meta, "limits", config.fleet_limits())
-        .ignore()
-        .hget(&meta, "spider")
-        .exists(format!("{prefix}:done"))
-        .hget(&meta, "broken")
-        .smembers(format!("{prefix}:refusing"))
+        .exists(format!("{prefix}:epoch"))
+        .hexists(&meta, "parts")
         .query_async(&mut connection)
         .await
         .map_err(refused)?;
+    let plan = if begun && !named {
+        Vec::new()
+    } else {
+        parts::plan(&mut connection, crawl, config.partitions).await.map_err(refused)?
+    };
+    let (spider, tags, done, broken, refusing): (String, String, bool, Option<String>, Vec<String>) =
+        redis::pipe()
+            .atomic()
+            .hset_nx(&meta, "spider", config.name())
+            .ignore()
+            .hset_nx(&meta, "parts", serde_json::to_string(&plan).unwrap_or_default())
+            .ignore()
+            .hset_nx(&meta, "created_ms", crate::observe::tables::unix_ms(std::time::SystemTime::now()))
+            .ignore()
+            .hset(&meta, "limits", config.fleet_limits())
+            .ignore()
+            .hget(&meta, "spider")
+            .hget(&meta, "parts")
+            .exists(format!("{prefix}:done"))
+            .hget(&meta, "broken")
+            .smembers(format!("{prefix}:refusing"))
+            .query_async(&mut connection)
+            .await
+            .map_err(refused)?;
     // Apart from the crawl's keys: on a cluster, the list of crawls is in a slot of its own.
     redis::cmd("SADD").arg(CRAWLS).arg(crawl).query_async::<()>(&mut connection).await.map_err(refused)?;
     let old_layout: bool = redis::cmd("EXISTS")
@@ -183,6 +206,24 @@ pub(crate) async fn join(
             "the crawl {crawl:?} in {address} belongs to the spider {spider:?}; give this one another crawl_id"
         )));
     }
+    let tags: Vec<String> = serde_json::from_str(&tags).map_err(|e| Error::Fleet {
+        address: address.to_string(),
+        message: format!("the crawl's list of parts does not read ({e})"),
+    })?;
+    let parts = Parts::new(crawl, &tags);
+    if parts.split() {
+        // Each part's record: the rounds there are routed by it, and a worker reconnecting
+        // finds its part's data by it.
+        for prefix in parts.prefixes() {
+            redis::cmd("HSETNX")
+                .arg(format!("{prefix}:meta"))
+                .arg("crawl")
+                .arg(crawl)
+                .query_async::<()>(&mut connection)
+                .await
+                .map_err(refused)?;
+        }
+    }
     if done {
         tracing::warn!(target: "spiderling", redis = %address, crawl, "this crawl is done: its seen-set turns away every page it crawled; give another crawl_id to crawl the site again");
     }
@@ -200,21 +241,27 @@ pub(crate) async fn join(
         ..Round::default()
     };
     let output = output_file(config)?;
-    let committed = match &output {
-        Some(file) => {
+    // A worker's output is committed in the part it leased from at the time: the
+    // longest commit is the latest, and holds every earlier one.
+    let mut committed: Option<Committed> = None;
+    if let Some(file) = &output {
+        for prefix in parts.prefixes() {
             let recorded: Option<String> = redis::cmd("HGET")
                 .arg(format!("{prefix}:outputs"))
                 .arg(file)
                 .query_async(&mut connection)
                 .await
                 .map_err(refused)?;
-            recorded.as_deref().map(outputs::read_committed).transpose().map_err(|problem| Error::Fleet {
+            let Some(recorded) = recorded else { continue };
+            let read = outputs::read_committed(&recorded).map_err(|problem| Error::Fleet {
                 address: address.to_string(),
                 message: format!("the committed length of {file} does not read ({problem})"),
-            })?
+            })?;
+            if committed.as_ref().is_none_or(|longest| read.bytes > longest.bytes) {
+                committed = Some(read);
+            }
         }
-        None => None,
-    };
+    }
     let link = Arc::new(Link::new(round));
     // Known before the first request: a host another worker found refusing the plain
     // client gets a browser's wire from this worker's first request to it.
@@ -227,11 +274,16 @@ pub(crate) async fn join(
         redis,
         connection,
         address: address.clone(),
-        prefix,
+        home: parts.of(&worker),
+        epochs: vec![0; parts.len()],
+        parts,
         worker,
         lease: config.lease,
         clock: RedisClock::default(),
-        epoch: 0,
+        number: 0,
+        unused: None,
+        last_count: None,
+        draining: None,
     };
     let membership = Membership { syncer: tokio::spawn(syncer.run()), address };
     Ok((frontier, membership, committed.unwrap_or_default(), keys))

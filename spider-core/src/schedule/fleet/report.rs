@@ -17,6 +17,7 @@ use spider_settings::RedisAddress as Address;
 
 use super::connection::{Connection, Redis};
 use super::outputs::FleetOutput;
+use super::parts::Parts;
 use super::{prefix, CRAWLS};
 use crate::error::Error;
 use crate::observe::counters::Counts;
@@ -285,54 +286,92 @@ fn failure(address: &Address, error: &RedisError) -> Error {
     }
 }
 
-/// The keys of one crawl, as `round.lua`'s header lists them.
+/// The keys of one crawl, as `round.lua`'s header lists them: the crawl's record, and
+/// each part's queues, totals, heartbeats and outputs, summed (`parts.rs`).
 async fn read_crawl(connection: &mut Connection, id: String, now_ms: i64) -> redis::RedisResult<FleetCrawl> {
     let p = prefix(&id);
-    type Keys = (
-        HashMap<String, String>,
-        Option<String>,
-        Option<String>,
-        u64,
-        u64,
-        u64,
-        HashMap<String, String>,
-        HashMap<String, String>,
-        HashMap<String, String>,
-    );
-    let (meta, done, queued, leased, deferred, failures, stats, beats, files): Keys = redis::pipe()
+    let (meta, done): (HashMap<String, String>, Option<String>) = redis::pipe()
         .atomic()
         .hgetall(format!("{p}:meta"))
         .get(format!("{p}:done"))
-        .get(format!("{p}:queued"))
-        .zcard(format!("{p}:leases"))
-        .zcard(format!("{p}:deferred"))
-        .llen(format!("{p}:failures"))
-        .hgetall(format!("{p}:stats"))
-        .hgetall(format!("{p}:workers"))
-        .hgetall(format!("{p}:outputs"))
         .query_async(connection)
         .await?;
-
-    let mut beats: Vec<(String, String)> = beats.into_iter().collect();
-    beats.sort();
-    let mut leases: Vec<u64> = Vec::new();
-    if !beats.is_empty() {
-        let mut pipe = redis::pipe();
-        for (worker, _) in &beats {
-            pipe.scard(format!("{p}:mine:{worker}"));
+    let tags: Vec<String> =
+        meta.get("parts").and_then(|json| serde_json::from_str(json).ok()).unwrap_or_default();
+    let parts = Parts::new(&id, &tags);
+    let (mut queued, mut leased, mut deferred, mut failures) = (0, 0, 0, 0);
+    let mut stats: HashMap<String, i64> = HashMap::new();
+    // Each worker's latest heartbeat, from whichever part it was in, and its leases in all.
+    let mut beats: HashMap<String, (i64, String)> = HashMap::new();
+    let mut leases: HashMap<String, u64> = HashMap::new();
+    let mut files: HashMap<String, String> = HashMap::new();
+    for part in parts.prefixes() {
+        type Keys = (
+            Option<i64>,
+            u64,
+            u64,
+            u64,
+            HashMap<String, i64>,
+            HashMap<String, String>,
+            HashMap<String, String>,
+        );
+        let (part_queued, part_leased, part_deferred, part_failures, part_stats, part_beats, part_files): Keys =
+            redis::pipe()
+                .atomic()
+                .get(format!("{part}:queued"))
+                .zcard(format!("{part}:leases"))
+                .zcard(format!("{part}:deferred"))
+                .llen(format!("{part}:failures"))
+                .hgetall(format!("{part}:stats"))
+                .hgetall(format!("{part}:workers"))
+                .hgetall(format!("{part}:outputs"))
+                .query_async(connection)
+                .await?;
+        queued += part_queued.map_or(0, count);
+        leased += part_leased;
+        deferred += part_deferred;
+        failures += part_failures;
+        for (name, n) in part_stats {
+            *stats.entry(name).or_default() += n;
         }
-        leases = pipe.query_async(connection).await?;
+        if !part_beats.is_empty() {
+            let workers: Vec<&String> = part_beats.keys().collect();
+            let mut pipe = redis::pipe();
+            for worker in &workers {
+                pipe.scard(format!("{part}:mine:{worker}"));
+            }
+            let held: Vec<u64> = pipe.query_async(connection).await?;
+            for (worker, n) in workers.into_iter().zip(held) {
+                *leases.entry(worker.clone()).or_default() += n;
+            }
+        }
+        for (worker, json) in part_beats {
+            let at = serde_json::from_str::<Beat>(&json).ok().and_then(|beat| beat.at_ms).unwrap_or(0);
+            if beats.get(&worker).is_none_or(|(known, _)| at > *known) {
+                beats.insert(worker, (at, json));
+            }
+        }
+        for (file, json) in part_files {
+            let bytes = |json: &str| super::outputs::read_committed(json).map_or(0, |c| c.bytes);
+            if files.get(&file).is_none_or(|known| bytes(&json) > bytes(known)) {
+                files.insert(file, json);
+            }
+        }
     }
+    let mut beats: Vec<(String, (i64, String))> = beats.into_iter().collect();
+    beats.sort();
     let workers: Vec<FleetWorker> = beats
         .into_iter()
-        .zip(leases.into_iter().chain(std::iter::repeat(0)))
-        .map(|((id, json), leases)| worker(id, &json, leases, now_ms))
+        .map(|(id, (_, json))| {
+            let held = leases.get(&id).copied().unwrap_or(0);
+            worker(id, &json, held, now_ms)
+        })
         .collect();
 
-    let stat = |name: &str| stats.get(name).and_then(|n| n.parse::<i64>().ok()).map_or(0, count);
+    let stat = |name: &str| stats.get(name).copied().map_or(0, count);
     let mut totals = Counts::from_named(stat);
     for (name, n) in &stats {
-        let n = n.parse::<i64>().map_or(0, count);
+        let n = count(*n);
         if let Some(status) = name.strip_prefix("status:").and_then(|code| code.parse().ok()) {
             totals.statuses.insert(status, n);
         } else if let Some(reason) = name.strip_prefix("failure:") {
@@ -364,7 +403,7 @@ async fn read_crawl(connection: &mut Connection, id: String, now_ms: i64) -> red
         limits: meta.get("limits").cloned(),
         status,
         done_at_ms: done.and_then(|ms| ms.parse().ok()),
-        queued: queued.and_then(|n| n.parse::<i64>().ok()).map_or(0, count),
+        queued,
         leased,
         deferred,
         seen: stat("seen"),

@@ -4,8 +4,10 @@
 -- (one GCRA bucket for the crawl, one per host, one count of busy slots per host) are
 -- read and moved in the same step as the leases they allow.
 --
--- KEYS[1] the crawl's P:meta, named only so that a cluster sends the call to the master of
--- the crawl's slot (every key below is in it: P is `spiderling:{CRAWL}`, a hash tag).
+-- KEYS[1] the part's P:meta, named only so that a cluster sends the call to the master of
+-- the part's slot (every key below is in it: P is `spiderling:{CRAWL}` for a crawl of one
+-- part, else `spiderling:{CRAWL/N}`, a hash tag; `parts.rs`). In a crawl in parts, `done`
+-- and the rate bucket `tat` are the crawl's own, in its slot, not the part's.
 -- ARGV[1] the crawl's key prefix, ARGV[2] the worker's id, ARGV[3] the round as JSON (see
 -- `wire.rs`, `Round`), then the requests it enqueues, one argument each: a request is
 -- JSON that this script stores and hands out without decoding (only its URL's host is
@@ -76,20 +78,11 @@ local function us(ms)
   return math.floor(ms * 1000)
 end
 
--- A round sent again after its reply was lost: answered as the first time, not applied
--- twice.
-local last = redis.call('GET', P .. ':round:' .. worker)
-if last then
-  local line = string.find(last, '\n', 1, true)
-  if tonumber(string.sub(last, 1, line - 1)) == r.number then
-    return string.sub(last, line + 1)
-  end
-end
-
--- One more round on the crawl: a worker answered a number no higher than one it was
--- answered before knows that Redis lost writes (restored from an older snapshot, or
--- restarted empty and seeded again), whatever the keys left look like.
-local epoch = redis.call('INCR', P .. ':epoch')
+-- A visit: a worker's changes to the hosts of a part of the crawl it does not lease
+-- from (links it found, robots.txt answers it fetched, a host's pause or limits), and
+-- nothing else: no round number, no lease, no sweep, and the worker not counted as one
+-- of the part's.
+local visit = r.visit
 
 -- A key of the crawl: P:name, or P:name:part. Built without a table: a round builds
 -- dozens.
@@ -387,6 +380,24 @@ local function first_sights(prints)
   return new
 end
 
+local epoch = 0
+if not visit then
+  -- A round sent again after its reply was lost: answered as the first time, not applied
+  -- twice.
+  local last = redis.call('GET', key('round', worker))
+  if last then
+    local line = string.find(last, '\n', 1, true)
+    if tonumber(string.sub(last, 1, line - 1)) == r.number then
+      return string.sub(last, line + 1)
+    end
+  end
+
+  -- One more round on the crawl: a worker answered a number no higher than one it was
+  -- answered before knows that Redis lost writes (restored from an older snapshot, or
+  -- restarted empty and seeded again), whatever the keys left look like.
+  epoch = redis.call('INCR', key('epoch'))
+end
+
 -- [id, pause ms, host]
 local ends = {}
 for i, f in ipairs(r.finish) do
@@ -586,7 +597,7 @@ end
 -- nothing (a worker waiting for work, or starting), a heartbeat, a last round, and every
 -- fourth round of the crawl: a busy round skips its three scans, and what they find waits
 -- a few rounds at most, milliseconds while workers are busy.
-local sweep = #r.finish == 0 or r.beat or r.ending or epoch % 4 == 0
+local sweep = not visit and (#r.finish == 0 or r.beat or r.ending or epoch % 4 == 0)
 
 -- Leases that ran out.
 if sweep then
@@ -601,7 +612,7 @@ end
 -- only paused finds, once it goes on, that it was not heard from, and drops what it held.
 if r.ending then
   redis.call('ZREM', key('heard'), worker)
-else
+elseif not visit then
   redis.call('ZADD', key('heard'), now, worker)
 end
 if sweep then
@@ -640,6 +651,15 @@ local gtat = 0
 if gspacing > 0 then
   gtat = tonumber(redis.call('GET', key('tat')) or '0')
 end
+-- A crawl split in parts keeps its GCRA bucket in the crawl's own slot: the worker
+-- reserved these starts there (ms from then, in order), and each lease or claim of the
+-- round takes the next one as it is, or none. Those left are given back by the worker.
+local tokens = r.tokens
+local used = 0
+local function next_token()
+  local t = tokens[used + 1]
+  return t and now + us(t)
+end
 -- The leases of every host, written once at the end.
 local owned = {}
 local owned_ids = {}
@@ -656,9 +676,15 @@ if want > 0 then
         -- One worker fetches it for the fleet, with a token of the crawl's rate: at the
         -- start it is given, like a lease.
         local start = math.max(now, gtat)
+        if tokens then
+          start = next_token() or math.huge
+        end
         if start <= now + horizon and redis.call('SET', key('claim', host), worker, 'NX', 'PX', r.lease_ms) then
           if gspacing > 0 then
             gtat = start + gspacing
+          end
+          if tokens then
+            used = used + 1
           end
           table.insert(claims, { host, (start - now) / 1000 })
           want = want - 1
@@ -692,6 +718,19 @@ if want > 0 then
           break
         end
         local start = math.max(now, htat, gtat, atat)
+        if tokens then
+          local token = next_token()
+          if not token then
+            break
+          end
+          start = math.max(token, htat, atat)
+          if start > token then
+            -- The host is not free at the crawl's next start: the start goes to another.
+            later = start - horizon
+            break
+          end
+          used = used + 1
+        end
         if start > now + horizon then
           later = start - horizon
           break
@@ -717,6 +756,9 @@ if want > 0 then
           held = held - unused
           want = want + unused
           gtat = n > 0 and gspacing > 0 and starts[n] + gspacing or (n > 0 and gtat) or gtat_before
+          if tokens then
+            used = used - unused
+          end
           atat = n > 0 and aspacing and starts[n] + aspacing or (n > 0 and atat) or atat_before
         end
         for j = 1, n do
@@ -820,7 +862,8 @@ if (#leased == 0 and r.want > 0) or r.beat or r.ending then
     wake = math.min(wake or math.huge, math.max(0, tonumber(due) - now) / 1000)
   end
   queues.wake_ms = wake or -1
-  if queues.queued == 0 and queues.deferred == 0 and queues.leases == 0 and r.ending then
+  -- A crawl in parts is done when every part is empty at once, which the worker asks.
+  if queues.queued == 0 and queues.deferred == 0 and queues.leases == 0 and r.ending and not r.parted then
     redis.call('SET', key('done'), math.floor(now / 1000))
   end
 end
@@ -839,11 +882,15 @@ local head = cjson.encode({
   clock = { tonumber(clock[1]), tonumber(clock[2]) },
   epoch = epoch,
   broken = broken,
+  used = used,
 })
 table.insert(requests, 1, head)
 local reply = table.concat(requests, '\n')
 -- Kept for a round sent again after Redis was out of reach: for twice the lease, and a
 -- minute at least.
+if visit then
+  return reply
+end
 redis.call('SET', key('round', worker), r.number .. '\n' .. reply, 'PX', math.floor(math.max(2 * lease, 60000000) / 1000))
 return reply
 

@@ -180,6 +180,18 @@ pub(super) struct Round {
     /// The worker's heartbeat (JSON), about once a second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) beat: Option<String>,
+    /// Changes to the hosts of a part the worker does not lease from (`parts.rs`), and
+    /// nothing else.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(super) visit: bool,
+    /// The crawl is split in parts: its rate bucket is in the crawl's slot, and a part
+    /// found empty is not the crawl done.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(super) parted: bool,
+    /// With `parted` under a rate ceiling: the starts reserved in the crawl's slot, in ms
+    /// from then, for this round's leases and claims in order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) tokens: Option<Vec<f64>>,
 }
 
 impl Round {
@@ -287,6 +299,9 @@ pub(super) struct Reply {
     /// Why a worker found that Redis lost part of the crawl, once one has.
     #[serde(default)]
     pub(super) broken: Option<String>,
+    /// How many of the round's `tokens` its leases and claims took.
+    #[serde(default)]
+    pub(super) used: usize,
 }
 
 /// The fleet's queues as a round saw them.
@@ -298,6 +313,10 @@ pub(super) struct Queues {
     pub(super) mine: u64,
     /// When something may be leased next, in ms; negative for nothing known.
     pub(super) wake_ms: f64,
+    /// Of a crawl in parts: its parts were not yet seen empty twice in a row with nothing
+    /// queued between, so they may still hold work.
+    #[serde(skip)]
+    pub(super) unsettled: bool,
 }
 
 impl Reply {
