@@ -126,6 +126,11 @@ pub(crate) struct Args {
     /// slots a host would, for the lease rate.
     #[arg(long, default_value_t = 100_000)]
     lease: u64,
+    /// With --workers: copies of the site, each on a port of its own (a host of its own to
+    /// the fleet), --pages split among them, every worker started at all of them: the
+    /// crawl of many hosts that a Redis Cluster spreads over its masters.
+    #[arg(long, default_value_t = 1)]
+    sites: usize,
     /// With --workers: a run whose workers have not all exited by then is killed and
     /// reported as failed.
     #[arg(long, default_value_t = 300)]
@@ -163,7 +168,7 @@ pub(crate) struct Args {
     /// Internal: run one contender against --url and print its run as JSON.
     #[arg(long, hide = true, requires_all = ["url", "output"])]
     contender: Option<Contender>,
-    /// Internal: the site a contender crawls.
+    /// Internal: the site a contender crawls (the fleet's workers: its sites, comma-separated).
     #[arg(long, hide = true)]
     url: Option<String>,
     /// Internal: where a contender writes its items.

@@ -13,6 +13,15 @@ const BOOKS: u64 = 285;
 /// `spiderling bench` with `args` on a site of 300 pages of 2 KiB at C = 8: its JSON
 /// report, once the command succeeded and the report names that site.
 fn bench_on_the_small_site(args: &[&str]) -> Value {
+    let report = bench_of_300_pages(args);
+    assert_eq!(report["setup"]["expected_pages"], PAGES);
+    assert_eq!(report["setup"]["books"], BOOKS);
+    report
+}
+
+/// `spiderling bench` with `args` and 300 pages of 2 KiB at C = 8: its JSON report, once
+/// the command succeeded.
+fn bench_of_300_pages(args: &[&str]) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_spiderling"))
         .args(["bench", "--pages", "300", "--page-kb", "2", "--concurrency", "8", "--json"])
         .args(args)
@@ -25,10 +34,7 @@ fn bench_on_the_small_site(args: &[&str]) -> Value {
         String::from_utf8_lossy(&out.stderr),
         String::from_utf8_lossy(&out.stdout)
     );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["setup"]["expected_pages"], PAGES);
-    assert_eq!(report["setup"]["books"], BOOKS);
-    report
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[test]
@@ -83,4 +89,27 @@ fn the_fleet_bench_runs_every_count_with_every_page_once() {
         assert!(run["scale"].as_f64().unwrap() > 0.0, "{n} workers");
         assert!(run["rounds"].as_u64().unwrap() > 0, "{n} workers: the fleet's rounds reached Redis");
     }
+}
+
+/// The fleet bench's crawl of many hosts: the site served three times, each copy a host of
+/// its own, every copy crawled whole by two workers.
+#[test]
+fn the_fleet_bench_crawls_every_copy_of_the_site() {
+    let report = bench_of_300_pages(&[
+        "--workers",
+        "2",
+        "--sites",
+        "3",
+        "--latency-ms",
+        "5",
+        "--run-timeout-secs",
+        "60",
+    ]);
+    // Each copy is a site of 100 pages: its home, 5 listings and 95 books.
+    assert_eq!((&report["setup"]["expected_pages"], &report["setup"]["books"]), (&303.into(), &285.into()));
+    let run = &report["runs"][0];
+    assert!(run.get("failed").is_none(), "{}", run["failed"]);
+    assert_eq!(run["pages"], 303, "pages the three copies answered together");
+    assert_eq!(run["duplicates"], 0, "a page fetched twice");
+    assert_eq!(run["items"], 285, "items written");
 }

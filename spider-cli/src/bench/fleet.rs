@@ -2,7 +2,9 @@
 //! `spiderling` workers (the bench's own contender, as child processes) start at once and
 //! share one fresh crawl of the bench's site through Redis; the run is measured from the
 //! first start to the last exit, against what the site served and what Redis spent. With
-//! `--cluster`, each count runs on one Redis and then on a Redis Cluster, side by side.
+//! `--cluster`, each count runs on one Redis and then on a Redis Cluster, side by side;
+//! with `--sites K`, the site is served K times, each copy a host of its own, so that a
+//! cluster's crawl is split into parts over its masters.
 //!
 //! A run counts only when it was correct: every worker exited with success and printed
 //! its run, the site answered every page exactly once, and every item was written once.
@@ -38,10 +40,14 @@ const MAX_WORKERS: usize = 64;
 /// The most runs one bench makes.
 const MAX_RUNS: usize = 16;
 
+/// The most copies of the site one bench serves.
+const MAX_SITES: usize = 64;
+
 /// What every run of one bench shares.
 struct Bench<'a> {
     args: &'a Args,
-    site: Sandbox,
+    /// The site's copies, each a host of its own.
+    sites: Vec<Sandbox>,
     /// One Redis, then the cluster with `--cluster`: each count runs on each.
     fleets: Vec<Fleet>,
     exe: std::path::PathBuf,
@@ -57,6 +63,10 @@ struct Bench<'a> {
 pub(super) fn parent(args: &Args) -> ExitCode {
     if args.workers.len() > MAX_RUNS || args.workers.iter().any(|n| !(1..=MAX_WORKERS).contains(n)) {
         eprintln!("error: --workers takes up to {MAX_RUNS} counts, each from 1 to {MAX_WORKERS}");
+        return ExitCode::from(2);
+    }
+    if !(1..=MAX_SITES).contains(&args.sites) {
+        eprintln!("error: --sites takes 1 to {MAX_SITES} copies of the site");
         return ExitCode::from(2);
     }
     let dir = std::env::temp_dir().join(format!("spiderling-bench-fleet-{}", std::process::id()));
@@ -80,10 +90,13 @@ pub(super) fn parent(args: &Args) -> ExitCode {
 }
 
 fn measure_all(args: &Args, dir: &Path) -> Result<Report, String> {
-    let books = books_for(args.pages);
-    let demo = demo_site(books, args.page_kb, args.latency_ms);
-    let expected_pages = demo.expected_pages();
-    let site = Sandbox::demo(demo).map_err(|e| format!("cannot serve the bench site on 127.0.0.1: {e}"))?;
+    let per_site = books_for(args.pages / args.sites);
+    let demo = demo_site(per_site, args.page_kb, args.latency_ms);
+    let (books, expected_pages) = (per_site * args.sites, demo.expected_pages() * args.sites);
+    let sites = (0..args.sites)
+        .map(|_| Sandbox::demo(demo.clone()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("cannot serve the bench site on 127.0.0.1: {e}"))?;
     let mut fleets = vec![Fleet::open(args.frontier.as_deref())?];
     if let Some(masters) = args.cluster {
         fleets.push(Fleet::start_cluster(masters, args.replicas)?);
@@ -92,6 +105,7 @@ fn measure_all(args: &Args, dir: &Path) -> Result<Report, String> {
     let setup = Setup {
         expected_pages,
         books,
+        sites: args.sites,
         concurrency: args.concurrency,
         per_host_per_slot: PER_HOST_PER_SLOT,
         latency_ms: args.latency_ms,
@@ -102,7 +116,7 @@ fn measure_all(args: &Args, dir: &Path) -> Result<Report, String> {
         redis: fleets.iter().map(Fleet::origin).collect(),
     };
     let stamp = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_millis());
-    let bench = Bench { args, site, fleets, exe, dir, expected_pages, books, stamp };
+    let bench = Bench { args, sites, fleets, exe, dir, expected_pages, books, stamp };
     let rows =
         args.workers.iter().flat_map(|n| bench.fleets.iter().map(|fleet| bench.row(fleet, *n))).collect();
     Ok(Report::new(setup, rows))
@@ -127,7 +141,7 @@ impl Bench<'_> {
             return Err(format!("Redis already holds a crawl {crawl_id}; not a fresh crawl"));
         }
         let per_host = (PER_HOST_PER_SLOT * self.args.concurrency * workers).to_string();
-        let before = self.site.received();
+        let before: Vec<usize> = self.sites.iter().map(Sandbox::received).collect();
         let redis_before = fleet.counters()?;
         let server_cpu = cpu_seconds();
         let run = Workers {
@@ -139,9 +153,19 @@ impl Bench<'_> {
         // The parent only serves and polls meanwhile: its CPU time is the site's.
         let server_cpu_secs = cpu_seconds() - server_cpu;
         let redis = fleet.counters()?.since(&redis_before);
-        let observed = self.site.observed();
-        let hits = observed.hits.get(before..).unwrap_or_default();
-        let served = Served::from(hits);
+        let observed: Vec<_> = self.sites.iter().map(Sandbox::observed).collect();
+        // Each hit's time since the first worker started.
+        let mut at = Vec::new();
+        let mut served = Served { pages: 0, duplicates: 0 };
+        for (site, before) in observed.iter().zip(&before) {
+            let hits = site.hits.get(*before..).unwrap_or_default();
+            let here = Served::from(hits);
+            served.pages += here.pages;
+            served.duplicates += here.duplicates;
+            at.extend(
+                hits.iter().map(|hit| (site.started + hit.at).saturating_duration_since(finished.started)),
+            );
+        }
         let items: usize = finished.runs.iter().map(|run| run.items).sum();
         if served.duplicates > 0 {
             return Err(format!("{} requests for a page already fetched", served.duplicates));
@@ -155,10 +179,8 @@ impl Bench<'_> {
         let pages = served.pages;
         let wall_secs = finished.wall.as_secs_f64();
         let worker_cpu_secs: f64 = finished.runs.iter().map(|run| run.cpu_secs).sum();
-        let since_start =
-            |at: Duration| (observed.started + at).saturating_duration_since(finished.started).as_secs_f64();
-        let first = hits.iter().map(|hit| hit.at).min().map_or(0.0, since_start);
-        let last = hits.iter().map(|hit| hit.at).max().map_or(wall_secs, since_start);
+        let first = at.iter().min().map_or(0.0, Duration::as_secs_f64);
+        let last = at.iter().max().map_or(wall_secs, Duration::as_secs_f64);
         let per_1000 = |total: f64| total * 1000.0 / pages.max(1) as f64;
         Ok(Measured {
             pages,
@@ -189,9 +211,10 @@ impl Bench<'_> {
     /// the crawl `crawl_id` in the fleet's Redis.
     fn worker(&self, fleet: &Fleet, workers: usize, i: usize, crawl_id: &str, per_host: &str) -> Command {
         let args = self.args;
+        let urls: Vec<String> = self.sites.iter().map(Sandbox::url).collect();
         let mut command = Command::new(&self.exe);
         command
-            .args(["bench", "--contender", "spiderling", "--url", &self.site.url()])
+            .args(["bench", "--contender", "spiderling", "--url", &urls.join(",")])
             .arg("--output")
             .arg(self.dir.join(format!("worker-{}-{workers}-{i}.jsonl", fleet.kind())))
             .args(["--concurrency", &args.concurrency.to_string()])

@@ -10,6 +10,8 @@ pub(super) struct Setup {
     /// Pages a complete crawl fetches: home, listings, books.
     pub(super) expected_pages: usize,
     pub(super) books: usize,
+    /// Copies of the site, each a host of its own.
+    pub(super) sites: usize,
     /// Requests in flight per worker.
     pub(super) concurrency: usize,
     /// The fleet's per-host limit is this many times C × N.
@@ -141,10 +143,11 @@ impl Report {
     pub(super) fn table(&self) -> String {
         let s = &self.setup;
         let mut out = format!(
-            "site: {} pages ({} books), {} KiB each, {} ms latency; per worker C = {}, {} parse \
+            "site: {} pages ({} books) on {} host(s), {} KiB each, {} ms latency; per worker C = {}, {} parse \
              threads, parse cost {} µs/item; per_host = {} × C × N for the fleet; {} cores; Redis: {}\n\n",
             s.expected_pages,
             s.books,
+            s.sites,
             s.page_kb,
             s.latency_ms,
             s.concurrency,
@@ -255,6 +258,7 @@ mod tests {
         Setup {
             expected_pages: 100,
             books: 90,
+            sites: 1,
             concurrency: 8,
             per_host_per_slot: 2,
             latency_ms: 5,

@@ -169,8 +169,11 @@ impl Fleet {
         let refused = |e: redis::RedisError| format!("cannot remove the crawl {crawl_id} from Redis: {e}");
         for client in &self.masters {
             let mut connection = connection(client)?;
-            if !unlink_matching(&mut connection, &format!("{}:*", prefix(crawl_id))).map_err(refused)? {
-                return Err(format!("the crawl {crawl_id} still had keys after {SCAN_CALLS} SCAN calls"));
+            // The crawl's own keys, and those of its parts (`spiderling:{CRAWL/N}:…`).
+            for pattern in [format!("{}:*", prefix(crawl_id)), format!("spiderling:{{{crawl_id}/*")] {
+                if !unlink_matching(&mut connection, &pattern).map_err(refused)? {
+                    return Err(format!("the crawl {crawl_id} still had keys after {SCAN_CALLS} SCAN calls"));
+                }
             }
             let removed = redis::cmd("SREM").arg(CRAWLS).arg(crawl_id).query::<u64>(&mut connection);
             elsewhere(removed).map_err(refused)?;
