@@ -867,7 +867,11 @@ mod cluster {
             .iter()
             .map(|site| site.observed().duplicates().values().map(|n| n - 1).sum::<usize>())
             .sum();
-        assert!(twice <= 2 * CONCURRENCY, "{twice} pages fetched again after the kill");
+        // What the killed worker held, and what each worker of the killed master's part
+        // held through the failover, when it took longer than their leases: at most
+        // every worker's concurrency and lookahead once.
+        let held = CONCURRENCY + CONCURRENCY.div_ceil(2);
+        assert!(twice <= 3 * held, "{twice} pages fetched again after the kills");
         // The committed parts of the outputs, merged: every item once.
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let report = runtime.block_on(spiderling::FleetReport::read(&cluster.url(), Some("books"))).unwrap();

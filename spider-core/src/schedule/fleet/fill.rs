@@ -11,9 +11,10 @@ use redis::Script;
 use spider_settings::RedisAddress as Address;
 
 use super::connection::{Connection, Redis};
+use super::parts::prefix;
 use super::parts::{self, Parts};
 use super::wire::{self, Reply, Round};
-use super::{prefix, round_call, ROUND};
+use super::{round_call, ROUND};
 use crate::error::Error;
 use crate::request::host::host_key;
 use crate::request::Request;

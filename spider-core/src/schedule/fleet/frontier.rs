@@ -27,6 +27,7 @@ use crate::schedule::frontier::{
 use crate::schedule::robots::RobotsRules;
 use crate::schedule::throttle::adaptive::Proposal;
 use crate::sinks::failures::Failure;
+use crate::sinks::Committed;
 
 /// How often the dispatcher looks again when the fleet has work it cannot lease yet (other
 /// workers' leases, retries due later): a request arriving wakes it sooner.
@@ -101,6 +102,8 @@ pub(super) struct Exchange {
     /// A reply came after `held_until`: the fleet may have taken back all this worker
     /// held, so it drops it.
     pub(super) lapsed: bool,
+    /// Requests finished here whose ends no answered round has carried yet.
+    pub(super) ending: HashSet<i64>,
 }
 
 impl Exchange {
@@ -186,10 +189,20 @@ pub(crate) struct FleetFrontier {
     /// This worker's output file, `HOST:PATH`: its committed length goes with the ends of
     /// the requests whose items it holds.
     output: Option<String>,
+    /// The output's length and items at the last checkpoint: where the next one's
+    /// stretch of it starts.
+    committed: Committed,
 }
 
 impl FleetFrontier {
-    pub(super) fn new(config: &spider_settings::Config, link: Arc<Link>, output: Option<String>) -> Self {
+    /// `committed` is what the fleet holds of `output` at the start, where the output
+    /// was cut back to.
+    pub(super) fn new(
+        config: &spider_settings::Config,
+        link: Arc<Link>,
+        output: Option<String>,
+        committed: Committed,
+    ) -> Self {
         // Half again the worker's concurrency: a slot that frees starts its next request
         // from the buffer, not after a round trip to Redis. A request buffered holds a
         // slot of its host in the fleet, but never more than the worker's share of them.
@@ -217,6 +230,7 @@ impl FleetFrontier {
             cut_off: false,
             failed: false,
             output,
+            committed,
         };
         frontier.ask_for_more();
         frontier
@@ -328,6 +342,7 @@ impl Frontier for FleetFrontier {
         let Some(host) = self.handed.remove(&id) else { return Ok(()) };
         let rest = self.rest_ms(id);
         self.send(|round| round.finish.push((id, rest, host.to_string())));
+        self.link.lock().ending.insert(id);
         self.ask_for_more();
         Ok(())
     }
@@ -539,7 +554,9 @@ impl Durable for FleetFrontier {
             self.unsent.refusing.extend(changes.refusing.iter().cloned());
         }
         if let (Some(file), Some(committed)) = (&self.output, checkpoint.outputs.first()) {
-            self.unsent.output = Some((file.clone(), committed.bytes, committed.items));
+            let from = std::mem::replace(&mut self.committed, *committed);
+            self.unsent.output =
+                Some((file.clone(), committed.bytes, committed.items, from.bytes, from.items));
         }
         let unsent = self.unsent.take_changes(true);
         let link = Arc::clone(&self.link);

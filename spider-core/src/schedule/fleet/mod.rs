@@ -37,6 +37,7 @@ pub use fill::{fill, Drained, FillStep};
 pub(crate) use frontier::FleetFrontier;
 pub(crate) use keys::FleetKeys;
 pub use outputs::FleetOutput;
+pub use parts::prefix;
 pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetWorker, WorkerState};
 
 use self::clock::RedisClock;
@@ -77,12 +78,6 @@ fn round_call<'a>(
 
 /// The set of every crawl a Redis holds, for `spiderling fleet`.
 pub(crate) const CRAWLS: &str = "spiderling:crawls";
-
-/// The key prefix of a crawl: its name is the hash tag of all its keys, so that on a
-/// Redis Cluster they share one slot and a round's script may touch any of them.
-pub fn prefix(crawl_id: &str) -> String {
-    format!("spiderling:{{{crawl_id}}}")
-}
 
 /// A worker's membership of the fleet, to end when its crawl ends. Dropped without
 /// leaving (the crawl failed to start), it stops its syncer: the leases it took run out.
@@ -266,7 +261,8 @@ pub(crate) async fn join(
     // Known before the first request: a host another worker found refusing the plain
     // client gets a browser's wire from this worker's first request to it.
     link.lock().refusing = refusing;
-    let frontier = FleetFrontier::new(config, link.clone(), output);
+    let committed = committed.unwrap_or_default();
+    let frontier = FleetFrontier::new(config, link.clone(), output, committed);
     tracing::info!(target: "spiderling", redis = %address, crawl, %worker, "joined the fleet");
     let keys = FleetKeys::new(redis.clone(), connection.clone(), address.clone(), &prefix);
     let syncer = Syncer {
@@ -286,7 +282,7 @@ pub(crate) async fn join(
         draining: None,
     };
     let membership = Membership { syncer: tokio::spawn(syncer.run()), address };
-    Ok((frontier, membership, committed.unwrap_or_default(), keys))
+    Ok((frontier, membership, committed, keys))
 }
 
 /// This worker's items file (one in a fleet, `Config::validate` says) as the fleet names

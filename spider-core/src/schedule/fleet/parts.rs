@@ -23,8 +23,14 @@
 use std::collections::HashMap;
 
 use super::connection::Connection;
-use super::prefix;
 use super::wire::Round;
+
+/// The key prefix of a crawl, or of a part of one: its name is the hash tag of all its
+/// keys, so that on a Redis Cluster they share one slot and a round's script may touch
+/// any of them.
+pub fn prefix(crawl_id: &str) -> String {
+    format!("spiderling:{{{crawl_id}}}")
+}
 
 /// The parts of one crawl.
 #[derive(Debug, Clone)]

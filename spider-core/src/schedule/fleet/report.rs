@@ -17,8 +17,9 @@ use spider_settings::RedisAddress as Address;
 
 use super::connection::{Connection, Redis};
 use super::outputs::FleetOutput;
+use super::parts::prefix;
 use super::parts::Parts;
-use super::{prefix, CRAWLS};
+use super::CRAWLS;
 use crate::error::Error;
 use crate::observe::counters::Counts;
 use crate::observe::tables::{date, elapsed, table, unix_ms};
@@ -305,6 +306,8 @@ async fn read_crawl(connection: &mut Connection, id: String, now_ms: i64) -> red
     let mut beats: HashMap<String, (i64, String)> = HashMap::new();
     let mut leases: HashMap<String, u64> = HashMap::new();
     let mut files: HashMap<String, String> = HashMap::new();
+    // Each file's gaps, from every part it was committed in.
+    let mut gaps: HashMap<String, Vec<(u64, u64, u64)>> = HashMap::new();
     for part in parts.prefixes() {
         type Keys = (
             Option<i64>,
@@ -314,19 +317,29 @@ async fn read_crawl(connection: &mut Connection, id: String, now_ms: i64) -> red
             HashMap<String, i64>,
             HashMap<String, String>,
             HashMap<String, String>,
+            HashMap<String, String>,
         );
-        let (part_queued, part_leased, part_deferred, part_failures, part_stats, part_beats, part_files): Keys =
-            redis::pipe()
-                .atomic()
-                .get(format!("{part}:queued"))
-                .zcard(format!("{part}:leases"))
-                .zcard(format!("{part}:deferred"))
-                .llen(format!("{part}:failures"))
-                .hgetall(format!("{part}:stats"))
-                .hgetall(format!("{part}:workers"))
-                .hgetall(format!("{part}:outputs"))
-                .query_async(connection)
-                .await?;
+        let (
+            part_queued,
+            part_leased,
+            part_deferred,
+            part_failures,
+            part_stats,
+            part_beats,
+            part_files,
+            part_gaps,
+        ): Keys = redis::pipe()
+            .atomic()
+            .get(format!("{part}:queued"))
+            .zcard(format!("{part}:leases"))
+            .zcard(format!("{part}:deferred"))
+            .llen(format!("{part}:failures"))
+            .hgetall(format!("{part}:stats"))
+            .hgetall(format!("{part}:workers"))
+            .hgetall(format!("{part}:outputs"))
+            .hgetall(format!("{part}:gaps"))
+            .query_async(connection)
+            .await?;
         queued += part_queued.map_or(0, count);
         leased += part_leased;
         deferred += part_deferred;
@@ -350,6 +363,9 @@ async fn read_crawl(connection: &mut Connection, id: String, now_ms: i64) -> red
             if beats.get(&worker).is_none_or(|(known, _)| at > *known) {
                 beats.insert(worker, (at, json));
             }
+        }
+        for (file, json) in part_gaps {
+            gaps.entry(file).or_default().extend(super::outputs::read_gaps(&json));
         }
         for (file, json) in part_files {
             let bytes = |json: &str| super::outputs::read_committed(json).map_or(0, |c| c.bytes);
@@ -393,7 +409,12 @@ async fn read_crawl(connection: &mut Connection, id: String, now_ms: i64) -> red
     let here = super::hostname();
     let mut files: Vec<(String, String)> = files.into_iter().collect();
     files.sort();
-    let outputs = files.iter().filter_map(|(file, json)| FleetOutput::read(file, json, &here)).collect();
+    let outputs = files
+        .iter()
+        .filter_map(|(file, json)| {
+            FleetOutput::read(file, json, gaps.get(file).map_or(&[], Vec::as_slice), &here)
+        })
+        .collect();
     Ok(FleetCrawl {
         outputs,
         broken: meta.get("broken").cloned(),
@@ -593,8 +614,13 @@ impl fmt::Display for FleetCrawl {
                 ),
                 _ => String::new(),
             };
+            let left_out: u64 = output.gaps.iter().map(|(from, to)| to.saturating_sub(*from)).sum();
+            let gaps = match left_out {
+                0 => String::new(),
+                _ => format!(", less {} of requests fetched again elsewhere", size(left_out)),
+            };
             let committed = format!(
-                "{}:{}: {} {} committed ({}){tail}",
+                "{}:{}: {} {} committed ({}{gaps}){tail}",
                 output.host,
                 output.path,
                 thousands(output.items),
@@ -698,6 +724,7 @@ mod tests {
                 path: "/data/shop-a.jsonl".into(),
                 bytes: 2_048,
                 items: 12,
+                gaps: Vec::new(),
                 tail: Some(300),
             }],
             broken: None,

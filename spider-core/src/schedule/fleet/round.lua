@@ -59,6 +59,8 @@
 --   P:failures  list   requests given up (JSON lines)
 --   P:outputs   hash   "HOST:PATH" -> {bytes, items, worker, at_ms}: how much of each
 --                      worker's output is committed with the requests it finished
+--   P:gaps      hash   "HOST:PATH" -> [[from, to, items], ...]: stretches of that output
+--                      whose round was void, left out of what is committed
 --   P:stats     hash   the fleet's totals
 --   P:workers   hash   worker -> its last heartbeat (JSON)
 --   P:answers:SECOND hash  answers (a) and blocks (b) in that second, in all and per
@@ -246,20 +248,27 @@ end
 -- host's slot stays busy until free_at. For each, its host, priority and request, or {}
 -- when the lease is not this worker's (it ran out and went to another). A finished
 -- request's host comes with it (`known_host`): its record is not read, only deleted.
--- Redis is asked once for which leases are this worker's, once per hash for the records,
--- and once per host for its slots.
-local function end_leases(ends)
-  local results = {}
-  local ids = {}
-  for i, e in ipairs(ends) do
-    ids[i] = e[1]
-  end
+-- Redis is asked once for which leases are this worker's (unless `mine` says, from
+-- `ours`), once per hash for the records, and once per host for its slots.
+local function ours(ids)
   local mine = {}
   for start = 1, #ids, 1000 do
     local answers = redis.call('SMISMEMBER', key('mine', worker), unpack(ids, start, math.min(start + 999, #ids)))
     for j, answer in ipairs(answers) do
       mine[start + j - 1] = answer == 1
     end
+  end
+  return mine
+end
+
+local function end_leases(ends, mine)
+  local results = {}
+  if not mine then
+    local ids = {}
+    for i, e in ipairs(ends) do
+      ids[i] = e[1]
+    end
+    mine = ours(ids)
   end
   local unknown = {}
   local unknown_ids = {}
@@ -398,18 +407,60 @@ if not visit then
   epoch = redis.call('INCR', key('epoch'))
 end
 
--- [id, pause ms, host]
-local ends = {}
-for i, f in ipairs(r.finish) do
-  ends[i] = { f[1], now + us(f[2]), f[3] }
-end
-local finished = {}
-for i, ended_here in ipairs(end_leases(ends)) do
-  if ended_here[1] then
-    table.insert(finished, r.finish[i][1])
+-- The stretch of the worker's output that this round commits holds the items of every
+-- request it finishes. When one of them is no longer this worker's (its lease ran out
+-- while the round could not reach Redis, and another worker leased it), that request's
+-- items will be written again elsewhere, and the stretch cannot count as it is: the
+-- round is void. Its stretch is a gap the fleet's count and merge leave out (P:gaps), and
+-- the requests it finished that were still this worker's are queued again instead, for
+-- their items to be written once more, and counted, by whoever leases them next.
+local void = 0
+local mine = nil
+if r.output and #r.finish > 0 then
+  local ids = {}
+  for i, f in ipairs(r.finish) do
+    ids[i] = f[1]
+  end
+  mine = ours(ids)
+  -- An id ended twice: the second end was of a lease the first one already ended.
+  local once = {}
+  for i, id in ipairs(ids) do
+    if not mine[i] or once[id] then
+      void = #ids
+      break
+    end
+    once[id] = true
   end
 end
-forget_records(finished)
+
+-- [id, pause ms, host]
+local ends = {}
+if void > 0 then
+  for i, f in ipairs(r.finish) do
+    -- No host: the record is read, for the request to be queued again.
+    ends[i] = { f[1], now + us(f[2]) }
+  end
+  for i, ended_here in ipairs(end_leases(ends, mine)) do
+    local host, priority = ended_here[1], ended_here[2]
+    if host then
+      queue(host, r.finish[i][1], score(priority, 0))
+    end
+  end
+  local gaps = cjson.decode(redis.call('HGET', key('gaps'), r.output[1]) or '[]')
+  table.insert(gaps, { r.output[4], r.output[2], r.output[3] - r.output[5] })
+  redis.call('HSET', key('gaps'), r.output[1], cjson.encode(gaps))
+else
+  for i, f in ipairs(r.finish) do
+    ends[i] = { f[1], now + us(f[2]), f[3] }
+  end
+  local finished = {}
+  for i, ended_here in ipairs(end_leases(ends, mine)) do
+    if ended_here[1] then
+      table.insert(finished, r.finish[i][1])
+    end
+  end
+  forget_records(finished)
+end
 
 -- [id, due in ms, request, pause ms]
 ends = {}
@@ -562,8 +613,11 @@ for _, a in ipairs(r.answers) do
   redis.call('EXPIRE', k, 120)
 end
 
-for _, line in ipairs(r.failures) do
-  redis.call('RPUSH', key('failures'), line)
+-- A void round's requests given up are tried again, and given up there if so.
+if void == 0 then
+  for _, line in ipairs(r.failures) do
+    redis.call('RPUSH', key('failures'), line)
+  end
 end
 
 for name, n in pairs(r.stats) do
@@ -883,6 +937,7 @@ local head = cjson.encode({
   epoch = epoch,
   broken = broken,
   used = used,
+  void = void,
 })
 table.insert(requests, 1, head)
 local reply = table.concat(requests, '\n')

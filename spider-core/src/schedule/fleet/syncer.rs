@@ -257,7 +257,7 @@ impl Syncer {
                             view.unsettled = true;
                         }
                     }
-                    let next = self.absorb(reply);
+                    let next = self.absorb(reply, &sent.round.finish);
                     if sent.closing {
                         self.end_of_the_crawl().await;
                         return;
@@ -590,8 +590,19 @@ impl Syncer {
 
     /// Take in a reply: leases, robots.txt answers and claims to the dispatcher; the
     /// fleet's view. Returns when the next round is due.
-    fn absorb(&mut self, reply: Reply) -> Next {
+    fn absorb(&mut self, reply: Reply, carried: &[(i64, u64, String)]) -> Next {
         let received = Instant::now();
+        // A request whose end this worker has not sent yet, leased to it again: its lease
+        // ran out while the worker was cut off, and went back to the queue. Its items are
+        // written already, and the end on its way finishes the new lease: not fetched
+        // twice. (One the round itself ended and queued again, void, is fetched anew.)
+        let ending = {
+            let mut exchange = self.link.lock();
+            for (id, _, _) in carried {
+                exchange.ending.remove(id);
+            }
+            std::mem::take(&mut exchange.ending)
+        };
         let (seconds, micros) = reply.clock;
         let written = seconds.saturating_mul(1_000_000).saturating_add(micros);
         self.clock.observe(written, received);
@@ -603,6 +614,9 @@ impl Syncer {
         let leased_any = !reply.leased.is_empty();
         let mut arrived = Vec::with_capacity(reply.leased.len());
         for ((host, start_ms, id), json) in reply.leased.into_iter().zip(&reply.requests) {
+            if ending.contains(&id) {
+                continue;
+            }
             match wire::decode(id, json) {
                 Ok(request) => {
                     let start = start_of(start_ms);
@@ -616,7 +630,11 @@ impl Syncer {
         if reply.reaped > 0 {
             tracing::info!(target: "spiderling", requests = reply.reaped, "took back the requests of workers not heard from");
         }
+        if reply.void > 0 {
+            tracing::warn!(target: "spiderling", requests = reply.void, "the fleet had given one of these requests to another worker before their ends reached Redis: their items are left out of the committed output and fetched again");
+        }
         let mut exchange = self.link.lock();
+        exchange.ending.extend(ending);
         let taken = arrived.len() + reply.claims.len();
         exchange.want = exchange.want.saturating_sub(taken);
         exchange.arrived.extend(arrived);

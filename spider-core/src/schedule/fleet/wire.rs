@@ -142,11 +142,13 @@ pub(super) struct Round {
     pub(super) defer: Vec<(i64, u64, String, u64)>,
     /// `[id]`: leased and never sent, back to its queue.
     pub(super) give_back: Vec<(i64,)>,
-    /// `[file, bytes, items]`: this worker's output file (`HOST:PATH`) and how much of it
-    /// holds the items of the requests this round finishes and those before, committed
-    /// with them.
+    /// `[file, bytes, items, from bytes, from items]`: this worker's output file
+    /// (`HOST:PATH`), how much of it holds the items of the requests this round finishes
+    /// and those before, committed with them, and where the round's own stretch of it
+    /// starts (the worker's commit before), for `round.lua` to leave out when the round
+    /// is void.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) output: Option<(String, u64, u64)>,
+    pub(super) output: Option<(String, u64, u64, u64, u64)>,
     /// `[fingerprint, host, priority]`; the requests themselves are in `requests`.
     pub(super) enqueue: Vec<(String, String, i32)>,
     /// The request of each of `enqueue`, as `encode` wrote it: sent as arguments of their
@@ -242,8 +244,12 @@ impl Round {
         self.finish.append(&mut later.finish);
         self.defer.append(&mut later.defer);
         self.give_back.append(&mut later.give_back);
-        if later.output.is_some() {
-            self.output = later.output;
+        if let Some(mut output) = later.output {
+            // One stretch from the first of the two commits' start to the later's end.
+            if let Some(earlier) = &self.output {
+                (output.3, output.4) = (earlier.3, earlier.4);
+            }
+            self.output = Some(output);
         }
         self.enqueue.append(&mut later.enqueue);
         self.requests.append(&mut later.requests);
@@ -302,6 +308,10 @@ pub(super) struct Reply {
     /// How many of the round's `tokens` its leases and claims took.
     #[serde(default)]
     pub(super) used: usize,
+    /// The requests of a void round, queued again: one of them was no longer this
+    /// worker's, so the stretch of output holding their items is left out.
+    #[serde(default)]
+    pub(super) void: u64,
 }
 
 /// The fleet's queues as a round saw them.
