@@ -185,7 +185,7 @@ mod tests {
         let mut lanes = Vec::new();
         for _ in 0..2 {
             assert_eq!(admission.request(&slots, false, start), Admit::Launch);
-            lanes.push(slots.take(start));
+            lanes.push(slots.take(None, start));
         }
         assert_eq!(admission.request(&slots, false, start), Admit::Hold(None), "both slots busy");
         assert_eq!(admission.request(&slots, true, start), Admit::Launch, "a cached answer takes no slot");
@@ -201,7 +201,7 @@ mod tests {
         let admission = admission(&Config::new("t").per_host(4));
         let start = Instant::now();
         let mut slots = HostSlots::new(4, start);
-        let lane = slots.take(start);
+        let lane = slots.take(None, start);
         // The dispatcher's reaction to a 429 with `Retry-After: 30`.
         let retry_after = start + Duration::from_secs(30);
         slots.pause_until(retry_after);

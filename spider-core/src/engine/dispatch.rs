@@ -35,7 +35,7 @@ use crate::schedule::frontier::{Enqueued, Home, RobotsMemo, RunEnd};
 use crate::schedule::retry;
 use crate::schedule::robots::{self, RobotsRules};
 use crate::schedule::throttle::adaptive::{self, Proposal};
-use crate::schedule::throttle::{self, SlotState};
+use crate::schedule::throttle::{self, LaneState, SlotState};
 use crate::sinks::failures::Failure;
 use crate::spider::Spider;
 use crate::wire::classify::Trouble;
@@ -484,6 +484,22 @@ impl<S: Spider> Dispatcher<S> {
             }
             if let Some(mut job) = job {
                 self.hosts.mark_ready(id);
+                if let Some(lane) = job.request.lane.filter(|_| !job.robots) {
+                    let host = &mut self.hosts[id];
+                    match host.slots.lane(lane, now) {
+                        LaneState::Ready => {}
+                        LaneState::ReadyAt(due) => {
+                            let deferred = self.frontier.defer(job.request, due);
+                            self.ok(deferred);
+                            continue;
+                        }
+                        LaneState::Busy => {
+                            host.parked.push(job.request);
+                            continue;
+                        }
+                        LaneState::Gone => job.request.lane = None,
+                    }
+                }
                 let cached = self.commit.cached(&job.request);
                 job.cached = self.ok(cached).flatten();
                 return Some((id, job));
@@ -504,7 +520,7 @@ impl<S: Spider> Dispatcher<S> {
     }
 
     fn launch(&mut self, id: HostId, mut job: Job, now: Instant) {
-        let slot = (!job.offline()).then(|| self.hosts[id].slots.take(now));
+        let slot = (!job.offline()).then(|| self.hosts[id].slots.take(job.request.lane, now));
         if slot.is_some() {
             self.shared.tally.requests.add(1);
         }
@@ -547,8 +563,15 @@ impl<S: Spider> Dispatcher<S> {
             let host = &mut self.hosts[id];
             let pause = throttle::pause(&self.delay, host.crawl_delay, &mut self.rng);
             host.slots.release(lane, now + pause);
+            let parked = std::mem::take(&mut host.parked);
+            let (waiting, free): (Vec<_>, Vec<_>) = parked.into_iter().partition(|r| r.lane != Some(lane));
+            host.parked = waiting;
             if let (Some(ticket), Some(shared)) = (ticket, self.frontier.shared()) {
                 shared.rest_slot(ticket, now + pause);
+            }
+            for request in free {
+                let deferred = self.frontier.defer(request, now);
+                self.ok(deferred);
             }
         }
         // A retry as someone else owes nothing to the blocked identity's backoff.

@@ -51,6 +51,10 @@ pub(super) struct Host {
     /// Good answers since the controller's last step, and whether every slot was busy.
     pub(super) good_this_step: usize,
     pub(super) saturated: bool,
+    /// Requests bound to a lane that was busy when they came up (a wall's cookie or a
+    /// redirect's is in that lane's jar), each sent again when its lane's request ends:
+    /// two at once on one lane would meet its wall twice and set two cookies.
+    pub(super) parked: Vec<Request>,
 }
 
 /// Every host met, and which is ready to go next.
@@ -132,6 +136,7 @@ impl Hosts {
             controller: None,
             good_this_step: 0,
             saturated: false,
+            parked: Vec::new(),
         };
         if let Some(target) = &self.adaptive {
             let controller = Controller::new(target, now);

@@ -10,4 +10,4 @@ mod slots;
 
 pub(crate) use delay::pause;
 pub(crate) use rate::RateGate;
-pub(crate) use slots::{HostSlots, SlotState};
+pub(crate) use slots::{HostSlots, LaneState, SlotState};

@@ -17,6 +17,19 @@ pub(crate) enum SlotState {
     Busy,
 }
 
+/// Where one lane stands, for a request that must go out on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LaneState {
+    /// Idle, its pause over.
+    Ready,
+    /// Idle, pausing until then.
+    ReadyAt(Instant),
+    /// A request is in flight on it.
+    Busy,
+    /// The host has no such lane now (its limit was lowered).
+    Gone,
+}
+
 /// The slots of one host: those in flight are counted, idle ones keep the instant their
 /// politeness pause ends, and every slot its lane number. Of the slots ready, the lowest
 /// lane goes first, so a crawl that needs few slots keeps to few identities; a slot added
@@ -68,14 +81,25 @@ impl HostSlots {
         }
     }
 
-    /// Occupy the lowest lane of the idle slots ready at `now` (or, when none is, the
-    /// first to be), and say it; call only when [`SlotState::Free`].
-    pub(crate) fn take(&mut self, now: Instant) -> u32 {
+    /// Where `lane` stands at `now`.
+    pub(crate) fn lane(&self, lane: u32, now: Instant) -> LaneState {
+        match self.idle.iter().find(|(_, idle)| *idle == lane) {
+            Some((ready, _)) if *ready <= now => LaneState::Ready,
+            Some((ready, _)) => LaneState::ReadyAt(*ready),
+            None if self.lanes.get(lane as usize).copied().unwrap_or(false) => LaneState::Busy,
+            None => LaneState::Gone,
+        }
+    }
+
+    /// Occupy `lane` when it is idle, else the lowest lane of the idle slots ready at
+    /// `now` (or, when none is, the first to be), and say it; call only when
+    /// [`SlotState::Free`].
+    pub(crate) fn take(&mut self, lane: Option<u32>, now: Instant) -> u32 {
         let ready = self.idle.iter().enumerate().filter(|(_, (ready, _))| *ready <= now);
-        let chosen = ready
-            .min_by_key(|(_, (_, lane))| *lane)
-            .or_else(|| self.idle.iter().enumerate().min_by_key(|(_, (ready, _))| *ready))
-            .map(|(at, _)| at);
+        let chosen = lane
+            .and_then(|lane| self.idle.iter().position(|(_, idle)| *idle == lane))
+            .or_else(|| ready.min_by_key(|(_, (_, lane))| *lane).map(|(at, _)| at))
+            .or_else(|| self.idle.iter().enumerate().min_by_key(|(_, (ready, _))| *ready).map(|(at, _)| at));
         let lane = chosen.map_or(0, |at| self.idle.swap_remove(at).1);
         self.busy += 1;
         // Without a pace there is no gate to move: a start stamped a little later than the
@@ -150,7 +174,7 @@ mod tests {
         let start = Instant::now();
         let mut slots = HostSlots::new(1, start);
         assert_eq!(slots.state(start), SlotState::Free);
-        let lane = slots.take(start);
+        let lane = slots.take(None, start);
         assert_eq!(slots.state(start), SlotState::Busy);
         let ready = start + Duration::from_secs(2);
         slots.release(lane, ready);
@@ -163,9 +187,9 @@ mod tests {
         let earlier = Instant::now();
         let later = earlier + Duration::from_micros(5);
         let mut slots = HostSlots::new(3, earlier);
-        slots.take(later);
+        slots.take(None, later);
         assert_eq!(slots.state(earlier), SlotState::Free, "the second slot is not held back");
-        slots.take(earlier);
+        slots.take(None, earlier);
         assert_eq!(slots.state(earlier), SlotState::Free);
     }
 
@@ -184,7 +208,7 @@ mod tests {
     fn lowering_the_limit_lets_in_flight_requests_drain() {
         let now = Instant::now();
         let mut slots = HostSlots::new(4, now);
-        let lanes: Vec<u32> = (0..3).map(|_| slots.take(now)).collect();
+        let lanes: Vec<u32> = (0..3).map(|_| slots.take(None, now)).collect();
         slots.set_limit(1, now);
         assert_eq!(slots.state(now), SlotState::Busy);
         slots.release(lanes[0], now);
@@ -192,7 +216,7 @@ mod tests {
         assert_eq!(slots.state(now), SlotState::Busy);
         slots.release(lanes[2], now);
         assert_eq!(slots.state(now), SlotState::Free);
-        assert_eq!(slots.take(now), lanes[2], "the lane still held");
+        assert_eq!(slots.take(None, now), lanes[2], "the lane still held");
         assert_eq!(slots.state(now), SlotState::Busy);
     }
 
@@ -200,24 +224,41 @@ mod tests {
     fn each_slot_is_a_lane_of_its_own_and_lanes_are_reused_lowest_first() {
         let now = Instant::now();
         let mut slots = HostSlots::new(3, now);
-        let mut lanes: Vec<u32> = (0..3).map(|_| slots.take(now)).collect();
+        let mut lanes: Vec<u32> = (0..3).map(|_| slots.take(None, now)).collect();
         lanes.sort_unstable();
         assert_eq!(lanes, [0, 1, 2], "one request per lane");
         slots.release(1, now);
-        assert_eq!(slots.take(now), 1, "a free slot keeps its lane");
+        assert_eq!(slots.take(None, now), 1, "a free slot keeps its lane");
         slots.release(2, now);
         slots.release(0, now + Duration::from_secs(1));
-        assert_eq!(slots.take(now), 2, "only lane 2 is ready");
+        assert_eq!(slots.take(None, now), 2, "only lane 2 is ready");
         slots.release(2, now);
-        assert_eq!(slots.take(now + Duration::from_secs(1)), 0, "the lowest ready lane first");
+        assert_eq!(slots.take(None, now + Duration::from_secs(1)), 0, "the lowest ready lane first");
         slots.set_limit(1, now);
         for lane in [0, 1] {
             slots.release(lane, now);
         }
         slots.set_limit(3, now);
-        let mut lanes: Vec<u32> = (0..3).map(|_| slots.take(now)).collect();
+        let mut lanes: Vec<u32> = (0..3).map(|_| slots.take(None, now)).collect();
         lanes.sort_unstable();
         assert_eq!(lanes, [0, 1, 2], "raised again, the least lanes come back");
+    }
+
+    #[test]
+    fn a_request_bound_to_a_lane_takes_that_lane_and_no_other() {
+        let now = Instant::now();
+        let mut slots = HostSlots::new(3, now);
+        assert_eq!(slots.lane(2, now), LaneState::Ready);
+        assert_eq!(slots.take(Some(2), now), 2, "its own lane, not the lowest");
+        assert_eq!(slots.lane(2, now), LaneState::Busy, "in flight: the next on it waits");
+        let later = now + Duration::from_secs(1);
+        slots.release(2, later);
+        assert_eq!(slots.lane(2, now), LaneState::ReadyAt(later), "its pause is its own");
+        assert_eq!(slots.lane(2, later), LaneState::Ready);
+        slots.take(Some(2), later);
+        slots.set_limit(1, later);
+        assert_eq!(slots.lane(0, later), LaneState::Gone, "the limit was lowered under it");
+        assert_eq!(slots.lane(2, later), LaneState::Busy);
     }
 
     #[test]
@@ -225,13 +266,13 @@ mod tests {
         let now = Instant::now();
         let mut slots = HostSlots::new(4, now);
         slots.set_rate(Some(4.0));
-        slots.take(now);
+        slots.take(None, now);
         let next = now + Duration::from_millis(250);
         assert_eq!(slots.state(now), SlotState::PausedUntil(next));
-        slots.take(next);
+        slots.take(None, next);
         assert_eq!(slots.state(next), SlotState::PausedUntil(next + Duration::from_millis(250)));
         slots.set_rate(None);
-        slots.take(next + Duration::from_millis(250));
+        slots.take(None, next + Duration::from_millis(250));
         assert_eq!(slots.state(next + Duration::from_millis(250)), SlotState::Free);
     }
 }
