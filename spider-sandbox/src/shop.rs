@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 /// A shop that needs cookies. Its layout:
 ///
 /// - `/`: the home page. A visitor without a known `visitor` cookie is given one
-///   (`Set-Cookie: visitor=…; Path=/`). It links the honeypots first, then each
+///   (`Set-Cookie: visitor=…; Path=/`), and with `wall_first` gets the consent wall in
+///   its place. It links the honeypots first, then each
 ///   `/product/I`, the checkout `/checkout/1`, and `/elsewhere` on the other loopback
 ///   spelling (another site, for cookies that must not go there).
 /// - `/product/I` (1 to `products`): the product (`h1.title`, `p.price`) for a known
@@ -52,11 +53,14 @@ pub struct ShopSite {
     pub limit: Option<SessionLimit>,
     /// How long each page takes to answer (robots.txt answers at once).
     pub latency: Duration,
+    /// The home page too is behind the consent wall for a visitor without a cookie, as
+    /// the start page a crawl meets first.
+    pub wall_first: bool,
 }
 
 impl Default for ShopSite {
     fn default() -> Self {
-        ShopSite { products: 6, limit: None, latency: Duration::ZERO }
+        ShopSite { products: 6, limit: None, latency: Duration::ZERO, wall_first: false }
     }
 }
 
@@ -213,7 +217,15 @@ impl Shop {
             memory.visitors.insert(token.clone());
             format!("visitor={token}; Path=/")
         };
+        let wall = |memory: &mut Memory| {
+            let html = format!(
+                "<title>Before you continue</title><div id=\"{CONSENT_MARKER}\">We use cookies. \
+                 <a href=\"/\">Accept</a></div>"
+            );
+            ShopAnswer { status: 200, set_cookie: Some(welcome(memory)), location: None, html }
+        };
         match path {
+            "/" if !known && self.site.wall_first => Some(wall(&mut memory)),
             "/" => {
                 let mut answer = ShopAnswer::page(self.home(elsewhere));
                 if !known {
@@ -222,11 +234,7 @@ impl Shop {
                 Some(answer)
             }
             _ if !known && (path.starts_with("/product/") || path.starts_with("/checkout/")) => {
-                let html = format!(
-                    "<title>Before you continue</title><div id=\"{CONSENT_MARKER}\">We use cookies. \
-                     <a href=\"/\">Accept</a></div>"
-                );
-                Some(ShopAnswer { status: 200, set_cookie: Some(welcome(&mut memory)), location: None, html })
+                Some(wall(&mut memory))
             }
             "/welcome" => Some(ShopAnswer {
                 status: 302,

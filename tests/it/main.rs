@@ -25,6 +25,7 @@ mod parse_pool;
 mod pipelines;
 mod probe;
 mod readme;
+mod real_pages;
 mod render;
 mod retry;
 mod robots_scope;

@@ -225,3 +225,35 @@ async fn an_enum_of_items_reads_the_first_type_a_page_holds_whole() {
     assert!(part.is_err_and(|e| e.contains("price")), "a book in part, and no note");
     assert!(matches!(read("<p>nothing</p>").await, Ok(None)));
 }
+
+/// Without a state file, items reach their file as they come, not when the crawl ends: a
+/// page that holds the crawl (here one that answers after 20 s) keeps nothing already
+/// scraped from the disk. Before, the file stayed empty until the crawl's end, however
+/// long a paused host kept it going.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn items_reach_their_file_while_the_crawl_goes_on() {
+    use spider_sandbox::HostileSite;
+    use std::time::{Duration, Instant};
+
+    let site = Sandbox::hostile(HostileSite {
+        pages: 3,
+        slow: 1,
+        slow_for: Duration::from_secs(20),
+        ..HostileSite::empty()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, output) = support::config_for(&site, dir.path(), "items.jsonl");
+    let config = config.timeout(Duration::from_secs(15)).retries(0);
+    let crawl = tokio::spawn(Crawler::new(support::BookSpider::new(config)).run());
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut lines = 0;
+    while lines < 3 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        lines = std::fs::read_to_string(&output).map_or(0, |text| text.lines().count());
+    }
+    assert_eq!(lines, 3, "the three items, on the disk within 10 s");
+    assert!(!crawl.is_finished(), "while the slow page still holds the crawl");
+    crawl.abort();
+}

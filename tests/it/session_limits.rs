@@ -40,7 +40,7 @@ const SLOTS: usize = 12;
 const LIMIT: SessionLimit = SessionLimit { requests: 10, window: Duration::from_secs(10) };
 
 fn site(latency: Duration) -> Sandbox {
-    Sandbox::shop(ShopSite { products: PRODUCTS, limit: Some(LIMIT), latency }).unwrap()
+    Sandbox::shop(ShopSite { products: PRODUCTS, limit: Some(LIMIT), latency, wall_first: false }).unwrap()
 }
 
 fn config(site: &Sandbox, gateway: &MockGateway, dir: &Path) -> Config {
@@ -154,4 +154,31 @@ async fn a_wall_or_a_captcha_without_the_items_fields_is_a_block_without_markers
     let tally = site.shop_tally().unwrap();
     assert!(tally.captchas > 0, "the limit did bite: {tally:?}");
     assert_eq!(summary.counts.blocked, tally.captchas, "every captcha a block: {summary}");
+}
+
+/// The session-limited site with its consent wall on the start page too, crawled in
+/// adaptive mode with no `block_markers`: the wall met first is passed with its cookie
+/// (before, it was taken as a start page without links: 1 page, 0 items), and every
+/// captcha, on listing and product pages alike, is a block retried, never a page lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_consent_wall_on_the_start_page_is_passed_in_adaptive_mode_without_markers() {
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let site = Sandbox::shop(ShopSite {
+        products: PRODUCTS,
+        limit: Some(LIMIT),
+        latency: Duration::from_millis(5),
+        wall_first: true,
+    })
+    .unwrap();
+    let gateway = MockGateway::start(GatewayConfig::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = settings(Unmarked.config(), &site, &gateway, dir.path()).retries(10).adaptive(true);
+    let summary = Crawler::with_config(Unmarked, config).run().await.unwrap();
+
+    assert_eq!((summary.counts.items, summary.failures), (PRODUCTS as u64, 0), "{summary}");
+    let seen = site.observed();
+    let home = seen.pages().filter(|hit| hit.target == "/").count();
+    assert!(home >= 2, "the wall, then the home page behind it: {home} requests of /");
+    assert!(site.shop_tally().unwrap().captchas > 0, "the limit did bite");
+    assert_eq!(summary.counts.no_items(), 0, "a wall or a captcha is no page without its item: {summary}");
 }

@@ -151,6 +151,7 @@ async fn once(setup: &Setup, slots: Option<usize>, dir: &Path) -> Result<(f64, u
         products: setup.products,
         limit: Some(LIMIT),
         latency: Duration::from_millis(setup.latency_ms),
+        wall_first: false,
     })
     .map_err(|error| format!("cannot serve the site: {error}"))?;
     let gateway = MockGateway::start(GatewayConfig::default())

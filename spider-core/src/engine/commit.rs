@@ -16,7 +16,7 @@ use reqwest::Method;
 use tokio::time::Instant;
 use url::Url;
 
-use super::protocol::Sorted;
+use super::protocol::{Miss, Sorted};
 use crate::error::Error;
 use crate::extract::item::ItemKey;
 use crate::observe::counters::Counts;
@@ -32,6 +32,10 @@ use crate::sinks::Sink;
 
 /// The longest a finished request waits for its checkpoint (see [`Commit::due`]).
 pub(super) const GROUP_COMMIT: Duration = Duration::from_millis(1);
+/// Without a durable frontier, the longest what was written waits in the process before
+/// it is handed to the operating system: items reach their files as they come, however
+/// long a paused host keeps the crawl going after them.
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
 /// The files the dispatcher writes.
 pub(super) struct Files {
@@ -71,6 +75,10 @@ pub(super) struct Commit {
     kept_keys: Vec<ItemKey>,
     /// The types of items no output takes, told once each.
     unrouted: Vec<Option<&'static str>>,
+    /// Without a durable frontier: whether the files were written since their last
+    /// flush, and when that was.
+    written: bool,
+    flushed_at: Instant,
 }
 
 impl Commit {
@@ -85,6 +93,8 @@ impl Commit {
             uncommitted_since: None,
             kept_keys: Vec::new(),
             unrouted: Vec::new(),
+            written: false,
+            flushed_at: Instant::now(),
         }
     }
 
@@ -117,6 +127,9 @@ impl Commit {
     /// one per request slowed a fast crawl by a fifth; 2 ms held every slot long enough to
     /// cost it a tenth), or at once when the crawl is draining.
     pub(super) fn due(&self, now: Instant, draining: bool) -> bool {
+        if self.flush_at().is_some_and(|at| now >= at) {
+            return true;
+        }
         match self.uncommitted_since {
             _ if !self.unsaved => false,
             None => true,
@@ -124,15 +137,21 @@ impl Commit {
         }
     }
 
-    /// When the open group must be committed.
+    /// When the open group must be committed, or the files flushed.
     pub(super) fn due_at(&self) -> Option<Instant> {
-        self.uncommitted_since.map(|since| since + GROUP_COMMIT)
+        let group = self.uncommitted_since.map(|since| since + GROUP_COMMIT);
+        [group, self.flush_at()].into_iter().flatten().min()
+    }
+
+    /// Without a durable frontier, when what was written is to be flushed.
+    fn flush_at(&self) -> Option<Instant> {
+        (!self.durable && self.written).then(|| self.flushed_at + FLUSH_EVERY)
     }
 
     /// Commit what this run did since the last checkpoint, to a durable frontier: flush
     /// the files to the operating system (and to the disk with `state_sync`), then commit
     /// the frontier's changes together with their lengths. Without one, the files are
-    /// flushed when the crawl ends.
+    /// flushed at most [`FLUSH_EVERY`] after they were written, and when the crawl ends.
     pub(super) fn checkpoint(
         &mut self,
         frontier: Option<&mut dyn Durable>,
@@ -149,6 +168,16 @@ impl Commit {
             // Nothing outlives the process: the tables may have the items at once.
             if let Some(outbox) = self.files.outbox.as_mut() {
                 chunks.into_iter().for_each(|chunk| outbox.send(chunk));
+            }
+            let now = Instant::now();
+            if self.flush_at().is_some_and(|at| now >= at) {
+                (self.written, self.flushed_at) = (false, now);
+                for sink in &mut self.files.sinks {
+                    sink.flush()?;
+                }
+                if let Some(file) = self.files.failures.as_mut() {
+                    file.flush()?;
+                }
             }
             return Ok(());
         };
@@ -207,6 +236,7 @@ impl Commit {
     /// Append a page's items to the items files and to the outbox for the tables, keep
     /// their keys for the next checkpoint, and file the items its pipeline dropped.
     pub(super) fn write_items(&mut self, sorted: &Sorted) -> Result<(), Error> {
+        self.written = true;
         let items = &sorted.items;
         if let Some(outbox) = self.files.outbox.as_mut() {
             outbox.add(&items.lines);
@@ -236,6 +266,15 @@ impl Commit {
             }
         }
         Ok(())
+    }
+
+    /// File a page without the item its rule parses, when there is a failures file.
+    pub(super) fn record_miss(&mut self, miss: &Miss) -> Result<(), Error> {
+        self.written = true;
+        match self.files.failures.as_mut() {
+            Some(file) => file.record_miss(miss.url.as_str(), miss.method.as_str(), &miss.rule),
+            None => Ok(()),
+        }
     }
 
     /// Append an exchange's records to the WARC archive: where its payload lies.
@@ -274,6 +313,7 @@ impl Commit {
         attempts: u32,
         failure: &Failure,
     ) -> Result<(), Error> {
+        self.written = true;
         if let Some(file) = self.files.failures.as_mut() {
             file.record(url.as_str(), method.as_str(), attempts, failure)?;
         }

@@ -19,7 +19,7 @@ use url::Url;
 use super::admission::{Admission, Admit, Gate, Standing, Stop};
 use super::commit::{Commit, Progress};
 use super::hosts::{HostId, Hosts, RobotsState};
-use super::protocol::{Done, Job, Notes, Outcome, Report, Sorted};
+use super::protocol::{Done, Job, Miss, Notes, Outcome, Report, Sorted};
 use super::task::{crawl_page, fetch_robots};
 use super::Shared;
 use crate::error::cause::Cause;
@@ -599,8 +599,11 @@ impl<S: Spider> Dispatcher<S> {
             }
         }
         match done.outcome {
-            Outcome::Parsed { sorted, follows, failed, not_html } => {
+            Outcome::Parsed { sorted, follows, failed, not_html, missed } => {
                 self.write_items(&sorted);
+                if let Some(miss) = missed {
+                    self.missed(&miss);
+                }
                 let tally = &self.shared.tally;
                 let counter = if not_html { &tally.skipped_not_html } else { &tally.pages };
                 counter.add(1);
@@ -709,6 +712,14 @@ impl<S: Spider> Dispatcher<S> {
         for dropped in &sorted.dropped {
             self.shared.tally.dropped(dropped.reason);
         }
+    }
+
+    /// A page without the item its rule parses: counted by rule and filed, never a block.
+    fn missed(&mut self, miss: &Miss) {
+        tracing::debug!(target: "spiderling", url = %miss.url, rule = %miss.rule, "no item on the page");
+        self.shared.tally.no_item(&miss.rule);
+        let filed = self.commit.record_miss(miss);
+        self.ok(filed);
     }
 
     /// Defer the request for a jittered backoff (holding no slot), or give it up when

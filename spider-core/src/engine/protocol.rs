@@ -65,6 +65,14 @@ pub(super) struct Sorted {
     pub(super) kept_keys: Vec<ItemKey>,
 }
 
+/// A page its rule parses that had none of the item: an extraction miss, never a block.
+pub(super) struct Miss {
+    pub(super) url: Url,
+    pub(super) method: Method,
+    /// The rule's label (`LinkRules::label`).
+    pub(super) rule: String,
+}
+
 /// What a task reports back.
 pub(super) enum Outcome {
     /// The page was parsed: its items, through the pipeline and encoded; its follow-ups;
@@ -76,6 +84,8 @@ pub(super) enum Outcome {
         follows: Vec<Request>,
         failed: Option<(Url, Method, u32, Failure)>,
         not_html: bool,
+        /// The page had none of the item its rule parses.
+        missed: Option<Miss>,
     },
     Redirect(Request),
     /// A sitemap was read: what it lists, as requests; and the failure if it could not be

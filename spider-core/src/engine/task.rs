@@ -7,7 +7,7 @@ mod sitemap;
 
 use std::time::SystemTime;
 
-use super::protocol::{Job, Notes, Outcome, Sample};
+use super::protocol::{Job, Miss, Notes, Outcome, Sample};
 use super::render::{self, Choice, Why};
 use super::Shared;
 use crate::error::extract::ExtractError;
@@ -23,6 +23,7 @@ use crate::sinks::warc::Archived;
 use crate::spider::{Cx, Spider};
 use crate::wire::block::Answer;
 use crate::wire::classify::{self, Trouble};
+use crate::wire::interstitial::{interstitial, Interstitial};
 use crate::wire::redirect::{next_hop, Hop};
 use crate::wire::route::Routed;
 use crate::wire::transport::Fetched;
@@ -125,7 +126,7 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
     if choice == Choice::AsSentThenRender {
         let lacked = read.cx.lacks();
         shared.render.learn(&rendering, lacked);
-        if lacked && !read.cx.soft_block {
+        if lacked && read.wall.is_none() {
             let body = read.body.clone();
             let why = Why::Lacking;
             match render::render(shared, &request, status, &headers, &body, &rendering, worn.as_ref(), why)
@@ -136,12 +137,12 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
             }
         }
     }
-    let Read { cx, parsed, request, hidden, .. } = read;
+    let Read { cx, parsed, request, hidden, wall, .. } = read;
     // Of the page as it was read last: a page read again after its render counts its
     // hidden links once.
     shared.tally.skipped_hidden.add(hidden);
-    if let Some(sent) = sent.filter(|_| cx.soft_block) {
-        return soft_block(shared, request, &sent, status.as_u16(), notes);
+    if let (Some(wall), Some(sent)) = (wall, sent) {
+        return soft_block(shared, request, &sent, status.as_u16(), wall, notes);
     }
     // Items emitted before an error are kept: nothing scraped is lost.
     let mut cx = cx;
@@ -164,9 +165,10 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         };
         let error = Error::Spider { url: url.clone(), source };
         let failed = Some((url, method, attempts, Failure::error(reason, &error)));
-        return Outcome::Parsed { sorted, follows: cx.follows, failed, not_html: cx.not_html };
+        return Outcome::Parsed { sorted, follows: cx.follows, failed, not_html: cx.not_html, missed: None };
     }
-    Outcome::Parsed { sorted, follows: cx.follows, failed: None, not_html: cx.not_html }
+    let missed = cx.no_item.map(|rule| Miss { url, method, rule });
+    Outcome::Parsed { sorted, follows: cx.follows, failed: None, not_html: cx.not_html, missed }
 }
 
 /// What the spider's `parse` made of a page.
@@ -179,6 +181,8 @@ struct Read<S: Spider> {
     body: bytes::Bytes,
     /// Links it skipped as hidden.
     hidden: u64,
+    /// What stood in for the page, when it gave nothing.
+    wall: Option<Interstitial>,
 }
 
 /// Hand the page (`rendered` by a browser or as sent) to the spider's `parse`.
@@ -191,6 +195,7 @@ async fn read_page<S: Spider>(
     rendered: bool,
 ) -> Read<S> {
     let mut cx = Cx::for_request(&request);
+    let html = crate::extract::content_type::is_html(&headers, &body);
     let (url, pool, kept) = (request.url().clone(), shared.pool.clone(), body.clone());
     let hidden = HiddenLinks::new(shared.follow_hidden);
     let mut page = Page::new(url, status, headers, body, request, SystemTime::now(), pool, hidden.clone());
@@ -199,7 +204,13 @@ async fn read_page<S: Spider>(
     }
     let facts = page.shared_facts();
     let parsed = shared.spider.parse(page, &mut cx).await;
-    Read { cx, parsed, request: facts.request.clone(), body: kept, hidden: hidden.skipped() }
+    // Only a page that gave no item is asked whether something stood in for it; of a
+    // hand-written `parse` (which judges no rule's duty), only one that gave nothing at
+    // all: a page it made requests of (a login form it submitted) is the page it expected.
+    let judged_by_rules = cx.lacking.is_some();
+    let gave_nothing = cx.items.is_empty() && (judged_by_rules || cx.follows.is_empty());
+    let wall = if html && gave_nothing && parsed.is_ok() { interstitial(&kept) } else { None };
+    Read { cx, parsed, request: facts.request.clone(), body: kept, hidden: hidden.skipped(), wall }
 }
 
 /// The headers of a page the browser rendered: its DOM is UTF-8 HTML, whatever the answer
@@ -374,17 +385,19 @@ async fn fetch_routed<S: Spider>(
     }
 }
 
-/// A page the parse found to be a wall or a challenge (see `wire::block::is_soft_block`):
-/// never kept in the cache, and met as a block would have been, or as a wall when it set
-/// a cookie.
+/// A page that gave no item and was an interstitial (see `wire::interstitial`): never
+/// kept in the cache, and met as a block would have been, or as a wall to pass when it
+/// set a cookie.
 fn soft_block<S: Spider>(
     shared: &Shared<S>,
     request: Request,
     sent: &Sent,
     status: u16,
+    wall: Interstitial,
     notes: &mut Notes,
 ) -> Outcome {
     notes.cache = None;
+    tracing::debug!(target: "spiderling", url = %request.url(), wall = wall.as_str(), "an interstitial stood in for the page");
     if sent.kept > 0 {
         let failure = Failure::status(Reason::ConsentWall, status);
         let trouble = Trouble::PassWall { first: sent.first };

@@ -51,6 +51,9 @@ macro_rules! counters {
             /// Items the pipeline dropped, by reason ([`Dropped::reason`](crate::Dropped::reason)):
             /// `duplicate`, `empty FIELD`, `invalid`, or a stage's own.
             pub drops_by_reason: BTreeMap<String, u64>,
+            /// Pages without the item their rule parses, by rule (`rule 2 (allow
+            /// "/product/")`): extraction misses, which are neither failures nor blocks.
+            pub no_item_by_rule: BTreeMap<String, u64>,
         }
 
         impl Counts {
@@ -90,6 +93,9 @@ macro_rules! counters {
                 for (reason, n) in &other.drops_by_reason {
                     *self.drops_by_reason.entry(reason.clone()).or_default() += n;
                 }
+                for (rule, n) in &other.no_item_by_rule {
+                    *self.no_item_by_rule.entry(rule.clone()).or_default() += n;
+                }
             }
         }
 
@@ -101,6 +107,7 @@ macro_rules! counters {
             statuses: Box<[AtomicU64]>,
             failures: Mutex<Failures>,
             drops: Mutex<BTreeMap<&'static str, u64>>,
+            misses: Mutex<BTreeMap<String, u64>>,
         }
 
         impl Tally {
@@ -111,6 +118,7 @@ macro_rules! counters {
                     statuses: (0..600).map(|_| AtomicU64::new(0)).collect(),
                     failures: Mutex::new(Failures::default()),
                     drops: Mutex::new(BTreeMap::new()),
+                    misses: Mutex::new(BTreeMap::new()),
                 }
             }
 
@@ -123,6 +131,7 @@ macro_rules! counters {
                     statuses: self.statuses(),
                     failures_by_reason: self.failures_by_reason(),
                     drops_by_reason: self.drops_by_reason(),
+                    no_item_by_rule: self.misses.lock().unwrap_or_else(|e| e.into_inner()).clone(),
                 }
             }
         }
@@ -221,6 +230,11 @@ impl Counts {
         self.drops_by_reason.values().sum()
     }
 
+    /// Pages without the item their rule parses.
+    pub fn no_items(&self) -> u64 {
+        self.no_item_by_rule.values().sum()
+    }
+
     /// Answers received, of any status.
     pub fn answered(&self) -> u64 {
         self.statuses.values().sum()
@@ -289,6 +303,17 @@ impl Tally {
     /// An item dropped by the pipeline, for `reason`.
     pub(crate) fn dropped(&self, reason: &'static str) {
         *self.drops.lock().unwrap_or_else(|e| e.into_inner()).entry(reason).or_default() += 1;
+    }
+
+    /// A page without the item `rule` parses.
+    pub(crate) fn no_item(&self, rule: &str) {
+        let mut misses = self.misses.lock().unwrap_or_else(|e| e.into_inner());
+        match misses.get_mut(rule) {
+            Some(n) => *n += 1,
+            None => {
+                misses.insert(rule.to_owned(), 1);
+            }
+        }
     }
 
     /// Items dropped so far, by reason.

@@ -104,6 +104,15 @@ impl Collector for Snapshot {
         for (reason, n) in &live.counts.drops_by_reason {
             ConstCounter::new(*n).encode(dropped.encode_family(&[("reason", reason.as_str())])?)?;
         }
+        let mut missed = encoder.encode_descriptor(
+            "spiderling_pages_without_item",
+            "Pages without the item their rule parses, by rule",
+            None,
+            prometheus_client::metrics::MetricType::Counter,
+        )?;
+        for (rule, n) in &live.counts.no_item_by_rule {
+            ConstCounter::new(*n).encode(missed.encode_family(&[("rule", rule.as_str())])?)?;
+        }
         type PerHost = fn(&HostLive) -> f64;
         let per_host: [(&str, &str, PerHost); 3] = [
             ("spiderling_host_block_rate", "A host's block rate over the last 10 s", |h| h.block_rate),

@@ -316,6 +316,11 @@ impl fmt::Display for Summary {
                 self.counts.drops_by_reason.iter().map(|(r, n)| format!("{r} ×{n}")).collect();
             writeln!(f, "  items dropped: {}", reasons.join(", "))?;
         }
+        if !self.counts.no_item_by_rule.is_empty() {
+            let rules: Vec<String> =
+                self.counts.no_item_by_rule.iter().map(|(rule, n)| format!("{rule} ×{n}")).collect();
+            writeln!(f, "  no item (pages without their rule's item): {}", rules.join(", "))?;
+        }
         write!(
             f,
             "  dropped: {} duplicates, {} out of scope, {} disallowed by robots.txt, {} too deep",

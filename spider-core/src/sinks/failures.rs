@@ -1,4 +1,6 @@
-//! The failures file: one JSON line per request given up, so nothing disappears silently.
+//! The failures file: one JSON line per request given up, so nothing disappears silently;
+//! and one per item the pipeline dropped and per page without the item its rule parses,
+//! which are not failures of the crawl.
 
 use std::path::Path;
 use std::time::SystemTime;
@@ -54,6 +56,17 @@ struct DropLine<'a> {
     dropped: &'static str,
     error: Option<&'a str>,
     item: Option<serde_json::Value>,
+    failed_at: String,
+}
+
+/// The failures file's line of a page without its item: `"reason": "no item"`, and the
+/// rule that parses it.
+#[derive(Serialize)]
+struct MissLine<'a> {
+    url: &'a str,
+    method: &'a str,
+    reason: &'static str,
+    rule: &'a str,
     failed_at: String,
 }
 
@@ -113,6 +126,18 @@ impl FailuresFile {
             dropped: dropped.reason,
             error: dropped.detail.as_deref(),
             item: dropped.item.as_deref().and_then(|json| serde_json::from_str(json).ok()),
+            failed_at: spider_settings::rfc3339(SystemTime::now()),
+        };
+        self.write_line(&line)
+    }
+
+    /// File a page that had none of the item `rule` parses.
+    pub(crate) fn record_miss(&mut self, url: &str, method: &str, rule: &str) -> Result<(), Error> {
+        let line = MissLine {
+            url,
+            method,
+            reason: "no item",
+            rule,
             failed_at: spider_settings::rfc3339(SystemTime::now()),
         };
         self.write_line(&line)

@@ -303,9 +303,9 @@ pub struct Cx<I> {
     /// The answer was not HTML, so the link rules left it unparsed: counted apart from
     /// the pages.
     pub(crate) not_html: bool,
-    /// A rule expected an item on the page, and it had none of it and a wall or a
-    /// challenge instead: a block after all (`wire::block::is_soft_block`).
-    pub(crate) soft_block: bool,
+    /// The rule that parses the page, by its label, when the page had none of its item:
+    /// an extraction miss, counted by rule (unless the page was an interstitial).
+    pub(crate) no_item: Option<String>,
     /// Whether the page lacks what its rule reads (the item's required fields, or the
     /// links of a rule that follows), as the link rules judge it; `None` from a
     /// hand-written `parse`, whose page lacks what it reads when it gave nothing.
@@ -325,7 +325,7 @@ impl<I> Cx<I> {
             items: Vec::new(),
             follows: Vec::new(),
             not_html: false,
-            soft_block: false,
+            no_item: None,
             lacking: None,
         }
     }

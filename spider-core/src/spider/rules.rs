@@ -222,6 +222,15 @@ impl LinkRules {
         })
     }
 
+    /// How the summary and the failures file name rule `number`: its place among the
+    /// rules, from 1, and its first `allow`.
+    fn label(&self, number: usize) -> String {
+        match self.rules.get(number).and_then(|rule| rule.rule.allow.first()) {
+            Some(allow) => format!("rule {} (allow {allow:?})", number + 1),
+            None => format!("rule {}", number + 1),
+        }
+    }
+
     /// The rule of `request` and its number: the one in its meta, or the first that takes
     /// its URL.
     fn rule_of(&self, request: &Request) -> Option<(usize, &Compiled)> {
@@ -289,8 +298,8 @@ fn regex(pattern: &str) -> Regex {
 /// parse of the page on the pool. An answer that is not HTML ([`Page::is_html`]: a script,
 /// a download, JSON) is not parsed at all, and counts in the summary as skipped by
 /// content type rather than as a page. A page of a rule that parses and does not follow
-/// that has none of the item, and a form or a challenge's words instead, is marked a soft
-/// block, its links left.
+/// that has none of the item is marked with its rule's [`label`](LinkRules::label), as an
+/// extraction miss.
 ///
 /// # Errors
 ///
@@ -325,16 +334,10 @@ pub async fn parse_by_link_rules<T: Send + 'static>(
         }
         None => page.html(dom).await?,
     };
-    // Only a rule that parses and does not follow expects an item on every page it
-    // reaches: on a page that also follows, a listing without one is the common case.
-    if duty.parse
-        && !duty.follow
-        && matches!(item, Ok(None))
-        && crate::wire::block::is_soft_block(page.body())
-    {
-        // Not the page the rule expected: what it links to is the wall's, not the site's.
-        cx.soft_block = true;
-        return Ok(());
+    // A page its rule parses that has none of the item is an extraction miss, counted by
+    // its rule; unless the task finds an interstitial in its place.
+    if duty.parse && matches!(item, Ok(None)) {
+        cx.no_item = number.map(|number| rules.label(number));
     }
     // What the rule reads: the item on a page that only parses, the links on one that
     // only follows, either on a page that does both.
@@ -511,21 +514,24 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn only_a_parse_only_rules_page_without_its_item_and_with_a_form_is_a_soft_block() {
-        static PARSE_ONLY: &[LinkRule] =
-            &[LinkRule { allow: &["/product/"], parse: true, follow: false, ..FOLLOW }];
-        static BOTH: &[LinkRule] = &[LinkRule { parse: true, ..FOLLOW }];
-        let soft = |rules: &'static [LinkRule], html: &'static str| async move {
-            let page = Page::fixture("https://shop.example/product/1", html).unwrap();
+    async fn a_page_its_rule_parses_without_the_item_is_a_miss_of_that_rule() {
+        static RULES: &[LinkRule] =
+            &[LinkRule { allow: &["/product/"], parse: true, follow: false, ..FOLLOW }, FOLLOW];
+        let missed = |url: &'static str| async move {
+            let page = Page::fixture(url, "<form><input name=q></form><p>Out of print</p>").unwrap();
             let mut cx: Cx<Nothing> = Cx::for_request(page.request());
-            parse_by_link_rules(page, &mut cx, self::rules(rules), &[]).await.unwrap();
-            (cx.soft_block, cx.follows.len())
+            parse_by_link_rules(page, &mut cx, self::rules(RULES), &[]).await.unwrap();
+            cx.no_item
         };
-        let wall = r#"<form method="post"><input name="answer"></form><a href="/product/2">x</a>"#;
-        assert_eq!(soft(PARSE_ONLY, wall).await, (true, 0), "a wall, its links left");
-        assert_eq!(soft(PARSE_ONLY, "<p>Out of print</p>").await, (false, 0), "no wall");
-        // A rule that follows too reaches listings, which have no item and a search form.
-        assert_eq!(soft(BOTH, wall).await, (false, 1));
+        assert_eq!(
+            missed("https://shop.example/product/1").await.as_deref(),
+            Some("rule 1 (allow \"/product/\")")
+        );
+        assert_eq!(
+            missed("https://shop.example/about").await,
+            None,
+            "a page that only follows misses no item"
+        );
     }
 
     struct RuleSpider(&'static LinkRules);

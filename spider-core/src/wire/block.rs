@@ -7,10 +7,9 @@
 //!
 //! A blocked answer is never parsed: it is retried, from a new exit when proxies allow.
 //!
-//! Without any marker, a derived spider still tells a soft block after the parse: a page
-//! of a rule that parses and does not follow, answered 2xx with none of the item's fields
-//! and with a form or a known challenge text instead ([`is_soft_block`]). It is then judged a block
-//! after all (`Exchange::overturn`), or a wall when it set a cookie.
+//! Without any marker, a page that gave no item is still judged after the parse: an
+//! interstitial standing in for it (`interstitial.rs`) is a block after all
+//! (`Exchange::overturn`), or a wall to pass when it set a cookie.
 
 use memchr::memmem;
 use reqwest::header::HeaderMap;
@@ -20,27 +19,6 @@ use spider_settings::Config;
 
 /// Text that anti-bot challenge pages served with 503 carry.
 const CHALLENGE_MARKERS: &[&str] = &["challenge-platform", "cf-chl-", "captcha"];
-
-/// What a wall or a challenge carries in place of a page's content: a form (a captcha's,
-/// a consent's, a login's) or words such pages are made of, compared without case.
-const SOFT_BLOCK_MARKERS: &[&str] = &[
-    "<form",
-    "captcha",
-    "challenge-platform",
-    "cf-chl-",
-    "cf-turnstile",
-    "consent",
-    "verify you are human",
-    "are you a robot",
-    "unusual traffic",
-];
-
-/// Whether a page that a rule expected an item on, and that has none of its fields, is a
-/// wall or a challenge instead: it carries a form or one of the texts such pages do.
-pub(crate) fn is_soft_block(body: &[u8]) -> bool {
-    let lower = body.to_ascii_lowercase();
-    SOFT_BLOCK_MARKERS.iter().any(|marker| memmem::find(&lower, marker.as_bytes()).is_some())
-}
 
 /// An answer as block detection sees it, for [`Spider::is_blocked`](crate::Spider::is_blocked).
 #[derive(Debug, Clone, Copy)]
@@ -105,18 +83,5 @@ mod tests {
         let marked = BlockRules::new(&Config::new("x").block_marker("g-recaptcha"));
         assert!(marked.blocked(&answer(200, "<div class=g-recaptcha>", headers)));
         assert!(!marked.blocked(&answer(200, "<h1>A book</h1>", headers)));
-    }
-
-    #[test]
-    fn a_page_without_its_item_is_a_soft_block_when_it_is_a_wall_or_a_challenge() {
-        for wall in [
-            "<FORM id=x method=post><input name=answer></FORM>",
-            "<div class=\"g-reCAPTCHA\"></div>",
-            "<div id=consent-wall>We use cookies</div>",
-            "<p>Please verify you are human</p>",
-        ] {
-            assert!(is_soft_block(wall.as_bytes()), "{wall}");
-        }
-        assert!(!is_soft_block(b"<h1>Out of print</h1><p>Try the catalogue.</p>"));
     }
 }

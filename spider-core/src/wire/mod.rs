@@ -13,6 +13,7 @@ pub(crate) mod block;
 #[cfg(feature = "impersonate")]
 pub(crate) mod browser;
 pub(crate) mod classify;
+pub(crate) mod interstitial;
 pub(crate) mod redirect;
 #[cfg(feature = "render")]
 pub(crate) mod render;

@@ -518,7 +518,7 @@ impl Durable for FleetFrontier {
     }
 
     fn checkpoint(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), Error> {
-        // Every counter of the table, the statuses and the failures by reason, as far as
+        // Every counter of the table, the statuses, the failures, drops and misses, as far as
         // they grew since the last report: the fleet's totals are the sum of its workers'.
         let counts = checkpoint.counts;
         let mut added: Vec<(String, u64)> = Vec::new();
@@ -540,6 +540,10 @@ impl Durable for FleetFrontier {
         for (reason, now) in &counts.drops_by_reason {
             let before = self.reported.drops_by_reason.get(reason).copied().unwrap_or(0);
             grew(format!("drop:{reason}"), *now, before);
+        }
+        for (rule, now) in &counts.no_item_by_rule {
+            let before = self.reported.no_item_by_rule.get(rule).copied().unwrap_or(0);
+            grew(format!("no_item:{rule}"), *now, before);
         }
         self.reported = counts.clone();
         if checkpoint.proxy_bytes > self.reported_proxy_bytes {

@@ -394,6 +394,8 @@ async fn read_crawl(connection: &mut Connection, id: String, now_ms: i64) -> red
             totals.failures_by_reason.insert(reason.to_owned(), n);
         } else if let Some(reason) = name.strip_prefix("drop:") {
             totals.drops_by_reason.insert(reason.to_owned(), n);
+        } else if let Some(rule) = name.strip_prefix("no_item:") {
+            totals.no_item_by_rule.insert(rule.to_owned(), n);
         }
     }
     let live = workers.iter().filter(|w| w.state == WorkerState::Live);
