@@ -198,11 +198,12 @@ impl Exchange {
     }
 
     /// An answer [`send`](Self::send) took as no block, which the parse found to be one
-    /// (a soft block): its identity retired and the router taught, as if judged a block
-    /// at once. Returns whether the block followed the identity, and whether its host
-    /// refused the crawl's own client, as `send` would have.
+    /// (an interstitial): its identity retired and the router taught, as if judged a
+    /// block at once (the route's ladder climbs on a second block within ten answers, as
+    /// ever). Returns whether the block followed the identity, and whether its host
+    /// refused the crawl's own client: a second interstitial there, not the first.
     pub(crate) fn overturn(&self, routed: &Routed, request: &Request) -> Overturned {
-        let refused_plain = self.router.identities().refused_plain(&routed.identity, request);
+        let refused_plain = self.router.identities().walled_plain(&routed.identity, request);
         // Its answer counted as clean already.
         let clean = self.router.identities().retire(&routed.identity).unwrap_or(0).saturating_sub(1);
         let new_identity = self.router.learn(routed, Verdict::Blocked);

@@ -154,6 +154,8 @@ struct Live {
     refusing: HashSet<Arc<str>>,
     /// Of those, the hosts that refused it since the last [`Identities::changes`].
     refusing_since: Vec<Arc<str>>,
+    /// Hosts that answered the crawl's own client once with an interstitial.
+    walled: HashSet<Arc<str>>,
     next_generation: u64,
     rng: SmallRng,
 }
@@ -173,6 +175,7 @@ impl Identities {
                 budgets: HashMap::new(),
                 refusing: HashSet::new(),
                 refusing_since: Vec::new(),
+                walled: HashSet::new(),
                 next_generation: 0,
                 rng: SmallRng::from_os_rng(),
             }),
@@ -287,6 +290,21 @@ impl Identities {
             tracing::info!(target: "spiderling", host = %host, "the host refused the plain client: Chrome's wire from now on");
         }
         moved
+    }
+
+    /// An interstitial answered to `request` sent as `worn` on the crawl's own client, in
+    /// `auto` mode: one is no verdict on the client (every new visitor may meet a wall);
+    /// a second at the host is a refusal, as [`refused_plain`](Self::refused_plain).
+    /// Whether the host moved now.
+    pub(crate) fn walled_plain(&self, worn: &Worn, request: &Request) -> bool {
+        if !worn.auto || worn.profile.is_some() {
+            return false;
+        }
+        let Some(host) = host_key(request.url()) else { return false };
+        if lock(&self.live).walled.insert(host) {
+            return false;
+        }
+        self.refused_plain(worn, request)
     }
 
     /// Take up hosts known to refuse the plain client (a state file's, a fleet's).
@@ -583,5 +601,16 @@ mod tests {
         let plain = Identities::new(&Config::new("x")).unwrap();
         let worn = plain.wear(&lane(0), None);
         assert!(!plain.refused_plain(&worn, &lane(0)));
+    }
+
+    #[test]
+    fn one_interstitial_is_no_refusal_of_the_plain_client_a_second_at_the_host_is() {
+        let config = Config::new("x").sticky(true).impersonate(Impersonate::Auto);
+        let identities = Identities::new(&config).unwrap();
+        let page = |host: &str| Request::get(&format!("https://{host}/")).unwrap();
+        let worn = identities.wear(&page("shop.example"), None);
+        assert!(!identities.walled_plain(&worn, &page("shop.example")), "the first wall moves nothing");
+        assert!(!identities.walled_plain(&worn, &page("other.example")), "nor another host's first");
+        assert!(identities.walled_plain(&worn, &page("shop.example")), "a second at the host does");
     }
 }
