@@ -83,7 +83,7 @@ pub fn no_page(url: &str, summary: &spider_core::Summary) -> String {
     use std::fmt::Write;
     let counts = &summary.counts;
     let statuses: Vec<String> = counts.statuses.iter().map(|(s, n)| format!("{s} ×{n}")).collect();
-    let mut said = format!("error: no page from {url}\n");
+    let mut said = format!("error: no page from {}\n", crate::redact_url(url));
     let statuses = if statuses.is_empty() { "none".to_owned() } else { statuses.join(", ") };
     let _ = writeln!(said, "  statuses: {statuses}");
     if counts.blocked > 0 {
@@ -528,7 +528,9 @@ fn parse_default<S: Spider + Default>(command: ParseCommand) -> ExitCode {
 
 /// `parse URL`: logging as a crawl's, then the page.
 fn parse_one<S: Spider>(spider: S, command: ParseCommand) -> ExitCode {
-    start_logging(&command.log_level);
+    if let Err(code) = start_logging(&command.log_level) {
+        return code;
+    }
     parse::run(spider, &command.url, &command.set)
 }
 
@@ -627,7 +629,7 @@ fn prepare(
     output: Option<&Output>,
     with_flags: impl FnOnce(Config) -> Config,
 ) -> Result<(Config, tokio::runtime::Runtime), ExitCode> {
-    start_logging(log_level);
+    start_logging(log_level)?;
     let config = settings(config, environment(), set, output, None).map(with_flags).map_err(|error| {
         eprintln!("error: {error}");
         error.exit_code()
@@ -640,16 +642,48 @@ fn prepare(
     Ok((config, runtime))
 }
 
-/// Log at `log_level` (a level or a `RUST_LOG` filter; the default filter when it does
-/// not parse) to standard error, above the status line.
-fn start_logging(log_level: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_new(log_level)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
+/// Log at `log_level` (a level or a `RUST_LOG` filter) to standard error, above the
+/// status line. A filter that does not parse is refused with exit code 2: a typo would
+/// otherwise hide the very lines it asked for.
+fn start_logging(log_level: &str) -> Result<(), ExitCode> {
+    let checked = check_filter(log_level).map(|()| log_level);
+    let filter =
+        checked.and_then(|text| tracing_subscriber::EnvFilter::try_new(text).map_err(|e| e.to_string()));
+    let filter = filter.map_err(|error| {
+        eprintln!(
+            "error: --log-level {log_level:?} is not a level or a RUST_LOG filter ({error}); write error, warn, info, debug or trace, or a filter such as spiderling=debug"
+        );
+        ExitCode::from(2)
+    })?;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(spider_core::log_in_colour())
         .with_writer(|| spider_core::LogWriter)
         .try_init();
+    Ok(())
+}
+
+/// What `EnvFilter` would take as a target of any name, checked to be one: each
+/// directive a level, or a module path (letters, digits, `_`, `:`, `-`, `.`; a span's
+/// `[...]` after it) with `=LEVEL` or alone.
+fn check_filter(text: &str) -> Result<(), String> {
+    for directive in text.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        let (target, level) = match directive.rsplit_once('=') {
+            Some((target, level)) if !target.contains(']') || target.ends_with(']') => (target, Some(level)),
+            _ => (directive, None),
+        };
+        if let Some(level) = level {
+            level
+                .parse::<tracing_subscriber::filter::LevelFilter>()
+                .map_err(|_| format!("{level:?} is not a level"))?;
+        }
+        let path = target.split('[').next().unwrap_or(target);
+        let named = path.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '-' | '.'));
+        if path.is_empty() && level.is_some() || !named {
+            return Err(format!("{directive:?} names no module"));
+        }
+    }
+    Ok(())
 }
 
 /// `config` under the `SPIDERLING_<KEY>` environment variables, then under `set`, each
@@ -828,6 +862,18 @@ mod tests {
         let flags = parse(args).unwrap().flags;
         let output = (!flags.output.is_empty()).then_some(Output { paths: flags.output, overwrite: false });
         settings(attribute(), env, &flags.set, output.as_ref(), None)
+    }
+
+    #[test]
+    fn a_log_filter_is_levels_and_module_paths_and_nothing_else() {
+        for good in
+            [DEFAULT_LOG, "debug", "spiderling=trace", "spiderling::engine[task]=debug", "my_crate", "OFF"]
+        {
+            assert_eq!(check_filter(good), Ok(()), "{good}");
+        }
+        for bad in ["garbage(((", "spiderling=loud", "=debug", "a b"] {
+            assert!(check_filter(bad).is_err(), "{bad}");
+        }
     }
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {

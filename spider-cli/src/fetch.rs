@@ -108,7 +108,7 @@ impl Spider for FetchOne {
             .await?;
         let seen = Seen {
             status: page.status().as_u16(),
-            url: page.url().to_string(),
+            url: spiderling::redact_url(page.url().as_str()),
             bytes: page.body().len(),
             body: if self.keep_body { page.body().to_vec() } else { Vec::new() },
             matches,

@@ -32,6 +32,25 @@ fn fetch_shows_what_each_selector_matches_and_the_server_saw_one_page() {
     assert_eq!(seen.hits.len(), 2, "robots.txt first, then the page");
 }
 
+/// A URL's password is never printed: not with the page, not when there is none.
+#[test]
+fn fetch_never_prints_a_urls_password() {
+    let site = Sandbox::demo(DemoSite { books: 3, per_page: 10, ..DemoSite::default() }).unwrap();
+    let with_password = site.url().replacen("http://", "http://ann:hunter2@", 1);
+    let page = spiderling(&["fetch", &with_password]);
+    assert!(page.status.success(), "{page:?}");
+    assert!(
+        stdout(&page).starts_with(&format!("200 {} in ", site.url().replacen("http://", "http://***@", 1)))
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let none = spiderling(&["fetch", &format!("http://ann:hunter2@127.0.0.1:{port}/")]);
+    assert!(!none.status.success());
+    for output in [&page, &none] {
+        let said = format!("{}{}", stdout(output), String::from_utf8_lossy(&output.stderr));
+        assert!(!said.contains("hunter2"), "{said}");
+    }
+}
+
 #[test]
 fn fetch_goes_through_a_gateway_from_the_environment_with_a_country() {
     let site = Sandbox::demo(DemoSite { books: 5, per_page: 5, ..DemoSite::default() }).unwrap();

@@ -229,6 +229,17 @@ fn files_that_are_not_state_files_are_refused_with_exit_code_2_and_left_as_they_
     }
 }
 
+/// A FIFO named as a state file is refused at once: opened, it would block for ever.
+#[test]
+fn a_fifo_is_refused_at_once_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("crawl.state");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let output = state(&fifo, &[]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(stderr(&output).contains("is not a regular file, so not a state file"), "{output:?}");
+}
+
 /// The demo site's books, as the spider in these tests writes them.
 #[derive(serde::Serialize)]
 struct Book {

@@ -73,8 +73,8 @@ pub use spider::{Cx, Spider, SpiderConfig};
 #[doc(hidden)]
 pub use spider_settings::RedisAddress;
 pub use spider_settings::{
-    rfc3339, Config, ConfigError, Impersonate, Render, DEFAULT_RETRY_STATUSES, DEFAULT_USER_AGENT,
-    DEFAULT_USER_TEMPLATE,
+    redact_url, rfc3339, Config, ConfigError, Impersonate, Render, DEFAULT_RETRY_STATUSES,
+    DEFAULT_USER_AGENT, DEFAULT_USER_TEMPLATE,
 };
 pub use wire::block::Answer;
 #[cfg(feature = "render")]

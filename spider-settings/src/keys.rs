@@ -1143,7 +1143,12 @@ fn sitemap_group(config: &Config) -> bool {
 }
 
 /// A comma-separated list, trimmed, without empty entries.
+/// A list as `--set` writes it, comma-separated; `none` is the empty list, as `settings`
+/// shows one.
 fn list(text: &str) -> Vec<String> {
+    if is_none(text) {
+        return Vec::new();
+    }
     text.split(',').map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned).collect()
 }
 

@@ -222,6 +222,56 @@ fn dash_o_appends_and_dash_capital_o_overwrites() {
     assert_eq!(lines("books.jsonl"), 1000);
 }
 
+/// Bad settings and flags are refused before anything is fetched or made, with exit code
+/// 2 and the setting named: a file in a folder that does not exist (items, a table's
+/// SQLite file, a state file, a report: none is made), a state file that is a FIFO, a
+/// `ca_cert` that holds no certificate, a log filter that does not parse. Before, the
+/// table waited out `store_patience` and exited 5, the state file's folder was made,
+/// the report failed at the end, the FIFO blocked, and the others were taken.
+#[test]
+fn bad_settings_are_refused_before_the_crawl_with_exit_code_2() {
+    let _ports = support::example_ports();
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let missing = at("missing/folder");
+    std::fs::write(at("garbage.pem"), "not a certificate\n").unwrap();
+    assert!(Command::new("mkfifo").arg(at("fifo.state")).status().unwrap().success());
+    let items = at("items.jsonl");
+    let cases: [(Vec<String>, &str); 7] = [
+        (vec!["-O".into(), format!("sqlite://{missing}/x.db?table=t")], "the folder"),
+        (vec!["-O".into(), format!("{missing}/items.jsonl")], "the folder"),
+        (vec!["-O".into(), items.clone(), "--set".into(), format!("state={missing}/s.state")], "state = "),
+        (vec!["-O".into(), items.clone(), "--report".into(), format!("{missing}/r.html")], "report = "),
+        (
+            vec!["-O".into(), items.clone(), "--set".into(), format!("state={}", at("fifo.state"))],
+            "not a regular file",
+        ),
+        (
+            vec!["-O".into(), items.clone(), "--set".into(), format!("ca_cert={}", at("garbage.pem"))],
+            "holds no BEGIN CERTIFICATE",
+        ),
+        (
+            vec!["-O".into(), items.clone(), "--log-level".into(), "garbage(((".into()],
+            "is not a level or a RUST_LOG filter",
+        ),
+    ];
+    for (args, said) in cases {
+        let run = Command::new(support::example("books")).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+        assert!(!dir.path().join("missing").exists(), "{args:?}: no folder made");
+        assert!(!dir.path().join("items.jsonl").exists(), "{args:?}: nothing crawled");
+    }
+    // `none`, as `settings` shows an empty list, clears one: not a domain named "none".
+    let run = Command::new(support::example("books"))
+        .args(["-O", &items, "--set", "allowed_domains=none"])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert_eq!(std::fs::read_to_string(&items).unwrap().lines().count(), 1000);
+}
+
 /// `settings` lists every key: the value in force and where it came from, the spider's
 /// attribute, an environment variable or `--set`; `--set help` points to it.
 #[test]

@@ -153,9 +153,18 @@ fn read_pem(path: &std::path::Path) -> Result<(Vec<u8>, std::path::PathBuf), Err
     Ok((pem, path.to_owned()))
 }
 
+/// The `ca_cert` file's certificate, checked to be one: reqwest takes any bytes as PEM
+/// and finds nothing in them only when a connection needs them.
 fn read_certificate(pem: &[u8], path: &std::path::Path) -> Result<Certificate, Error> {
-    Certificate::from_pem(pem)
-        .map_err(|e| Error::Config(format!("ca_cert {} is not a PEM certificate: {e}", path.display())))
+    use rustls::pki_types::{pem::PemObject, CertificateDer};
+    let refuse =
+        |why: String| Error::Config(format!("ca_cert {} is not a PEM certificate: {why}", path.display()));
+    match CertificateDer::pem_slice_iter(pem).next() {
+        Some(Ok(_)) => {}
+        Some(Err(error)) => return Err(refuse(error.to_string())),
+        None => return Err(refuse("it holds no BEGIN CERTIFICATE block".to_owned())),
+    }
+    Certificate::from_pem(pem).map_err(|e| refuse(e.to_string()))
 }
 
 /// Sends requests on a client and reads the answers within the cap.

@@ -73,6 +73,50 @@ impl Config {
         }
     }
 
+    /// Files the crawl writes whose folder does not exist (the crawl makes no folder but
+    /// the cache's), and state or cache files that are not files.
+    fn folder_problems(&self) -> Vec<String> {
+        let sqlite = self.stores.iter().filter_map(|store| match crate::StoreUri::parse(store) {
+            Ok(store) => match store.kind() {
+                crate::StoreKind::Sqlite(path) => Some(("output", path.clone())),
+                _ => None,
+            },
+            Err(_) => None,
+        });
+        let files = self.outputs.iter().map(|file| ("output", file.path.clone())).chain(sqlite).chain(
+            [
+                ("failures", &self.failures),
+                ("state", &self.state),
+                ("warc", &self.warc),
+                ("report", &self.report),
+            ]
+            .into_iter()
+            .filter_map(|(key, path)| Some((key, path.clone()?))),
+        );
+        let mut problems = Vec::new();
+        for (key, path) in files {
+            let folder = path.parent().filter(|folder| !folder.as_os_str().is_empty());
+            if let Some(folder) = folder.filter(|folder| !folder.is_dir()) {
+                problems.push(format!(
+                    "{key} = {}: the folder {} does not exist; make it first, or name a file in a folder that does",
+                    path.display(),
+                    folder.display()
+                ));
+            }
+        }
+        for (key, path) in [("state", &self.state), ("cache", &self.cache)] {
+            let Some(path) = path else { continue };
+            // SQLite would block for ever opening a FIFO, and fail late on a directory.
+            if std::fs::metadata(path).is_ok_and(|meta| !meta.is_file()) {
+                problems.push(format!(
+                    "{key} = {}: not a regular file; name a file (it is made when missing)",
+                    path.display()
+                ));
+            }
+        }
+        problems
+    }
+
     /// `sitemaps = true` where no robots.txt would be read for it.
     fn sitemap_problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
@@ -126,6 +170,7 @@ impl Config {
                 Err(problem) => problems.push(problem),
             }
         }
+        problems.extend(self.folder_problems());
         if let Some(warc) = self.warc.as_deref().filter(|p| !p.to_string_lossy().ends_with(".warc.gz")) {
             problems.push(format!(
                 "warc = {}: a WARC archive's name ends in .warc.gz (a gzip member per record)",

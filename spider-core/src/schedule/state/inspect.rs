@@ -215,6 +215,8 @@ impl StateReport {
             }
             Err(source) => return Err(Error::Io { path: path.to_owned(), source }),
             Ok(meta) if meta.is_dir() => return Err(refuse("is a directory, not a state file")),
+            // A FIFO or a device would block the read below for ever, or never end.
+            Ok(meta) if !meta.is_file() => return Err(refuse("is not a regular file, so not a state file")),
             Ok(_) => {}
         }
         let log = sidecar(path, "-wal");
