@@ -399,3 +399,100 @@ fn killed_again_and_again_each_type_is_in_its_outputs_once() {
     from_csv.sort();
     assert_eq!(from_csv, listings, "listings file: one header, every listing once");
 }
+
+/// A cluster with `ssl = on` and a certificate of its own CA, for `localhost` only, as a
+/// stock Debian cluster, RDS or Cloud SQL have one: each `sslmode` as libpq reads it. By
+/// default (`prefer`) and with `require` the crawl connects over TLS without checking the
+/// certificate; `verify-ca` checks it against `sslrootcert`; `verify-full` the name too.
+/// Before, every mode but `disable` checked it against the web's roots and waited out
+/// `store_patience` for a server it would never take, and `verify-ca`, `verify-full` and
+/// `sslrootcert` were refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_over_tls_takes_each_sslmode_as_libpq_does() {
+    let pg =
+        PostgresServer::start_tls().unwrap_or_else(|error| panic!("these tests need PostgreSQL: {error}"));
+    let ca = pg.ca_file().unwrap().display().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let other_ca = dir.path().join("other-ca.pem");
+    let stranger = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    std::fs::write(&other_ca, stranger.cert.pem()).unwrap();
+    let localhost = pg.url().replace("127.0.0.1", "localhost");
+    let site = site(20, Duration::ZERO);
+    let crawl = |url: String| {
+        let config = support::quick_config(&site).store_patience(Duration::from_secs(3)).output(url);
+        async move { Crawler::with_config(BookSpider::new(config.clone()), config).run().await }
+    };
+    let taken = [
+        ("prefer", format!("{}?table=books_prefer", pg.url())),
+        ("require", format!("{}?table=books_require&sslmode=require", pg.url())),
+        ("disable", format!("{}?table=books_disable&sslmode=disable", pg.url())),
+        ("verify_ca", format!("{}?table=books_verify_ca&sslmode=verify-ca&sslrootcert={ca}", pg.url())),
+        ("verify_full", format!("{localhost}?table=books_verify_full&sslmode=verify-full&sslrootcert={ca}")),
+    ];
+    for (mode, url) in taken {
+        let summary = crawl(url).await.unwrap_or_else(|error| panic!("{mode}: {error}"));
+        assert_eq!(summary.counts.items, 20, "{mode}");
+        assert_once(pg_titles(&pg, &format!("books_{mode}")), 20, mode);
+    }
+    let refused = [
+        (format!("{}?table=t&sslmode=verify-full&sslrootcert={ca}", pg.url()), "certificate was refused"),
+        (
+            format!("{}?table=t&sslmode=verify-ca&sslrootcert={}", pg.url(), other_ca.display()),
+            "certificate was refused",
+        ),
+    ];
+    for (url, said) in refused {
+        let started = Instant::now();
+        let error = crawl(url.clone()).await.unwrap_err();
+        assert!(matches!(error, Error::Table { .. }), "{url}: {error:?}");
+        assert!(error.to_string().contains(said), "{url}: {error}");
+        assert!(started.elapsed() < Duration::from_secs(3), "{url}: at once, not after store_patience");
+    }
+    let mistaken = [
+        (format!("{}?table=t&sslmode=bogus", pg.url()), "sslmode=bogus is not one libpq knows"),
+        (format!("{}?table=t&sslmode=require&sslrootcert=system", pg.url()), "only sslmode=verify-full"),
+        (
+            format!(
+                "{}?table=t&sslmode=verify-ca&sslrootcert={}",
+                pg.url(),
+                dir.path().join("none.pem").display()
+            ),
+            "none.pem",
+        ),
+    ];
+    for (url, said) in mistaken {
+        let error = crawl(url.clone()).await.unwrap_err();
+        assert!(matches!(error, Error::Config(_)), "{url}: {error:?}");
+        assert!(error.to_string().contains(said), "{url}: {error}");
+        assert!(!error.to_string().contains("secret"), "{error}");
+    }
+}
+
+/// A server that takes the connection and never answers is a table down: the crawl stops
+/// within `store_patience` and the operation's deadline, saying so, instead of hanging.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_server_that_never_answers_stops_the_crawl_within_its_patience() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    // Every connection is taken and held open, and nothing is ever said on it.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in silent.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let site = site(10, Duration::ZERO);
+    let config = support::quick_config(&site)
+        .store_patience(Duration::from_secs(2))
+        .output(format!("postgres://spider:secret@127.0.0.1:{port}/postgres?table=books"));
+    let started = Instant::now();
+    let crawl = Crawler::with_config(BookSpider::new(config.clone()), config).run();
+    let error = tokio::time::timeout(Duration::from_secs(60), crawl)
+        .await
+        .expect("the crawl hung on a server that never answers")
+        .unwrap_err();
+    assert!(matches!(error, Error::Table { .. }), "{error:?}");
+    assert!(error.to_string().contains("no answer within 2s"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    assert_eq!(error.exit_code(), std::process::ExitCode::from(5));
+}

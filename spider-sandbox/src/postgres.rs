@@ -44,6 +44,8 @@ pub struct PostgresServer {
     port: u16,
     /// The `postgres` user's ids when the tests run as root.
     owner: Option<(u32, u32)>,
+    /// With `ssl = on`: the CA's certificate, as a PEM file a client may trust.
+    ca: Option<PathBuf>,
     child: Option<Child>,
 }
 
@@ -56,13 +58,31 @@ impl PostgresServer {
     /// root with no `postgres` user; otherwise when `initdb` fails or the server does not
     /// answer within 30 s.
     pub fn start() -> io::Result<Self> {
+        Self::start_with(false)
+    }
+
+    /// As [`start`](Self::start), with `ssl = on` as a stock Debian cluster has it: the
+    /// server's certificate names `localhost` alone and is signed by a CA of its own
+    /// ([`ca_file`](Self::ca_file)), so a client that checks it against the web's roots
+    /// refuses it, one that checks the chain against the CA takes it, and one that also
+    /// checks the name takes it for `localhost` and refuses it for `127.0.0.1`. Clients
+    /// may still connect without TLS.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start), and when the certificates cannot be made or written.
+    pub fn start_tls() -> io::Result<Self> {
+        Self::start_with(true)
+    }
+
+    fn start_with(tls: bool) -> io::Result<Self> {
         let bin = bin_dir()?;
         let dir = tempfile::Builder::new().prefix("spider-postgres-").tempdir()?;
         let owner = owner()?;
         if let Some((uid, gid)) = owner {
             std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))?;
         }
-        let mut server = PostgresServer { bin, dir, port: 0, owner, child: None };
+        let mut server = PostgresServer { bin, dir, port: 0, owner, ca: None, child: None };
         let initdb = server
             .command("initdb")
             .args(["-U", "spider", "--auth=trust", "-E", "UTF8", "--no-sync", "-D"])
@@ -74,9 +94,48 @@ impl PostgresServer {
                 String::from_utf8_lossy(&initdb.stderr)
             )));
         }
+        if tls {
+            server.ca = Some(server.write_certificates()?);
+        }
         server.port = free_port()?;
         server.start_again()?;
         Ok(server)
+    }
+
+    /// With [`start_tls`](Self::start_tls), the CA's certificate (PEM) that signed the
+    /// server's.
+    pub fn ca_file(&self) -> Option<&Path> {
+        self.ca.as_deref()
+    }
+
+    /// A CA, and the server's certificate for `localhost` signed by it, in the server's
+    /// directory (its key readable by the cluster's owner alone, as PostgreSQL demands);
+    /// returns the CA's file.
+    fn write_certificates(&self) -> io::Result<PathBuf> {
+        use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+        let mut ca_params = CertificateParams::new(Vec::new()).map_err(io::Error::other)?;
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca_key = KeyPair::generate().map_err(io::Error::other)?;
+        let ca = CertifiedIssuer::self_signed(ca_params, ca_key).map_err(io::Error::other)?;
+        let server_key = KeyPair::generate().map_err(io::Error::other)?;
+        let server = CertificateParams::new(vec!["localhost".to_owned()])
+            .and_then(|params| params.signed_by(&server_key, &ca))
+            .map_err(io::Error::other)?;
+        let (crt, key, ca_file) = (
+            self.dir.path().join("server.crt"),
+            self.dir.path().join("server.key"),
+            self.dir.path().join("ca.pem"),
+        );
+        std::fs::write(&crt, server.pem())?;
+        std::fs::write(&key, server_key.serialize_pem())?;
+        std::fs::write(&ca_file, ca.pem())?;
+        std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+        if let Some((uid, gid)) = self.owner {
+            for file in [&crt, &key] {
+                std::os::unix::fs::chown(file, Some(uid), Some(gid))?;
+            }
+        }
+        Ok(ca_file)
     }
 
     /// `postgres://spider:secret@127.0.0.1:PORT/postgres`: the password is ignored (the
@@ -150,16 +209,18 @@ impl PostgresServer {
         if let Some((uid, gid)) = self.owner {
             std::os::unix::fs::chown(self.dir.path().join("postgres.log"), Some(uid), Some(gid))?;
         }
-        let child = self
-            .command("postgres")
+        let mut postgres = self.command("postgres");
+        postgres
             .arg("-D")
             .arg(self.data())
             .args(["-p", &self.port.to_string(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-k"])
-            .arg(self.dir.path())
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()?;
+            .arg(self.dir.path());
+        if self.ca.is_some() {
+            let file = |name: &str| self.dir.path().join(name).display().to_string();
+            postgres.args(["-c", "ssl=on", "-c", &format!("ssl_cert_file={}", file("server.crt"))]);
+            postgres.args(["-c", &format!("ssl_key_file={}", file("server.key"))]);
+        }
+        let child = postgres.stdin(Stdio::null()).stdout(log.try_clone()?).stderr(log).spawn()?;
         self.child = Some(child);
         let deadline = Instant::now() + WITHIN;
         loop {

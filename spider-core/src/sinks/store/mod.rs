@@ -23,6 +23,8 @@
 
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "postgres")]
+mod postgres_tls;
 #[cfg(any(feature = "state", feature = "postgres"))]
 mod rows;
 #[cfg(feature = "s3")]
@@ -92,6 +94,10 @@ impl Outboxed {
 const BATCH_ITEMS: u64 = 5_000;
 /// The longest wait between tries at a table that is down.
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
+/// The longest one read or write of a table may take (or `store_patience`, when shorter):
+/// a server that takes the connection and never answers is a table down, not a crawl
+/// that hangs.
+const ANSWER_WITHIN: Duration = Duration::from_secs(60);
 
 /// Why a write to a table failed: worth trying again (the server is down, the connection
 /// dropped), or not (a column missing: it will not appear by waiting).
@@ -110,6 +116,10 @@ trait Table: Send {
 
     /// Write the items of `chunks` and record the last one's number, all or nothing.
     async fn write(&mut self, crawl: &str, chunks: &[Arc<Chunk>]) -> Result<(), Trouble>;
+
+    /// Forget the connection after an operation was cut off by its deadline: it may be
+    /// in the middle of anything.
+    fn reset(&mut self) {}
 
     /// How items are gathered into one write. A table writes what is there at once; a
     /// bucket makes objects of a size.
@@ -315,6 +325,13 @@ fn open_table(uri: &StoreUri, spider: &str) -> Result<Box<dyn Table>, Error> {
     }
 }
 
+/// What an operation of `table` cut off after `within` comes to: the table is down, and
+/// its connection forgotten.
+fn cut_off(table: &mut dyn Table, within: Duration) -> Trouble {
+    table.reset();
+    Trouble::Down(format!("no answer within {within:?}"))
+}
+
 /// A table's delivery task: write the chunks handed to it in batches, in order, skipping
 /// those its database holds already; through trouble, back off and try again, up to
 /// `patience`.
@@ -330,6 +347,7 @@ async fn deliver(
     let mut closed = false;
     let mut failing: Option<(Instant, Duration)> = None;
     let Batching { items: batch_items, bytes: batch_bytes, wait } = table.batching();
+    let answer_within = patience.min(ANSWER_WITHIN);
     loop {
         while let Ok(chunk) = chunks.try_recv() {
             queue.push_back((Instant::now(), chunk));
@@ -364,11 +382,16 @@ async fn deliver(
                 continue;
             }
         }
+        let started = Instant::now();
         let tried = match committed {
-            None => table.committed(&to.crawl).await.map(|done| {
-                committed = Some(done);
-                report.send_replace(Some(done));
-            }),
+            None => {
+                let asked = tokio::time::timeout(answer_within, table.committed(&to.crawl)).await;
+                let asked = asked.unwrap_or_else(|_| Err(cut_off(&mut *table, answer_within)));
+                asked.map(|done| {
+                    committed = Some(done);
+                    report.send_replace(Some(done));
+                })
+            }
             Some(_) => {
                 let mut batch = Vec::new();
                 let (mut items, mut bytes) = (0, 0);
@@ -384,7 +407,12 @@ async fn deliver(
                 }
                 let last = batch.last().map_or(0, |chunk| chunk.seq);
                 // Chunks of other types only: nothing to write, and nothing lacking.
-                let written = if items == 0 { Ok(()) } else { table.write(&to.crawl, &batch).await };
+                let written = if items == 0 {
+                    Ok(())
+                } else {
+                    let written = tokio::time::timeout(answer_within, table.write(&to.crawl, &batch)).await;
+                    written.unwrap_or_else(|_| Err(cut_off(&mut *table, answer_within)))
+                };
                 written.map(|()| {
                     committed = Some(last);
                     report.send_replace(Some(last));
@@ -403,7 +431,7 @@ async fn deliver(
                 // what it holds before writing anything.
                 committed = None;
                 let now = Instant::now();
-                let (since, wait) = failing.get_or_insert((now, Duration::from_millis(100)));
+                let (since, wait) = failing.get_or_insert((started, Duration::from_millis(100)));
                 if now.duration_since(*since) >= patience {
                     let kept = if to.kept {
                         "its items are kept in the state file for the next run"

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use spider_settings::StoreUri;
 use tokio_postgres::{Client, Config, Error as PgError};
 
+use super::postgres_tls::postgres_tls;
 use super::rows::{Column, Rows};
 use super::{Chunk, Table, Trouble};
 use crate::error::Error;
@@ -25,11 +26,14 @@ pub(super) struct Postgres {
 
 impl Postgres {
     /// A table at `url`: the password from the URL, or else `PGPASSWORD`; the user from
-    /// the URL, `PGUSER` or `USER`. TLS when the server offers it (`sslmode=prefer`, as
-    /// libpq), its certificate checked against the web's roots; `sslmode=require` insists.
+    /// the URL, `PGUSER` or `USER`. TLS as libpq's `sslmode` and `sslrootcert` say
+    /// (`postgres_tls.rs`): by default when the server offers it, its certificate not
+    /// checked; `verify-full` checks it.
     pub(super) fn new(url: &str, uri: &StoreUri) -> Result<Postgres, Error> {
+        let tls = postgres_tls(url).map_err(|e| Error::Config(format!("output {uri}: {e}")))?;
         let mut config: Config =
-            url.parse().map_err(|e: PgError| Error::Config(format!("output {uri}: {e}")))?;
+            tls.url.parse().map_err(|e: PgError| Error::Config(format!("output {uri}: {e}")))?;
+        config.ssl_mode(tls.mode);
         if config.get_password().is_none() {
             if let Ok(password) = std::env::var("PGPASSWORD") {
                 config.password(password);
@@ -40,14 +44,6 @@ impl Postgres {
                 config.user(user);
             }
         }
-        let mut roots = rustls::RootCertStore::empty();
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        let tls =
-            rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-                .with_safe_default_protocol_versions()
-                .map_err(|e| Error::Config(format!("output {uri}: TLS: {e}")))?
-                .with_root_certificates(roots)
-                .with_no_client_auth();
         let table = uri.table();
         let (schema, name) = match table.split_once('.') {
             Some((schema, name)) => (Some(schema.to_owned()), name.to_owned()),
@@ -59,7 +55,7 @@ impl Postgres {
         };
         Ok(Postgres {
             config,
-            tls: tokio_postgres_rustls::MakeRustlsConnect::new(tls),
+            tls: tokio_postgres_rustls::MakeRustlsConnect::new(tls.config),
             client: None,
             quoted,
             schema,
@@ -143,6 +139,10 @@ fn sql_type(column: Column) -> &'static str {
 
 #[async_trait::async_trait]
 impl Table for Postgres {
+    fn reset(&mut self) {
+        (self.client, self.columns) = (None, None);
+    }
+
     async fn committed(&mut self, crawl: &str) -> Result<u64, Trouble> {
         let target = self.target.clone();
         let client = self.client().await?;
@@ -193,6 +193,11 @@ impl Table for Postgres {
 /// wrong type, a broken constraint) is for a person to mend; anything else (a refused or
 /// dropped connection, a server shutting down) may pass.
 fn trouble(error: PgError) -> Trouble {
+    if let Some(refused) = certificate_refused(&error) {
+        return Trouble::Refused(format!(
+            "the server's certificate was refused ({refused}); sslmode and sslrootcert say what is checked"
+        ));
+    }
     match error.as_db_error() {
         Some(db) if ["22", "23", "42"].iter().any(|class| db.code().code().starts_with(class)) => {
             Trouble::Refused(db.message().to_owned())
@@ -200,4 +205,20 @@ fn trouble(error: PgError) -> Trouble {
         Some(db) => Trouble::Down(db.message().to_owned()),
         None => Trouble::Down(crate::error::cause::chain(&error)),
     }
+}
+
+/// The TLS handshake's refusal of the server's certificate, somewhere in `error`'s
+/// causes: waiting will not mend it.
+fn certificate_refused(error: &PgError) -> Option<String> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = cause {
+        let tls = current
+            .downcast_ref::<rustls::Error>()
+            .or_else(|| current.downcast_ref::<std::io::Error>()?.get_ref()?.downcast_ref::<rustls::Error>());
+        if let Some(refused @ rustls::Error::InvalidCertificate(_)) = tls {
+            return Some(refused.to_string());
+        }
+        cause = current.source();
+    }
+    None
 }
