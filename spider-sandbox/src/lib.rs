@@ -38,6 +38,7 @@
 //! A [`RedisCluster`] is a real Redis Cluster of them, whose masters can be killed to
 //! watch a replica take over.
 
+mod authority;
 mod catalogue;
 mod conditional;
 mod demo;

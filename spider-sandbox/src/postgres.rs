@@ -112,23 +112,16 @@ impl PostgresServer {
     /// directory (its key readable by the cluster's owner alone, as PostgreSQL demands);
     /// returns the CA's file.
     fn write_certificates(&self) -> io::Result<PathBuf> {
-        use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
-        let mut ca_params = CertificateParams::new(Vec::new()).map_err(io::Error::other)?;
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        let ca_key = KeyPair::generate().map_err(io::Error::other)?;
-        let ca = CertifiedIssuer::self_signed(ca_params, ca_key).map_err(io::Error::other)?;
-        let server_key = KeyPair::generate().map_err(io::Error::other)?;
-        let server = CertificateParams::new(vec!["localhost".to_owned()])
-            .and_then(|params| params.signed_by(&server_key, &ca))
-            .map_err(io::Error::other)?;
+        let authority = crate::authority::Authority::new()?;
+        let (server, server_key) = authority.issue(&["localhost"])?;
         let (crt, key, ca_file) = (
             self.dir.path().join("server.crt"),
             self.dir.path().join("server.key"),
             self.dir.path().join("ca.pem"),
         );
-        std::fs::write(&crt, server.pem())?;
-        std::fs::write(&key, server_key.serialize_pem())?;
-        std::fs::write(&ca_file, ca.pem())?;
+        std::fs::write(&crt, server)?;
+        std::fs::write(&key, server_key)?;
+        std::fs::write(&ca_file, authority.pem())?;
         std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
         if let Some((uid, gid)) = self.owner {
             for file in [&crt, &key] {

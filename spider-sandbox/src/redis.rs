@@ -84,6 +84,9 @@ pub struct RedisServer {
     /// the one thing that makes a node, so the start logic is shared.
     bus_port: Option<u16>,
     dir: TempDir,
+    /// With [`start_tls`](Self::start_tls): the TLS port, and whether it asks clients
+    /// for a certificate.
+    tls: Option<(u16, bool)>,
     /// `None` between a stop or kill and the next start.
     child: Option<Child>,
 }
@@ -100,11 +103,65 @@ impl RedisServer {
         Self::start_program(PROGRAM, false)
     }
 
+    /// As [`start`](Self::start), with a TLS port too (`--tls-port`, as managed Redis
+    /// serves): its certificate, for `127.0.0.1` and `localhost`, signed by a CA of its
+    /// own ([`ca_file`](Self::ca_file)); with `client_certificates`, it refuses a client
+    /// without a certificate that CA signed ([`client_files`](Self::client_files)). The
+    /// plain port stays, for [`command`](Self::command).
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start), and when the certificates cannot be made or written.
+    pub fn start_tls(client_certificates: bool) -> io::Result<Self> {
+        let dir = tempfile::Builder::new().prefix("spider-redis-").tempdir()?;
+        let authority = crate::authority::Authority::new()?;
+        let (server, server_key) = authority.issue(&["127.0.0.1", "localhost"])?;
+        let (client, client_key) = authority.issue(&["spiderling-client"])?;
+        for (name, pem) in [
+            ("ca.pem", authority.pem()),
+            ("server.crt", server),
+            ("server.key", server_key),
+            ("client.crt", client),
+            ("client.key", client_key),
+        ] {
+            fs::write(dir.path().join(name), pem)?;
+        }
+        let mut server = Self { program: PROGRAM, port: 0, bus_port: None, dir, tls: None, child: None };
+        let mut taken = None;
+        for _ in 0..PORT_ATTEMPTS {
+            let ports = free_ports(2)?;
+            server.port = ports[0];
+            server.tls = Some((ports[1], client_certificates));
+            match server.start_again() {
+                Ok(()) => return Ok(server),
+                Err(e) if e.kind() == ErrorKind::AddrInUse => taken = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(taken.unwrap_or_else(|| io::Error::other("no free port")))
+    }
+
+    /// With [`start_tls`](Self::start_tls): `rediss://127.0.0.1:PORT/0` on the TLS port.
+    pub fn tls_url(&self) -> Option<String> {
+        self.tls.map(|(port, _)| format!("rediss://127.0.0.1:{port}/0"))
+    }
+
+    /// With [`start_tls`](Self::start_tls): the CA that signed the server's certificate.
+    pub fn ca_file(&self) -> Option<PathBuf> {
+        self.tls.map(|_| self.dir.path().join("ca.pem"))
+    }
+
+    /// With [`start_tls`](Self::start_tls): a client certificate and its key that the
+    /// server takes.
+    pub fn client_files(&self) -> Option<(PathBuf, PathBuf)> {
+        self.tls.map(|_| (self.dir.path().join("client.crt"), self.dir.path().join("client.key")))
+    }
+
     /// Starts `program` on free ports, as a standalone server or, with `cluster`, as a
     /// cluster node with a bus port of its own (see [`cluster::node_args`]).
     fn start_program(program: &'static str, cluster: bool) -> io::Result<Self> {
         let dir = tempfile::Builder::new().prefix("spider-redis-").tempdir()?;
-        let mut server = Self { program, port: 0, bus_port: None, dir, child: None };
+        let mut server = Self { program, port: 0, bus_port: None, dir, tls: None, child: None };
         let mut taken = None;
         for _ in 0..PORT_ATTEMPTS {
             let ports = free_ports(if cluster { 2 } else { 1 })?;
@@ -217,6 +274,7 @@ impl RedisServer {
             // After `--dir`, which the server changes into: a node's relative paths
             // (`nodes.conf`, `redis.log`) are in its own directory.
             .args(self.bus_port.map(cluster::node_args).unwrap_or_default())
+            .args(self.tls.map(|(port, clients)| tls_args(port, clients)).unwrap_or_default())
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -305,6 +363,25 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// The arguments of a TLS port, its files in the server's directory (after `--dir`).
+fn tls_args(port: u16, client_certificates: bool) -> Vec<String> {
+    let clients = if client_certificates { "yes" } else { "no" };
+    [
+        "--tls-port",
+        &port.to_string(),
+        "--tls-cert-file",
+        "server.crt",
+        "--tls-key-file",
+        "server.key",
+        "--tls-ca-cert-file",
+        "ca.pem",
+        "--tls-auth-clients",
+        clients,
+    ]
+    .map(str::to_owned)
+    .to_vec()
 }
 
 /// The last lines of a log file, joined on one line for an error message; empty when

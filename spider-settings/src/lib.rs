@@ -28,7 +28,7 @@ pub use gateway::{resolve_proxy, Gateway};
 pub use impersonate::Impersonate;
 pub use keys::{closest, explain, find, markdown, suggest, Key, Kind, Stage, Where, CODE_ONLY, KEYS};
 pub use pace::{Backoff, DelayRange, RateCeiling};
-pub use redis::RedisAddress;
+pub use redis::{RedisAddress, RedisTls};
 pub use render::Render;
 pub use store::{is_store, ItemsFile, S3Bucket, StoreKind, StoreUri};
 

@@ -144,6 +144,67 @@ fn three_workers_fetch_every_page_once_and_write_every_item_once() {
     assert_eq!(unique.len(), expected.len());
 }
 
+/// Managed Redis speaks TLS: two workers over `rediss://` to a real `redis-server
+/// --tls-port` that asks for a client certificate fetch every page once and write every
+/// item once, the CA and the client certificate named in the URL. A wrong CA, or no client
+/// certificate, is a configuration error before any request, said as a TLS problem.
+/// Before, `rediss://` was taken and failed with the client library's "feature is not
+/// enabled", and the advice to start redis-server.
+#[test]
+fn two_workers_over_tls_with_a_client_certificate_write_every_item_once() {
+    let (site, demo) = site(5);
+    let redis = RedisServer::start_tls(true).unwrap();
+    let dir = temp_dir("tls");
+    let ca = redis.ca_file().unwrap();
+    let (cert, key) = redis.client_files().unwrap();
+    let tls = format!(
+        "{}?cacert={}&cert={}&key={}",
+        redis.tls_url().unwrap(),
+        ca.display(),
+        cert.display(),
+        key.display()
+    );
+    let workers = start_workers(&site, &tls, &dir, 2, &[]);
+    let items: Vec<Book> = items_by_worker(workers, Duration::from_secs(120)).into_iter().flatten().collect();
+    let observed = site.observed();
+    assert_eq!(observed.duplicates(), Default::default(), "no page is fetched twice");
+    assert_eq!(items.len(), expected_books(demo.books).len(), "every item once across the outputs");
+    assert_eq!(
+        redis.command(&["EXISTS", "spiderling:{books}:meta"]).unwrap(),
+        ":1",
+        "the crawl lived in this Redis"
+    );
+
+    let before = site.received();
+    let stranger = dir.join("stranger.pem");
+    std::fs::write(&stranger, std::fs::read(redis.client_files().unwrap().0).unwrap()).unwrap();
+    let refused = [
+        (
+            format!(
+                "{}?cacert={}&cert={}&key={}",
+                redis.tls_url().unwrap(),
+                stranger.display(),
+                cert.display(),
+                key.display()
+            ),
+            "certificate",
+        ),
+        (format!("{}?cacert={}", redis.tls_url().unwrap(), ca.display()), "over TLS (rediss://)"),
+    ];
+    for (frontier, said) in refused {
+        let run = worker_command(&site, &frontier, &dir.join("refused.jsonl"), &[]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "{frontier}: {stderr}");
+        assert!(
+            stderr.contains("configuration error: cannot use the fleet's Redis at rediss://"),
+            "{stderr}"
+        );
+        assert!(stderr.contains(said), "{stderr}");
+        assert!(!stderr.contains("start it (redis-server)"), "{stderr}");
+    }
+    assert_eq!(site.received(), before, "nothing is fetched");
+}
+
 #[test]
 fn a_worker_killed_mid_crawl_loses_nothing() {
     let (site, demo) = site(10);

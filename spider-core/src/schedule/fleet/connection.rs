@@ -16,7 +16,10 @@ use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
-use redis::{AsyncConnectionConfig, Client, Cmd, Pipeline, RedisFuture, RedisResult, Value};
+use redis::{
+    AsyncConnectionConfig, Client, ClientTlsConfig, Cmd, Pipeline, RedisFuture, RedisResult, TlsCertificates,
+    Value,
+};
 use spider_settings::RedisAddress as Address;
 
 /// A call that takes longer than this is a lost connection.
@@ -32,7 +35,7 @@ const ROLE_KEPT: Duration = Duration::from_secs(5);
 /// Where the fleet's Redis is, ready to connect (again).
 #[derive(Clone)]
 pub(crate) enum Redis {
-    One(Client),
+    One(Box<Client>),
     Cluster(Box<ClusterClient>),
 }
 
@@ -54,16 +57,26 @@ pub(crate) struct Role {
 
 impl Redis {
     pub(crate) fn open(address: &Address) -> RedisResult<Redis> {
+        let certificates = address.tls().map(certificates).transpose()?;
         Ok(match address.cluster_nodes() {
-            Some(nodes) => Redis::Cluster(Box::new(
-                ClusterClient::builder(nodes.iter().map(String::as_str))
+            Some(nodes) => {
+                let builder = ClusterClient::builder(nodes.iter().map(String::as_str))
                     .connection_timeout(CALL_TIMEOUT)
                     .response_timeout(CALL_TIMEOUT)
                     // A failover takes seconds; the syncer's own backoff rides it out.
-                    .retries(2)
-                    .build()?,
-            )),
-            None => Redis::One(Client::open(address.url())?),
+                    .retries(2);
+                let builder = match certificates {
+                    Some(certificates) => builder.certs(certificates),
+                    None => builder,
+                };
+                Redis::Cluster(Box::new(builder.build()?))
+            }
+            None => match certificates {
+                Some(certificates) => {
+                    Redis::One(Box::new(Client::build_with_tls(address.url(), certificates)?))
+                }
+                None => Redis::One(Box::new(Client::open(address.url())?)),
+            },
         })
     }
 
@@ -85,6 +98,25 @@ impl Redis {
         redis::cmd("PING").query_async::<()>(&mut connection).await?;
         Ok(connection)
     }
+}
+
+/// The PEM files a `rediss://` address names, read: its CA (else the system's roots) and
+/// its client certificate with the key.
+fn certificates(tls: &spider_settings::RedisTls) -> RedisResult<TlsCertificates> {
+    let read = |path: &std::path::Path| {
+        std::fs::read(path).map_err(|error| {
+            redis::RedisError::from((
+                redis::ErrorKind::InvalidClientConfig,
+                "cannot read a TLS file",
+                format!("{}: {error}", path.display()),
+            ))
+        })
+    };
+    let client_tls = match &tls.client {
+        Some((cert, key)) => Some(ClientTlsConfig { client_cert: read(cert)?, client_key: read(key)? }),
+        None => None,
+    };
+    Ok(TlsCertificates { client_tls, root_cert: tls.ca.as_deref().map(read).transpose()? })
 }
 
 impl Connection {

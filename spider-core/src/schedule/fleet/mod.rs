@@ -116,6 +116,11 @@ fn refusal(address: &Address, error: &redis::RedisError) -> Option<String> {
         || text.contains("WRONGPASS")
     {
         Some(format!("it refused the password the address gives; {password}"))
+    } else if ["certificate", "tls", "fatal alert"].iter().any(|word| text.to_lowercase().contains(word)) {
+        let problem = address.hide(&text);
+        Some(format!(
+            "{problem}; over TLS (rediss://) the server's certificate is checked against cacert=FILE, else the system's roots, and cert=FILE&key=FILE give a client certificate"
+        ))
     } else if error.is_io_error() || error.is_connection_refusal() || error.is_timeout() {
         let problem = address.hide(&text);
         Some(format!("{problem}; is redis-server running there? start it, or fix the host, port or database"))
