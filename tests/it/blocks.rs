@@ -45,16 +45,13 @@ async fn fifty_slots_without_a_pause_get_banned() {
     let site = Sandbox::hostile(support::per_ip_limited_site(300)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (config, _) = config_for(&site, dir.path(), "items.jsonl");
-    let summary = Crawler::new(BookSpider::new(aggressive(config).retries(1))).run().await.unwrap();
+    // The ban comes with the first burst; the crawl, slowed down, would wait it out
+    // (a minute) and finish: it is not waited for.
+    let crawl = Crawler::new(BookSpider::new(aggressive(config).retries(1).handle_signals(false))).run();
+    let _ = tokio::time::timeout(Duration::from_secs(10), crawl).await;
     let seen = site.observed();
-    println!(
-        "control: {} items, 429 ×{}, 403 ×{}",
-        summary.counts.items,
-        seen.answered(429),
-        seen.answered(403)
-    );
+    println!("control: 429 ×{}, 403 ×{}", seen.answered(429), seen.answered(403));
     assert!(seen.answered(403) > 0, "the site banned the crawl");
-    assert!(summary.counts.items < 300);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -24,6 +24,7 @@ mod parse_budget;
 mod parse_pool;
 mod pipelines;
 mod probe;
+mod rate_limits;
 mod readme;
 mod real_pages;
 mod render;

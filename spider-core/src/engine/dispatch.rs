@@ -576,7 +576,11 @@ impl<S: Spider> Dispatcher<S> {
         }
         // A retry as someone else owes nothing to the blocked identity's backoff.
         let followed_identity = done.notes.sample.is_some_and(|sample| sample.follows_identity);
-        if let Some(sample) = done.notes.sample {
+        let mut outcome = done.outcome;
+        let limited = outcome.limiter_refused();
+        if let Some(mut sample) = done.notes.sample {
+            // A limiter's refusal is a block to the host's controller, as a 429 is.
+            sample.blocked |= limited;
             self.record(id, sample, now);
         }
         // The archive first: with both, the cache keeps where the archive put the body.
@@ -598,7 +602,7 @@ impl<S: Spider> Dispatcher<S> {
                 return;
             }
         }
-        match done.outcome {
+        match outcome {
             Outcome::Parsed { sorted, follows, failed, not_html, missed } => {
                 self.write_items(&sorted);
                 if let Some(miss) = missed {
@@ -747,10 +751,14 @@ impl<S: Spider> Dispatcher<S> {
         if trouble == Trouble::SlowDown {
             // At once, also in adaptive mode, and also for a request given up below: a
             // limiter bans a client that keeps going.
+            if self.hosts.slow_down(id, now) {
+                let key = &self.hosts[id].key;
+                tracing::info!(target: "spiderling", host = %key, "told to slow down: paced from a slow start from now on, faster while it answers");
+            }
             let host = &mut self.hosts[id];
             let until = now + retry_after.unwrap_or(wait);
             host.slots.pause_until(until);
-            tracing::info!(target: "spiderling", host = %host.key, ?retry_after, "429: backing off the host");
+            tracing::info!(target: "spiderling", host = %host.key, status = ?failure.status, ?retry_after, "told to slow down: backing off the host");
             let key = host.key.clone();
             if let Some(shared) = self.frontier.shared() {
                 shared.hold_host(&key, until);

@@ -26,9 +26,9 @@ impl<S: Spider> Dispatcher<S> {
             shared.answered(&host.key, sample.blocked);
         }
         host.good_this_step += usize::from(!sample.blocked);
-        let target = self.hosts.adaptive();
+        let target = self.hosts.target();
         let host = &mut self.hosts[id];
-        let (Some(target), Some(controller)) = (target, host.controller.as_mut()) else { return };
+        let Some(controller) = host.controller.as_mut() else { return };
         // A block that followed an identity (used, then blocked, and replaced by another
         // exit) is the identity's, not the host's: the host's limits stay.
         let host_blocked = sample.blocked && !sample.follows_identity;
@@ -48,7 +48,7 @@ impl<S: Spider> Dispatcher<S> {
         if !refusing.is_empty() {
             self.shared.exchange.identities().resume_refusing(refusing);
         }
-        if let Some(target) = self.hosts.adaptive() {
+        if self.hosts.adaptive().is_some() {
             let fleet_limits = self.frontier.shared().map(|shared| shared.fleet_host_limits());
             for (key, limit, rps) in fleet_limits.unwrap_or_default() {
                 let Some(id) = self.hosts.id_of(&key) else { continue };
@@ -57,9 +57,18 @@ impl<S: Spider> Dispatcher<S> {
                     self.apply(id, change, now);
                 }
             }
+        }
+        // Every host with a controller steps: in adaptive mode all of them, else those
+        // that told the crawl to slow down.
+        {
+            let target = self.hosts.target();
             let fleet = self.frontier.shared().and_then(|shared| shared.fleet_answers());
             for id in 0..self.hosts.len() {
                 let host = &mut self.hosts[id];
+                if host.controller.is_none() {
+                    (host.good_this_step, host.saturated) = (0, false);
+                    continue;
+                }
                 // A fleet's worker uses its share of the host's rate: the fleet's use is its
                 // own times the fleet's answers over its own in the window.
                 let share = fleet

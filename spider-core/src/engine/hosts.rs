@@ -66,8 +66,10 @@ pub(super) struct Hosts {
     timers: BinaryHeap<Reverse<(Instant, HostId)>>,
     per_host: usize,
     obey_robots: bool,
-    /// Adaptive mode's aim, when on.
-    adaptive: Option<Target>,
+    /// What a host's controller aims for: every host's in adaptive mode, and a host's
+    /// that told the crawl to slow down in any mode.
+    target: Target,
+    adaptive: bool,
     /// Room to spell a link's host key in, for [`Hosts::known_disallowed`].
     scratch: String,
 }
@@ -81,18 +83,42 @@ impl Hosts {
             timers: BinaryHeap::new(),
             per_host: config.per_host,
             obey_robots: config.obey_robots,
-            adaptive: config.adaptive.then(|| Target {
+            target: Target {
                 block_rate: config.block_target,
                 ceiling: config.per_host.min(config.concurrency),
                 max_rps: config.rate.and_then(|r| r.per_second()).unwrap_or(f64::INFINITY),
-            }),
+            },
+            adaptive: config.adaptive,
             scratch: String::new(),
         }
     }
 
     /// Adaptive mode's aim, when on.
     pub(super) fn adaptive(&self) -> Option<Target> {
-        self.adaptive
+        self.adaptive.then_some(self.target)
+    }
+
+    /// What the hosts' controllers aim for.
+    pub(super) fn target(&self) -> Target {
+        self.target
+    }
+
+    /// A host told the crawl to slow down (a 429, a limiter's 503): outside adaptive mode
+    /// it gets a controller from now on, which paces it from a slow start and raises its
+    /// pace while it answers, so that its retries and the rest of its queue come back
+    /// spread and under its limit instead of all at once when its pause ends. Whether it
+    /// got one now; a host under a Crawl-delay keeps its one slow slot.
+    pub(super) fn slow_down(&mut self, id: HostId, now: Instant) -> bool {
+        let target = self.target;
+        let host = &mut self.hosts[id];
+        if host.controller.is_some() || !host.crawl_delay.is_zero() {
+            return false;
+        }
+        let controller = Controller::new(&target, now);
+        host.slots.set_limit(controller.limit(), now);
+        host.slots.set_rate(Some(controller.rps()));
+        host.controller = Some(controller);
+        true
     }
 
     /// Whether robots.txt is fetched and obeyed.
@@ -138,8 +164,8 @@ impl Hosts {
             saturated: false,
             parked: Vec::new(),
         };
-        if let Some(target) = &self.adaptive {
-            let controller = Controller::new(target, now);
+        if self.adaptive {
+            let controller = Controller::new(&self.target, now);
             host.slots.set_limit(controller.limit(), now);
             host.slots.set_rate(Some(controller.rps()));
             host.controller = Some(controller);

@@ -87,7 +87,8 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         } else if blocked && !matches!(code, 403 | 429) {
             (Reason::Blocked, Trouble::SwitchIdentity)
         } else {
-            (Reason::of_status(code), classify::classify_status(status, &shared.retry_statuses))
+            let retry_after = classify::retry_after(&fetched.headers).is_some();
+            (Reason::of_status(code), classify::classify_status(status, retry_after, &shared.retry_statuses))
         };
         let failure = Failure::status(reason, code);
         return match trouble {

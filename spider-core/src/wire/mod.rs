@@ -17,6 +17,7 @@ pub(crate) mod interstitial;
 pub(crate) mod redirect;
 #[cfg(feature = "render")]
 pub(crate) mod render;
+pub(crate) mod resolve;
 pub(crate) mod route;
 pub(crate) mod transport;
 

@@ -122,6 +122,7 @@ impl ClientRecipe {
             .timeout(self.timeout)
             .connect_timeout(self.timeout.min(CONNECT_TIMEOUT))
             .redirect(reqwest::redirect::Policy::none())
+            .dns_resolver(std::sync::Arc::new(super::resolve::Resolver))
             .pool_max_idle_per_host(if keep_alive { self.idle_per_host } else { 0 });
         builder = match via {
             Some(via) => {

@@ -1,0 +1,123 @@
+//! Rate limits as real servers apply them: Debian's nginx with `limit_req` per client
+//! address (answering 503, its default, or 429), and HAProxy's stick-table limit in front
+//! of it. The servers' logs count what they answered; the tests assert every page came
+//! back with default settings and in adaptive mode. The site is served under four host
+//! names (`site-N.localhost`, the loopback as RFC 6761 has it) on the one server, whose
+//! limit counts every name's requests together.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::time::Instant;
+
+use spider_sandbox::{HaproxyLimit, HaproxyServer, NginxLimit, NginxServer, NginxSite};
+use spiderling::prelude::*;
+use spiderling::Summary;
+
+/// A page's title.
+#[derive(Item, Serialize, Debug)]
+struct Titled {
+    #[css("h1")]
+    title: String,
+}
+
+/// Every page the index links, each parsed for its title.
+#[derive(Spider, Default)]
+#[spider(start_urls = ["http://placeholder.invalid/"], rule(allow = "/p/", parse = Titled))]
+struct Pages;
+
+/// Pages a host; four hosts.
+const PAGES: usize = 50;
+const HOSTS: usize = 4;
+/// What the limiters allow each client address: 20 requests a second.
+const ALLOWED: u32 = 20;
+
+/// `PAGES` pages of a few kilobytes and an index linking them all.
+fn site(root: &Path) {
+    std::fs::create_dir_all(root.join("p")).unwrap();
+    let mut index = String::from("<!doctype html><h1>Index</h1><ul>\n");
+    for n in 1..=PAGES {
+        let text = format!("<p>Paragraph {n} of a page a limiter stands in front of.</p>\n").repeat(40);
+        std::fs::write(root.join(format!("p/{n}.html")), format!("<!doctype html><h1>Page {n}</h1>{text}"))
+            .unwrap();
+        index.push_str(&format!("<li><a href=\"/p/{n}.html\">{n}</a></li>\n"));
+    }
+    std::fs::write(root.join("index.html"), index + "</ul>\n").unwrap();
+}
+
+/// nginx's `limit_req` as the issue found it configured: 20 r/s per address, a burst of 10,
+/// `nodelay`, refusing past it with `status`.
+fn nginx(root: &Path, status: u16) -> NginxServer {
+    let limit = NginxLimit { per_second: ALLOWED, burst: 10, nodelay: true, status };
+    NginxServer::start(NginxSite { root: root.into(), gzip: true, limit: Some(limit) }).unwrap()
+}
+
+/// Crawl the site behind `port` under its four names.
+async fn crawl(port: u16, adaptive: bool, dir: &Path) -> Summary {
+    let starts: Vec<String> = (1..=HOSTS).map(|n| format!("http://site-{n}.localhost:{port}/")).collect();
+    let config = Pages
+        .config()
+        .set("start_urls", &starts.join(","))
+        .unwrap()
+        .output(dir.join("items.jsonl"))
+        .adaptive(adaptive);
+    Crawler::with_config(Pages, config).run().await.unwrap()
+}
+
+/// Every page came, none given up.
+fn assert_whole(summary: &Summary, what: &str) {
+    assert_eq!((summary.counts.items as usize, summary.failures), (PAGES * HOSTS, 0), "{what}: {summary}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_limit_req_answering_503_or_429_loses_no_page_with_default_settings_or_adaptive() {
+    let root = tempfile::tempdir().unwrap();
+    site(root.path());
+    // Four crawls side by side, each against an nginx of its own (a limit of its own).
+    let runs = [(503, false), (503, true), (429, false), (429, true)].map(|(status, adaptive)| {
+        let nginx = nginx(root.path(), status);
+        async move {
+            let dir = tempfile::tempdir().unwrap();
+            let started = Instant::now();
+            let summary = crawl(nginx.port(), adaptive, dir.path()).await;
+            let took = started.elapsed();
+            let refused = nginx.requests().unwrap().iter().filter(|logged| logged.status == status).count();
+            (format!("nginx answering {status}, adaptive = {adaptive}: {took:?}, {refused} refused"), summary)
+        }
+    });
+    let mut crawls = tokio::task::JoinSet::new();
+    for run in runs {
+        crawls.spawn(run);
+    }
+    while let Some(Ok((what, summary))) = crawls.join_next().await {
+        println!("{what}; {summary}");
+        assert_whole(&summary, &what);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn haproxy_stick_table_limit_loses_no_page_with_default_settings_or_adaptive() {
+    let root = tempfile::tempdir().unwrap();
+    site(root.path());
+    let nginx = NginxServer::start(NginxSite { root: root.path().into(), gzip: true, limit: None }).unwrap();
+    let behind = format!("127.0.0.1:{}", nginx.port()).parse().unwrap();
+    let runs = [false, true].map(|adaptive| {
+        let haproxy =
+            HaproxyServer::start(behind, HaproxyLimit { per_second: ALLOWED, status: 429 }).unwrap();
+        async move {
+            let dir = tempfile::tempdir().unwrap();
+            let started = Instant::now();
+            let summary = crawl(haproxy.port(), adaptive, dir.path()).await;
+            let refused = haproxy.statuses().unwrap().iter().filter(|status| **status == 429).count();
+            (format!("haproxy, adaptive = {adaptive}: {:?}, {refused} refused", started.elapsed()), summary)
+        }
+    });
+    let mut crawls = tokio::task::JoinSet::new();
+    for run in runs {
+        crawls.spawn(run);
+    }
+    while let Some(Ok((what, summary))) = crawls.join_next().await {
+        println!("{what}; {summary}");
+        assert_whole(&summary, &what);
+    }
+}
