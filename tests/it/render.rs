@@ -156,13 +156,17 @@ async fn the_rate_ceiling_holds_over_the_browsers_requests_too() {
         summary.counts.subrequests >= 10,
         "scripts, styles and API calls came through the crawl: {summary}"
     );
-    // A token bucket of burst one: any five requests in a row span four spacings at least
-    // (a few milliseconds given for the server's clock against the crawl's).
+    // The gate spaces starts 200 ms apart and makes good up to 250 ms of a late waiter's
+    // missed slots (`throttle/rate.rs`): two starts may go back to back, so any five in a
+    // row span three spacings at least. The server stamps arrivals, up to 100 ms late on
+    // a busy machine (CI saw five within 650 and 727 ms against the four spacings this
+    // asked before). Requests of the browser let past the gate would come tens within
+    // a few milliseconds.
     let spacing = Duration::from_millis(200);
     for (i, window) in arrivals.windows(5).enumerate() {
         let span = window[4] - window[0];
         assert!(
-            span + Duration::from_millis(30) >= spacing * 4,
+            span + Duration::from_millis(100) >= spacing * 3,
             "requests {i}..{} within {span:?}: {arrivals:?}",
             i + 4
         );
