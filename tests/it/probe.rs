@@ -63,11 +63,13 @@ async fn the_probe_reports_a_safe_rate_within_20_percent_below_the_limit_and_nev
 
     let line = report.attribute().unwrap();
     let keys = keys_of(&line);
-    let rpm: u64 = keys.iter().find(|(k, _)| k == "rpm").unwrap().1.parse().unwrap();
-    assert!((960..=1200).contains(&rpm), "{line}");
-    assert_eq!(keys.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["concurrency", "rpm"], "{line}");
+    let rps: u64 = keys.iter().find(|(k, _)| k == "rps").unwrap().1.parse().unwrap();
+    assert!((16..=19).contains(&rps), "{line}");
+    assert_eq!(keys.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["concurrency", "rps"], "{line}");
 
-    // The line holds: a crawl of the 100 pages at it, in a fresh window, meets no 429.
+    // The line holds: a crawl of the 100 pages at it, in a fresh window, meets no 429. By
+    // the second, on a busy machine too: `rpm` let a late wake-up's catch-up put more than
+    // the second's share of a minute into one second, past this site's per-second window.
     tokio::time::sleep(LIMIT.per).await;
     let throttled_before = seen.answered(429);
     let mut crawl = Config::new("books").start_url(site.url()).allowed_domain("127.0.0.1");

@@ -122,7 +122,6 @@ mod tests {
 
     use super::*;
     use crate::probe::send::Outcome;
-    use crate::probe::sizes::rpm_of;
 
     /// The hostile site's limit, in the test's clock: more than `requests` within `per`
     /// is a 429 with Retry-After; more than `ban_after` 429s within `per` is a ban.
@@ -182,7 +181,7 @@ mod tests {
         assert!(report.ended.contains("bracketed"), "{report}");
         assert!(report.elapsed < Duration::from_secs(30), "{report}");
         let line = report.attribute().unwrap();
-        assert_eq!(line, format!("#[spider(concurrency = 2, rpm = {})]", rpm_of(safe)), "{report}");
+        assert_eq!(line, format!("#[spider(concurrency = 2, rps = {})]", safe.floor()), "{report}");
         let text = report.to_string();
         assert!(text.starts_with("  rate/s  slots  sent  blocked"), "{text}");
         assert!(text.contains("blocked: 429") && text.contains("margin: 90 % of"), "{text}");

@@ -82,8 +82,13 @@ pub struct ProbeReport {
 }
 
 impl ProbeReport {
-    /// The attribute to paste on the spider, such as `#[spider(concurrency = 6, rpm = 1020)]`;
+    /// The attribute to paste on the spider, such as `#[spider(concurrency = 6, rps = 17)]`;
     /// `None` when no rate was clean (or the safe rate is under one request a minute).
+    ///
+    /// A rate of one a second or more is given by the second (`rps`, rounded down), under
+    /// one as `rpm`: limiters often count a second's requests, and a ceiling by the minute
+    /// lets a late wake-up's catch-up put more than a second's share into one second (the
+    /// gate holds every window of its own length, `throttle/rate.rs`).
     ///
     /// # Examples
     ///
@@ -97,8 +102,17 @@ impl ProbeReport {
     /// # Ok(()) }
     /// ```
     pub fn attribute(&self) -> Option<String> {
-        let rpm = rpm_of(self.safe_rps?);
-        (rpm > 0).then(|| format!("#[spider(concurrency = {}, rpm = {rpm})]", self.safe_concurrency))
+        let safe = self.safe_rps?;
+        let pace = if safe >= 1.0 {
+            format!("rps = {}", safe.floor() as u64)
+        } else {
+            let rpm = rpm_of(safe);
+            if rpm == 0 {
+                return None;
+            }
+            format!("rpm = {rpm}")
+        };
+        Some(format!("#[spider(concurrency = {}, {pace})]", self.safe_concurrency))
     }
 
     /// The exit code for a command that ran this probe: 0 when it found a line to paste,
