@@ -58,7 +58,7 @@ enum Command {
     /// line for it.
     ///
     /// Ramps the rate against URL until the site blocks, narrows in on the limit, and
-    /// prints the ramp as evidence and the `#[spider(concurrency = .., rpm = ..)]` line.
+    /// prints the ramp as evidence and the `#[spider(concurrency = .., rps = ..)]` line.
     ///
     /// Example: spiderling probe https://shop.example/ --for 2m --step 5s --proxy env:SPIDERLING_PROXY
     Probe(probe::Args),
