@@ -578,6 +578,32 @@ async fn a_damaged_page_is_found_at_open_and_the_file_refused_with_what_to_do() 
     assert_eq!(support::read_jsonl(&output), expected_books(200));
 }
 
+/// A state file whose committed length of the output is not the length written (64 bytes
+/// short, as a damaged file had it) is refused before anything is touched: the output no
+/// longer ends there as it did. Before, the crawl cut the output mid-line and went on
+/// (exit 0, "1000 items", and a broken line in the file).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_committed_length_the_output_does_not_end_at_is_refused() {
+    let site = Sandbox::demo(DemoSite { books: 60, per_page: 10, ..DemoSite::default() }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, output) = config_for(&site, dir.path(), "books.jsonl");
+    let state = dir.path().join("books.state");
+    let config = config.state(&state).concurrency(1);
+    Crawler::new(BookSpider::new(config.clone().max_pages(30))).run().await.unwrap();
+    let written = std::fs::metadata(&output).unwrap().len();
+    assert!(written > 64, "the first run wrote items");
+    let db = rusqlite::Connection::open(&state).unwrap();
+    db.execute("UPDATE files SET bytes = bytes - 64 WHERE role = 'output'", []).unwrap();
+    drop(db);
+
+    let check = untouched(&site, dir.path());
+    let error = Crawler::new(BookSpider::new(config.clone())).run().await.unwrap_err();
+    let message = error.to_string();
+    assert!(matches!(error, Error::Config(_)), "{error:?}");
+    assert!(message.contains("does not end at byte") && message.contains("--fresh"), "{message}");
+    check();
+}
+
 /// Creation on a full disk left a half-made file that the next run refused, and an orphan
 /// log; a kill during creation left a temporary file nothing removed. Now a failed creation
 /// leaves nothing, the next open removes what a killed one left, and once there is room

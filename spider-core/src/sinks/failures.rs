@@ -95,7 +95,7 @@ impl FailuresFile {
     /// The failures file of a stopped crawl, cut back to the length its last checkpoint
     /// committed.
     pub(crate) fn resume(path: &Path, len: u64) -> Result<Self, Error> {
-        Ok(FailuresFile { file: AppendFile::resume(path, len)? })
+        Ok(FailuresFile { file: AppendFile::resume(path, len, None)? })
     }
 
     pub(crate) fn record(

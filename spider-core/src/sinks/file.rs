@@ -20,16 +20,23 @@ pub(crate) struct AppendFile {
 impl AppendFile {
     /// Create `path`, emptying any file there.
     pub(crate) fn create(path: &Path) -> Result<Self, Error> {
-        let file = File::create(path).map_err(|source| io(path, source))?;
+        // Readable too: a checkpoint sums the file's last bytes as written.
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|source| io(path, source))?;
         Ok(AppendFile::wrap(path, file, 0))
     }
 
     /// Open the file a stopped crawl wrote and cut it back to `len`, the length its last
     /// checkpoint recorded: what lies beyond belongs to requests that checkpoint did not
     /// record as finished, which will be fetched again.
-    pub(crate) fn resume(path: &Path, len: u64) -> Result<Self, Error> {
-        check_resumable(path, len)?;
-        let file = OpenOptions::new().write(true).open(path).map_err(|source| io(path, source))?;
+    pub(crate) fn resume(path: &Path, len: u64, tail: Option<u32>) -> Result<Self, Error> {
+        check_resumable(path, len, tail)?;
+        let file = OpenOptions::new().read(true).write(true).open(path).map_err(|source| io(path, source))?;
         file.set_len(len).map_err(|source| io(path, source))?;
         let mut file = file;
         std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0)).map_err(|source| io(path, source))?;
@@ -88,6 +95,13 @@ impl AppendFile {
         Ok(())
     }
 
+    /// The CRC-32 of the last [`TAIL`] bytes handed to the operating system (fewer in a
+    /// shorter file), read back from the file: what a checkpoint records beside the
+    /// length, so that a resume knows the file still ends there as it did.
+    pub(crate) fn tail_sum(&self) -> Result<u32, Error> {
+        tail_sum(self.writer.get_ref(), self.flushed).map_err(|source| io(&self.path, source))
+    }
+
     /// Hand everything written to the operating system, which keeps it through a crash
     /// of this process; returns the file's length.
     pub(crate) fn flush(&mut self) -> Result<u64, Error> {
@@ -126,7 +140,21 @@ impl AppendFile {
 
 /// Whether the file at `path` can be cut back to `len`: it exists and is at least that long.
 /// Checked before a resumed crawl touches anything.
-pub(crate) fn check_resumable(path: &Path, len: u64) -> Result<(), Error> {
+/// How much of a file's end a checkpoint sums (see [`AppendFile::tail_sum`]).
+pub(crate) const TAIL: u64 = 4096;
+
+/// The CRC-32 of the bytes of `file` before `len`, [`TAIL`] at most.
+fn tail_sum(file: &File, len: u64) -> std::io::Result<u32> {
+    use std::os::unix::fs::FileExt;
+    let start = len.saturating_sub(TAIL);
+    let mut bytes = vec![0u8; usize::try_from(len - start).unwrap_or(0)];
+    file.read_exact_at(&mut bytes, start)?;
+    let mut crc = flate2::Crc::new();
+    crc.update(&bytes);
+    Ok(crc.sum())
+}
+
+pub(crate) fn check_resumable(path: &Path, len: u64, tail: Option<u32>) -> Result<(), Error> {
     let found = match std::fs::metadata(path) {
         Ok(meta) => meta.len(),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound && len == 0 => return Ok(()),
@@ -145,6 +173,20 @@ pub(crate) fn check_resumable(path: &Path, len: u64) -> Result<(), Error> {
              outside the crawl; restore it, or start over with --fresh",
             path.display()
         )));
+    }
+    // The file's end as recorded: a length that is not the one written (a damaged state
+    // file) or a file changed before it would be cut mid-record, and the crawl go on.
+    if let Some(recorded) = tail {
+        let found =
+            File::open(path).and_then(|file| tail_sum(&file, len)).map_err(|source| io(path, source))?;
+        if found != recorded {
+            return Err(Error::Config(format!(
+                "{} does not end at byte {len} as it did when the state file recorded that length (its last \
+                 bytes before it differ): the file or the state file was changed outside the crawl; restore \
+                 them, or start over with --fresh",
+                path.display()
+            )));
+        }
     }
     Ok(())
 }
@@ -188,14 +230,15 @@ mod tests {
         file.flush()?;
         drop(file);
 
-        let mut file = AppendFile::resume(&path, committed)?;
+        let mut file = AppendFile::resume(&path, committed, None)?;
         file.write_all(b"{\"a\":3}\n")?;
         assert_eq!(file.flush()?, 16);
         assert_eq!(std::fs::read_to_string(&path).ok().as_deref(), Some("{\"a\":1}\n{\"a\":3}\n"));
 
-        let error = AppendFile::resume(&path, 100).map(|_| ()).map_err(|e| e.to_string());
+        let error = AppendFile::resume(&path, 100, None).map(|_| ()).map_err(|e| e.to_string());
         assert!(error.is_err_and(|e| e.contains("shorter than the 100 bytes")));
-        let gone = AppendFile::resume(&dir.join("gone.jsonl"), 16).map(|_| ()).map_err(|e| e.to_string());
+        let gone =
+            AppendFile::resume(&dir.join("gone.jsonl"), 16, None).map(|_| ()).map_err(|e| e.to_string());
         assert!(gone.is_err_and(|e| e.contains("is gone, and the state file recorded 16 bytes")));
         let _ = std::fs::remove_dir_all(&dir);
         Ok(())

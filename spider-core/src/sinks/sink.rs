@@ -11,6 +11,9 @@ use crate::error::Error;
 pub(crate) struct Committed {
     pub(crate) bytes: u64,
     pub(crate) items: u64,
+    /// The CRC-32 of the file's last bytes up to `bytes` ([`TAIL`](super::TAIL) at most),
+    /// when known: a resumed crawl checks that the file still ends there so.
+    pub(crate) tail: Option<u32>,
 }
 
 /// Whether a crawl of `config` may append to its items files (`overwrite = false`, `-o`),
@@ -107,7 +110,7 @@ impl Sink {
     /// A JSON array loses its closing `]` until the crawl stops again.
     pub(crate) fn resume(path: &Path, committed: Committed) -> Result<Self, Error> {
         Format::of(path)?;
-        Sink::open(path, AppendFile::resume(path, committed.bytes)?, committed.items)
+        Sink::open(path, AppendFile::resume(path, committed.bytes, committed.tail)?, committed.items)
     }
 
     /// Append a page's items.
@@ -158,7 +161,8 @@ impl Sink {
             self.file.write_all(&ended)?;
             self.in_member = false;
         }
-        Ok(Committed { bytes: self.file.flush()?, items: self.items })
+        let bytes = self.file.flush()?;
+        Ok(Committed { bytes, items: self.items, tail: Some(self.file.tail_sum()?) })
     }
 
     /// Wait until what was flushed is on the disk.

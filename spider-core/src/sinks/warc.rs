@@ -240,7 +240,7 @@ impl WarcFile {
     pub(crate) fn resume(base: &Path, committed: Archive, max_bytes: u64) -> Result<Self, Error> {
         remove_files_after(base, committed.file)?;
         let path = absolute(&file_path(base, committed.file))?;
-        let file = AppendFile::resume(&path, committed.bytes)?;
+        let file = AppendFile::resume(&path, committed.bytes, None)?;
         Ok(WarcFile {
             base: base.to_owned(),
             file,

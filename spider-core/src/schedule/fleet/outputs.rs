@@ -78,7 +78,7 @@ pub(super) fn read_committed(json: &str) -> Result<Committed, String> {
         items: u64,
     }
     let recorded: Recorded = serde_json::from_str(json).map_err(|e| e.to_string())?;
-    Ok(Committed { bytes: recorded.bytes, items: recorded.items })
+    Ok(Committed { bytes: recorded.bytes, items: recorded.items, tail: None })
 }
 
 /// Write the committed part of every output in `outputs` to `out`, in the format its name

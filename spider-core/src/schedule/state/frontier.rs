@@ -674,24 +674,30 @@ impl Durable for StateFrontier {
         self.run = Some(run);
         let outputs =
             self.outputs.iter().zip(checkpoint.outputs).enumerate().map(|(at, (path, committed))| {
-                (super::output_role(at), Some(path.as_str()), Some((committed.bytes, committed.items)))
+                let row = (committed.bytes, committed.items, committed.tail);
+                (super::output_role(at), Some(path.as_str()), Some(row))
             });
         let files = [
-            ("failures".to_owned(), self.failures.as_deref(), checkpoint.failures.map(|bytes| (bytes, 0))),
+            (
+                "failures".to_owned(),
+                self.failures.as_deref(),
+                checkpoint.failures.map(|bytes| (bytes, 0, None)),
+            ),
             (
                 "warc".to_owned(),
                 self.warc.as_deref(),
-                checkpoint.warc.map(|archive| (archive.bytes, archive.file)),
+                checkpoint.warc.map(|archive| (archive.bytes, archive.file, None)),
             ),
         ];
         for (role, path, committed) in outputs.chain(files) {
-            let (Some(path), Some((bytes, records))) = (path, committed) else { continue };
+            let (Some(path), Some((bytes, records, tail))) = (path, committed) else { continue };
             self.conn
                 .prepare_cached(
-                    "INSERT INTO files (role, path, bytes, records) VALUES (?1, ?2, ?3, ?4) \
-                     ON CONFLICT (role) DO UPDATE SET path = excluded.path, bytes = excluded.bytes, records = excluded.records",
+                    "INSERT INTO files (role, path, bytes, records, tail) VALUES (?1, ?2, ?3, ?4, ?5) \
+                     ON CONFLICT (role) DO UPDATE SET path = excluded.path, bytes = excluded.bytes, \
+                     records = excluded.records, tail = excluded.tail",
                 )
-                .and_then(|mut upsert| upsert.execute(params![role, path, bytes, records]))
+                .and_then(|mut upsert| upsert.execute(params![role, path, bytes, records, tail]))
                 .map_err(store)?;
         }
         if let Some(identities) = &checkpoint.identities {

@@ -113,6 +113,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
     ))
     .map_err(store)?;
     super::add_columns(&conn, "outbox", &[("item_type", "TEXT")]).map_err(store)?;
+    super::add_columns(&conn, "files", &[("tail", "INTEGER")]).map_err(store)?;
     conn.set_prepared_statement_cache_capacity(32);
     rusqlite::vtab::array::load_module(&conn).map_err(store)?;
     let identities = read_identities(&conn).map_err(store)?;
@@ -206,28 +207,29 @@ fn decide(
     }
     let files = read_files(&conn).map_err(|e| damaged(e.to_string()))?;
     let committed = |role: &str, path: Option<&str>| match (files.get(role), path) {
-        (Some((recorded, bytes, records)), Some(path)) if recorded == path => Some((*bytes, *records)),
+        (Some(file), Some(path)) if file.path == path => Some(file),
         _ => None,
     };
     let outputs_committed: Vec<Committed> = outputs
         .iter()
         .enumerate()
-        .map(|(at, path)| {
-            let (bytes, items) = committed(&super::output_role(at), Some(path)).unwrap_or_default();
-            Committed { bytes, items }
+        .map(|(at, path)| match committed(&super::output_role(at), Some(path)) {
+            Some(file) => Committed { bytes: file.bytes, items: file.records, tail: file.tail },
+            None => Committed::default(),
         })
         .collect();
-    let failures_committed = committed("failures", failures).map_or(0, |(bytes, _)| bytes);
-    let warc_committed =
-        committed("warc", warc).map(|(bytes, file)| Archive { file, bytes }).unwrap_or_default();
+    let failures_committed = committed("failures", failures).map_or(0, |file| file.bytes);
+    let warc_committed = committed("warc", warc)
+        .map(|file| Archive { file: file.records, bytes: file.bytes })
+        .unwrap_or_default();
     if let Some(path) = &config.warc {
-        crate::sinks::check_resumable(&file_path(path, warc_committed.file), warc_committed.bytes)?;
+        crate::sinks::check_resumable(&file_path(path, warc_committed.file), warc_committed.bytes, None)?;
     }
     for (file, committed) in config.outputs.iter().zip(&outputs_committed) {
-        crate::sinks::check_resumable(&file.path, committed.bytes)?;
+        crate::sinks::check_resumable(&file.path, committed.bytes, committed.tail)?;
     }
     if let Some(path) = config.failures_path() {
-        crate::sinks::check_resumable(&path, failures_committed)?;
+        crate::sinks::check_resumable(&path, failures_committed, None)?;
     }
     let (earlier, runs) = read_runs(&conn).map_err(damaged)?;
     Ok(Found {
@@ -551,11 +553,27 @@ fn read_facts(conn: &Connection) -> rusqlite::Result<HashMap<String, String>> {
     rows.collect()
 }
 
-type Files = HashMap<String, (String, u64, u64)>;
+/// A row of `files`: how much of a file is committed.
+struct FileRow {
+    path: String,
+    bytes: u64,
+    records: u64,
+    /// The sum of its last bytes before `bytes`; none in a file written before it was kept.
+    tail: Option<u32>,
+}
 
-fn read_files(conn: &Connection) -> rusqlite::Result<Files> {
-    let mut select = conn.prepare("SELECT role, path, bytes, records FROM files")?;
-    let rows = select.query_map([], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?, row.get(3)?))))?;
+fn read_files(conn: &Connection) -> rusqlite::Result<HashMap<String, FileRow>> {
+    // Read before the column is added to a file made without it.
+    let summed: bool =
+        conn.query_row("SELECT count(*) FROM pragma_table_info('files') WHERE name = 'tail'", [], |row| {
+            row.get(0)
+        })?;
+    let tail = if summed { "tail" } else { "NULL" };
+    let mut select = conn.prepare(&format!("SELECT role, path, bytes, records, {tail} FROM files"))?;
+    let rows = select.query_map([], |row| {
+        let file = FileRow { path: row.get(1)?, bytes: row.get(2)?, records: row.get(3)?, tail: row.get(4)? };
+        Ok((row.get(0)?, file))
+    })?;
     rows.collect()
 }
 

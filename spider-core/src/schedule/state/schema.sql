@@ -74,12 +74,15 @@ CREATE TABLE failures (
 -- How much of each file the crawl writes is committed (`output`, `failures`, `warc`): its
 -- length in bytes and the records in it (the items of `output`; for `warc`, whose `path`
 -- names the archive, the number of its last file: 0 for `path` itself, then
--- `NAME-00001.warc.gz`, ...). A resumed crawl cuts the file back to this length.
+-- `NAME-00001.warc.gz`, ...). A resumed crawl cuts the file back to this length, once it
+-- has checked that an items file still ends there as it did: `tail` is the CRC-32 of its
+-- last 4 KiB before `bytes` (NULL for the other files, and in a file made before it).
 CREATE TABLE files (
     role    TEXT PRIMARY KEY,
     path    TEXT NOT NULL,
     bytes   INTEGER NOT NULL,
-    records INTEGER NOT NULL
+    records INTEGER NOT NULL,
+    tail    INTEGER
 );
 
 -- Each run that worked on the crawl: when, how it ended (NULL while it runs or if it was
