@@ -131,6 +131,45 @@ fn get(port: u16, host: &str) -> Option<u16> {
     answer.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Idle connections as many as the server serves at once do not keep a scrape out: the
+/// oldest is closed for the newest.
+#[test]
+fn the_metrics_server_answers_at_once_while_its_every_connection_is_held_idle() {
+    let site = Sandbox::demo(DemoSite {
+        books: 60,
+        per_page: 10,
+        latency: Duration::from_millis(500),
+        ..DemoSite::default()
+    })
+    .unwrap();
+    let port = free_port();
+    let args = [
+        "--set".to_owned(),
+        format!("start_urls={}", site.url()),
+        "--set".to_owned(),
+        format!("metrics=127.0.0.1:{port}"),
+    ];
+    let mut child = spider_binary(&args, None).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while get(port, &format!("127.0.0.1:{port}")) != Some(200) {
+        assert!(Instant::now() < deadline, "the metrics server never answered");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // As many connections as it serves at once, each saying nothing.
+    let idle: Vec<TcpStream> = (0..64).filter_map(|_| TcpStream::connect(("127.0.0.1", port)).ok()).collect();
+    assert_eq!(idle.len(), 64);
+    std::thread::sleep(Duration::from_millis(200));
+    let asked = Instant::now();
+    let status = get(port, &format!("127.0.0.1:{port}"));
+    let took = asked.elapsed();
+    drop(idle);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Before, it was refused until an idle connection's header timeout (10 s) freed a place.
+    assert_eq!(status, Some(200), "a scrape while 64 idle connections are held");
+    assert!(took < Duration::from_secs(3), "answered in {took:?}");
+}
+
 /// The crawl's own HTTP server died on its first failed accept (out of file descriptors),
 /// kept idle connections for ever, and answered any `Host`, so a page elsewhere could read
 /// it through DNS rebinding.

@@ -3,9 +3,10 @@
 //! `/metrics`, the page at `/`, its data at `/api/timeline`). Alone, the metrics answer
 //! any path, as scrapers configured before the dashboard existed expect.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -16,8 +17,8 @@ use hyper::service::service_fn;
 use hyper::{Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
-use tokio::task::JoinHandle;
+use tokio::sync::watch;
+use tokio::task::{AbortHandle, JoinHandle};
 
 use crate::error::Error;
 use crate::observe::dashboard::Board;
@@ -83,7 +84,7 @@ async fn serve(addr: SocketAddr, endpoints: Endpoints) -> Result<JoinHandle<()>,
         }
     }
     let endpoints = Arc::new(endpoints);
-    let open = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let open = Arc::new(Mutex::new(Open::default()));
     Ok(tokio::spawn(async move {
         loop {
             let stream = match listener.accept().await {
@@ -96,10 +97,11 @@ async fn serve(addr: SocketAddr, endpoints: Endpoints) -> Result<JoinHandle<()>,
                     continue;
                 }
             };
-            // Past the cap a connection is closed at once: idle ones cannot starve the rest.
-            let Ok(permit) = open.clone().try_acquire_owned() else { continue };
-            let endpoints = endpoints.clone();
-            tokio::spawn(async move {
+            let (endpoints, served) = (endpoints.clone(), open.clone());
+            let mut open = open.lock().unwrap_or_else(|e| e.into_inner());
+            let id = open.next;
+            open.next += 1;
+            let task = tokio::spawn(async move {
                 let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
                     std::future::ready(Ok::<_, Infallible>(endpoints.answer(addr, &request)))
                 });
@@ -108,10 +110,34 @@ async fn serve(addr: SocketAddr, endpoints: Endpoints) -> Result<JoinHandle<()>,
                     .header_read_timeout(HEADER_TIMEOUT)
                     .serve_connection(TokioIo::new(stream), service);
                 let _ = tokio::time::timeout(CONNECTION_LIFETIME, connection).await;
-                drop(permit);
+                served.lock().unwrap_or_else(|e| e.into_inner()).ended(id);
             });
+            // Past the cap the oldest connection is closed for the newest: idle or slow
+            // ones cannot keep a scraper or a dashboard out until they time out.
+            if open.connections.len() >= MAX_CONNECTIONS {
+                if let Some((_, oldest)) = open.connections.pop_front() {
+                    oldest.abort();
+                }
+            }
+            open.connections.push_back((id, task.abort_handle()));
         }
     }))
+}
+
+/// The connections being served, oldest first.
+#[derive(Default)]
+struct Open {
+    connections: VecDeque<(u64, AbortHandle)>,
+    next: u64,
+}
+
+impl Open {
+    /// Connection `id` ended (or was closed for a newer one).
+    fn ended(&mut self, id: u64) {
+        if let Some(at) = self.connections.iter().position(|(open, _)| *open == id) {
+            self.connections.remove(at);
+        }
+    }
 }
 
 /// Connections served at once; a scraper and a few dashboards need a handful.
