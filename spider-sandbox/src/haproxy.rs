@@ -4,7 +4,6 @@
 use std::fs;
 use std::io::{self, ErrorKind};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -54,7 +53,7 @@ impl HaproxyServer {
     /// `NotFound` when HAProxy is not installed; otherwise when it exits at start (its
     /// output is in the message) or does not listen within 10 s.
     pub fn start(behind: SocketAddr, limit: HaproxyLimit) -> io::Result<Self> {
-        let program = program()?;
+        let program = crate::program::system_program("haproxy", "HAPROXY", NOT_FOUND)?;
         let dir = tempfile::Builder::new().prefix("spider-haproxy-").tempdir()?;
         let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()?.port();
         let config = dir.path().join("haproxy.cfg");
@@ -114,17 +113,6 @@ impl Drop for HaproxyServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn program() -> io::Result<PathBuf> {
-    if let Some(path) = std::env::var_os("HAPROXY") {
-        return Ok(PathBuf::from(path));
-    }
-    let on_path = std::env::var_os("PATH")
-        .and_then(|path| std::env::split_paths(&path).map(|dir| dir.join("haproxy")).find(|p| p.is_file()));
-    on_path
-        .or_else(|| Some(PathBuf::from("/usr/sbin/haproxy")).filter(|p| p.is_file()))
-        .ok_or_else(|| io::Error::new(ErrorKind::NotFound, NOT_FOUND))
 }
 
 /// One frontend tracking each source address's request rate over a second, refusing past

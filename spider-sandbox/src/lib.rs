@@ -51,6 +51,7 @@ mod members;
 mod moto;
 mod nginx;
 mod postgres;
+mod program;
 mod raw;
 mod record;
 mod redis;

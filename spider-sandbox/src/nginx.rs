@@ -96,7 +96,7 @@ impl NginxServer {
     /// otherwise when it exits at start (its error log is in the message) or does not
     /// listen within 10 s.
     pub fn start(site: NginxSite) -> io::Result<Self> {
-        let program = program()?;
+        let program = crate::program::system_program("nginx", "NGINX", NOT_FOUND)?;
         let mut dir = tempfile::Builder::new().prefix("spider-nginx-").tempdir()?;
         let mut taken = None;
         for _ in 0..PORT_ATTEMPTS {
@@ -189,19 +189,6 @@ impl Drop for NginxServer {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-/// The nginx binary: `NGINX`, then `PATH`, then Debian's `/usr/sbin` (not on a user's
-/// `PATH`).
-fn program() -> io::Result<PathBuf> {
-    if let Some(path) = std::env::var_os("NGINX") {
-        return Ok(PathBuf::from(path));
-    }
-    let on_path = std::env::var_os("PATH")
-        .and_then(|path| std::env::split_paths(&path).map(|dir| dir.join("nginx")).find(|p| p.is_file()));
-    on_path
-        .or_else(|| Some(PathBuf::from("/usr/sbin/nginx")).filter(|p| p.is_file()))
-        .ok_or_else(|| io::Error::new(ErrorKind::NotFound, NOT_FOUND))
 }
 
 fn is_root() -> io::Result<bool> {

@@ -7,6 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use std::future::Future;
 use std::path::Path;
 use std::time::Instant;
 
@@ -64,9 +65,23 @@ async fn crawl(port: u16, adaptive: bool, dir: &Path) -> Summary {
     Crawler::with_config(Pages, config).run().await.unwrap()
 }
 
-/// Every page came, none given up.
-fn assert_whole(summary: &Summary, what: &str) {
-    assert_eq!((summary.counts.items as usize, summary.failures), (PAGES * HOSTS, 0), "{what}: {summary}");
+/// Run the crawls `runs` side by side; each must bring every page and give none up.
+async fn side_by_side(
+    runs: impl IntoIterator<Item = impl Future<Output = (String, Summary)> + Send + 'static>,
+) {
+    let mut crawls = tokio::task::JoinSet::new();
+    for run in runs {
+        crawls.spawn(run);
+    }
+    while let Some(joined) = crawls.join_next().await {
+        let (what, summary) = joined.unwrap();
+        println!("{what}; {summary}");
+        assert_eq!(
+            (summary.counts.items as usize, summary.failures),
+            (PAGES * HOSTS, 0),
+            "{what}: {summary}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -85,14 +100,7 @@ async fn nginx_limit_req_answering_503_or_429_loses_no_page_with_default_setting
             (format!("nginx answering {status}, adaptive = {adaptive}: {took:?}, {refused} refused"), summary)
         }
     });
-    let mut crawls = tokio::task::JoinSet::new();
-    for run in runs {
-        crawls.spawn(run);
-    }
-    while let Some(Ok((what, summary))) = crawls.join_next().await {
-        println!("{what}; {summary}");
-        assert_whole(&summary, &what);
-    }
+    side_by_side(runs).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -112,12 +120,5 @@ async fn haproxy_stick_table_limit_loses_no_page_with_default_settings_or_adapti
             (format!("haproxy, adaptive = {adaptive}: {:?}, {refused} refused", started.elapsed()), summary)
         }
     });
-    let mut crawls = tokio::task::JoinSet::new();
-    for run in runs {
-        crawls.spawn(run);
-    }
-    while let Some(Ok((what, summary))) = crawls.join_next().await {
-        println!("{what}; {summary}");
-        assert_whole(&summary, &what);
-    }
+    side_by_side(runs).await;
 }

@@ -131,17 +131,16 @@ fn get(port: u16, host: &str) -> Option<u16> {
     answer.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// Idle connections as many as the server serves at once do not keep a scrape out: the
-/// oldest is closed for the newest.
-#[test]
-fn the_metrics_server_answers_at_once_while_its_every_connection_is_held_idle() {
-    let site = Sandbox::demo(DemoSite {
-        books: 60,
-        per_page: 10,
-        latency: Duration::from_millis(500),
-        ..DemoSite::default()
-    })
-    .unwrap();
+/// The demo shop, slow enough that a crawl of it outlasts a test of its metrics server.
+fn slow_site() -> Sandbox {
+    let demo =
+        DemoSite { books: 60, per_page: 10, latency: Duration::from_millis(500), ..DemoSite::default() };
+    Sandbox::demo(demo).unwrap()
+}
+
+/// The spider binary crawling `site` with its metrics served (under the file limit
+/// `ulimit`, if any), once they answer; and their port.
+fn crawl_serving_metrics(site: &Sandbox, ulimit: Option<&str>) -> (std::process::Child, u16) {
     let port = free_port();
     let args = [
         "--set".to_owned(),
@@ -149,12 +148,21 @@ fn the_metrics_server_answers_at_once_while_its_every_connection_is_held_idle() 
         "--set".to_owned(),
         format!("metrics=127.0.0.1:{port}"),
     ];
-    let mut child = spider_binary(&args, None).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let child = spider_binary(&args, ulimit).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     while get(port, &format!("127.0.0.1:{port}")) != Some(200) {
         assert!(Instant::now() < deadline, "the metrics server never answered");
         std::thread::sleep(Duration::from_millis(50));
     }
+    (child, port)
+}
+
+/// Idle connections as many as the server serves at once do not keep a scrape out: the
+/// oldest is closed for the newest.
+#[test]
+fn the_metrics_server_answers_at_once_while_its_every_connection_is_held_idle() {
+    let site = slow_site();
+    let (mut child, port) = crawl_serving_metrics(&site, None);
     // As many connections as it serves at once, each saying nothing.
     let idle: Vec<TcpStream> = (0..64).filter_map(|_| TcpStream::connect(("127.0.0.1", port)).ok()).collect();
     assert_eq!(idle.len(), 64);
@@ -175,24 +183,9 @@ fn the_metrics_server_answers_at_once_while_its_every_connection_is_held_idle() 
 /// it through DNS rebinding.
 #[test]
 fn the_metrics_server_outlives_a_flood_of_idle_connections_and_answers_only_to_its_address() {
-    let demo =
-        DemoSite { books: 60, per_page: 10, latency: Duration::from_millis(500), ..DemoSite::default() };
-    let site = Sandbox::demo(demo).unwrap();
-    let port = free_port();
-    let args = [
-        "--set".to_owned(),
-        format!("start_urls={}", site.url()),
-        "--set".to_owned(),
-        format!("metrics=127.0.0.1:{port}"),
-    ];
+    let site = slow_site();
     // A hard limit of 160 files: the idle connections below exhaust it.
-    let mut child =
-        spider_binary(&args, Some("-n 160")).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while get(port, &format!("127.0.0.1:{port}")) != Some(200) {
-        assert!(Instant::now() < deadline, "the metrics server never answered");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let (mut child, port) = crawl_serving_metrics(&site, Some("-n 160"));
     assert_eq!(get(port, "evil.example"), Some(421), "a name that is not its own is refused");
     assert_eq!(get(port, &format!("localhost:{port}")), Some(200));
 
