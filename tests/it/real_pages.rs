@@ -5,11 +5,13 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use spider_sandbox::{GatewayConfig, MockGateway, NginxServer, NginxSite};
 use spiderling::prelude::*;
 
 use crate::support::{read_json_lines, realweb};
+use serde::Deserialize;
 
 /// An item none of the real pages carries.
 #[derive(Item, Serialize, Debug)]
@@ -65,4 +67,80 @@ async fn pages_without_the_rules_item_are_misses_never_blocks() {
     let filed = read_json_lines(&dir.path().join("failures.jsonl"));
     assert_eq!(filed.len(), paths.len());
     assert!(filed.iter().all(|line| line["reason"] == "no item"), "{:?}", filed.first());
+}
+
+/// What a spider users write reads off an article: its title, headings, description,
+/// canonical URL and JSON-LD headline.
+#[derive(Item, Serialize, Deserialize, Debug, PartialEq)]
+struct Article {
+    #[page(url)]
+    url: String,
+    #[css("title")]
+    title: Option<String>,
+    #[css("h1")]
+    headings: Vec<String>,
+    #[css("h2")]
+    subheadings: Vec<String>,
+    #[css("meta[name=description]", attr = "content")]
+    description: Option<String>,
+    #[css("link[rel=canonical]", attr = "href")]
+    canonical: Option<String>,
+    #[json_ld("headline")]
+    headline: Option<String>,
+}
+
+/// Two rules, as users write them: listings (the index) followed, each page parsed.
+#[derive(Spider, Default)]
+#[spider(
+    start_urls = ["http://placeholder.invalid/"],
+    rule(allow = "/p/", parse = Article),
+    rule(allow = "/$", follow)
+)]
+struct Articles;
+
+/// Crawl the real pages behind `nginx`, every page into a DOM with `dom`: the items by
+/// URL, and how many pages were read in one streaming pass of how many parsed.
+async fn articles(nginx: &NginxServer, dom: bool, dir: &Path) -> (BTreeMap<String, Article>, u64, u64) {
+    let output = dir.join(format!("dom-{dom}.jsonl"));
+    let config = Articles.config().set("start_urls", &format!("{}/", nginx.url())).unwrap().output(&output);
+    let config = if dom { config.set("extract", "dom").unwrap() } else { config };
+    let summary = Crawler::with_config(Articles, config).run().await.unwrap();
+    let items = read_json_lines(&output)
+        .into_iter()
+        .map(|line| serde_json::from_value::<Article>(line).unwrap())
+        .map(|article| (article.url.clone(), article))
+        .collect();
+    (items, summary.counts.streamed_pages, summary.counts.html_parses)
+}
+
+/// The streaming engine on pages nobody on the project wrote: every item it reads is the
+/// DOM's, field for field, and the share of pages it reads without a DOM is measured (0.9
+/// is the aim; what it is today is printed, and held as a floor).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_streaming_engine_reads_real_pages_as_the_dom_does() {
+    let Some(pages) = realweb::pages() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let paths = realweb::site(&pages, root.path());
+    let nginx = NginxServer::start(NginxSite { root: root.path().into(), gzip: true, limit: None }).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (streamed_items, streamed, parsed) = articles(&nginx, false, dir.path()).await;
+    let (dom_items, _, _) = articles(&nginx, true, dir.path()).await;
+    println!(
+        "{streamed} of {parsed} pages streamed ({:.2}); {} items",
+        streamed as f64 / parsed as f64,
+        dom_items.len()
+    );
+    assert_eq!(dom_items.len(), streamed_items.len());
+    for (url, dom) in &dom_items {
+        assert_eq!(streamed_items.get(url), Some(dom), "{url}");
+    }
+    assert!(
+        dom_items.len() >= 100,
+        "{} of {} pages had an item: too few to compare",
+        dom_items.len(),
+        paths.len()
+    );
+    // 50 of the 131 (the index and 130 pages) on Dec 7, 2026: the floor until the scanner
+    // reads more of what real pages are made of.
+    assert!(streamed >= 50, "{streamed} of {parsed} pages streamed");
 }
