@@ -576,11 +576,9 @@ impl<S: Spider> Dispatcher<S> {
         }
         // A retry as someone else owes nothing to the blocked identity's backoff.
         let followed_identity = done.notes.sample.is_some_and(|sample| sample.follows_identity);
-        let mut outcome = done.outcome;
-        let limited = outcome.limiter_refused();
         if let Some(mut sample) = done.notes.sample {
-            // A limiter's refusal is a block to the host's controller, as a 429 is.
-            sample.blocked |= limited;
+            // A limiter's refusal (`classify`) is a block to the host's controller.
+            sample.blocked |= matches!(&done.outcome, Outcome::Trouble { trouble: Trouble::SlowDown, .. });
             self.record(id, sample, now);
         }
         // The archive first: with both, the cache keeps where the archive put the body.
@@ -602,7 +600,7 @@ impl<S: Spider> Dispatcher<S> {
                 return;
             }
         }
-        match outcome {
+        match done.outcome {
             Outcome::Parsed { sorted, follows, failed, not_html, missed } => {
                 self.write_items(&sorted);
                 if let Some(miss) = missed {

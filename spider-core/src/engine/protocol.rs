@@ -65,26 +65,12 @@ pub(super) struct Sorted {
     pub(super) kept_keys: Vec<ItemKey>,
 }
 
-impl Outcome {
-    /// Whether this is a limiter's refusal: a 429, a 503 told as one already (it said
-    /// when to come back), or a 503 to a request refused before, which is made one here.
-    /// A server in trouble answers a first attempt 503 and its retry with the page; a
-    /// limiter refuses the retry too while the crawl keeps its pace.
-    pub(super) fn limiter_refused(&mut self) -> bool {
-        let Outcome::Trouble { request, trouble, failure, .. } = self else { return false };
-        if failure.status == Some(503) && *trouble == Trouble::TryAgain && request.attempts > 0 {
-            *trouble = Trouble::SlowDown;
-        }
-        *trouble == Trouble::SlowDown
-    }
-}
-
 /// A page its rule parses that had none of the item: an extraction miss, never a block.
 pub(super) struct Miss {
     pub(super) url: Url,
     pub(super) method: Method,
-    /// The rule's label (`LinkRules::label`).
-    pub(super) rule: String,
+    /// The rule's label (`spider/rules.rs`).
+    pub(super) rule: std::sync::Arc<str>,
 }
 
 /// What a task reports back.

@@ -79,6 +79,7 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
     }
     if blocked || !status.is_success() {
         let code = status.as_u16();
+        let retry_after = classify::retry_after(&fetched.headers);
         // 403 and 429 keep their configured reactions; a challenge or a marked page is
         // always worth another identity.
         let (reason, trouble) = if consent {
@@ -87,8 +88,13 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         } else if blocked && !matches!(code, 403 | 429) {
             (Reason::Blocked, Trouble::SwitchIdentity)
         } else {
-            let retry_after = classify::retry_after(&fetched.headers).is_some();
-            (Reason::of_status(code), classify::classify_status(status, retry_after, &shared.retry_statuses))
+            let trouble = classify::classify_status(
+                status,
+                retry_after.is_some(),
+                request.attempts > 0,
+                &shared.retry_statuses,
+            );
+            (Reason::of_status(code), trouble)
         };
         let failure = Failure::status(reason, code);
         return match trouble {
@@ -96,10 +102,7 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
             Trouble::SlowDown | Trouble::SwitchIdentity if new_identity => {
                 Outcome::Trouble { request, trouble: Trouble::SwitchIdentity, retry_after: None, failure }
             }
-            trouble => {
-                let retry_after = classify::retry_after(&fetched.headers);
-                Outcome::Trouble { request, trouble, retry_after, failure }
-            }
+            trouble => Outcome::Trouble { request, trouble, retry_after, failure },
         };
     }
     if request.is_sitemap() {

@@ -305,7 +305,7 @@ pub struct Cx<I> {
     pub(crate) not_html: bool,
     /// The rule that parses the page, by its label, when the page had none of its item:
     /// an extraction miss, counted by rule (unless the page was an interstitial).
-    pub(crate) no_item: Option<String>,
+    pub(crate) no_item: Option<Arc<str>>,
     /// Whether the page lacks what its rule reads (the item's required fields, or the
     /// links of a rule that follows), as the link rules judge it; `None` from a
     /// hand-written `parse`, whose page lacks what it reads when it gave nothing.

@@ -29,7 +29,7 @@
 //! DOM: the streaming engine reads one item type's fields).
 
 use std::collections::HashSet;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
 use scraper::Selector;
@@ -132,6 +132,9 @@ pub struct LinkRules {
 #[derive(Debug)]
 struct Compiled {
     rule: LinkRule,
+    /// How the summary and the failures file name it: its place among the rules, from 1,
+    /// and its first `allow`, made once for the pages that miss its item.
+    label: Arc<str>,
     css: Selector,
     allow: Vec<Regex>,
     deny: Vec<Regex>,
@@ -153,8 +156,14 @@ impl LinkRules {
     pub fn new(rules: &[LinkRule], engine: Engine) -> LinkRules {
         let compiled = rules
             .iter()
-            .map(|rule| Compiled {
+            .enumerate()
+            .map(|(number, rule)| Compiled {
                 rule: *rule,
+                label: match rule.allow.first() {
+                    Some(allow) => format!("rule {} (allow {allow:?})", number + 1),
+                    None => format!("rule {}", number + 1),
+                }
+                .into(),
                 css: crate::extract::field::selector(rule.css),
                 allow: rule.allow.iter().map(|pattern| regex(pattern)).collect(),
                 deny: rule.deny.iter().map(|pattern| regex(pattern)).collect(),
@@ -220,15 +229,6 @@ impl LinkRules {
         self.rule_of(request).map_or((None, START_PAGE), |(number, rule)| {
             (Some(number), Duty { follow: rule.rule.follow, parse: rule.rule.parse })
         })
-    }
-
-    /// How the summary and the failures file name rule `number`: its place among the
-    /// rules, from 1, and its first `allow`.
-    fn label(&self, number: usize) -> String {
-        match self.rules.get(number).and_then(|rule| rule.rule.allow.first()) {
-            Some(allow) => format!("rule {} (allow {allow:?})", number + 1),
-            None => format!("rule {}", number + 1),
-        }
     }
 
     /// The rule of `request` and its number: the one in its meta, or the first that takes
@@ -298,8 +298,7 @@ fn regex(pattern: &str) -> Regex {
 /// parse of the page on the pool. An answer that is not HTML ([`Page::is_html`]: a script,
 /// a download, JSON) is not parsed at all, and counts in the summary as skipped by
 /// content type rather than as a page. A page of a rule that parses and does not follow
-/// that has none of the item is marked with its rule's [`label`](LinkRules::label), as an
-/// extraction miss.
+/// that has none of the item is marked with its rule's label, as an extraction miss.
 ///
 /// # Errors
 ///
@@ -337,7 +336,7 @@ pub async fn parse_by_link_rules<T: Send + 'static>(
     // A page its rule parses that has none of the item is an extraction miss, counted by
     // its rule; unless the task finds an interstitial in its place.
     if duty.parse && matches!(item, Ok(None)) {
-        cx.no_item = number.map(|number| rules.label(number));
+        cx.no_item = number.and_then(|number| rules.rules.get(number)).map(|rule| rule.label.clone());
     }
     // What the rule reads: the item on a page that only parses, the links on one that
     // only follows, either on a page that does both.

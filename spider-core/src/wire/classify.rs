@@ -1,7 +1,8 @@
 //! Classify: what an answer means for the crawl.
 //!
 //! Four kinds of trouble call for four different reactions. "Slow down" (429, and a 503
-//! that says when to come back: a limiter's, as nginx's `limit_req` answers by default)
+//! that is a limiter's: one that says when to come back, or one to a retry, as nginx's
+//! `limit_req` answers by default; a server in trouble answers a retry with the page)
 //! backs off the whole host and keeps the identity; "switch identity" (403) retries the request as
 //! someone else: through a gateway, a new exit (and a 429 there is met the same way, since
 //! the new identity owes nothing to the old one's Retry-After); directly, later, after a
@@ -31,16 +32,21 @@ pub(crate) enum Trouble {
     GiveUp,
 }
 
-/// Classify an answer whose status is neither 2xx nor a redirect, by its status and
-/// whether it carries a `Retry-After`.
-pub(crate) fn classify_status(status: StatusCode, retry_after: bool, retry_statuses: &[u16]) -> Trouble {
+/// Classify an answer whose status is neither 2xx nor a redirect, by its status, whether
+/// it carries a `Retry-After`, and whether it answers a retry.
+pub(crate) fn classify_status(
+    status: StatusCode,
+    retry_after: bool,
+    retried: bool,
+    retry_statuses: &[u16],
+) -> Trouble {
     let code = status.as_u16();
     if !retry_statuses.contains(&code) {
         return Trouble::GiveUp;
     }
     match code {
         429 => Trouble::SlowDown,
-        503 if retry_after => Trouble::SlowDown,
+        503 if retry_after || retried => Trouble::SlowDown,
         403 => Trouble::SwitchIdentity,
         _ => Trouble::TryAgain,
     }
@@ -71,17 +77,18 @@ mod tests {
     #[test]
     fn each_status_gets_its_reaction() {
         let classify =
-            |code| classify_status(StatusCode::from_u16(code).unwrap(), false, DEFAULT_RETRY_STATUSES);
+            |code| classify_status(StatusCode::from_u16(code).unwrap(), false, false, DEFAULT_RETRY_STATUSES);
         assert_eq!(classify(429), Trouble::SlowDown);
         assert_eq!(classify(403), Trouble::SwitchIdentity);
         assert_eq!(classify(503), Trouble::TryAgain);
         assert_eq!(classify(404), Trouble::GiveUp);
         assert_eq!(classify(501), Trouble::GiveUp);
-        assert_eq!(
-            classify_status(StatusCode::SERVICE_UNAVAILABLE, true, DEFAULT_RETRY_STATUSES),
-            Trouble::SlowDown
-        );
-        assert_eq!(classify_status(StatusCode::SERVICE_UNAVAILABLE, true, &[429]), Trouble::GiveUp);
+        let unavailable = |retry_after, retried, statuses| {
+            classify_status(StatusCode::SERVICE_UNAVAILABLE, retry_after, retried, statuses)
+        };
+        assert_eq!(unavailable(true, false, DEFAULT_RETRY_STATUSES), Trouble::SlowDown, "it says when");
+        assert_eq!(unavailable(false, true, DEFAULT_RETRY_STATUSES), Trouble::SlowDown, "to a retry");
+        assert_eq!(unavailable(true, true, &[429]), Trouble::GiveUp);
     }
 
     #[test]

@@ -25,6 +25,8 @@ const THIN_LINKS: usize = 20;
 const CONSENT_TEXT: usize = 800;
 /// A page that is only a script shows at most this much text.
 const SCRIPT_ONLY_TEXT: usize = 200;
+/// Elements whose content is raw text, not markup: skipped whole, the title read.
+const RAW_TEXT: &[&[u8]] = &[b"script", b"style", b"svg", b"noscript", b"template", b"title", b"textarea"];
 /// Of a thin page, the bytes searched for vendors' markers.
 const MARKERS_WITHIN: usize = 512 * 1024;
 
@@ -132,7 +134,7 @@ pub(crate) fn interstitial(body: &[u8]) -> Option<Interstitial> {
     let form_is_main = shape.forms > 0 && shape.form_text * 2 >= shape.text;
     // A challenge or a captcha is something to do: words about one on a page with
     // nothing to do are about something else.
-    let active = shape.forms > 0 || shape.controls > 0 || !shape.scripts.is_empty();
+    let active = shape.forms > 0 || shape.controls > 0 || shape.scripts > 0;
     if carries(CHALLENGE_VENDORS) {
         Some(Interstitial::Challenge)
     } else if carries(CAPTCHA_VENDORS) {
@@ -147,7 +149,7 @@ pub(crate) fn interstitial(body: &[u8]) -> Option<Interstitial> {
         Some(Interstitial::Form)
     } else if shape.text <= CONSENT_TEXT && (shape.links > 0 || active) && says(CONSENT_WORDS) {
         Some(Interstitial::Consent)
-    } else if shape.text <= SCRIPT_ONLY_TEXT && shape.links == 0 && shape.reloads() {
+    } else if shape.text <= SCRIPT_ONLY_TEXT && shape.links == 0 && shape.scripts > 0 && reloads(&lower) {
         Some(Interstitial::Challenge)
     } else {
         None
@@ -169,8 +171,8 @@ struct Shape {
     /// The title and the visible text outside links, in lower case, words separated by
     /// one space: what the page says, not where it leads.
     words: String,
-    /// Inline scripts, in lower case.
-    scripts: String,
+    /// Scripts, inline or not.
+    scripts: usize,
 }
 
 impl Shape {
@@ -214,38 +216,26 @@ impl Shape {
                 }
                 continue;
             }
-            match tag.name.to_ascii_lowercase().as_slice() {
-                raw
-                @ (b"script" | b"style" | b"svg" | b"noscript" | b"template" | b"title" | b"textarea") => {
-                    let close = closing_tag(body, at, raw);
-                    let inner = &body[at..close];
-                    match raw {
-                        b"title" => {
-                            shape.add_words(inner);
-                        }
-                        b"script" => {
-                            shape.scripts.push_str(&String::from_utf8_lossy(inner).to_ascii_lowercase())
-                        }
-                        _ => {}
-                    }
-                    at = close;
+            let is = |names: &[&[u8]]| names.iter().any(|name| tag.name.eq_ignore_ascii_case(name));
+            if is(RAW_TEXT) {
+                let close = closing_tag(body, at, tag.name);
+                if is(&[b"title"]) {
+                    shape.add_words(&body[at..close]);
                 }
-                b"a" | b"area" if tag.has(b"href") => {
-                    in_link = tag.name.len() == 1;
-                    shape.links += 1;
-                    if shape.links > THIN_LINKS {
-                        return None;
-                    }
+                shape.scripts += usize::from(is(&[b"script"]));
+                at = close;
+            } else if is(&[b"a", b"area"]) && tag.has(b"href") {
+                in_link = tag.name.len() == 1;
+                shape.links += 1;
+                if shape.links > THIN_LINKS {
+                    return None;
                 }
-                b"form" => {
-                    shape.forms += 1;
-                    form_depth += 1;
-                }
-                b"input" | b"button" | b"select" | b"iframe" => {
-                    shape.controls += 1;
-                    shape.password |= tag.has(b"password");
-                }
-                _ => {}
+            } else if is(&[b"form"]) {
+                shape.forms += 1;
+                form_depth += 1;
+            } else if is(&[b"input", b"button", b"select", b"iframe"]) {
+                shape.controls += 1;
+                shape.password |= tag.has(b"password");
             }
         }
         Some(shape)
@@ -262,12 +252,12 @@ impl Shape {
         }
         visible_bytes(text)
     }
+}
 
-    /// Whether a script of the page sets a cookie and loads a page again: a challenge
-    /// that needs no person. (A page that only refreshes to another is a redirect.)
-    fn reloads(&self) -> bool {
-        self.scripts.contains("document.cookie") && self.scripts.contains("location")
-    }
+/// Whether a page of scripts (in lower case) sets a cookie and loads a page again: a
+/// challenge that needs no person. (A page that only refreshes to another is a redirect.)
+fn reloads(lower: &[u8]) -> bool {
+    memmem::find(lower, b"document.cookie").is_some() && memmem::find(lower, b"location").is_some()
 }
 
 /// The bytes of `text` other than whitespace.

@@ -94,10 +94,12 @@ impl Outboxed {
 const BATCH_ITEMS: u64 = 5_000;
 /// The longest wait between tries at a table that is down.
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
-/// The longest one read or write of a table may take (or `store_patience`, when shorter):
-/// a server that takes the connection and never answers is a table down, not a crawl
-/// that hangs.
+/// The longest one read or write of a table may take (or `store_patience`, when shorter),
+/// and a second more for each megabyte a write sends, so a large object to a slow bucket
+/// is not cut off while it goes: a server that takes the connection and never answers is
+/// a table down, not a crawl that hangs.
 const ANSWER_WITHIN: Duration = Duration::from_secs(60);
+const BYTES_A_SECOND: u64 = 1_000_000;
 
 /// Why a write to a table failed: worth trying again (the server is down, the connection
 /// dropped), or not (a column missing: it will not appear by waiting).
@@ -410,8 +412,9 @@ async fn deliver(
                 let written = if items == 0 {
                     Ok(())
                 } else {
-                    let written = tokio::time::timeout(answer_within, table.write(&to.crawl, &batch)).await;
-                    written.unwrap_or_else(|_| Err(cut_off(&mut *table, answer_within)))
+                    let within = answer_within + Duration::from_secs(bytes / BYTES_A_SECOND);
+                    let written = tokio::time::timeout(within, table.write(&to.crawl, &batch)).await;
+                    written.unwrap_or_else(|_| Err(cut_off(&mut *table, within)))
                 };
                 written.map(|()| {
                     committed = Some(last);
