@@ -7,6 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::path::Path;
 use std::time::Instant;
@@ -65,17 +66,30 @@ async fn crawl(port: u16, adaptive: bool, dir: &Path) -> Summary {
     Crawler::with_config(Pages, config).run().await.unwrap()
 }
 
-/// Run the crawls `runs` side by side; each must bring every page and give none up.
+/// The pages `nginx` served whole (200), each once however often it was asked, by host.
+fn served(nginx: &NginxServer) -> usize {
+    let logged = nginx.requests().unwrap();
+    let pages: BTreeSet<(String, String)> = logged
+        .into_iter()
+        .filter(|logged| logged.status == 200 && logged.target.starts_with("/p/"))
+        .map(|logged| (logged.host, logged.target))
+        .collect();
+    pages.len()
+}
+
+/// Run the crawls `runs` side by side; the server must have served every page of every
+/// host, and the crawl have given none up.
 async fn side_by_side(
-    runs: impl IntoIterator<Item = impl Future<Output = (String, Summary)> + Send + 'static>,
+    runs: impl IntoIterator<Item = impl Future<Output = (String, Summary, usize)> + Send + 'static>,
 ) {
     let mut crawls = tokio::task::JoinSet::new();
     for run in runs {
         crawls.spawn(run);
     }
     while let Some(joined) = crawls.join_next().await {
-        let (what, summary) = joined.unwrap();
+        let (what, summary, served) = joined.unwrap();
         println!("{what}; {summary}");
+        assert_eq!(served, PAGES * HOSTS, "{what}: pages the server served whole");
         assert_eq!(
             (summary.counts.items as usize, summary.failures),
             (PAGES * HOSTS, 0),
@@ -97,7 +111,9 @@ async fn nginx_limit_req_answering_503_or_429_loses_no_page_with_default_setting
             let summary = crawl(nginx.port(), adaptive, dir.path()).await;
             let took = started.elapsed();
             let refused = nginx.requests().unwrap().iter().filter(|logged| logged.status == status).count();
-            (format!("nginx answering {status}, adaptive = {adaptive}: {took:?}, {refused} refused"), summary)
+            let what =
+                format!("nginx answering {status}, adaptive = {adaptive}: {took:?}, {refused} refused");
+            (what, summary, served(&nginx))
         }
     });
     side_by_side(runs).await;
@@ -107,9 +123,11 @@ async fn nginx_limit_req_answering_503_or_429_loses_no_page_with_default_setting
 async fn haproxy_stick_table_limit_loses_no_page_with_default_settings_or_adaptive() {
     let root = tempfile::tempdir().unwrap();
     site(root.path());
-    let nginx = NginxServer::start(NginxSite { root: root.path().into(), gzip: true, limit: None }).unwrap();
-    let behind = format!("127.0.0.1:{}", nginx.port()).parse().unwrap();
+    // Each HAProxy in front of an nginx of its own, whose log says what got through.
     let runs = [false, true].map(|adaptive| {
+        let nginx =
+            NginxServer::start(NginxSite { root: root.path().into(), gzip: true, limit: None }).unwrap();
+        let behind = format!("127.0.0.1:{}", nginx.port()).parse().unwrap();
         let haproxy =
             HaproxyServer::start(behind, HaproxyLimit { per_second: ALLOWED, status: 429 }).unwrap();
         async move {
@@ -117,7 +135,8 @@ async fn haproxy_stick_table_limit_loses_no_page_with_default_settings_or_adapti
             let started = Instant::now();
             let summary = crawl(haproxy.port(), adaptive, dir.path()).await;
             let refused = haproxy.statuses().unwrap().iter().filter(|status| **status == 429).count();
-            (format!("haproxy, adaptive = {adaptive}: {:?}, {refused} refused", started.elapsed()), summary)
+            let what = format!("haproxy, adaptive = {adaptive}: {:?}, {refused} refused", started.elapsed());
+            (what, summary, served(&nginx))
         }
     });
     side_by_side(runs).await;
