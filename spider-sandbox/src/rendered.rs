@@ -3,7 +3,7 @@
 //!
 //! | path | answer |
 //! | --- | --- |
-//! | `GET /robots.txt` | everything allowed |
+//! | `GET /robots.txt` | everything allowed, but the path of [`RenderedSite::disallow`] |
 //! | `GET /` | links to `/list/` and `/plain/`; sets `Set-Cookie: visitor=V; Path=/` |
 //! | `GET /list/` | a shell: the script fetches `/api/list?page=1` and writes a link `a.product` per product, then a `button.more` while pages are left; each click fetches the next page and adds its links; the button is removed after the last |
 //! | `GET /api/list?page=N` | `{"products": [ids], "more": bool}` |
@@ -42,11 +42,13 @@ pub struct RenderedSite {
     page_size: usize,
     plain: usize,
     delay_ms: u64,
+    latency_ms: u64,
+    disallow: Option<String>,
 }
 
 impl Default for RenderedSite {
     fn default() -> Self {
-        RenderedSite { products: 20, page_size: 5, plain: 20, delay_ms: 300 }
+        RenderedSite { products: 20, page_size: 5, plain: 20, delay_ms: 300, latency_ms: 0, disallow: None }
     }
 }
 
@@ -86,6 +88,28 @@ impl RenderedSite {
         self
     }
 
+    /// How long every answer but robots.txt's takes (default 0): long enough, requests
+    /// the browser makes at once overlap at the server, which counts them in flight.
+    #[must_use]
+    pub fn latency_ms(mut self, latency_ms: u64) -> Self {
+        self.latency_ms = latency_ms;
+        self
+    }
+
+    /// A path prefix robots.txt disallows for every agent (default none), such as
+    /// `/style.css`, which every page links.
+    #[must_use]
+    pub fn disallow(mut self, path: &str) -> Self {
+        self.disallow = Some(path.to_owned());
+        self
+    }
+
+    /// How long an answer to `path` is held back (see [`latency_ms`](Self::latency_ms)).
+    pub(crate) fn latency(&self, path: &str) -> std::time::Duration {
+        let ms = if path == "/robots.txt" { 0 } else { self.latency_ms };
+        std::time::Duration::from_millis(ms)
+    }
+
     /// The pages of the API's listing, that is one plus the clicks on "load more".
     pub fn list_pages(&self) -> usize {
         self.products.div_ceil(self.page_size).max(1)
@@ -123,7 +147,14 @@ impl RenderedSite {
     pub(crate) fn answer(&self, path: &str, query: &str) -> Reply {
         let id = |prefix: &str| path.strip_prefix(prefix).and_then(|id| id.parse::<usize>().ok());
         match path {
-            "/robots.txt" => Reply::new(200, "text/plain", "User-agent: *\nAllow: /\n"),
+            "/robots.txt" => {
+                let disallow = self.disallow.as_deref().map(|path| format!("Disallow: {path}\n"));
+                Reply::new(
+                    200,
+                    "text/plain",
+                    format!("User-agent: *\n{}Allow: /\n", disallow.unwrap_or_default()),
+                )
+            }
             "/" => {
                 let mut reply = Reply::html(
                     200,

@@ -474,7 +474,13 @@ async fn answer(
             // The identity is the peer alone: a header could be forged, the address cannot.
             Kind::Hostile(hostile) => answer_hostile(hostile, &path, peer.ip()).await?,
             Kind::Fixed(fixed) => answer_fixed(fixed, &path),
-            Kind::Rendered(shop) => answer_members(shop.answer(&path, parts.uri.query().unwrap_or(""))),
+            Kind::Rendered(shop) => {
+                let latency = shop.latency(&path);
+                if !latency.is_zero() {
+                    tokio::time::sleep(latency).await;
+                }
+                answer_members(shop.answer(&path, parts.uri.query().unwrap_or("")))
+            }
             Kind::Members(shop) => {
                 let cookie = headers.get(COOKIE).and_then(|c| c.to_str().ok());
                 let query = parts.uri.query().unwrap_or("");

@@ -743,7 +743,7 @@ pub const KEYS: &[Key] = &[
         doc: "render pages in headless Chromium before reading them: `auto` reads the answer as \
             sent first and renders only a page lacking the item's required fields or its rule's \
             links, learnt per rule; every request the browser makes goes through the crawl's \
-            identity, route and rate ceiling; needs the `render` feature",
+            identity, route, robots.txt, `per_host` and rate ceiling; needs the `render` feature",
         default: "`\"never\"`",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(c.render(crate::Render::parse(v)?))),

@@ -174,6 +174,87 @@ async fn the_rate_ceiling_holds_over_the_browsers_requests_too() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_browsers_requests_keep_robots_txt_and_per_host() {
+    let _serial = SERIAL.lock().await;
+    // Every answer takes 150 ms, so requests the browser makes at once overlap at the server;
+    // robots.txt disallows the style sheet every page links.
+    let shop = RenderedSite::new()
+        .products(4)
+        .page_size(2)
+        .plain(2)
+        .delay_ms(0)
+        .latency_ms(150)
+        .disallow("/style.css");
+    let site = Sandbox::rendered(shop.clone()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let summary = crawl(Always, &site, dir.path(), &[("per_host", "1"), ("concurrency", "4")]).await;
+    let seen = site.observed();
+    assert_eq!(summary.counts.items, 6, "{summary}");
+    assert_eq!(rows(dir.path()).into_iter().map(|row| row.name).collect::<Vec<_>>(), names(&shop));
+    let kinds = kinds(&seen);
+    assert_eq!(kinds.get("style"), None, "the Disallowed style sheet was never sent: {kinds:?}");
+    assert!(kinds.get("script").is_some_and(|n| *n >= 6), "the browsers' other requests went: {kinds:?}");
+    assert_eq!(seen.max_in_flight, 1, "never more in flight at the host than per_host: {kinds:?}");
+}
+
+#[test]
+fn the_browser_runs_in_its_sandbox_when_the_crawl_is_not_root() {
+    use std::os::unix::process::CommandExt;
+
+    let _serial = SERIAL.blocking_lock();
+    let shop = RenderedSite::new().products(6).page_size(6).plain(0).delay_ms(300);
+    let site = Sandbox::rendered(shop).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "-o".to_owned(),
+        dir.path().join("out.jsonl").display().to_string(),
+        "--set".to_owned(),
+        format!("start_urls={}", site.url()),
+        "--log-level".to_owned(),
+        "warn".to_owned(),
+    ];
+    let mut command = crate::support::child_command(module_path!(), "child_crawl", CHILD, &args);
+    command.stdout(Stdio::null()).stderr(Stdio::piped()).env("HOME", dir.path());
+    if runs_as_root() {
+        // The crawl as `nobody`, in a folder it may write.
+        std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+        command.uid(65534).gid(65534);
+    }
+    let mut child = command.spawn().unwrap();
+    // While the products render, what its browser was started with.
+    let marker = format!("spiderling-browser-{}-", child.id());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut browsers: Vec<String> = Vec::new();
+    while browsers.is_empty() && Instant::now() < deadline && child.try_wait().unwrap().is_none() {
+        browsers = command_lines().into_iter().filter(|line| line.contains(&marker)).collect();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert!(!browsers.is_empty(), "a browser was seen running: {log}");
+    for line in &browsers {
+        assert!(!line.contains("--no-sandbox"), "started in its sandbox: {line}");
+    }
+    assert!(!log.contains("sandbox"), "nothing said of a sandbox: {log}");
+    assert_eq!(rows(dir.path()).len(), 6, "{log}");
+}
+
+/// Whether this test runs as root.
+fn runs_as_root() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status.lines().find_map(|line| line.strip_prefix("Uid:")).and_then(|ids| ids.split_whitespace().nth(1))
+        == Some("0")
+}
+
+/// Every process's command line, its arguments joined by spaces.
+fn command_lines() -> Vec<String> {
+    let entries = std::fs::read_dir("/proc").unwrap().flatten();
+    let lines = entries.filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok());
+    lines.map(|line| String::from_utf8_lossy(&line).replace('\0', " ")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_browser_killed_mid_crawl_is_replaced_and_nothing_is_lost() {
     let _serial = SERIAL.lock().await;
     let shop = RenderedSite::new().products(16).page_size(8).plain(0).delay_ms(400);

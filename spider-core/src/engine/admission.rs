@@ -123,6 +123,19 @@ impl Admission {
         }
     }
 
+    /// Whether a request that rides on a slot its page holds (a rendered page's own
+    /// resources) may go at `now`: past the host's pause and pace, with a rate token.
+    #[cfg(feature = "render")]
+    pub(super) fn ride(&self, slots: &HostSlots, now: Instant) -> Admit {
+        if let Some(until) = slots.held_until(now) {
+            return Admit::Hold(Some(until));
+        }
+        match self.rate.as_deref().map(RateGate::try_pass) {
+            Some(Err(at)) => Admit::WaitUntil(at),
+            Some(Ok(())) | None => Admit::Launch,
+        }
+    }
+
     /// Whether `max_pages` or `max_items` is reached: nothing more will be admitted.
     pub(super) fn limit_reached(&self, tally: &Tally) -> bool {
         self.limits.reached(tally)

@@ -19,7 +19,7 @@ use url::Url;
 use super::admission::{Admission, Admit, Gate, Standing, Stop};
 use super::commit::{Commit, Progress};
 use super::hosts::{HostId, Hosts, RobotsState};
-use super::protocol::{Done, Job, Miss, Notes, Outcome, Report, Sorted};
+use super::protocol::{Done, Job, Miss, Notes, Outcome, PageSlot, Report, Sorted};
 use super::task::{crawl_page, fetch_robots};
 use super::Shared;
 use crate::error::cause::Cause;
@@ -33,7 +33,7 @@ use crate::request::host::{host_key, HostKey};
 use crate::request::{Request, Ticket};
 use crate::schedule::frontier::{Enqueued, Home, RobotsMemo, RunEnd};
 use crate::schedule::retry;
-use crate::schedule::robots::{self, RobotsRules};
+use crate::schedule::robots::RobotsRules;
 use crate::schedule::throttle::adaptive::{self, Proposal};
 use crate::schedule::throttle::{self, LaneState, SlotState};
 use crate::sinks::failures::Failure;
@@ -54,6 +54,27 @@ pub(super) struct Inputs {
     pub(super) stop_rx: mpsc::UnboundedReceiver<()>,
     /// The start list's requests as they are read (`--start-urls`).
     pub(super) start_list: Option<mpsc::Receiver<Request>>,
+    /// The browsers' requests, asking for admission.
+    #[cfg(feature = "render")]
+    pub(super) asks: mpsc::UnboundedReceiver<super::subrequests::Ask>,
+}
+
+#[cfg(feature = "render")]
+use super::subrequests::Asking;
+
+/// What the browsers tell the dispatcher: nothing without the `render` feature.
+#[cfg(not(feature = "render"))]
+type Heard = std::convert::Infallible;
+
+/// No browser asks anything without the `render` feature.
+#[cfg(not(feature = "render"))]
+pub(super) struct Asking;
+
+#[cfg(not(feature = "render"))]
+impl Asking {
+    async fn next(&mut self) -> Heard {
+        std::future::pending().await
+    }
 }
 
 /// Where the gauges go each second: the [`Live`] channel, and the timeline when a
@@ -76,7 +97,7 @@ pub(super) struct Dispatcher<S: Spider> {
     pub(super) shared: Arc<Shared<S>>,
     pub(super) frontier: Box<dyn Home>,
     pub(super) hosts: Hosts,
-    admission: Admission,
+    pub(super) admission: Admission,
     pub(super) commit: Commit,
     /// Whether the frontier keeps its requests past the process (see `Home`).
     durable: bool,
@@ -96,6 +117,8 @@ pub(super) struct Dispatcher<S: Spider> {
     start_list: Option<mpsc::Receiver<Request>>,
     /// A request admitted but for its rate token, waiting for it.
     held: Option<(HostId, Job)>,
+    /// The browsers' requests waiting for admission.
+    pub(super) asking: Asking,
     rng: SmallRng,
     tasks: JoinSet<()>,
     done_tx: mpsc::UnboundedSender<Done>,
@@ -128,6 +151,9 @@ impl<S: Spider> Dispatcher<S> {
         watchers: Watchers,
         admission: Admission,
     ) -> Self {
+        #[cfg(feature = "render")]
+        let Inputs { stop_rx, start_list, asks } = inputs;
+        #[cfg(not(feature = "render"))]
         let Inputs { stop_rx, start_list } = inputs;
         let Watchers { live, timeline } = watchers;
         let (done_tx, done_rx) = mpsc::unbounded_channel();
@@ -149,6 +175,10 @@ impl<S: Spider> Dispatcher<S> {
             delay: config.delay,
             start_list,
             held: None,
+            #[cfg(feature = "render")]
+            asking: Asking::new(asks),
+            #[cfg(not(feature = "render"))]
+            asking: Asking,
             rng: SmallRng::from_os_rng(),
             tasks: JoinSet::new(),
             done_tx,
@@ -199,6 +229,7 @@ impl<S: Spider> Dispatcher<S> {
                 );
                 return self.abandon().await;
             }
+            let asked_token_at = self.admit_asks(now);
             let token_at = self.launch_ready(now);
             if self.is_idle() {
                 return self.end().await;
@@ -208,6 +239,7 @@ impl<S: Spider> Dispatcher<S> {
                 self.commit.due_at(),
                 self.frontier.next_due(),
                 token_at,
+                asked_token_at,
                 self.draining_until,
             ]
             .into_iter()
@@ -241,6 +273,7 @@ impl<S: Spider> Dispatcher<S> {
                         self.on_done(done, now);
                     }
                 }
+                heard = self.asking.next() => self.hear(heard, Instant::now()),
                 () = tokio::time::sleep_until(wake_at) => {}
                 () = arrived(self.arrivals.as_deref()) => {}
                 read = next_start(self.start_list.as_mut()) => match read {
@@ -424,30 +457,13 @@ impl<S: Spider> Dispatcher<S> {
                     continue;
                 }
             }
-            let job = match &host.robots {
-                RobotsState::Unknown => {
-                    let robots = Url::parse(&host.key).ok().and_then(|url| robots::robots_url(&url));
-                    match robots {
-                        Some(url) => {
-                            host.robots = RobotsState::Fetching;
-                            Some(Job::robots(Request::new(url)))
-                        }
-                        None => {
-                            host.robots = RobotsState::Known(RobotsRules::AllowAll);
-                            let next = self.frontier.next(&host.key);
-                            self.ok(next).flatten().map(Job::page)
-                        }
-                    }
-                }
-                RobotsState::Redirected(_) => {
-                    match std::mem::replace(&mut host.robots, RobotsState::Fetching) {
-                        RobotsState::Redirected(next) => Some(Job::robots(*next)),
-                        _ => None,
-                    }
-                }
-                // Woken again when robots.txt arrives.
-                RobotsState::Fetching => None,
-                RobotsState::Known(rules) => loop {
+            let robots = matches!(host.robots, RobotsState::Unknown | RobotsState::Redirected(_))
+                .then(|| self.hosts.robots_request(id))
+                .flatten();
+            let host = &mut self.hosts[id];
+            let job = match (robots, &host.robots) {
+                (Some(request), _) => Some(Job::robots(request)),
+                (None, RobotsState::Known(rules)) => loop {
                     match self.frontier.next(&host.key) {
                         Ok(Some(request)) if !rules.allows(request.url()) => {
                             if let RobotsRules::Unavailable(reason) = rules {
@@ -465,6 +481,8 @@ impl<S: Spider> Dispatcher<S> {
                         }
                     }
                 },
+                // Woken again when robots.txt arrives.
+                (None, _) => None,
             };
             if let Some(error) = failed.take() {
                 self.fail(error);
@@ -519,8 +537,9 @@ impl<S: Spider> Dispatcher<S> {
         self.hosts.mark_ready(id);
     }
 
-    fn launch(&mut self, id: HostId, mut job: Job, now: Instant) {
+    pub(super) fn launch(&mut self, id: HostId, mut job: Job, now: Instant) {
         let slot = (!job.offline()).then(|| self.hosts[id].slots.take(job.request.lane, now));
+        job.slot = slot.map(|lane| PageSlot { host: id, lane });
         if slot.is_some() {
             self.shared.tally.requests.add(1);
         }
@@ -533,7 +552,7 @@ impl<S: Spider> Dispatcher<S> {
         let request = &job.request;
         let report = Report {
             host: id,
-            slot,
+            slot: job.slot.map(|slot| slot.lane),
             robots: job.robots,
             ticket: request.ticket,
             url: request.url().clone(),
@@ -554,25 +573,31 @@ impl<S: Spider> Dispatcher<S> {
         });
     }
 
+    /// A request of host `id` on `lane` ended: the slot rests for its politeness pause,
+    /// and requests parked for that lane go back to the queue.
+    pub(super) fn release(&mut self, id: HostId, lane: u32, ticket: Option<Ticket>, now: Instant) {
+        let host = &mut self.hosts[id];
+        let pause = throttle::pause(&self.delay, host.crawl_delay, &mut self.rng);
+        host.slots.release(lane, now + pause);
+        let parked = std::mem::take(&mut host.parked);
+        let (waiting, free): (Vec<_>, Vec<_>) = parked.into_iter().partition(|r| r.lane != Some(lane));
+        host.parked = waiting;
+        if let (Some(ticket), Some(shared)) = (ticket, self.frontier.shared()) {
+            shared.rest_slot(ticket, now + pause);
+        }
+        for request in free {
+            let deferred = self.frontier.defer(request, now);
+            self.ok(deferred);
+        }
+    }
+
     fn on_done(&mut self, done: Done, now: Instant) {
         self.in_flight -= 1;
         self.commit.returned(now);
         let ticket = done.ticket;
         let id = done.host;
         if let Some(lane) = done.slot {
-            let host = &mut self.hosts[id];
-            let pause = throttle::pause(&self.delay, host.crawl_delay, &mut self.rng);
-            host.slots.release(lane, now + pause);
-            let parked = std::mem::take(&mut host.parked);
-            let (waiting, free): (Vec<_>, Vec<_>) = parked.into_iter().partition(|r| r.lane != Some(lane));
-            host.parked = waiting;
-            if let (Some(ticket), Some(shared)) = (ticket, self.frontier.shared()) {
-                shared.rest_slot(ticket, now + pause);
-            }
-            for request in free {
-                let deferred = self.frontier.defer(request, now);
-                self.ok(deferred);
-            }
+            self.release(id, lane, ticket, now);
         }
         // A retry as someone else owes nothing to the blocked identity's backoff.
         let followed_identity = done.notes.sample.is_some_and(|sample| sample.follows_identity);
@@ -837,25 +862,40 @@ impl<S: Spider> Dispatcher<S> {
     /// Put the host of `key` in the ready queue, meeting it first if new: with what a
     /// durable frontier remembers of its robots.txt, and in a fleet its first limits.
     fn ready_host(&mut self, key: HostKey, now: Instant) {
-        let id = match self.hosts.id_of(&key) {
-            Some(id) => id,
-            None => {
-                let memo = match self.frontier.durable().filter(|_| self.hosts.obey_robots()) {
-                    Some(durable) => {
-                        let memo = durable.robots(&key);
-                        self.ok(memo).flatten()
-                    }
-                    None => None,
-                };
-                let id = self.hosts.add(key.clone(), now, memo, &self.shared.robots_token);
-                let limits = self.hosts[id].controller.as_ref().map(|c| (c.limit(), c.rps()));
-                if let (Some((limit, rps)), Some(shared)) = (limits, self.frontier.shared()) {
-                    shared.adapt_host(&key, limit, rps, Proposal::First);
-                }
-                id
-            }
-        };
+        let id = self.meet_host(key, now);
         self.hosts.mark_ready(id);
+    }
+
+    /// The host of `key`, met now if it was not before.
+    pub(super) fn meet_host(&mut self, key: HostKey, now: Instant) -> HostId {
+        if let Some(id) = self.hosts.id_of(&key) {
+            return id;
+        }
+        let memo = match self.frontier.durable().filter(|_| self.hosts.obey_robots()) {
+            Some(durable) => {
+                let memo = durable.robots(&key);
+                self.ok(memo).flatten()
+            }
+            None => None,
+        };
+        let id = self.hosts.add(key.clone(), now, memo, &self.shared.robots_token);
+        let limits = self.hosts[id].controller.as_ref().map(|c| (c.limit(), c.rps()));
+        if let (Some((limit, rps)), Some(shared)) = (limits, self.frontier.shared()) {
+            shared.adapt_host(&key, limit, rps, Proposal::First);
+        }
+        id
+    }
+}
+
+/// Without the `render` feature no browser asks anything.
+#[cfg(not(feature = "render"))]
+impl<S: Spider> Dispatcher<S> {
+    fn hear(&mut self, heard: Heard, _: Instant) {
+        match heard {}
+    }
+
+    fn admit_asks(&mut self, _: Instant) -> Option<Instant> {
+        None
     }
 }
 

@@ -18,7 +18,7 @@ use crate::observe::gauge::{Window, WINDOW};
 use crate::request::host::{write_host_key, HostKey};
 use crate::request::Request;
 use crate::schedule::frontier::RobotsMemo;
-use crate::schedule::robots::RobotsRules;
+use crate::schedule::robots::{self, RobotsRules};
 use crate::schedule::throttle::adaptive::{Controller, Target};
 use crate::schedule::throttle::HostSlots;
 
@@ -235,6 +235,28 @@ impl Hosts {
             host.slots.pause_until(now + delay);
         }
         host.robots = RobotsState::Known(rules);
+    }
+
+    /// The robots.txt request `id` must send before anything else of it goes: its first
+    /// fetch, or a redirect's next hop, after which its robots.txt is being fetched.
+    /// `None` when none is due; a host whose robots.txt has no URL is allowed everything.
+    pub(super) fn robots_request(&mut self, id: HostId) -> Option<Request> {
+        let host = &mut self.hosts[id];
+        match std::mem::replace(&mut host.robots, RobotsState::Fetching) {
+            RobotsState::Unknown => match Url::parse(&host.key).ok().and_then(|url| robots::robots_url(&url))
+            {
+                Some(url) => Some(Request::new(url)),
+                None => {
+                    host.robots = RobotsState::Known(RobotsRules::AllowAll);
+                    None
+                }
+            },
+            RobotsState::Redirected(next) => Some(*next),
+            other => {
+                host.robots = other;
+                None
+            }
+        }
     }
 
     /// Whether the robots.txt of `url`'s host is known here and disallows it.

@@ -32,6 +32,8 @@ mod open;
 mod protocol;
 mod render;
 mod start_list;
+#[cfg(feature = "render")]
+mod subrequests;
 mod task;
 
 use std::path::Path;
@@ -177,14 +179,15 @@ impl<S: Spider> Crawler<S> {
         if files.sinks.is_empty() && files.outbox.is_none() {
             tracing::warn!(target: "spiderling", "no output file: items are counted, not written");
         }
-        // One bucket for the dispatcher's requests and the browser's: the ceiling holds over
-        // both. A fleet's frontier admits under the fleet's rate instead.
+        // A fleet's frontier admits under the fleet's rate instead.
         let rate = config.rate.filter(|_| frontier.shared().is_none()).and_then(RateGate::new).map(Arc::new);
+        #[cfg(feature = "render")]
+        let (asks, asked) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             exchange,
             render: render::Tier::new(&config),
             #[cfg(feature = "render")]
-            rate: rate.clone(),
+            asks,
             pool,
             encoder: Encoder::for_outputs(&config)?,
             pipeline: Box::new(spider.pipeline()),
@@ -215,6 +218,9 @@ impl<S: Spider> Crawler<S> {
         let admission = Admission::new(&config, limits, rate);
         let commit = Commit::new(files, frontier.durable().is_some(), config.state_sync);
         let (requests, reader) = list.unzip();
+        #[cfg(feature = "render")]
+        let inputs = Inputs { stop_rx, start_list: requests, asks: asked };
+        #[cfg(not(feature = "render"))]
         let inputs = Inputs { stop_rx, start_list: requests };
         let watchers = Watchers { live, timeline: watch.timeline() };
         let dispatcher =
@@ -317,10 +323,9 @@ struct Shared<S: Spider> {
     exchange: Exchange,
     /// Which pages a browser renders, and the browsers.
     render: render::Tier,
-    /// The crawl's rate ceiling, shared with the dispatcher's admission: the browser's
-    /// requests take its tokens too.
+    /// Where the browsers' requests ask the dispatcher for admission.
     #[cfg(feature = "render")]
-    rate: Option<Arc<RateGate>>,
+    asks: mpsc::UnboundedSender<subrequests::Ask>,
     pool: ParsePool,
     /// Encodes each page's items for the items files and tables, on the page's task.
     encoder: Option<Encoder>,

@@ -27,15 +27,24 @@ pub(super) struct Job {
     pub(super) request: Request,
     pub(super) robots: bool,
     pub(super) cached: Option<Cached>,
+    /// The host slot it took at launch; none for an answer taken from the cache.
+    pub(super) slot: Option<PageSlot>,
+}
+
+/// A host's slot, by its lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct PageSlot {
+    pub(super) host: HostId,
+    pub(super) lane: u32,
 }
 
 impl Job {
     pub(super) fn page(request: Request) -> Self {
-        Job { request, robots: false, cached: None }
+        Job { request, robots: false, cached: None, slot: None }
     }
 
     pub(super) fn robots(request: Request) -> Self {
-        Job { request, robots: true, cached: None }
+        Job { request, robots: true, cached: None, slot: None }
     }
 
     /// Whether the answer is taken from the cache without asking the network: then the

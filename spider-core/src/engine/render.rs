@@ -11,7 +11,7 @@ use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 use spider_settings::{Config, Render};
 
-use super::protocol::Outcome;
+use super::protocol::{Outcome, PageSlot};
 use super::Shared;
 use crate::request::identity::Worn;
 use crate::request::rendering::Rendering;
@@ -141,6 +141,7 @@ impl Tier {
 pub(super) async fn render<S: Spider>(
     shared: &Shared<S>,
     request: &Request,
+    slot: Option<PageSlot>,
     status: StatusCode,
     headers: &HeaderMap,
     body: &Bytes,
@@ -178,7 +179,7 @@ pub(super) async fn render<S: Spider>(
         cookies: cookies.as_deref(),
         screenshot: tier.screenshots.is_some(),
     };
-    let rendered = tier.browsers.render(&job, &Subrequester { shared, page: request }).await;
+    let rendered = tier.browsers.render(&job, &Subrequester { shared, page: request, slot }).await;
     shared.tally.browsers_replaced.add(tier.browsers.take_replaced());
     let rendered = match rendered {
         Ok(rendered) => rendered,
@@ -236,6 +237,7 @@ pub(super) async fn render<S: Spider>(
 pub(super) async fn render<S: Spider>(
     _: &Shared<S>,
     request: &Request,
+    _: Option<PageSlot>,
     _: StatusCode,
     _: &HeaderMap,
     _: &Bytes,
@@ -250,30 +252,29 @@ pub(super) async fn render<S: Spider>(
     ))))
 }
 
-/// The browser's requests, sent by the crawl: inside the allowed domains, after a token of
-/// the crawl's rate ceiling, through the exchange as the page's identity and on its route.
+/// The browser's requests, sent by the crawl once its dispatcher admits them
+/// (`subrequests.rs`), through the exchange as the page's identity and on its route.
 #[cfg(feature = "render")]
 struct Subrequester<'a, S: Spider> {
     shared: &'a Shared<S>,
     page: &'a Request,
+    /// The slot the page's request took, on which its own host's requests may ride.
+    slot: Option<PageSlot>,
 }
 
 #[cfg(feature = "render")]
 #[async_trait::async_trait]
 impl<S: Spider> crate::wire::render::Subrequests for Subrequester<'_, S> {
     async fn fetch(&self, request: Request) -> Option<crate::wire::transport::Fetched> {
+        use super::subrequests::{Ask, Pass};
         use crate::wire::{Exchanged, Judge};
 
         let shared = self.shared;
-        if !shared.scope.allows(request.url()) {
-            return None;
-        }
+        let (reply, pass) = tokio::sync::oneshot::channel();
+        shared.asks.send(Ask { url: request.url().clone(), page: self.slot, reply }).ok()?;
+        // Held until the answer is read: the slot is the request's till then.
+        let Ok(Pass::Go(_permit)) = pass.await else { return None };
         let request = self.page.subrequest(request);
-        if let Some(rate) = &shared.rate {
-            while let Err(at) = rate.try_pass() {
-                tokio::time::sleep_until(at).await;
-            }
-        }
         let (route, wire) = (shared.spider.route(self.page), shared.spider.impersonate(self.page));
         match shared.exchange.send(&request, route, wire, Judge::Nobody).await {
             Ok(Exchanged::Answer(answered)) => Some(answered.fetched),

@@ -50,7 +50,7 @@ pub(super) async fn fetch_robots<S: Spider>(shared: &Shared<S>, job: Job, notes:
 /// Fetch one page, classify the answer and, for a 2xx, parse it and write its items (or
 /// read it, when the request is a sitemap).
 pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &mut Notes) -> Outcome {
-    let request = job.request;
+    let (request, slot) = (job.request, job.slot);
     let (fetched, blocked, consent, new_identity, sent) =
         match answer(shared, &request, job.cached, false, notes).await {
             Fetch::Answer { fetched, blocked, consent, new_identity, sent } => {
@@ -120,7 +120,8 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
     };
     let mut rendered = false;
     if let Choice::Render(why) = choice {
-        match render::render(shared, &request, status, &headers, &body, &rendering, worn.as_ref(), why).await
+        match render::render(shared, &request, slot, status, &headers, &body, &rendering, worn.as_ref(), why)
+            .await
         {
             Ok(html) => (headers, body, rendered) = (as_rendered(headers), html, true),
             Err(outcome) => return outcome,
@@ -133,8 +134,18 @@ pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &
         if lacked && read.wall.is_none() {
             let body = read.body.clone();
             let why = Why::Lacking;
-            match render::render(shared, &request, status, &headers, &body, &rendering, worn.as_ref(), why)
-                .await
+            match render::render(
+                shared,
+                &request,
+                slot,
+                status,
+                &headers,
+                &body,
+                &rendering,
+                worn.as_ref(),
+                why,
+            )
+            .await
             {
                 Ok(html) => read = read_page(shared, request, status, as_rendered(headers), html, true).await,
                 Err(outcome) => return outcome,

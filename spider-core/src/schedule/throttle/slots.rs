@@ -81,6 +81,26 @@ impl HostSlots {
         }
     }
 
+    /// Until when the host as a whole holds its starts back (a 429's pause, or its pace),
+    /// whatever its slots: `None` when it does not at `now`.
+    #[cfg(feature = "render")]
+    pub(crate) fn held_until(&self, now: Instant) -> Option<Instant> {
+        let held = self.paused_until.filter(|until| *until > now);
+        let paced = (self.next_start > now).then_some(self.next_start);
+        held.max(paced)
+    }
+
+    /// A request started at `now`: the next waits for the host's pace. One started on a
+    /// slot already taken (a rendered page's own resource, on the page's slot) counts
+    /// here alone.
+    pub(crate) fn count_start(&mut self, now: Instant) {
+        // Without a pace there is no gate to move: a start stamped a little later than the
+        // dispatcher's `now` must not hold back the next one until a timer fires.
+        if !self.pace.is_zero() {
+            self.next_start = self.next_start.max(now) + self.pace;
+        }
+    }
+
     /// Where `lane` stands at `now`.
     pub(crate) fn lane(&self, lane: u32, now: Instant) -> LaneState {
         match self.idle.iter().find(|(_, idle)| *idle == lane) {
@@ -102,11 +122,7 @@ impl HostSlots {
             .or_else(|| self.idle.iter().enumerate().min_by_key(|(_, (ready, _))| *ready).map(|(at, _)| at));
         let lane = chosen.map_or(0, |at| self.idle.swap_remove(at).1);
         self.busy += 1;
-        // Without a pace there is no gate to move: a start stamped a little later than the
-        // dispatcher's `now` must not hold back the next one until a timer fires.
-        if !self.pace.is_zero() {
-            self.next_start = self.next_start.max(now) + self.pace;
-        }
+        self.count_start(now);
         lane
     }
 

@@ -39,6 +39,9 @@ struct Launch {
     rss_bytes: u64,
     timeout: Duration,
     allow_heavy: bool,
+    /// Whether the browser is started in its sandbox: so until a start in it fails, never
+    /// for root, whom Chromium refuses one.
+    sandbox: AtomicBool,
 }
 
 /// One running browser.
@@ -76,6 +79,7 @@ impl Browsers {
                 rss_bytes: config.browser_rss.saturating_mul(1024 * 1024),
                 timeout: config.render_timeout,
                 allow_heavy: config.render_resources,
+                sandbox: AtomicBool::new(!rustix::process::geteuid().is_root()),
             },
             pages: Semaphore::new(per_browser * browsers),
             live: Mutex::new(Vec::new()),
@@ -210,40 +214,21 @@ impl Browsers {
         static STARTED: AtomicU64 = AtomicU64::new(0);
         let number = STARTED.fetch_add(1, Ordering::Relaxed) + 1;
         let dir = std::env::temp_dir().join(format!("spiderling-browser-{}-{number}", std::process::id()));
-        let mut builder = BrowserConfig::builder()
-            .user_data_dir(&dir)
-            .respect_https_errors()
-            .launch_timeout(Duration::from_secs(30))
-            .request_timeout(self.launch.timeout + Duration::from_secs(5))
-            // Root in a container has no user namespace to sandbox in; the browser fetches
-            // nothing itself, every request is answered by the crawl.
-            .no_sandbox()
-            // chromiumoxide writes each key as `--key`, and `--key=value` with a value.
-            .args([
-                "disable-gpu",
-                "disable-dev-shm-usage",
-                "disable-background-networking",
-                "disable-component-update",
-                "no-first-run",
-                "disable-sync",
-                "metrics-recording-only",
-                "mute-audio",
-            ])
-            // Nothing the browser fetches on its own reaches the network: a request the
-            // protocol does not pause (the browser's own, such as a page's icon) goes to a
-            // proxy that is not there, loopback included.
-            .args([("proxy-server", "http://127.0.0.1:9"), ("proxy-bypass-list", "<-loopback>")]);
-        if let Some(executable) = &self.launch.executable {
-            builder = builder.chrome_executable(executable);
+        let sandbox = self.launch.sandbox.load(Ordering::Acquire);
+        if !sandbox && rustix::process::geteuid().is_root() {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| tracing::warn!(target: "spiderling", "running as root: Chromium refuses root a sandbox, so it starts without one and the crawled pages' scripts run unsandboxed; run the crawl as another user to keep them in it"));
         }
-        let config = builder.build().map_err(|problem| {
-            RenderError::Launch(format!(
-                "{problem}; set CHROMIUM to a Chromium or Chrome, or install `chromium`"
-            ))
-        })?;
-        let (mut browser, mut handler) = Browser::launch(config)
-            .await
-            .map_err(|error| RenderError::Launch(format!("starting Chromium: {error}")))?;
+        let launched = match Browser::launch(self.launch.config(&dir, sandbox)?).await {
+            Err(error) if sandbox => {
+                tracing::warn!(target: "spiderling", %error, "Chromium could not start in its sandbox (no user namespaces?): started without it, so the crawled pages' scripts run unsandboxed");
+                self.launch.sandbox.store(false, Ordering::Release);
+                Browser::launch(self.launch.config(&dir, false)?).await
+            }
+            launched => launched,
+        };
+        let (mut browser, mut handler) =
+            launched.map_err(|error| RenderError::Launch(format!("starting Chromium: {error}")))?;
         let pid = browser.get_mut_child().and_then(|child| child.as_mut_inner().id());
         let (dead, died) = (Arc::new(AtomicBool::new(false)), Arc::new(tokio::sync::Notify::new()));
         let (gone, wake) = (dead.clone(), died.clone());
@@ -323,6 +308,45 @@ fn reaper(pid: u32) -> Option<std::process::Child> {
             tracing::warn!(target: "spiderling", %error, "no reaper for the browser: a crawl killed with SIGKILL would leave it running");
             None
         }
+    }
+}
+
+impl Launch {
+    /// How a browser is started, with its profile in `dir`, in its sandbox or not.
+    fn config(&self, dir: &std::path::Path, sandbox: bool) -> Result<BrowserConfig, RenderError> {
+        let mut builder = BrowserConfig::builder()
+            .user_data_dir(dir)
+            .respect_https_errors()
+            .launch_timeout(Duration::from_secs(30))
+            .request_timeout(self.timeout + Duration::from_secs(5))
+            // chromiumoxide writes each key as `--key`, and `--key=value` with a value.
+            .args([
+                "disable-gpu",
+                "disable-dev-shm-usage",
+                "disable-background-networking",
+                "disable-component-update",
+                "no-first-run",
+                "disable-sync",
+                "metrics-recording-only",
+                "mute-audio",
+            ])
+            // Nothing the browser fetches on its own reaches the network: a request the
+            // protocol does not pause (the browser's own, such as a page's icon) goes to a
+            // proxy that is not there, loopback included.
+            .args([("proxy-server", "http://127.0.0.1:9"), ("proxy-bypass-list", "<-loopback>")]);
+        if let Some(executable) = &self.executable {
+            builder = builder.chrome_executable(executable);
+        }
+        if !sandbox {
+            // Root has no sandbox (Chromium refuses to start in one); the browser fetches
+            // nothing itself, every request is answered by the crawl.
+            builder = builder.no_sandbox();
+        }
+        builder.build().map_err(|problem| {
+            RenderError::Launch(format!(
+                "{problem}; set CHROMIUM to a Chromium or Chrome, or install `chromium`"
+            ))
+        })
     }
 }
 
