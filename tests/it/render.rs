@@ -240,6 +240,72 @@ fn the_browser_runs_in_its_sandbox_when_the_crawl_is_not_root() {
     assert_eq!(rows(dir.path()).len(), 6, "{log}");
 }
 
+#[test]
+fn a_fleets_rate_ceiling_holds_over_its_browsers_requests() {
+    let _serial = SERIAL.blocking_lock();
+    let shop = RenderedSite::new().products(8).page_size(4).plain(0).delay_ms(0);
+    let site = Sandbox::rendered(shop.clone()).unwrap();
+    let redis = spider_sandbox::RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // Two workers, 300 a minute between them: one start every 200 ms.
+    let worker = |n: usize| {
+        let args = [
+            "-o".to_owned(),
+            dir.path().join(format!("worker-{n}.jsonl")).display().to_string(),
+            "--set".to_owned(),
+            format!("start_urls={}", site.url()),
+            "--set".to_owned(),
+            format!("frontier={}", redis.url()),
+            "--set".to_owned(),
+            "rpm=300".to_owned(),
+            "--set".to_owned(),
+            "concurrency=2".to_owned(),
+            "--log-level".to_owned(),
+            "error".to_owned(),
+        ];
+        let mut command = crate::support::child_command(module_path!(), "child_crawl", CHILD, &args);
+        command.stdout(Stdio::null()).stderr(Stdio::piped());
+        command.spawn().unwrap()
+    };
+    let workers = [worker(1), worker(2)];
+    for child in workers {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let mut got: Vec<String> = (1..=2)
+        .flat_map(|n| {
+            std::fs::read_to_string(dir.path().join(format!("worker-{n}.jsonl")))
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .map(|line| serde_json::from_str::<Row>(&line).unwrap().name)
+        .collect();
+    got.sort();
+    assert_eq!(got, names(&shop), "every product once across the workers");
+    let seen = site.observed();
+    let kinds = kinds(&seen);
+    assert!(
+        kinds.get("api").is_some_and(|n| *n >= 8),
+        "the browsers' requests came through the fleet: {kinds:?}"
+    );
+    // As in the single crawl's test: any five starts in a row span three spacings at least,
+    // less 100 ms for the server's stamps on a busy machine; unadmitted requests of the
+    // browsers would come tens within a few milliseconds.
+    let mut arrivals: Vec<Duration> = seen.hits.iter().map(|hit| hit.at).collect();
+    arrivals.sort();
+    let spacing = Duration::from_millis(200);
+    for (i, window) in arrivals.windows(5).enumerate() {
+        let span = window[4] - window[0];
+        assert!(
+            span + Duration::from_millis(100) >= spacing * 3,
+            "requests {i}..{} within {span:?}: {kinds:?}",
+            i + 4
+        );
+    }
+}
+
 /// Whether this test runs as root.
 fn runs_as_root() -> bool {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

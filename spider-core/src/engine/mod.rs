@@ -188,6 +188,8 @@ impl<S: Spider> Crawler<S> {
             render: render::Tier::new(&config),
             #[cfg(feature = "render")]
             asks,
+            #[cfg(all(feature = "render", feature = "fleet"))]
+            browser_starts: fleet.browser_starts(),
             pool,
             encoder: Encoder::for_outputs(&config)?,
             pipeline: Box::new(spider.pipeline()),
@@ -326,6 +328,10 @@ struct Shared<S: Spider> {
     /// Where the browsers' requests ask the dispatcher for admission.
     #[cfg(feature = "render")]
     asks: mpsc::UnboundedSender<subrequests::Ask>,
+    /// In a fleet under a rate ceiling, the starts its browsers' requests wait for: the
+    /// dispatcher's admission has no rate token there, the fleet's leases do.
+    #[cfg(all(feature = "render", feature = "fleet"))]
+    browser_starts: Option<Arc<crate::schedule::fleet::BrowserStarts>>,
     pool: ParsePool,
     /// Encodes each page's items for the items files and tables, on the page's task.
     encoder: Option<Encoder>,

@@ -274,6 +274,12 @@ impl<S: Spider> crate::wire::render::Subrequests for Subrequester<'_, S> {
         shared.asks.send(Ask { url: request.url().clone(), page: self.slot, reply }).ok()?;
         // Held until the answer is read: the slot is the request's till then.
         let Ok(Pass::Go(_permit)) = pass.await else { return None };
+        #[cfg(feature = "fleet")]
+        if let Some(starts) = &shared.browser_starts {
+            if !starts.wait_turn().await {
+                return None;
+            }
+        }
         let request = self.page.subrequest(request);
         let (route, wire) = (shared.spider.route(self.page), shared.spider.impersonate(self.page));
         match shared.exchange.send(&request, route, wire, Judge::Nobody).await {

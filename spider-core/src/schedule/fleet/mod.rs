@@ -27,6 +27,8 @@ mod keys;
 mod outputs;
 mod parts;
 mod report;
+#[cfg(feature = "render")]
+mod starts;
 mod syncer;
 mod wire;
 
@@ -39,6 +41,8 @@ pub(crate) use keys::FleetKeys;
 pub use outputs::FleetOutput;
 pub use parts::prefix;
 pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetWorker, WorkerState};
+#[cfg(feature = "render")]
+pub(crate) use starts::BrowserStarts;
 
 use self::clock::RedisClock;
 use self::connection::Redis;
@@ -84,9 +88,18 @@ pub(crate) const CRAWLS: &str = "spiderling:crawls";
 pub(crate) struct Membership {
     syncer: tokio::task::JoinHandle<()>,
     address: Address,
+    /// Under a rate ceiling, its bucket, for the browsers' requests.
+    #[cfg(feature = "render")]
+    browser_starts: Option<Arc<BrowserStarts>>,
 }
 
 impl Membership {
+    /// Under a rate ceiling, the starts the browsers' requests wait for.
+    #[cfg(feature = "render")]
+    pub(crate) fn browser_starts(&self) -> Option<Arc<BrowserStarts>> {
+        self.browser_starts.clone()
+    }
+
     /// Wait, up to `within`, for the last round: it gives back what this worker held.
     pub(crate) async fn leave(mut self, within: Duration) {
         if tokio::time::timeout(within, &mut self.syncer).await.is_err() {
@@ -270,6 +283,12 @@ pub(crate) async fn join(
     let frontier = FleetFrontier::new(config, link.clone(), output, committed);
     tracing::info!(target: "spiderling", redis = %address, crawl, %worker, "joined the fleet");
     let keys = FleetKeys::new(redis.clone(), connection.clone(), address.clone(), &prefix);
+    #[cfg(feature = "render")]
+    let spacing = config.rate.map_or(0.0, spacing_ms);
+    #[cfg(feature = "render")]
+    let browser_starts = (spacing > 0.0).then(|| {
+        Arc::new(BrowserStarts::new(connection.clone(), parts.crawl(), spacing, config.render_timeout))
+    });
     let syncer = Syncer {
         link,
         redis,
@@ -286,7 +305,12 @@ pub(crate) async fn join(
         last_count: None,
         draining: None,
     };
-    let membership = Membership { syncer: tokio::spawn(syncer.run()), address };
+    let membership = Membership {
+        syncer: tokio::spawn(syncer.run()),
+        address,
+        #[cfg(feature = "render")]
+        browser_starts,
+    };
     Ok((frontier, membership, committed, keys))
 }
 

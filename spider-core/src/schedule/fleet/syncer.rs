@@ -759,7 +759,9 @@ impl Syncer {
 
 /// A call that a cluster's client may keep retrying while a node is down, bounded: the
 /// syncer's own backoff takes over.
-async fn bounded<T>(call: impl std::future::Future<Output = redis::RedisResult<T>>) -> redis::RedisResult<T> {
+pub(super) async fn bounded<T>(
+    call: impl std::future::Future<Output = redis::RedisResult<T>>,
+) -> redis::RedisResult<T> {
     tokio::time::timeout(super::connection::CALL_TIMEOUT, call).await.unwrap_or_else(|_| {
         Err(redis::RedisError::from((redis::ErrorKind::Io, "Redis did not answer in time")))
     })
