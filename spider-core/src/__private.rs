@@ -15,6 +15,6 @@ pub use crate::extract::stream::{FieldRead, Found};
 pub use crate::request::rendering::Rendering;
 pub use crate::spider::rules::{parse_by_link_rules, Engine, LinkRule, LinkRules, Read, DEFAULT_LINKS};
 pub use scraper::Selector;
-pub use spider_settings::{Impersonate, Render};
+pub use spider_settings::{Impersonate, Politeness, Render};
 pub use std::sync::LazyLock;
 pub use std::time::Duration;

@@ -73,7 +73,7 @@ pub use spider::{Cx, Spider, SpiderConfig};
 #[doc(hidden)]
 pub use spider_settings::RedisAddress;
 pub use spider_settings::{
-    redact_url, rfc3339, Config, ConfigError, Impersonate, Render, DEFAULT_RETRY_STATUSES,
+    redact_url, rfc3339, Config, ConfigError, Impersonate, Politeness, Render, DEFAULT_RETRY_STATUSES,
     DEFAULT_USER_AGENT, DEFAULT_USER_TEMPLATE,
 };
 pub use wire::block::Answer;

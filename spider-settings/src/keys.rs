@@ -53,6 +53,8 @@ pub enum Kind {
     Impersonate,
     /// Where pages are rendered: `never`, `auto` or `always`.
     Render,
+    /// Which hosts share a budget: `server`, `domain` or `host`.
+    Politeness,
     /// A list of item pipeline stages (compile time only).
     Stages,
 }
@@ -81,6 +83,7 @@ impl Kind {
             Kind::StatusList => "list of HTTP statuses",
             Kind::Impersonate => "`\"none\"`, `\"chrome\"`, `\"firefox\"` or `\"auto\"`",
             Kind::Render => "`\"never\"`, `\"auto\"` or `\"always\"`",
+            Kind::Politeness => "`\"server\"`, `\"domain\"` or `\"host\"`",
             Kind::Stages => "list of `Pipeline` values",
         }
     }
@@ -368,6 +371,20 @@ pub const KEYS: &[Key] = &[
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(c.per_host(size(v, true)?))),
         show: |c| Some(c.per_host.to_string()),
+    },
+    Key {
+        name: "politeness",
+        kind: Kind::Politeness,
+        stage: Stage::Admission,
+        doc: "which hosts share one budget of `per_host` slots, 429 pauses and a limiter's pace: \
+            `server`, the hosts of one registrable domain (`a.example.co.uk` and \
+            `b.example.co.uk`) and those answering from one server address, which a server's \
+            limit counts together; `domain`, the registrable domain's alone; `host`, each host \
+            alone (many sites behind one CDN address, each limiting on its own)",
+        default: "`\"server\"`",
+        surface: Where::Everywhere,
+        set: Some(|c, v| Ok(c.politeness(crate::Politeness::parse(v)?))),
+        show: |c| (c.politeness != crate::Politeness::Server).then(|| c.politeness.name().to_owned()),
     },
     Key {
         name: "rpm",
@@ -1327,6 +1344,7 @@ mod tests {
             (_, Kind::StatusList) => "429, 503",
             (_, Kind::Impersonate) => "chrome",
             (_, Kind::Render) => "auto",
+            (_, Kind::Politeness) => "host",
             (_, Kind::Profile | Kind::Selector | Kind::Type | Kind::Engine | Kind::Proxy | Kind::Stages) => {
                 ""
             }

@@ -3,7 +3,8 @@
 //! of it. The servers' logs count what they answered; the tests assert every page came
 //! back with default settings and in adaptive mode. The site is served under four host
 //! names (`site-N.localhost`, the loopback as RFC 6761 has it) on the one server, whose
-//! limit counts every name's requests together.
+//! limit counts every name's requests together. And the budget hosts share
+//! (`politeness`): the hosts of one registrable domain, whatever their address.
 
 #![allow(clippy::unwrap_used)]
 
@@ -140,4 +141,59 @@ async fn haproxy_stick_table_limit_loses_no_page_with_default_settings_or_adapti
         }
     });
     side_by_side(runs).await;
+}
+
+/// A spider of the demo shop's books.
+#[derive(Item, Serialize, Debug)]
+struct Book {
+    #[css("h1")]
+    title: String,
+}
+
+#[derive(Spider, Default)]
+#[spider(
+    start_urls = ["http://placeholder.invalid/"],
+    rule(allow = r"/catalogue/page-\d+\.html", follow),
+    rule(allow = r"/catalogue/book_\d+\.html$", parse = Book)
+)]
+struct Books;
+
+/// The most requests the demo shop had in flight at once while two hosts of one
+/// registrable domain (`a.shop.localhost`, `b.shop.localhost`, on the shop's one port)
+/// were crawled with `per_host = 1` and `politeness = politeness`.
+async fn most_in_flight(politeness: &str) -> (usize, Summary) {
+    let demo = spider_sandbox::DemoSite {
+        books: 12,
+        per_page: 6,
+        latency: std::time::Duration::from_millis(40),
+        ..spider_sandbox::DemoSite::default()
+    };
+    let site = spider_sandbox::Sandbox::demo(demo).unwrap();
+    let port = site.addr().port();
+    let dir = tempfile::tempdir().unwrap();
+    let starts = format!("http://a.shop.localhost:{port}/,http://b.shop.localhost:{port}/");
+    let config = Books
+        .config()
+        .set("start_urls", &starts)
+        .unwrap()
+        .set("per_host", "1")
+        .unwrap()
+        // The shop links `localhost` too, a registrable domain of its own.
+        .set("allowed_domains", "shop.localhost")
+        .unwrap()
+        .set("politeness", politeness)
+        .unwrap()
+        .output(dir.path().join("books.jsonl"));
+    let summary = Crawler::with_config(Books, config).run().await.unwrap();
+    (site.observed().max_in_flight, summary)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hosts_of_one_registrable_domain_share_one_budget_unless_told_otherwise() {
+    let (shared, summary) = most_in_flight("domain").await;
+    assert_eq!(summary.counts.items, 24, "both hosts' books: {summary}");
+    assert_eq!(shared, 1, "per_host = 1 between a.shop.localhost and b.shop.localhost");
+    let (apart, summary) = most_in_flight("host").await;
+    assert_eq!(summary.counts.items, 24, "{summary}");
+    assert_eq!(apart, 2, "a slot each with politeness = \"host\"");
 }

@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use super::limits::Limits;
 use crate::observe::counters::Tally;
-use crate::schedule::throttle::{HostSlots, RateGate, SlotState};
+use crate::schedule::throttle::{RateGate, SlotState};
 
 /// Why the crawl admits nothing more.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,13 +107,13 @@ impl Admission {
         }
     }
 
-    /// Whether a request of the host with `slots` may go at `now`. One answered from the
-    /// cache (`offline`) sends nothing: it needs no slot and no token.
-    pub(super) fn request(&self, slots: &HostSlots, offline: bool, now: Instant) -> Admit {
+    /// Whether a request of a host whose slots stand at `state` may go at `now`. One
+    /// answered from the cache (`offline`) sends nothing: it needs no slot and no token.
+    pub(super) fn request(&self, state: SlotState, offline: bool) -> Admit {
         if offline {
             return Admit::Launch;
         }
-        match slots.state(now) {
+        match state {
             SlotState::Busy => Admit::Hold(None),
             SlotState::PausedUntil(until) => Admit::Hold(Some(until)),
             SlotState::Free => match self.rate.as_deref().map(RateGate::try_pass) {
@@ -124,10 +124,10 @@ impl Admission {
     }
 
     /// Whether a request that rides on a slot its page holds (a rendered page's own
-    /// resources) may go at `now`: past the host's pause and pace, with a rate token.
+    /// resources) may go, its host held back until `held` (a pause or its pace).
     #[cfg(feature = "render")]
-    pub(super) fn ride(&self, slots: &HostSlots, now: Instant) -> Admit {
-        if let Some(until) = slots.held_until(now) {
+    pub(super) fn ride(&self, held: Option<Instant>) -> Admit {
+        if let Some(until) = held {
             return Admit::Hold(Some(until));
         }
         match self.rate.as_deref().map(RateGate::try_pass) {
@@ -149,6 +149,7 @@ mod tests {
     use spider_settings::Config;
 
     use super::*;
+    use crate::schedule::throttle::HostSlots;
 
     fn standing(slots_taken: usize) -> Standing {
         Standing { slots_taken, in_flight: slots_taken, stopping: false, budget_reached: false }
@@ -166,7 +167,7 @@ mod tests {
         let slots = HostSlots::new(1_000, start);
         let mut sent = Vec::new();
         while start.elapsed() <= span {
-            match admission.request(&slots, false, Instant::now()) {
+            match admission.request(slots.state(Instant::now()), false) {
                 Admit::Launch => sent.push(start.elapsed()),
                 Admit::WaitUntil(at) => tokio::time::sleep_until(at).await,
                 Admit::Hold(_) => panic!("the host is always free"),
@@ -197,16 +198,24 @@ mod tests {
         let mut slots = HostSlots::new(config.per_host, start);
         let mut lanes = Vec::new();
         for _ in 0..2 {
-            assert_eq!(admission.request(&slots, false, start), Admit::Launch);
+            assert_eq!(admission.request(slots.state(start), false), Admit::Launch);
             lanes.push(slots.take(None, start));
         }
-        assert_eq!(admission.request(&slots, false, start), Admit::Hold(None), "both slots busy");
-        assert_eq!(admission.request(&slots, true, start), Admit::Launch, "a cached answer takes no slot");
+        assert_eq!(admission.request(slots.state(start), false), Admit::Hold(None), "both slots busy");
+        assert_eq!(
+            admission.request(slots.state(start), true),
+            Admit::Launch,
+            "a cached answer takes no slot"
+        );
         let rested = start + Duration::from_secs(2);
         slots.release(lanes[0], rested);
-        assert_eq!(admission.request(&slots, false, start), Admit::Hold(Some(rested)), "the slot's pause");
+        assert_eq!(
+            admission.request(slots.state(start), false),
+            Admit::Hold(Some(rested)),
+            "the slot's pause"
+        );
         tokio::time::sleep_until(rested).await;
-        assert_eq!(admission.request(&slots, false, Instant::now()), Admit::Launch);
+        assert_eq!(admission.request(slots.state(Instant::now()), false), Admit::Launch);
     }
 
     #[tokio::test(start_paused = true)]
@@ -219,11 +228,11 @@ mod tests {
         let retry_after = start + Duration::from_secs(30);
         slots.pause_until(retry_after);
         slots.release(lane, start);
-        assert_eq!(admission.request(&slots, false, start), Admit::Hold(Some(retry_after)));
+        assert_eq!(admission.request(slots.state(start), false), Admit::Hold(Some(retry_after)));
         tokio::time::sleep(Duration::from_secs(29)).await;
-        assert_eq!(admission.request(&slots, false, Instant::now()), Admit::Hold(Some(retry_after)));
+        assert_eq!(admission.request(slots.state(Instant::now()), false), Admit::Hold(Some(retry_after)));
         tokio::time::sleep_until(retry_after).await;
-        assert_eq!(admission.request(&slots, false, Instant::now()), Admit::Launch);
+        assert_eq!(admission.request(slots.state(Instant::now()), false), Admit::Launch);
     }
 
     #[tokio::test(start_paused = true)]
@@ -231,12 +240,12 @@ mod tests {
         let admission = admission(&Config::new("t").rps(2));
         let start = Instant::now();
         let slots = HostSlots::new(8, start);
-        assert_eq!(admission.request(&slots, false, start), Admit::Launch);
+        assert_eq!(admission.request(slots.state(start), false), Admit::Launch);
         let due = start + Duration::from_millis(500);
-        assert_eq!(admission.request(&slots, false, start), Admit::WaitUntil(due));
+        assert_eq!(admission.request(slots.state(start), false), Admit::WaitUntil(due));
         assert_eq!(slots.state(start), SlotState::Free, "nothing taken while waiting");
         tokio::time::sleep_until(due).await;
-        assert_eq!(admission.request(&slots, false, Instant::now()), Admit::Launch);
+        assert_eq!(admission.request(slots.state(Instant::now()), false), Admit::Launch);
     }
 
     #[test]

@@ -56,11 +56,11 @@ pub(super) struct Inputs {
     pub(super) start_list: Option<mpsc::Receiver<Request>>,
     /// The browsers' requests, asking for admission.
     #[cfg(feature = "render")]
-    pub(super) asks: mpsc::UnboundedReceiver<super::subrequests::Ask>,
+    pub(super) asks: mpsc::UnboundedReceiver<super::protocol::Ask>,
 }
 
 #[cfg(feature = "render")]
-use super::subrequests::Asking;
+use super::protocol::Asking;
 
 /// What the browsers tell the dispatcher: nothing without the `render` feature.
 #[cfg(not(feature = "render"))]
@@ -422,7 +422,8 @@ impl<S: Spider> Dispatcher<S> {
                 Some(held) => held,
                 None => self.next_job(now)?,
             };
-            match self.admission.request(&self.hosts[host].slots, job.offline(), now) {
+            let state = self.hosts.state(host, now);
+            match self.admission.request(state, job.offline()) {
                 Admit::Launch => self.launch(host, job, now),
                 Admit::WaitUntil(at) => {
                     self.held = Some((host, job));
@@ -443,20 +444,20 @@ impl<S: Spider> Dispatcher<S> {
         let mut disallowed = Vec::new();
         let mut failed = None;
         while let Some(id) = self.hosts.pop_ready() {
-            let host = &mut self.hosts[id];
-            match host.slots.state(now) {
+            match self.hosts.state(id, now) {
                 SlotState::Free => {}
                 SlotState::PausedUntil(due) => {
                     self.hosts.wake_at(id, due);
                     continue;
                 }
-                // Woken again when a request of this host finishes. Its slots, not its
-                // pace, held it back: adaptive mode may give it more.
+                // Woken again when a request of this host or its group finishes. Its
+                // slots, not its pace, held it back: adaptive mode may give it more.
                 SlotState::Busy => {
-                    host.saturated = true;
+                    self.hosts[id].saturated = true;
                     continue;
                 }
             }
+            let host = &mut self.hosts[id];
             let robots = matches!(host.robots, RobotsState::Unknown | RobotsState::Redirected(_))
                 .then(|| self.hosts.robots_request(id))
                 .flatten();
@@ -538,7 +539,7 @@ impl<S: Spider> Dispatcher<S> {
     }
 
     pub(super) fn launch(&mut self, id: HostId, mut job: Job, now: Instant) {
-        let slot = (!job.offline()).then(|| self.hosts[id].slots.take(job.request.lane, now));
+        let slot = (!job.offline()).then(|| self.hosts.take(id, job.request.lane, now));
         job.slot = slot.map(|lane| PageSlot { host: id, lane });
         if slot.is_some() {
             self.shared.tally.requests.add(1);
@@ -553,6 +554,7 @@ impl<S: Spider> Dispatcher<S> {
         let report = Report {
             host: id,
             slot: job.slot.map(|slot| slot.lane),
+            launched: now,
             robots: job.robots,
             ticket: request.ticket,
             url: request.url().clone(),
@@ -576,9 +578,9 @@ impl<S: Spider> Dispatcher<S> {
     /// A request of host `id` on `lane` ended: the slot rests for its politeness pause,
     /// and requests parked for that lane go back to the queue.
     pub(super) fn release(&mut self, id: HostId, lane: u32, ticket: Option<Ticket>, now: Instant) {
+        let pause = throttle::pause(&self.delay, self.hosts[id].crawl_delay, &mut self.rng);
+        self.hosts.release(id, lane, now + pause);
         let host = &mut self.hosts[id];
-        let pause = throttle::pause(&self.delay, host.crawl_delay, &mut self.rng);
-        host.slots.release(lane, now + pause);
         let parked = std::mem::take(&mut host.parked);
         let (waiting, free): (Vec<_>, Vec<_>) = parked.into_iter().partition(|r| r.lane != Some(lane));
         host.parked = waiting;
@@ -601,10 +603,13 @@ impl<S: Spider> Dispatcher<S> {
         }
         // A retry as someone else owes nothing to the blocked identity's backoff.
         let followed_identity = done.notes.sample.is_some_and(|sample| sample.follows_identity);
+        if let Some(server) = done.notes.sample.and_then(|sample| sample.server) {
+            self.hosts.learn_server(id, server);
+        }
         if let Some(mut sample) = done.notes.sample {
             // A limiter's refusal (`classify`) is a block to the host's controller.
             sample.blocked |= matches!(&done.outcome, Outcome::Trouble { trouble: Trouble::SlowDown, .. });
-            self.record(id, sample, now);
+            self.record(id, sample, done.launched, now);
         }
         // The archive first: with both, the cache keeps where the archive put the body.
         let stored = match done.notes.archive {
@@ -627,6 +632,7 @@ impl<S: Spider> Dispatcher<S> {
         }
         match done.outcome {
             Outcome::Parsed { sorted, follows, failed, not_html, missed } => {
+                self.hosts.answered_well(id);
                 self.write_items(&sorted);
                 if let Some(miss) = missed {
                     self.missed(&miss);
@@ -769,6 +775,13 @@ impl<S: Spider> Dispatcher<S> {
                 return;
             }
         }
+        // A 503 in a run at hosts that share a budget is a limiter's: they slow down.
+        let trouble = match trouble {
+            Trouble::TryAgain if failure.status == Some(503) && self.hosts.unavailable_again(id) => {
+                Trouble::SlowDown
+            }
+            trouble => trouble,
+        };
         let wait =
             retry::wait(&self.backoff, request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
         if trouble == Trouble::SlowDown {
@@ -776,11 +789,12 @@ impl<S: Spider> Dispatcher<S> {
             // limiter bans a client that keeps going.
             if self.hosts.slow_down(id, now) {
                 let key = &self.hosts[id].key;
-                tracing::info!(target: "spiderling", host = %key, "told to slow down: paced from a slow start from now on, faster while it answers");
+                let hosts = self.hosts.group(id).members().len();
+                tracing::info!(target: "spiderling", host = %key, hosts, "told to slow down: the host and those sharing its budget paced from a slow start from now on, faster while they answer");
             }
-            let host = &mut self.hosts[id];
             let until = now + retry_after.unwrap_or(wait);
-            host.slots.pause_until(until);
+            self.hosts.pause(id, until);
+            let host = &self.hosts[id];
             tracing::info!(target: "spiderling", host = %host.key, status = ?failure.status, ?retry_after, "told to slow down: backing off the host");
             let key = host.key.clone();
             if let Some(shared) = self.frontier.shared() {

@@ -7,7 +7,7 @@ use std::cmp::Reverse;
 use tokio::time::Instant;
 
 use super::dispatch::Dispatcher;
-use super::hosts::{Host, HostId};
+use super::hosts::{GroupId, Host, HostId};
 use super::protocol::Sample;
 use crate::observe::gauge::{HostLive, Live};
 use crate::observe::timeline::{Event, EventKind};
@@ -16,8 +16,9 @@ use crate::schedule::throttle::adaptive::{self, Change, Controller, Proposal};
 use crate::spider::Spider;
 
 impl<S: Spider> Dispatcher<S> {
-    /// What an answer tells the gauges, and the controller of its host.
-    pub(super) fn record(&mut self, id: HostId, sample: Sample, now: Instant) {
+    /// What an answer tells the gauges, and the controllers of its host and its group; the
+    /// request was launched at `launched`.
+    pub(super) fn record(&mut self, id: HostId, sample: Sample, launched: Instant, now: Instant) {
         self.latencies.record(sample.latency);
         self.window.record(now, sample.blocked);
         let host = &mut self.hosts[id];
@@ -27,11 +28,24 @@ impl<S: Spider> Dispatcher<S> {
         }
         host.good_this_step += usize::from(!sample.blocked);
         let target = self.hosts.target();
-        let host = &mut self.hosts[id];
-        let Some(controller) = host.controller.as_mut() else { return };
         // A block that followed an identity (used, then blocked, and replaced by another
         // exit) is the identity's, not the host's: the host's limits stay.
         let host_blocked = sample.blocked && !sample.follows_identity;
+        let group_id = self.hosts.group_of(id);
+        let group = self.hosts.group_mut(group_id);
+        // By when it was launched: of a burst launched before a limiter's first refusal,
+        // a task may send its request after the group's controller was made.
+        group.answered(now, launched, sample.blocked);
+        let in_flight = group.busy() + 1;
+        let change = group
+            .controller
+            .as_mut()
+            .and_then(|c| c.answer(&target, now, launched, host_blocked, in_flight, &group.window));
+        if let Some(change) = change {
+            self.apply_group(group_id, change, now);
+        }
+        let host = &mut self.hosts[id];
+        let Some(controller) = host.controller.as_mut() else { return };
         // This answer's slot is free again already: with it, what was in flight as it came.
         let in_flight = host.slots.busy() + 1;
         let change = controller.answer(&target, now, sample.sent_at, host_blocked, in_flight, &host.window);
@@ -86,7 +100,43 @@ impl<S: Spider> Dispatcher<S> {
                 }
             }
         }
+        // And the groups a limiter told to slow down, on their hosts' answers together.
+        let target = self.hosts.target();
+        for group_id in 0..self.hosts.groups_len() {
+            let group = self.hosts.group_mut(group_id);
+            let used_rps = std::mem::take(&mut group.good_this_step) as f64 / adaptive::STEP.as_secs_f64();
+            let saturated = std::mem::take(&mut group.saturated);
+            let change = group.controller.as_mut().and_then(|c| c.tick(&target, now, used_rps, saturated));
+            if let Some(change) = change {
+                self.apply_group(group_id, change, now);
+            }
+        }
         self.publish(now);
+    }
+
+    /// Give a group the limits its controller decided, and say so.
+    fn apply_group(&mut self, group: GroupId, change: Change, now: Instant) {
+        let tripped = match change {
+            Change::Tripped { until } => Some(until),
+            _ => None,
+        };
+        self.hosts.group_changed(group, tripped);
+        let changed = self.hosts.group_mut(group);
+        let Some(controller) = &changed.controller else { return };
+        let (limit, rps, hosts) = (controller.limit(), controller.rps(), changed.members().len());
+        let host = self.hosts.group_name(group).map(ToString::to_string).unwrap_or_default();
+        match change {
+            Change::Raised | Change::Closed | Change::Adopted { .. } => {
+                tracing::debug!(target: "spiderling::adaptive", %host, hosts, limit, rps, "a limiter's hosts raised")
+            }
+            Change::Cut { block_rate } => {
+                tracing::info!(target: "spiderling::adaptive", %host, hosts, limit, rps, block_rate, "a limiter refused again: its hosts cut")
+            }
+            Change::Tripped { until } => {
+                let pause = until.saturating_duration_since(now);
+                tracing::warn!(target: "spiderling::adaptive", %host, hosts, ?pause, "a limiter refuses most requests: its hosts paused, then probed");
+            }
+        }
     }
 
     /// Give a host the limits its controller decided, and say so.
@@ -154,6 +204,10 @@ impl<S: Spider> Dispatcher<S> {
         self.window.expire(now);
         let tally = &self.shared.tally;
         let [p50, p90, p95, p99] = self.latencies.percentiles();
+        // A host paced with its group shows the group's pace.
+        let group_rps: Vec<Option<f64>> = (0..self.hosts.groups_len())
+            .map(|group| self.hosts.group_mut(group).controller.as_ref().map(Controller::rps))
+            .collect();
         let mut hosts: Vec<&mut Host> = self.hosts.iter_mut().collect();
         for host in &mut hosts {
             host.window.expire(now);
@@ -167,7 +221,11 @@ impl<S: Spider> Dispatcher<S> {
                 block_rate: host.window.block_rate(),
                 answered: host.window.answered(),
                 limit: host.slots.limit(),
-                rate_per_sec: host.controller.as_ref().map(Controller::rps),
+                rate_per_sec: host
+                    .controller
+                    .as_ref()
+                    .map(Controller::rps)
+                    .or_else(|| group_rps.get(host.group).copied().flatten()),
                 tripped: host.controller.as_ref().is_some_and(Controller::tripped),
             })
             .collect();

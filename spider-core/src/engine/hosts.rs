@@ -5,12 +5,21 @@
 //! pausing waits on a timer instead, and one whose slots are all busy waits until a request
 //! of it finishes. Its robots.txt moves `Unknown → Fetching → Known` (or through
 //! `Redirected` hops): until it is known nothing else of the host goes out.
+//!
+//! Every host is in a [`Group`], the hosts that share one politeness budget
+//! (`politeness`): by default those of one registrable domain (the public suffix list)
+//! and those found answering from one server address, which a server's limit counts
+//! together (nginx's `limit_req` per client address counts every name it serves). A
+//! group's hosts have `per_host` requests in flight between them, one limiter's pause,
+//! and once a limiter told one of them to slow down, one controller of their pace. Two
+//! groups found to share an address become one.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::net::SocketAddr;
 use std::time::Duration;
 
-use spider_settings::Config;
+use spider_settings::{Config, Politeness};
 use tokio::time::Instant;
 use url::Url;
 
@@ -20,10 +29,115 @@ use crate::request::Request;
 use crate::schedule::frontier::RobotsMemo;
 use crate::schedule::robots::{self, RobotsRules};
 use crate::schedule::throttle::adaptive::{Controller, Target};
-use crate::schedule::throttle::HostSlots;
+use crate::schedule::throttle::{HostSlots, SlotState};
 
 /// A host's place in [`Hosts`].
 pub(super) type HostId = usize;
+
+/// A group's place in [`Hosts`].
+pub(super) type GroupId = usize;
+
+/// Hosts that share one politeness budget (see the module).
+pub(super) struct Group {
+    /// Requests of its hosts in flight, and how many may be: `per_host`, or fewer when
+    /// its controller says so.
+    busy: usize,
+    limit: usize,
+    /// A limiter's pause (a 429, a Retry-After): no host of the group starts before it.
+    paused_until: Option<Instant>,
+    /// The controller's least time between two starts, and the earliest the next may go.
+    pace: Duration,
+    next_start: Instant,
+    /// Hosts held back by the group's slots alone, made ready when one frees.
+    waiting: Vec<HostId>,
+    members: Vec<HostId>,
+    /// Where it is found: its registrable domain and its server addresses.
+    domains: Vec<String>,
+    servers: Vec<SocketAddr>,
+    /// The controller a limiter's refusal gives it outside adaptive mode, with the
+    /// answers it steps on: those to requests sent since it was made (`since`), as the
+    /// ones sent before at full speed are no verdict on its pace.
+    pub(super) controller: Option<Controller>,
+    since: Instant,
+    pub(super) window: Window,
+    pub(super) good_this_step: usize,
+    pub(super) saturated: bool,
+    /// 503s without a page between them, which a limiter answers and a server in trouble
+    /// seldom does in a row.
+    unavailable_in_a_row: u32,
+}
+
+impl Group {
+    fn new(limit: usize, now: Instant) -> Self {
+        Group {
+            busy: 0,
+            limit,
+            paused_until: None,
+            pace: Duration::ZERO,
+            next_start: now,
+            waiting: Vec::new(),
+            members: Vec::new(),
+            domains: Vec::new(),
+            servers: Vec::new(),
+            controller: None,
+            since: now,
+            window: Window::new(WINDOW),
+            good_this_step: 0,
+            saturated: false,
+            unavailable_in_a_row: 0,
+        }
+    }
+
+    /// An answer to a request launched at `launched`, for its controller's window.
+    pub(super) fn answered(&mut self, now: Instant, launched: Instant, blocked: bool) {
+        if self.controller.is_some() && launched >= self.since {
+            self.window.record(now, blocked);
+            self.good_this_step += usize::from(!blocked);
+        }
+    }
+
+    /// Whether one more request of its hosts may start at `now`.
+    fn state(&self, now: Instant) -> SlotState {
+        let paused = self.held_until(now);
+        if self.busy >= self.limit {
+            SlotState::Busy
+        } else if let Some(until) = paused {
+            SlotState::PausedUntil(until)
+        } else {
+            SlotState::Free
+        }
+    }
+
+    /// Until when a limiter's pause or the pace holds its starts back.
+    fn held_until(&self, now: Instant) -> Option<Instant> {
+        let paused = self.paused_until.filter(|until| *until > now);
+        let paced = (self.next_start > now).then_some(self.next_start);
+        paused.max(paced)
+    }
+
+    fn count_start(&mut self, now: Instant) {
+        if !self.pace.is_zero() {
+            self.next_start = self.next_start.max(now) + self.pace;
+        }
+    }
+
+    /// The controller's limits.
+    pub(super) fn apply(&mut self, per_host: usize) {
+        if let Some(controller) = &self.controller {
+            self.limit = controller.limit().min(per_host);
+            self.pace = Duration::from_secs_f64(1.0 / controller.rps().max(f64::MIN_POSITIVE));
+        }
+    }
+
+    /// Its hosts, for logs: the first one's key and how many more.
+    pub(super) fn members(&self) -> &[HostId] {
+        &self.members
+    }
+
+    pub(super) fn busy(&self) -> usize {
+        self.busy
+    }
+}
 
 /// Where a host's robots.txt stands.
 pub(super) enum RobotsState {
@@ -43,6 +157,8 @@ pub(super) struct Host {
     pub(super) robots_attempts: u32,
     pub(super) last_robots_backoff: Duration,
     pub(super) crawl_delay: Duration,
+    /// The group whose budget it shares.
+    pub(super) group: GroupId,
     in_ready_queue: bool,
     /// Its answers over the last [`WINDOW`].
     pub(super) window: Window,
@@ -61,6 +177,12 @@ pub(super) struct Host {
 pub(super) struct Hosts {
     hosts: Vec<Host>,
     ids: HashMap<HostKey, HostId>,
+    groups: Vec<Group>,
+    /// The groups by registrable domain and by server address; a group merged into
+    /// another leaves its entries pointing to that one.
+    by_domain: HashMap<String, GroupId>,
+    by_server: HashMap<SocketAddr, GroupId>,
+    politeness: Politeness,
     ready: VecDeque<HostId>,
     /// Hosts whose slots are all pausing, by when the first pause ends.
     timers: BinaryHeap<Reverse<(Instant, HostId)>>,
@@ -79,6 +201,10 @@ impl Hosts {
         Hosts {
             hosts: Vec::new(),
             ids: HashMap::new(),
+            groups: Vec::new(),
+            by_domain: HashMap::new(),
+            by_server: HashMap::new(),
+            politeness: config.politeness,
             ready: VecDeque::new(),
             timers: BinaryHeap::new(),
             per_host: config.per_host,
@@ -104,21 +230,214 @@ impl Hosts {
     }
 
     /// A host told the crawl to slow down (a 429, a limiter's 503): outside adaptive mode
-    /// it gets a controller from now on, which paces it from a slow start and raises its
-    /// pace while it answers, so that its retries and the rest of its queue come back
-    /// spread and under its limit instead of all at once when its pause ends. Whether it
-    /// got one now; a host under a Crawl-delay keeps its one slow slot.
+    /// its group gets a controller from now on, which paces the group's hosts together
+    /// from a slow start and raises their pace while they answer, so that the retries and
+    /// the rest of their queues come back spread and under the server's limit instead of
+    /// all at once when the pause ends. Whether it got one now; a host with a controller
+    /// of its own (adaptive mode), or under a Crawl-delay, keeps to that.
     pub(super) fn slow_down(&mut self, id: HostId, now: Instant) -> bool {
         let target = self.target;
-        let host = &mut self.hosts[id];
-        if host.controller.is_some() || !host.crawl_delay.is_zero() {
+        let host = &self.hosts[id];
+        let group = &mut self.groups[host.group];
+        if host.controller.is_some() || !host.crawl_delay.is_zero() || group.controller.is_some() {
             return false;
         }
-        let controller = Controller::new(&target, now);
-        host.slots.set_limit(controller.limit(), now);
-        host.slots.set_rate(Some(controller.rps()));
-        host.controller = Some(controller);
+        group.controller = Some(Controller::new(&target, now));
+        (group.since, group.window, group.good_this_step) = (now, Window::new(WINDOW), 0);
+        group.apply(self.per_host);
         true
+    }
+
+    /// Whether a request of `id` may start at `now`, by its own slots and its group's; a
+    /// host held back by its group's slots alone is made ready when one of them frees.
+    pub(super) fn state(&mut self, id: HostId, now: Instant) -> SlotState {
+        let host = &self.hosts[id];
+        let group = &mut self.groups[host.group];
+        match (host.slots.state(now), group.state(now)) {
+            (SlotState::Busy, _) => SlotState::Busy,
+            (_, SlotState::Busy) => {
+                group.saturated = true;
+                if !group.waiting.contains(&id) {
+                    group.waiting.push(id);
+                }
+                SlotState::Busy
+            }
+            (SlotState::PausedUntil(a), SlotState::PausedUntil(b)) => SlotState::PausedUntil(a.max(b)),
+            (SlotState::PausedUntil(until), SlotState::Free)
+            | (SlotState::Free, SlotState::PausedUntil(until)) => SlotState::PausedUntil(until),
+            (SlotState::Free, SlotState::Free) => SlotState::Free,
+        }
+    }
+
+    /// Until when a request riding on a slot already taken (a rendered page's own) is
+    /// held back by its host's or its group's pause or pace.
+    #[cfg(feature = "render")]
+    pub(super) fn held_until(&self, id: HostId, now: Instant) -> Option<Instant> {
+        let host = &self.hosts[id];
+        host.slots.held_until(now).max(self.groups[host.group].held_until(now))
+    }
+
+    /// Start a request of `id` on `lane` if it is idle, else on the slot
+    /// [`HostSlots::take`] picks; the lane taken.
+    pub(super) fn take(&mut self, id: HostId, lane: Option<u32>, now: Instant) -> u32 {
+        let host = &mut self.hosts[id];
+        let group = &mut self.groups[host.group];
+        group.busy += 1;
+        group.count_start(now);
+        host.slots.take(lane, now)
+    }
+
+    /// Start a request of `id` on a slot already taken: it counts against the pace alone.
+    #[cfg(feature = "render")]
+    pub(super) fn count_start(&mut self, id: HostId, now: Instant) {
+        let host = &mut self.hosts[id];
+        host.slots.count_start(now);
+        self.groups[host.group].count_start(now);
+    }
+
+    /// The request of `id` on `lane` ended; its slot is ready again at `ready_at`, and
+    /// the hosts its group held back are ready to try again.
+    pub(super) fn release(&mut self, id: HostId, lane: u32, ready_at: Instant) {
+        let host = &mut self.hosts[id];
+        host.slots.release(lane, ready_at);
+        let group = &mut self.groups[host.group];
+        group.busy = group.busy.saturating_sub(1);
+        for waiting in std::mem::take(&mut group.waiting) {
+            self.mark_ready(waiting);
+        }
+    }
+
+    /// A 503 of `id`: whether it is the second or later in a row among its group's
+    /// answers, which makes it a limiter's (the "a run at one host").
+    pub(super) fn unavailable_again(&mut self, id: HostId) -> bool {
+        let group = &mut self.groups[self.hosts[id].group];
+        group.unavailable_in_a_row += 1;
+        group.unavailable_in_a_row >= 2
+    }
+
+    /// A page of `id` came whole: a run of 503s at its group is over.
+    pub(super) fn answered_well(&mut self, id: HostId) {
+        self.groups[self.hosts[id].group].unavailable_in_a_row = 0;
+    }
+
+    /// Start no request of `id`'s group before `until` (a limiter's pause); a host with a
+    /// controller of its own (adaptive mode) is paused alone, its controller pacing it
+    /// after.
+    pub(super) fn pause(&mut self, id: HostId, until: Instant) {
+        let host = &mut self.hosts[id];
+        if host.controller.is_some() {
+            host.slots.pause_until(until);
+            return;
+        }
+        let group = &mut self.groups[host.group];
+        group.paused_until = Some(group.paused_until.map_or(until, |earlier| earlier.max(until)));
+    }
+
+    /// `id` answered from `server` (directly, not through a proxy): under `politeness =
+    /// "server"` its group and the group of that address's hosts become one.
+    pub(super) fn learn_server(&mut self, id: HostId, server: SocketAddr) {
+        if self.politeness != Politeness::Server {
+            return;
+        }
+        let mine = self.hosts[id].group;
+        match self.by_server.get(&server).copied() {
+            Some(theirs) if theirs != mine => self.merge(theirs, mine),
+            Some(_) => {}
+            None => {
+                self.by_server.insert(server, mine);
+                self.groups[mine].servers.push(server);
+            }
+        }
+    }
+
+    /// Fold group `from` into `into`: its hosts, its requests in flight, the later of
+    /// the two pauses, and the slower controller.
+    fn merge(&mut self, from: GroupId, into: GroupId) {
+        let gone = std::mem::replace(&mut self.groups[from], Group::new(0, Instant::now()));
+        for &member in &gone.members {
+            self.hosts[member].group = into;
+        }
+        for domain in &gone.domains {
+            self.by_domain.insert(domain.clone(), into);
+        }
+        for server in &gone.servers {
+            self.by_server.insert(*server, into);
+        }
+        let group = &mut self.groups[into];
+        tracing::debug!(target: "spiderling", hosts = group.members.len() + gone.members.len(), "hosts found on one server share one politeness budget");
+        group.busy += gone.busy;
+        group.paused_until = group.paused_until.max(gone.paused_until);
+        group.next_start = group.next_start.max(gone.next_start);
+        group.members.extend(gone.members);
+        group.domains.extend(gone.domains);
+        group.servers.extend(gone.servers);
+        group.waiting.extend(gone.waiting);
+        let slower = match (&group.controller, &gone.controller) {
+            (Some(kept), Some(other)) => other.rps() < kept.rps(),
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        if slower {
+            group.controller = gone.controller;
+        }
+        group.apply(self.per_host);
+    }
+
+    /// The group of `id`.
+    pub(super) fn group(&self, id: HostId) -> &Group {
+        &self.groups[self.hosts[id].group]
+    }
+
+    /// The group of `id`, by its place.
+    pub(super) fn group_of(&self, id: HostId) -> GroupId {
+        self.hosts[id].group
+    }
+
+    pub(super) fn groups_len(&self) -> usize {
+        self.groups.len()
+    }
+
+    pub(super) fn group_mut(&mut self, group: GroupId) -> &mut Group {
+        &mut self.groups[group]
+    }
+
+    /// Give `group` the limits its controller decided (paused until `tripped`, when its
+    /// breaker opened), and make its hosts ready to take them.
+    pub(super) fn group_changed(&mut self, group: GroupId, tripped: Option<Instant>) {
+        let per_host = self.per_host;
+        let changed = &mut self.groups[group];
+        changed.apply(per_host);
+        if let Some(until) = tripped {
+            changed.paused_until = Some(changed.paused_until.map_or(until, |earlier| earlier.max(until)));
+        }
+        for member in changed.members.clone() {
+            self.mark_ready(member);
+        }
+    }
+
+    /// The first host's key of `group`, to name it in logs.
+    pub(super) fn group_name(&self, group: GroupId) -> Option<&HostKey> {
+        self.groups[group].members.first().map(|&id| &self.hosts[id].key)
+    }
+
+    /// The group a host of `key` joins when met: its registrable domain's, unless each
+    /// host is its own.
+    fn group_for(&mut self, key: &str, id: HostId, now: Instant) -> GroupId {
+        let domain = match self.politeness {
+            Politeness::Host => None,
+            _ => registrable_domain(key),
+        };
+        let existing = domain.as_ref().and_then(|domain| self.by_domain.get(domain).copied());
+        let group = existing.unwrap_or_else(|| {
+            self.groups.push(Group::new(self.per_host, now));
+            self.groups.len() - 1
+        });
+        if let (Some(domain), None) = (domain, existing) {
+            self.by_domain.insert(domain.clone(), group);
+            self.groups[group].domains.push(domain);
+        }
+        self.groups[group].members.push(id);
+        group
     }
 
     /// Whether robots.txt is fetched and obeyed.
@@ -148,6 +467,7 @@ impl Hosts {
         token: &str,
     ) -> HostId {
         let id = self.hosts.len();
+        let group = self.group_for(&key, id, now);
         let robots =
             if self.obey_robots { RobotsState::Unknown } else { RobotsState::Known(RobotsRules::AllowAll) };
         let mut host = Host {
@@ -157,6 +477,7 @@ impl Hosts {
             robots_attempts: 0,
             last_robots_backoff: Duration::ZERO,
             crawl_delay: Duration::ZERO,
+            group,
             in_ready_queue: false,
             window: Window::new(WINDOW),
             controller: None,
@@ -269,6 +590,20 @@ impl Hosts {
     }
 }
 
+/// The registrable domain of a host key's host (`scheme://host:port`), by the public
+/// suffix list, with its scheme and port: `https://example.co.uk:443` for
+/// `https://a.example.co.uk:443`. An address, or a name the list knows no suffix of, is
+/// its own.
+fn registrable_domain(key: &str) -> Option<String> {
+    let url = Url::parse(key).ok()?;
+    let port = url.port_or_known_default()?;
+    let domain = match url.host()? {
+        url::Host::Domain(name) => psl::domain_str(name).unwrap_or(name).to_owned(),
+        address => address.to_string(),
+    };
+    Some(format!("{}://{domain}:{port}", url.scheme()))
+}
+
 impl std::ops::Index<HostId> for Hosts {
     type Output = Host;
 
@@ -280,5 +615,85 @@ impl std::ops::Index<HostId> for Hosts {
 impl std::ops::IndexMut<HostId> for Hosts {
     fn index_mut(&mut self, id: HostId) -> &mut Host {
         &mut self.hosts[id]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registrable_domain_is_the_public_suffix_lists_with_scheme_and_port() {
+        let domain = |key: &str| registrable_domain(key);
+        assert_eq!(domain("https://a.example.co.uk:443").as_deref(), Some("https://example.co.uk:443"));
+        assert_eq!(domain("https://b.example.co.uk:443").as_deref(), Some("https://example.co.uk:443"));
+        assert_eq!(domain("http://a.shop.localhost:8080").as_deref(), Some("http://shop.localhost:8080"));
+        assert_eq!(domain("http://127.0.0.1:8080").as_deref(), Some("http://127.0.0.1:8080"));
+        assert_eq!(domain("https://user.github.io:443").as_deref(), Some("https://user.github.io:443"));
+    }
+
+    fn crawl(politeness: Politeness, per_host: usize) -> Hosts {
+        Hosts::new(&Config::new("groups").per_host(per_host).politeness(politeness).obey_robots(false))
+    }
+
+    fn meet(hosts: &mut Hosts, key: &str, now: Instant) -> HostId {
+        hosts.add(HostKey::from(key), now, None, "groups")
+    }
+
+    #[test]
+    fn the_hosts_of_a_registrable_domain_share_its_slots_and_wake_when_one_frees() {
+        let now = Instant::now();
+        let mut hosts = crawl(Politeness::Domain, 2);
+        let a = meet(&mut hosts, "https://a.example.co.uk:443", now);
+        let b = meet(&mut hosts, "https://b.example.co.uk:443", now);
+        let other = meet(&mut hosts, "https://example.org:443", now);
+        let lane = hosts.take(a, None, now);
+        hosts.take(b, None, now);
+        assert_eq!(hosts.state(a, now), SlotState::Busy, "a has a slot left, the domain none");
+        assert_eq!(hosts.state(b, now), SlotState::Busy);
+        assert_eq!(hosts.state(other, now), SlotState::Free, "another domain is not held");
+        while hosts.pop_ready().is_some() {}
+        hosts.release(a, lane, now);
+        let woken: Vec<HostId> = std::iter::from_fn(|| hosts.pop_ready()).collect();
+        assert_eq!(woken, [a, b], "the hosts the domain held back are ready again");
+        assert_eq!(hosts.state(b, now), SlotState::Free);
+    }
+
+    #[test]
+    fn each_host_alone_shares_nothing() {
+        let now = Instant::now();
+        let mut hosts = crawl(Politeness::Host, 1);
+        let a = meet(&mut hosts, "https://a.example.co.uk:443", now);
+        let b = meet(&mut hosts, "https://b.example.co.uk:443", now);
+        hosts.take(a, None, now);
+        assert_eq!(hosts.state(b, now), SlotState::Free);
+    }
+
+    #[test]
+    fn hosts_found_on_one_server_share_its_budget_and_a_limiters_pace() {
+        let now = Instant::now();
+        let server: SocketAddr = "127.0.0.1:8080".parse().unwrap_or_else(|e| panic!("{e}"));
+        let mut hosts = crawl(Politeness::Server, 8);
+        let a = meet(&mut hosts, "http://site-1.localhost:8080", now);
+        let b = meet(&mut hosts, "http://site-2.localhost:8080", now);
+        assert_ne!(hosts.group_of(a), hosts.group_of(b), "two registrable domains");
+        hosts.learn_server(a, server);
+        hosts.learn_server(b, server);
+        assert_eq!(hosts.group_of(a), hosts.group_of(b), "one server");
+        // A limiter's refusal at one paces both, from the controller's slow start.
+        assert!(hosts.slow_down(a, now));
+        assert!(!hosts.slow_down(b, now), "one controller for the two");
+        hosts.take(a, None, now);
+        let SlotState::PausedUntil(next) = hosts.state(b, now) else { panic!("b is paced too") };
+        assert_eq!(next - now, Duration::from_millis(250), "4 requests a second between them");
+        // Under `domain` the same answers join nothing.
+        let mut apart = crawl(Politeness::Domain, 8);
+        let (a, b) = (
+            meet(&mut apart, "http://site-1.localhost:8080", now),
+            meet(&mut apart, "http://site-2.localhost:8080", now),
+        );
+        apart.learn_server(a, server);
+        apart.learn_server(b, server);
+        assert_ne!(apart.group_of(a), apart.group_of(b));
     }
 }

@@ -327,7 +327,7 @@ struct Shared<S: Spider> {
     render: render::Tier,
     /// Where the browsers' requests ask the dispatcher for admission.
     #[cfg(feature = "render")]
-    asks: mpsc::UnboundedSender<subrequests::Ask>,
+    asks: mpsc::UnboundedSender<protocol::Ask>,
     /// In a fleet under a rate ceiling, the starts its browsers' requests wait for: the
     /// dispatcher's admission has no rate token there, the fleet's leases do.
     #[cfg(all(feature = "render", feature = "fleet"))]

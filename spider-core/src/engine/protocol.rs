@@ -151,6 +151,9 @@ pub(super) struct Done {
     pub(super) slot: Option<u32>,
     /// The request's ticket, when a durable frontier handed it out.
     pub(super) ticket: Option<Ticket>,
+    /// When the dispatcher launched it: a request launched before its host's limits
+    /// changed says nothing of them, however late its task got to send it.
+    pub(super) launched: Instant,
     pub(super) outcome: Outcome,
     pub(super) notes: Notes,
 }
@@ -163,6 +166,8 @@ pub(super) struct Sample {
     pub(super) follows_identity: bool,
     pub(super) sent_at: Instant,
     pub(super) latency: Duration,
+    /// The server's address, when the request went to it directly.
+    pub(super) server: Option<std::net::SocketAddr>,
 }
 
 /// Reports a task's outcome exactly once, even if the task panics (the spider's `parse`
@@ -171,6 +176,7 @@ pub(super) struct Sample {
 pub(super) struct Report {
     pub(super) host: HostId,
     pub(super) slot: Option<u32>,
+    pub(super) launched: Instant,
     pub(super) robots: bool,
     pub(super) ticket: Option<Ticket>,
     pub(super) url: Url,
@@ -183,7 +189,8 @@ pub(super) struct Report {
 impl Report {
     pub(super) fn send(mut self, outcome: Outcome, notes: Notes) {
         self.sent = true;
-        let _ = self.to.send(Done { host: self.host, slot: self.slot, ticket: self.ticket, outcome, notes });
+        let (host, slot, ticket, launched) = (self.host, self.slot, self.ticket, self.launched);
+        let _ = self.to.send(Done { host, slot, ticket, launched, outcome, notes });
     }
 }
 
@@ -212,7 +219,92 @@ impl Drop for Report {
                 attempts: self.attempts + 1,
             }
         };
-        let (host, slot, ticket) = (self.host, self.slot, self.ticket);
-        let _ = self.to.send(Done { host, slot, ticket, outcome, notes: Notes::default() });
+        let (host, slot, ticket, launched) = (self.host, self.slot, self.ticket, self.launched);
+        let _ = self.to.send(Done { host, slot, ticket, launched, outcome, notes: Notes::default() });
     }
 }
+
+/// The browsers' requests (`render`): what a page's task asks the dispatcher, and what it
+/// hears back (`subrequests.rs` admits them).
+#[cfg(feature = "render")]
+mod browsers {
+    use std::collections::{HashMap, HashSet, VecDeque};
+
+    use tokio::sync::{mpsc, oneshot};
+    use url::Url;
+
+    use super::PageSlot;
+    use crate::engine::hosts::HostId;
+
+    /// A request of a page's browser, asking to go.
+    pub(in crate::engine) struct Ask {
+        pub(in crate::engine) url: Url,
+        /// The slot the page's own request took, when it took one.
+        pub(in crate::engine) page: Option<PageSlot>,
+        pub(in crate::engine) reply: oneshot::Sender<Pass>,
+    }
+
+    /// The dispatcher's answer to an [`Ask`].
+    pub(in crate::engine) enum Pass {
+        /// Send it now; the slot is held until the permit is dropped.
+        Go(Permit),
+        /// Not sent: outside the allowed domains, disallowed by robots.txt, or its host's
+        /// robots.txt could not be had.
+        Refused,
+    }
+
+    /// A slot held by a browser's request; dropping it frees the slot.
+    pub(in crate::engine) struct Permit {
+        pub(in crate::engine) slot: PageSlot,
+        /// Whether it rides on the page's own slot, which stays the page's.
+        pub(in crate::engine) riding: bool,
+        pub(in crate::engine) to: mpsc::UnboundedSender<Freed>,
+    }
+
+    impl Drop for Permit {
+        fn drop(&mut self) {
+            let _ = self.to.send(Freed { slot: self.slot, riding: self.riding });
+        }
+    }
+
+    /// A permit's slot, free again.
+    pub(in crate::engine) struct Freed {
+        pub(in crate::engine) slot: PageSlot,
+        pub(in crate::engine) riding: bool,
+    }
+
+    /// What the dispatcher hears from the browsers, in its turn.
+    pub(in crate::engine) enum Heard {
+        Ask(Ask),
+        Freed(Freed),
+    }
+
+    /// The browsers' requests waiting for admission, by host, and the pages' slots a request
+    /// rides on now.
+    pub(in crate::engine) struct Asking {
+        asks: mpsc::UnboundedReceiver<Ask>,
+        pub(in crate::engine) freed_tx: mpsc::UnboundedSender<Freed>,
+        freed: mpsc::UnboundedReceiver<Freed>,
+        pub(in crate::engine) waiting: HashMap<HostId, VecDeque<Ask>>,
+        pub(in crate::engine) riding: HashSet<(HostId, u32)>,
+    }
+
+    impl Asking {
+        pub(in crate::engine) fn new(asks: mpsc::UnboundedReceiver<Ask>) -> Self {
+            let (freed_tx, freed) = mpsc::unbounded_channel();
+            Asking { asks, freed_tx, freed, waiting: HashMap::new(), riding: HashSet::new() }
+        }
+
+        /// The next ask or freed slot; pending for ever once every sender is gone.
+        pub(in crate::engine) async fn next(&mut self) -> Heard {
+            tokio::select! {
+                Some(freed) = self.freed.recv() => Heard::Freed(freed),
+                Some(ask) = self.asks.recv() => Heard::Ask(ask),
+                else => std::future::pending().await,
+            }
+        }
+    }
+}
+
+#[cfg(feature = "render")]
+pub(super) use browsers::{Ask, Asking, Freed, Heard, Pass, Permit};

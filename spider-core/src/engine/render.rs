@@ -266,7 +266,7 @@ struct Subrequester<'a, S: Spider> {
 #[async_trait::async_trait]
 impl<S: Spider> crate::wire::render::Subrequests for Subrequester<'_, S> {
     async fn fetch(&self, request: Request) -> Option<crate::wire::transport::Fetched> {
-        use super::subrequests::{Ask, Pass};
+        use super::protocol::{Ask, Pass};
         use crate::wire::{Exchanged, Judge};
 
         let shared = self.shared;

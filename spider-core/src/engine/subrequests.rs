@@ -12,88 +12,17 @@
 //! `per_host`. The pause between pages is the slot's; a page's own resources come
 //! without one, as a browser's do.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 
-use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
-use url::Url;
 
 use super::admission::Admit;
 use super::dispatch::Dispatcher;
 use super::hosts::{HostId, RobotsState};
-use super::protocol::{Job, PageSlot};
+use super::protocol::{Ask, Freed, Heard, Job, PageSlot, Pass, Permit};
 use crate::request::host::host_key;
 use crate::schedule::throttle::SlotState;
 use crate::spider::Spider;
-
-/// A request of a page's browser, asking to go.
-pub(super) struct Ask {
-    pub(super) url: Url,
-    /// The slot the page's own request took, when it took one.
-    pub(super) page: Option<PageSlot>,
-    pub(super) reply: oneshot::Sender<Pass>,
-}
-
-/// The dispatcher's answer to an [`Ask`].
-pub(super) enum Pass {
-    /// Send it now; the slot is held until the permit is dropped.
-    Go(Permit),
-    /// Not sent: outside the allowed domains, disallowed by robots.txt, or its host's
-    /// robots.txt could not be had.
-    Refused,
-}
-
-/// A slot held by a browser's request; dropping it frees the slot.
-pub(super) struct Permit {
-    slot: PageSlot,
-    /// Whether it rides on the page's own slot, which stays the page's.
-    riding: bool,
-    to: mpsc::UnboundedSender<Freed>,
-}
-
-impl Drop for Permit {
-    fn drop(&mut self) {
-        let _ = self.to.send(Freed { slot: self.slot, riding: self.riding });
-    }
-}
-
-/// A permit's slot, free again.
-pub(super) struct Freed {
-    slot: PageSlot,
-    riding: bool,
-}
-
-/// What the dispatcher hears from the browsers, in its turn.
-pub(super) enum Heard {
-    Ask(Ask),
-    Freed(Freed),
-}
-
-/// The browsers' requests waiting for admission, by host, and the pages' slots a request
-/// rides on now.
-pub(super) struct Asking {
-    asks: mpsc::UnboundedReceiver<Ask>,
-    freed_tx: mpsc::UnboundedSender<Freed>,
-    freed: mpsc::UnboundedReceiver<Freed>,
-    waiting: HashMap<HostId, VecDeque<Ask>>,
-    riding: HashSet<(HostId, u32)>,
-}
-
-impl Asking {
-    pub(super) fn new(asks: mpsc::UnboundedReceiver<Ask>) -> Self {
-        let (freed_tx, freed) = mpsc::unbounded_channel();
-        Asking { asks, freed_tx, freed, waiting: HashMap::new(), riding: HashSet::new() }
-    }
-
-    /// The next ask or freed slot; pending for ever once every sender is gone.
-    pub(super) async fn next(&mut self) -> Heard {
-        tokio::select! {
-            Some(freed) = self.freed.recv() => Heard::Freed(freed),
-            Some(ask) = self.asks.recv() => Heard::Ask(ask),
-            else => std::future::pending().await,
-        }
-    }
-}
 
 impl<S: Spider> Dispatcher<S> {
     pub(super) fn hear(&mut self, heard: Heard, now: Instant) {
@@ -128,7 +57,8 @@ impl<S: Spider> Dispatcher<S> {
             // crawl's concurrency: the pages asking are in flight already.
             if matches!(self.hosts[id].robots, RobotsState::Unknown | RobotsState::Redirected(_)) {
                 if let Some(request) = self.hosts.robots_request(id) {
-                    match self.admission.request(&self.hosts[id].slots, false, now) {
+                    let state = self.hosts.state(id, now);
+                    match self.admission.request(state, false) {
                         Admit::Launch => self.launch(id, Job::robots(request), now),
                         held => {
                             self.hosts[id].robots = RobotsState::Redirected(Box::new(request));
@@ -178,20 +108,19 @@ impl<S: Spider> Dispatcher<S> {
         }
         // A free slot of the host first; else the page's own, when no other of its
         // requests rides on it.
-        let slots = &self.hosts[id].slots;
         let ride = ask.page.filter(|page| page.host == id && !self.asking.riding.contains(&(id, page.lane)));
+        let state = self.hosts.state(id, now);
         let admit = match ride {
-            Some(_) if slots.state(now) != SlotState::Free => self.admission.ride(slots, now),
-            _ => self.admission.request(slots, false, now),
+            Some(_) if state != SlotState::Free => self.admission.ride(self.hosts.held_until(id, now)),
+            _ => self.admission.request(state, false),
         };
-        let slots = &mut self.hosts[id].slots;
         let (slot, riding) = match (admit, ride) {
-            (Admit::Launch, Some(page)) if slots.state(now) != SlotState::Free => {
-                slots.count_start(now);
+            (Admit::Launch, Some(page)) if state != SlotState::Free => {
+                self.hosts.count_start(id, now);
                 self.asking.riding.insert((id, page.lane));
                 (page, true)
             }
-            (Admit::Launch, _) => (PageSlot { host: id, lane: slots.take(None, now) }, false),
+            (Admit::Launch, _) => (PageSlot { host: id, lane: self.hosts.take(id, None, now) }, false),
             (Admit::WaitUntil(at), _) => return Verdict::Wait(Some(at)),
             (Admit::Hold(until), _) => {
                 if let Some(due) = until {

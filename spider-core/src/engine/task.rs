@@ -315,8 +315,15 @@ fn from_cache<S: Spider>(shared: &Shared<S>, request: &Request, cached: Cached) 
     shared.tally.from_cache.add(1);
     match cached.answer() {
         Ok((status, headers, body)) => {
-            let fetched =
-                Fetched { status, headers, body, sent: 0, received: 0, version: reqwest::Version::HTTP_11 };
+            let fetched = Fetched {
+                status,
+                headers,
+                body,
+                sent: 0,
+                received: 0,
+                version: reqwest::Version::HTTP_11,
+                peer: None,
+            };
             Fetch::Answer { fetched, blocked: false, consent: false, new_identity: false, sent: None }
         }
         Err(problem) => Fetch::Failed(Error::Cache { url: request.url().clone(), problem }),
@@ -393,7 +400,9 @@ async fn fetch_routed<S: Spider>(
             if fetched.status == reqwest::StatusCode::TOO_MANY_REQUESTS {
                 shared.tally.throttled.add(1);
             }
-            *sample = Some(Sample { blocked, follows_identity, sent_at, latency });
+            // Through a gateway the peer is the gateway, which says nothing of the server.
+            let server = fetched.peer.filter(|_| !routed.proxied());
+            *sample = Some(Sample { blocked, follows_identity, sent_at, latency, server });
             let sent = Sent { routed, kept, first };
             Fetch::Answer { fetched, blocked: blocked || consent, consent, new_identity, sent: Some(sent) }
         }

@@ -44,6 +44,9 @@ pub(crate) struct Fetched {
     pub(crate) received: u64,
     /// The HTTP version it came in.
     pub(crate) version: Version,
+    /// The address that answered, where the client knows it: the server's when sent
+    /// directly, a gateway's through one.
+    pub(crate) peer: Option<std::net::SocketAddr>,
 }
 
 /// What every client of a crawl shares: headers, timeouts, trusted roots. The router
@@ -260,6 +263,7 @@ impl Transport {
             sent: sent as u64,
             received: received as u64,
             version: response.version(),
+            peer: response.peer(),
         })
     }
 }
@@ -288,6 +292,14 @@ impl Answer {
             Answer::Plain(response) => response.status(),
             #[cfg(feature = "impersonate")]
             Answer::Browser(answer) => answer.status,
+        }
+    }
+
+    fn peer(&self) -> Option<std::net::SocketAddr> {
+        match self {
+            Answer::Plain(response) => response.remote_addr(),
+            #[cfg(feature = "impersonate")]
+            Answer::Browser(_) => None,
         }
     }
 

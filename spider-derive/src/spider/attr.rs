@@ -303,6 +303,11 @@ fn check(key: &'static Key, expr: &Expr, errors: &mut Errors) -> Option<Value> {
         Kind::Render => checked_text(key, expr, errors, "a render mode, such as `render = \"auto\"`", |v| {
             spider_settings::Render::parse(v).map(|_| None)
         }),
+        Kind::Politeness => {
+            checked_text(key, expr, errors, "which hosts share a budget, such as `politeness = \"host\"`", |v| {
+                spider_settings::Politeness::parse(v).map(|_| None)
+            })
+        }
         Kind::Engine => match string(expr) {
             Some(s) if matches!(s.value().as_str(), "dom" | "stream") => Some(Value::Text(s.clone())),
             Some(s) => {

@@ -75,13 +75,17 @@ fn call(key: &str, value: &Value) -> Vec<TokenStream> {
             let ms = millis(*duration);
             vec![quote!(.#method(::spiderling::__private::Duration::from_millis(#ms)))]
         }
-        ("impersonate" | "render", Value::Text(text)) => {
+        ("impersonate" | "render" | "politeness", Value::Text(text)) => {
             // Checked by `attr.rs`: one of the values' names, whose variant is the name
             // capitalised, of the enum the key is named for.
             let name = text.value();
             let variant =
                 format_ident!("{}{}", name[..1].to_ascii_uppercase(), &name[1..], span = text.span());
-            let kind = if key == "render" { format_ident!("Render") } else { format_ident!("Impersonate") };
+            let kind = match key {
+                "render" => format_ident!("Render"),
+                "politeness" => format_ident!("Politeness"),
+                _ => format_ident!("Impersonate"),
+            };
             vec![quote!(.#method(::spiderling::__private::#kind::#variant))]
         }
         (_, Value::Text(text)) => vec![quote!(.#method(#text))],

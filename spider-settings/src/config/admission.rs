@@ -40,6 +40,15 @@ impl Config {
         self
     }
 
+    /// Which hosts share one budget of `per_host` slots and a limiter's pace (default
+    /// [`Politeness::Server`](crate::Politeness::Server): those of one registrable domain
+    /// and those on one server address).
+    #[must_use]
+    pub fn politeness(mut self, politeness: crate::Politeness) -> Self {
+        self.politeness = politeness;
+        self
+    }
+
     /// A hard ceiling of `requests` per minute over the whole crawl, retries and
     /// robots.txt included, paced evenly with no initial burst (default: none).
     #[must_use]

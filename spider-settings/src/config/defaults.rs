@@ -24,6 +24,7 @@ impl Config {
             sitemap_since: None,
             concurrency: 16,
             per_host: 8,
+            politeness: crate::Politeness::Server,
             rate: None,
             delay: DelayRange::ZERO,
             retries: 3,

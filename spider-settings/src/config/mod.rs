@@ -78,6 +78,8 @@ pub struct Config {
     #[doc(hidden)]
     pub per_host: usize,
     #[doc(hidden)]
+    pub politeness: crate::Politeness,
+    #[doc(hidden)]
     pub rate: Option<RateCeiling>,
     #[doc(hidden)]
     pub delay: DelayRange,

@@ -27,6 +27,7 @@ impl Pipeline<Book> for Tidy {
     profile = "polite",
     concurrency = 5,
     per_host = 3,
+    politeness = "domain",
     rpm = 600,
     delay = "1s..3s",
     retries = 4,
@@ -121,7 +122,11 @@ pub(crate) fn main() {
     let config = Books.config();
     assert!(config.validate().is_ok());
     let settings = config.to_string();
-    assert!(settings.contains("concurrency = 5 · per_host = 3 · rpm = 600"), "{settings}");
+    assert!(
+        settings.contains("concurrency = 5 · per_host = 3 · politeness = domain · rpm = 600"),
+        "{settings}"
+    );
+    assert_eq!(config.politeness, spiderling::Politeness::Domain);
     assert!(settings.contains("max_pages = 500 · max_items = 100"), "{settings}");
     assert!(settings.contains("proxy = direct > env:EVERY_KEY_TEST_PROXY · geo = us"), "{settings}");
     assert!(settings.contains("geo_rules = *.de=de, shop.example.fr=fr · sticky = true"), "{settings}");
