@@ -13,34 +13,21 @@
 
 use std::hint::black_box;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-/// The real pages' folder, as the tests find it; `None` when there is none.
-fn pages() -> Option<PathBuf> {
-    let given = std::env::var_os("SPIDERLING_REALWEB").map(PathBuf::from);
-    let checkout = Path::new(env!("CARGO_MANIFEST_DIR"));
-    given.or_else(|| {
-        checkout
-            .ancestors()
-            .skip(1)
-            .take(2)
-            .map(|dir| dir.join("shared/realweb/pages"))
-            .find(|dir| dir.is_dir())
-    })
-}
+/// The real pages, found as the tests find them.
+#[path = "../tests/support/realweb.rs"]
+#[allow(dead_code, clippy::unwrap_used)]
+mod realweb;
 
 fn benches(c: &mut Criterion) {
-    let Some(folder) = pages() else {
-        eprintln!("SKIPPED: the real pages were not found (shared/realweb/pages beside the checkout, or SPIDERLING_REALWEB)");
-        return;
-    };
+    let Some(folder) = realweb::pages() else { return };
     let mut gzipped = Vec::new();
     let mut bytes = 0;
-    for entry in std::fs::read_dir(folder).expect("the pages' folder").flatten() {
-        let Ok(page) = std::fs::read(entry.path().join("source.html")) else { continue };
+    for name in realweb::names(&folder) {
+        let page = std::fs::read(folder.join(name).join("source.html")).expect("a real page");
         bytes += page.len();
         let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(1));
         encoder.write_all(&page).expect("gzip into memory");

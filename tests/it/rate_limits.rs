@@ -68,14 +68,25 @@ async fn crawl(port: u16, adaptive: bool, dir: &Path) -> Summary {
 }
 
 /// The pages `nginx` served whole (200), each once however often it was asked, by host.
+/// nginx logs a request once its answer is sent, so the crawl may have the last pages
+/// before their lines are written: read until every page is there, or for 5 s.
 fn served(nginx: &NginxServer) -> usize {
-    let logged = nginx.requests().unwrap();
-    let pages: BTreeSet<(String, String)> = logged
-        .into_iter()
-        .filter(|logged| logged.status == 200 && logged.target.starts_with("/p/"))
-        .map(|logged| (logged.host, logged.target))
-        .collect();
-    pages.len()
+    let read = || {
+        let logged = nginx.requests().unwrap();
+        let pages: BTreeSet<(String, String)> = logged
+            .into_iter()
+            .filter(|logged| logged.status == 200 && logged.target.starts_with("/p/"))
+            .map(|logged| (logged.host, logged.target))
+            .collect();
+        pages.len()
+    };
+    let deadline = Instant::now() + std::time::Duration::from_secs(5);
+    let mut served = read();
+    while served < PAGES * HOSTS && Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        served = read();
+    }
+    served
 }
 
 /// Run the crawls `runs` side by side; the server must have served every page of every

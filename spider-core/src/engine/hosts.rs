@@ -37,6 +37,10 @@ pub(super) type HostId = usize;
 /// A group's place in [`Hosts`].
 pub(super) type GroupId = usize;
 
+/// How long after its first refusal a limiter's answers are still the burst's (see
+/// [`Hosts::slow_down`]): the second over which nginx's and HAProxy's rates count.
+const LIMITER_MEMORY: Duration = Duration::from_secs(1);
+
 /// Hosts that share one politeness budget (see the module).
 pub(super) struct Group {
     /// Requests of its hosts in flight, and how many may be: `per_host`, or fewer when
@@ -242,8 +246,12 @@ impl Hosts {
         if host.controller.is_some() || !host.crawl_delay.is_zero() || group.controller.is_some() {
             return false;
         }
-        group.controller = Some(Controller::new(&target, now));
-        (group.since, group.window, group.good_this_step) = (now, Window::new(WINDOW), 0);
+        // A limiter still counts the burst it refused for a while after (nginx's bucket
+        // drains, HAProxy's rate counts the refused requests over its second): refusals
+        // of what goes out then are the burst's, no verdict on the pace.
+        let since = now + LIMITER_MEMORY;
+        group.controller = Some(Controller::new(&target, since));
+        (group.since, group.window, group.good_this_step) = (since, Window::new(WINDOW), 0);
         group.apply(self.per_host);
         true
     }
