@@ -386,7 +386,9 @@ impl Hosts {
             _ => false,
         };
         if slower {
-            group.controller = gone.controller;
+            // With the answers it steps on.
+            (group.controller, group.since, group.window) = (gone.controller, gone.since, gone.window);
+            group.good_this_step = gone.good_this_step;
         }
         group.apply(self.per_host);
     }
