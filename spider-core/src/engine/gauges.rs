@@ -7,7 +7,8 @@ use std::cmp::Reverse;
 use tokio::time::Instant;
 
 use super::dispatch::Dispatcher;
-use super::hosts::{GroupId, Host, HostId};
+use super::group::GroupId;
+use super::hosts::{Host, HostId};
 use super::protocol::Sample;
 use crate::observe::gauge::{HostLive, Live};
 use crate::observe::timeline::{Event, EventKind};

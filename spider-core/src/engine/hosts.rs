@@ -6,13 +6,9 @@
 //! of it finishes. Its robots.txt moves `Unknown → Fetching → Known` (or through
 //! `Redirected` hops): until it is known nothing else of the host goes out.
 //!
-//! Every host is in a [`Group`], the hosts that share one politeness budget
-//! (`politeness`): by default those of one registrable domain (the public suffix list)
-//! and those found answering from one server address, which a server's limit counts
-//! together (nginx's `limit_req` per client address counts every name it serves). A
-//! group's hosts have `per_host` requests in flight between them, one limiter's pause,
-//! and once a limiter told one of them to slow down, one controller of their pace. Two
-//! groups found to share an address become one.
+//! Every host is in a [`Group`] (`group.rs`), the hosts that share one politeness
+//! budget: by registrable domain when met, and by server address once one answers; two
+//! groups found on one server become one.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -23,6 +19,8 @@ use spider_settings::{Config, Politeness};
 use tokio::time::Instant;
 use url::Url;
 
+pub(super) use super::group::HostId;
+use super::group::{registrable_domain, Group, GroupId};
 use crate::observe::gauge::{Window, WINDOW};
 use crate::request::host::{write_host_key, HostKey};
 use crate::request::Request;
@@ -30,118 +28,6 @@ use crate::schedule::frontier::RobotsMemo;
 use crate::schedule::robots::{self, RobotsRules};
 use crate::schedule::throttle::adaptive::{Controller, Target};
 use crate::schedule::throttle::{HostSlots, SlotState};
-
-/// A host's place in [`Hosts`].
-pub(super) type HostId = usize;
-
-/// A group's place in [`Hosts`].
-pub(super) type GroupId = usize;
-
-/// How long after its first refusal a limiter's answers are still the burst's (see
-/// [`Hosts::slow_down`]): the second over which nginx's and HAProxy's rates count.
-const LIMITER_MEMORY: Duration = Duration::from_secs(1);
-
-/// Hosts that share one politeness budget (see the module).
-pub(super) struct Group {
-    /// Requests of its hosts in flight, and how many may be: `per_host`, or fewer when
-    /// its controller says so.
-    busy: usize,
-    limit: usize,
-    /// A limiter's pause (a 429, a Retry-After): no host of the group starts before it.
-    paused_until: Option<Instant>,
-    /// The controller's least time between two starts, and the earliest the next may go.
-    pace: Duration,
-    next_start: Instant,
-    /// Hosts held back by the group's slots alone, made ready when one frees.
-    waiting: Vec<HostId>,
-    members: Vec<HostId>,
-    /// Where it is found: its registrable domain and its server addresses.
-    domains: Vec<String>,
-    servers: Vec<SocketAddr>,
-    /// The controller a limiter's refusal gives it outside adaptive mode, with the
-    /// answers it steps on: those to requests sent since it was made (`since`), as the
-    /// ones sent before at full speed are no verdict on its pace.
-    pub(super) controller: Option<Controller>,
-    since: Instant,
-    pub(super) window: Window,
-    pub(super) good_this_step: usize,
-    pub(super) saturated: bool,
-    /// 503s without a page between them, which a limiter answers and a server in trouble
-    /// seldom does in a row.
-    unavailable_in_a_row: u32,
-}
-
-impl Group {
-    fn new(limit: usize, now: Instant) -> Self {
-        Group {
-            busy: 0,
-            limit,
-            paused_until: None,
-            pace: Duration::ZERO,
-            next_start: now,
-            waiting: Vec::new(),
-            members: Vec::new(),
-            domains: Vec::new(),
-            servers: Vec::new(),
-            controller: None,
-            since: now,
-            window: Window::new(WINDOW),
-            good_this_step: 0,
-            saturated: false,
-            unavailable_in_a_row: 0,
-        }
-    }
-
-    /// An answer to a request launched at `launched`, for its controller's window.
-    pub(super) fn answered(&mut self, now: Instant, launched: Instant, blocked: bool) {
-        if self.controller.is_some() && launched >= self.since {
-            self.window.record(now, blocked);
-            self.good_this_step += usize::from(!blocked);
-        }
-    }
-
-    /// Whether one more request of its hosts may start at `now`.
-    fn state(&self, now: Instant) -> SlotState {
-        let paused = self.held_until(now);
-        if self.busy >= self.limit {
-            SlotState::Busy
-        } else if let Some(until) = paused {
-            SlotState::PausedUntil(until)
-        } else {
-            SlotState::Free
-        }
-    }
-
-    /// Until when a limiter's pause or the pace holds its starts back.
-    fn held_until(&self, now: Instant) -> Option<Instant> {
-        let paused = self.paused_until.filter(|until| *until > now);
-        let paced = (self.next_start > now).then_some(self.next_start);
-        paused.max(paced)
-    }
-
-    fn count_start(&mut self, now: Instant) {
-        if !self.pace.is_zero() {
-            self.next_start = self.next_start.max(now) + self.pace;
-        }
-    }
-
-    /// The controller's limits.
-    pub(super) fn apply(&mut self, per_host: usize) {
-        if let Some(controller) = &self.controller {
-            self.limit = controller.limit().min(per_host);
-            self.pace = Duration::from_secs_f64(1.0 / controller.rps().max(f64::MIN_POSITIVE));
-        }
-    }
-
-    /// Its hosts, for logs: the first one's key and how many more.
-    pub(super) fn members(&self) -> &[HostId] {
-        &self.members
-    }
-
-    pub(super) fn busy(&self) -> usize {
-        self.busy
-    }
-}
 
 /// Where a host's robots.txt stands.
 pub(super) enum RobotsState {
@@ -240,20 +126,11 @@ impl Hosts {
     /// all at once when the pause ends. Whether it got one now; a host with a controller
     /// of its own (adaptive mode), or under a Crawl-delay, keeps to that.
     pub(super) fn slow_down(&mut self, id: HostId, now: Instant) -> bool {
-        let target = self.target;
         let host = &self.hosts[id];
-        let group = &mut self.groups[host.group];
-        if host.controller.is_some() || !host.crawl_delay.is_zero() || group.controller.is_some() {
+        if host.controller.is_some() || !host.crawl_delay.is_zero() {
             return false;
         }
-        // A limiter still counts the burst it refused for a while after (nginx's bucket
-        // drains, HAProxy's rate counts the refused requests over its second): refusals
-        // of what goes out then are the burst's, no verdict on the pace.
-        let since = now + LIMITER_MEMORY;
-        group.controller = Some(Controller::new(&target, since));
-        (group.since, group.window, group.good_this_step) = (since, Window::new(WINDOW), 0);
-        group.apply(self.per_host);
-        true
+        self.groups[host.group].slow_down(&self.target, self.per_host, now)
     }
 
     /// Whether a request of `id` may start at `now`, by its own slots and its group's; a
@@ -264,10 +141,7 @@ impl Hosts {
         match (host.slots.state(now), group.state(now)) {
             (SlotState::Busy, _) => SlotState::Busy,
             (_, SlotState::Busy) => {
-                group.saturated = true;
-                if !group.waiting.contains(&id) {
-                    group.waiting.push(id);
-                }
+                group.hold_back(id);
                 SlotState::Busy
             }
             (SlotState::PausedUntil(a), SlotState::PausedUntil(b)) => SlotState::PausedUntil(a.max(b)),
@@ -289,9 +163,7 @@ impl Hosts {
     /// [`HostSlots::take`] picks; the lane taken.
     pub(super) fn take(&mut self, id: HostId, lane: Option<u32>, now: Instant) -> u32 {
         let host = &mut self.hosts[id];
-        let group = &mut self.groups[host.group];
-        group.busy += 1;
-        group.count_start(now);
+        self.groups[host.group].take(now);
         host.slots.take(lane, now)
     }
 
@@ -308,9 +180,7 @@ impl Hosts {
     pub(super) fn release(&mut self, id: HostId, lane: u32, ready_at: Instant) {
         let host = &mut self.hosts[id];
         host.slots.release(lane, ready_at);
-        let group = &mut self.groups[host.group];
-        group.busy = group.busy.saturating_sub(1);
-        for waiting in std::mem::take(&mut group.waiting) {
+        for waiting in self.groups[host.group].release() {
             self.mark_ready(waiting);
         }
     }
@@ -318,14 +188,12 @@ impl Hosts {
     /// A 503 of `id`: whether it is the second or later in a row among its group's
     /// answers, which makes it a limiter's (the "a run at one host").
     pub(super) fn unavailable_again(&mut self, id: HostId) -> bool {
-        let group = &mut self.groups[self.hosts[id].group];
-        group.unavailable_in_a_row += 1;
-        group.unavailable_in_a_row >= 2
+        self.groups[self.hosts[id].group].unavailable_again()
     }
 
     /// A page of `id` came whole: a run of 503s at its group is over.
     pub(super) fn answered_well(&mut self, id: HostId) {
-        self.groups[self.hosts[id].group].unavailable_in_a_row = 0;
+        self.groups[self.hosts[id].group].answered_well();
     }
 
     /// Start no request of `id`'s group before `until` (a limiter's pause); a host with a
@@ -337,8 +205,7 @@ impl Hosts {
             host.slots.pause_until(until);
             return;
         }
-        let group = &mut self.groups[host.group];
-        group.paused_until = Some(group.paused_until.map_or(until, |earlier| earlier.max(until)));
+        self.groups[host.group].pause_until(until);
     }
 
     /// `id` answered from `server` (directly, not through a proxy): under `politeness =
@@ -353,7 +220,7 @@ impl Hosts {
             Some(_) => {}
             None => {
                 self.by_server.insert(server, mine);
-                self.groups[mine].servers.push(server);
+                self.groups[mine].add_server(server);
             }
         }
     }
@@ -362,35 +229,19 @@ impl Hosts {
     /// the two pauses, and the slower controller.
     fn merge(&mut self, from: GroupId, into: GroupId) {
         let gone = std::mem::replace(&mut self.groups[from], Group::new(0, Instant::now()));
-        for &member in &gone.members {
+        for &member in gone.members() {
             self.hosts[member].group = into;
         }
-        for domain in &gone.domains {
+        let (domains, servers) = gone.found_at();
+        for domain in domains {
             self.by_domain.insert(domain.clone(), into);
         }
-        for server in &gone.servers {
+        for server in servers {
             self.by_server.insert(*server, into);
         }
-        let group = &mut self.groups[into];
-        tracing::debug!(target: "spiderling", hosts = group.members.len() + gone.members.len(), "hosts found on one server share one politeness budget");
-        group.busy += gone.busy;
-        group.paused_until = group.paused_until.max(gone.paused_until);
-        group.next_start = group.next_start.max(gone.next_start);
-        group.members.extend(gone.members);
-        group.domains.extend(gone.domains);
-        group.servers.extend(gone.servers);
-        group.waiting.extend(gone.waiting);
-        let slower = match (&group.controller, &gone.controller) {
-            (Some(kept), Some(other)) => other.rps() < kept.rps(),
-            (None, Some(_)) => true,
-            _ => false,
-        };
-        if slower {
-            // With the answers it steps on.
-            (group.controller, group.since, group.window) = (gone.controller, gone.since, gone.window);
-            group.good_this_step = gone.good_this_step;
-        }
-        group.apply(self.per_host);
+        let hosts = self.groups[into].members().len() + gone.members().len();
+        tracing::debug!(target: "spiderling", hosts, "hosts found on one server share one politeness budget");
+        self.groups[into].absorb(gone, self.per_host);
     }
 
     /// The group of `id`.
@@ -418,16 +269,16 @@ impl Hosts {
         let changed = &mut self.groups[group];
         changed.apply(per_host);
         if let Some(until) = tripped {
-            changed.paused_until = Some(changed.paused_until.map_or(until, |earlier| earlier.max(until)));
+            changed.pause_until(until);
         }
-        for member in changed.members.clone() {
+        for member in changed.members().to_vec() {
             self.mark_ready(member);
         }
     }
 
     /// The first host's key of `group`, to name it in logs.
     pub(super) fn group_name(&self, group: GroupId) -> Option<&HostKey> {
-        self.groups[group].members.first().map(|&id| &self.hosts[id].key)
+        self.groups[group].members().first().map(|&id| &self.hosts[id].key)
     }
 
     /// The group a host of `key` joins when met: its registrable domain's, unless each
@@ -442,11 +293,11 @@ impl Hosts {
             self.groups.push(Group::new(self.per_host, now));
             self.groups.len() - 1
         });
-        if let (Some(domain), None) = (domain, existing) {
+        let new_domain = domain.filter(|_| existing.is_none());
+        if let Some(domain) = &new_domain {
             self.by_domain.insert(domain.clone(), group);
-            self.groups[group].domains.push(domain);
         }
-        self.groups[group].members.push(id);
+        self.groups[group].join(id, new_domain);
         group
     }
 
@@ -598,20 +449,6 @@ impl Hosts {
         let Some(id) = self.id_of(&self.scratch) else { return false };
         matches!(&self.hosts[id].robots, RobotsState::Known(rules @ RobotsRules::Rules(_)) if !rules.allows(url))
     }
-}
-
-/// The registrable domain of a host key's host (`scheme://host:port`), by the public
-/// suffix list, with its scheme and port: `https://example.co.uk:443` for
-/// `https://a.example.co.uk:443`. An address, or a name the list knows no suffix of, is
-/// its own.
-fn registrable_domain(key: &str) -> Option<String> {
-    let url = Url::parse(key).ok()?;
-    let port = url.port_or_known_default()?;
-    let domain = match url.host()? {
-        url::Host::Domain(name) => psl::domain_str(name).unwrap_or(name).to_owned(),
-        address => address.to_string(),
-    };
-    Some(format!("{}://{domain}:{port}", url.scheme()))
 }
 
 impl std::ops::Index<HostId> for Hosts {

@@ -26,6 +26,7 @@ mod admission;
 mod commit;
 mod dispatch;
 mod gauges;
+mod group;
 mod hosts;
 mod limits;
 mod open;

@@ -1,0 +1,234 @@
+//! A politeness budget that hosts share (`politeness`): by default the hosts of one
+//! registrable domain (the public suffix list) and those found answering from one server
+//! address, which a server's limit counts together (nginx's `limit_req` per client
+//! address counts every name it serves). Its hosts have `per_host` requests in flight
+//! between them, one limiter's pause, and once a limiter told one of them to slow down,
+//! one controller of their pace. `hosts.rs` says which group a host is in.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::time::Instant;
+use url::Url;
+
+use crate::observe::gauge::{Window, WINDOW};
+use crate::schedule::throttle::adaptive::{Controller, Target};
+use crate::schedule::throttle::SlotState;
+
+/// A host's place in `Hosts`.
+pub(super) type HostId = usize;
+
+/// A group's place in `Hosts`.
+pub(super) type GroupId = usize;
+
+/// How long after its first refusal a limiter's answers are still the burst's (see
+/// [`Hosts::slow_down`]): the second over which nginx's and HAProxy's rates count.
+const LIMITER_MEMORY: Duration = Duration::from_secs(1);
+
+/// Hosts that share one politeness budget (see the module).
+pub(super) struct Group {
+    /// Requests of its hosts in flight, and how many may be: `per_host`, or fewer when
+    /// its controller says so.
+    busy: usize,
+    limit: usize,
+    /// A limiter's pause (a 429, a Retry-After): no host of the group starts before it.
+    paused_until: Option<Instant>,
+    /// The controller's least time between two starts, and the earliest the next may go.
+    pace: Duration,
+    next_start: Instant,
+    /// Hosts held back by the group's slots alone, made ready when one frees.
+    waiting: Vec<HostId>,
+    members: Vec<HostId>,
+    /// Where it is found: its registrable domain and its server addresses.
+    domains: Vec<String>,
+    servers: Vec<SocketAddr>,
+    /// The controller a limiter's refusal gives it outside adaptive mode, with the
+    /// answers it steps on: those to requests sent since it was made (`since`), as the
+    /// ones sent before at full speed are no verdict on its pace.
+    pub(super) controller: Option<Controller>,
+    since: Instant,
+    pub(super) window: Window,
+    pub(super) good_this_step: usize,
+    pub(super) saturated: bool,
+    /// 503s without a page between them, which a limiter answers and a server in trouble
+    /// seldom does in a row.
+    unavailable_in_a_row: u32,
+}
+
+impl Group {
+    pub(super) fn new(limit: usize, now: Instant) -> Self {
+        Group {
+            busy: 0,
+            limit,
+            paused_until: None,
+            pace: Duration::ZERO,
+            next_start: now,
+            waiting: Vec::new(),
+            members: Vec::new(),
+            domains: Vec::new(),
+            servers: Vec::new(),
+            controller: None,
+            since: now,
+            window: Window::new(WINDOW),
+            good_this_step: 0,
+            saturated: false,
+            unavailable_in_a_row: 0,
+        }
+    }
+
+    /// An answer to a request launched at `launched`, for its controller's window.
+    pub(super) fn answered(&mut self, now: Instant, launched: Instant, blocked: bool) {
+        if self.controller.is_some() && launched >= self.since {
+            self.window.record(now, blocked);
+            self.good_this_step += usize::from(!blocked);
+        }
+    }
+
+    /// Whether one more request of its hosts may start at `now`.
+    pub(super) fn state(&self, now: Instant) -> SlotState {
+        let paused = self.held_until(now);
+        if self.busy >= self.limit {
+            SlotState::Busy
+        } else if let Some(until) = paused {
+            SlotState::PausedUntil(until)
+        } else {
+            SlotState::Free
+        }
+    }
+
+    /// Until when a limiter's pause or the pace holds its starts back.
+    pub(super) fn held_until(&self, now: Instant) -> Option<Instant> {
+        let paused = self.paused_until.filter(|until| *until > now);
+        let paced = (self.next_start > now).then_some(self.next_start);
+        paused.max(paced)
+    }
+
+    /// A request of its hosts started at `now`: the next waits for the pace.
+    pub(super) fn count_start(&mut self, now: Instant) {
+        if !self.pace.is_zero() {
+            self.next_start = self.next_start.max(now) + self.pace;
+        }
+    }
+
+    /// The controller's limits.
+    pub(super) fn apply(&mut self, per_host: usize) {
+        if let Some(controller) = &self.controller {
+            self.limit = controller.limit().min(per_host);
+            self.pace = Duration::from_secs_f64(1.0 / controller.rps().max(f64::MIN_POSITIVE));
+        }
+    }
+
+    /// Its hosts, for logs: the first one's key and how many more.
+    pub(super) fn members(&self) -> &[HostId] {
+        &self.members
+    }
+
+    pub(super) fn busy(&self) -> usize {
+        self.busy
+    }
+
+    /// A limiter refused one of its hosts at `now`: a controller paces them from now on,
+    /// not judging what goes out in the first [`LIMITER_MEMORY`]. `false` when it has one.
+    pub(super) fn slow_down(&mut self, target: &Target, per_host: usize, now: Instant) -> bool {
+        if self.controller.is_some() {
+            return false;
+        }
+        // A limiter still counts the burst it refused for a while after (nginx's bucket
+        // drains, HAProxy's rate counts the refused requests over its second): refusals
+        // of what goes out then are the burst's, no verdict on the pace.
+        let since = now + LIMITER_MEMORY;
+        self.controller = Some(Controller::new(target, since));
+        (self.since, self.window, self.good_this_step) = (since, Window::new(WINDOW), 0);
+        self.apply(per_host);
+        true
+    }
+
+    /// Host `id`, whose own slots are free, is held back by the group's: it is made ready
+    /// when one of them frees (see [`Group::release`]).
+    pub(super) fn hold_back(&mut self, id: HostId) {
+        self.saturated = true;
+        if !self.waiting.contains(&id) {
+            self.waiting.push(id);
+        }
+    }
+
+    pub(super) fn take(&mut self, now: Instant) {
+        self.busy += 1;
+        self.count_start(now);
+    }
+
+    /// A request of its hosts ended: the hosts it held back, to be made ready.
+    pub(super) fn release(&mut self) -> Vec<HostId> {
+        self.busy = self.busy.saturating_sub(1);
+        std::mem::take(&mut self.waiting)
+    }
+
+    /// No host of the group starts before `until`.
+    pub(super) fn pause_until(&mut self, until: Instant) {
+        self.paused_until = Some(self.paused_until.map_or(until, |earlier| earlier.max(until)));
+    }
+
+    /// A 503 of one of its hosts: whether it is the second or later in a row, which makes
+    /// it a limiter's.
+    pub(super) fn unavailable_again(&mut self) -> bool {
+        self.unavailable_in_a_row += 1;
+        self.unavailable_in_a_row >= 2
+    }
+
+    /// A page of one of its hosts came whole: a run of 503s is over.
+    pub(super) fn answered_well(&mut self) {
+        self.unavailable_in_a_row = 0;
+    }
+
+    /// Host `id` joins it, found by `domain` when it has one.
+    pub(super) fn join(&mut self, id: HostId, domain: Option<String>) {
+        self.members.push(id);
+        self.domains.extend(domain);
+    }
+
+    pub(super) fn add_server(&mut self, server: SocketAddr) {
+        self.servers.push(server);
+    }
+
+    /// Where it is found: its registrable domains and its server addresses.
+    pub(super) fn found_at(&self) -> (&[String], &[SocketAddr]) {
+        (&self.domains, &self.servers)
+    }
+
+    /// Take in `gone`, another group found on the same server: its hosts, its requests in
+    /// flight, the later of the two pauses, and the slower controller with the answers it
+    /// steps on.
+    pub(super) fn absorb(&mut self, gone: Group, per_host: usize) {
+        self.busy += gone.busy;
+        self.paused_until = self.paused_until.max(gone.paused_until);
+        self.next_start = self.next_start.max(gone.next_start);
+        self.members.extend(gone.members);
+        self.domains.extend(gone.domains);
+        self.servers.extend(gone.servers);
+        self.waiting.extend(gone.waiting);
+        let slower = match (&self.controller, &gone.controller) {
+            (Some(kept), Some(other)) => other.rps() < kept.rps(),
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        if slower {
+            (self.controller, self.since, self.window) = (gone.controller, gone.since, gone.window);
+            self.good_this_step = gone.good_this_step;
+        }
+        self.apply(per_host);
+    }
+}
+
+/// The registrable domain of a host key's host (`scheme://host:port`), by the public
+/// suffix list, with its scheme and port: `https://example.co.uk:443` for
+/// `https://a.example.co.uk:443`. An address, or a name the list knows no suffix of, is
+/// its own.
+pub(super) fn registrable_domain(key: &str) -> Option<String> {
+    let url = Url::parse(key).ok()?;
+    let port = url.port_or_known_default()?;
+    let domain = match url.host()? {
+        url::Host::Domain(name) => psl::domain_str(name).unwrap_or(name).to_owned(),
+        address => address.to_string(),
+    };
+    Some(format!("{}://{domain}:{port}", url.scheme()))
+}
