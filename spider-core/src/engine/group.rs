@@ -13,7 +13,7 @@ use url::Url;
 
 use crate::observe::gauge::{Window, WINDOW};
 use crate::schedule::throttle::adaptive::{Controller, Target};
-use crate::schedule::throttle::SlotState;
+use crate::schedule::throttle::{Pace, SlotState};
 
 /// A host's place in `Hosts`.
 pub(super) type HostId = usize;
@@ -31,11 +31,9 @@ pub(super) struct Group {
     /// its controller says so.
     busy: usize,
     limit: usize,
-    /// A limiter's pause (a 429, a Retry-After): no host of the group starts before it.
-    paused_until: Option<Instant>,
-    /// The controller's least time between two starts, and the earliest the next may go.
-    pace: Duration,
-    next_start: Instant,
+    /// A limiter's pause (a 429, a Retry-After) and the controller's pace, over every
+    /// host of the group.
+    pace: Pace,
     /// Hosts held back by the group's slots alone, made ready when one frees.
     waiting: Vec<HostId>,
     members: Vec<HostId>,
@@ -60,9 +58,7 @@ impl Group {
         Group {
             busy: 0,
             limit,
-            paused_until: None,
-            pace: Duration::ZERO,
-            next_start: now,
+            pace: Pace::new(now),
             waiting: Vec::new(),
             members: Vec::new(),
             domains: Vec::new(),
@@ -86,7 +82,7 @@ impl Group {
 
     /// Whether one more request of its hosts may start at `now`.
     pub(super) fn state(&self, now: Instant) -> SlotState {
-        let paused = self.held_until(now);
+        let paused = self.pace.held_until(now);
         if self.busy >= self.limit {
             SlotState::Busy
         } else if let Some(until) = paused {
@@ -97,24 +93,21 @@ impl Group {
     }
 
     /// Until when a limiter's pause or the pace holds its starts back.
+    #[cfg(feature = "render")]
     pub(super) fn held_until(&self, now: Instant) -> Option<Instant> {
-        let paused = self.paused_until.filter(|until| *until > now);
-        let paced = (self.next_start > now).then_some(self.next_start);
-        paused.max(paced)
+        self.pace.held_until(now)
     }
 
     /// A request of its hosts started at `now`: the next waits for the pace.
     pub(super) fn count_start(&mut self, now: Instant) {
-        if !self.pace.is_zero() {
-            self.next_start = self.next_start.max(now) + self.pace;
-        }
+        self.pace.count_start(now);
     }
 
     /// The controller's limits.
     pub(super) fn apply(&mut self, per_host: usize) {
         if let Some(controller) = &self.controller {
             self.limit = controller.limit().min(per_host);
-            self.pace = Duration::from_secs_f64(1.0 / controller.rps().max(f64::MIN_POSITIVE));
+            self.pace.set_rate(Some(controller.rps()));
         }
     }
 
@@ -165,7 +158,7 @@ impl Group {
 
     /// No host of the group starts before `until`.
     pub(super) fn pause_until(&mut self, until: Instant) {
-        self.paused_until = Some(self.paused_until.map_or(until, |earlier| earlier.max(until)));
+        self.pace.pause_until(until);
     }
 
     /// A 503 of one of its hosts: whether it is the second or later in a row, which makes
@@ -200,8 +193,7 @@ impl Group {
     /// steps on.
     pub(super) fn absorb(&mut self, gone: Group, per_host: usize) {
         self.busy += gone.busy;
-        self.paused_until = self.paused_until.max(gone.paused_until);
-        self.next_start = self.next_start.max(gone.next_start);
+        self.pace.join(&gone.pace);
         self.members.extend(gone.members);
         self.domains.extend(gone.domains);
         self.servers.extend(gone.servers);

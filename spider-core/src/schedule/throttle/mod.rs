@@ -5,9 +5,11 @@
 
 pub(crate) mod adaptive;
 mod delay;
+mod pace;
 mod rate;
 mod slots;
 
 pub(crate) use delay::pause;
+pub(crate) use pace::Pace;
 pub(crate) use rate::RateGate;
 pub(crate) use slots::{HostSlots, LaneState, SlotState};

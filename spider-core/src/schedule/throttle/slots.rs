@@ -2,9 +2,9 @@
 //! slot has a number, its lane, so that in sticky mode a lane can be one identity: one
 //! request at a time, its cookies settled before the next, its pauses its own.
 
-use std::time::Duration;
-
 use tokio::time::Instant;
+
+use super::pace::Pace;
 
 /// Whether a host can take one more request now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,12 +42,8 @@ pub(crate) struct HostSlots {
     lanes: Vec<bool>,
     busy: usize,
     limit: usize,
-    /// The host asked us to slow down (429): no slot starts a request before this.
-    paused_until: Option<Instant>,
-    /// The least time between two starts (adaptive mode's rate per host), and the earliest
-    /// the next may start.
-    pace: Duration,
-    next_start: Instant,
+    /// The host's pause (a 429) and adaptive mode's rate per host, whatever its slots.
+    pace: Pace,
 }
 
 impl HostSlots {
@@ -58,9 +54,7 @@ impl HostSlots {
             lanes: vec![true; limit],
             busy: 0,
             limit,
-            paused_until: None,
-            pace: Duration::ZERO,
-            next_start: now,
+            pace: Pace::new(now),
         }
     }
 
@@ -68,11 +62,8 @@ impl HostSlots {
         if self.busy >= self.limit {
             return SlotState::Busy;
         }
-        if let Some(until) = self.paused_until.filter(|until| *until > now) {
+        if let Some(until) = self.pace.held_until(now) {
             return SlotState::PausedUntil(until);
-        }
-        if self.next_start > now {
-            return SlotState::PausedUntil(self.next_start);
         }
         match self.idle.iter().map(|(ready, _)| *ready).min() {
             Some(ready) if ready <= now => SlotState::Free,
@@ -85,20 +76,14 @@ impl HostSlots {
     /// whatever its slots: `None` when it does not at `now`.
     #[cfg(feature = "render")]
     pub(crate) fn held_until(&self, now: Instant) -> Option<Instant> {
-        let held = self.paused_until.filter(|until| *until > now);
-        let paced = (self.next_start > now).then_some(self.next_start);
-        held.max(paced)
+        self.pace.held_until(now)
     }
 
     /// A request started at `now`: the next waits for the host's pace. One started on a
     /// slot already taken (a rendered page's own resource, on the page's slot) counts
     /// here alone.
     pub(crate) fn count_start(&mut self, now: Instant) {
-        // Without a pace there is no gate to move: a start stamped a little later than the
-        // dispatcher's `now` must not hold back the next one until a timer fires.
-        if !self.pace.is_zero() {
-            self.next_start = self.next_start.max(now) + self.pace;
-        }
+        self.pace.count_start(now);
     }
 
     /// Where `lane` stands at `now`.
@@ -140,14 +125,13 @@ impl HostSlots {
     /// Start no request on this host before `until` (the later of this and any earlier
     /// pause wins).
     pub(crate) fn pause_until(&mut self, until: Instant) {
-        self.paused_until = Some(self.paused_until.map_or(until, |earlier| earlier.max(until)));
+        self.pace.pause_until(until);
     }
 
     /// Change the number of slots; requests in flight over a lowered limit finish normally.
     /// Start requests at most `per_second` a second (`None`: no pace of its own).
     pub(crate) fn set_rate(&mut self, per_second: Option<f64>) {
-        self.pace =
-            per_second.filter(|r| *r > 0.0).map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
+        self.pace.set_rate(per_second);
     }
 
     pub(crate) fn limit(&self) -> usize {
@@ -183,6 +167,8 @@ impl HostSlots {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]
