@@ -140,9 +140,10 @@ impl Group {
     /// when one of them frees (see [`Group::release`]).
     pub(super) fn hold_back(&mut self, id: HostId) {
         self.saturated = true;
-        if !self.waiting.contains(&id) {
-            self.waiting.push(id);
-        }
+        // Not searched for first: a group may hold thousands of hosts, and a host comes
+        // here only when it leaves the ready queue, which holds it once; making it ready
+        // twice is once.
+        self.waiting.push(id);
     }
 
     pub(super) fn take(&mut self, now: Instant) {
