@@ -102,6 +102,8 @@ pub(super) struct Exchange {
     /// A reply came after `held_until`: the fleet may have taken back all this worker
     /// held, so it drops it.
     pub(super) lapsed: bool,
+    /// Until when the crawl is too young to end (see [`super::syncer::SETTLING`]).
+    pub(super) young_until: Option<Instant>,
     /// Requests finished here whose ends no answered round has carried yet.
     pub(super) ending: HashSet<i64>,
 }
@@ -464,6 +466,7 @@ impl FleetFrontier {
             || !exchange.connected
             || !exchange.arrived.is_empty()
             || !exchange.claims.is_empty()
+            || exchange.young_until.is_some_and(|until| Instant::now() < until)
             || has_work(exchange.view)
     }
 }

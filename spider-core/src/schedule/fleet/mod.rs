@@ -35,6 +35,8 @@ mod wire;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 pub use fill::{fill, Drained, FillStep};
 pub(crate) use frontier::FleetFrontier;
 pub(crate) use keys::FleetKeys;
@@ -179,25 +181,29 @@ pub(crate) async fn join(
     } else {
         parts::plan(&mut connection, crawl, config.partitions).await.map_err(refused)?
     };
-    let (spider, tags, done, broken, refusing): (String, String, bool, Option<String>, Vec<String>) =
-        redis::pipe()
-            .atomic()
-            .hset_nx(&meta, "spider", config.name())
-            .ignore()
-            .hset_nx(&meta, "parts", serde_json::to_string(&plan).unwrap_or_default())
-            .ignore()
-            .hset_nx(&meta, "created_ms", crate::observe::tables::unix_ms(std::time::SystemTime::now()))
-            .ignore()
-            .hset(&meta, "limits", config.fleet_limits())
-            .ignore()
-            .hget(&meta, "spider")
-            .hget(&meta, "parts")
-            .exists(format!("{prefix}:done"))
-            .hget(&meta, "broken")
-            .smembers(format!("{prefix}:refusing"))
-            .query_async(&mut connection)
-            .await
-            .map_err(refused)?;
+    type Record = (String, String, bool, Option<String>, Vec<String>, String, i64);
+    let (spider, tags, done, broken, refusing, made, created_ms): Record = redis::pipe()
+        .atomic()
+        .hset_nx(&meta, "spider", config.name())
+        .ignore()
+        .hset_nx(&meta, "parts", serde_json::to_string(&plan).unwrap_or_default())
+        .ignore()
+        .hset_nx(&meta, "created_ms", crate::observe::tables::unix_ms(std::time::SystemTime::now()))
+        .ignore()
+        .hset_nx(&meta, "made", format!("{:016x}", rand::random::<u64>()))
+        .ignore()
+        .hset(&meta, "limits", config.fleet_limits())
+        .ignore()
+        .hget(&meta, "spider")
+        .hget(&meta, "parts")
+        .exists(format!("{prefix}:done"))
+        .hget(&meta, "broken")
+        .smembers(format!("{prefix}:refusing"))
+        .hget(&meta, "made")
+        .hget(&meta, "created_ms")
+        .query_async(&mut connection)
+        .await
+        .map_err(refused)?;
     // Apart from the crawl's keys: on a cluster, the list of crawls is in a slot of its own.
     redis::cmd("SADD").arg(CRAWLS).arg(crawl).query_async::<()>(&mut connection).await.map_err(refused)?;
     let old_layout: bool = redis::cmd("EXISTS")
@@ -276,6 +282,11 @@ pub(crate) async fn join(
         }
     }
     let link = Arc::new(Link::new(round));
+    // A crawl just made is not ended before its workers of a crawl of that name that
+    // Redis lost, still retrying, could have come back and said so (`Syncer::reconnect`).
+    let age = crate::observe::tables::unix_ms(std::time::SystemTime::now()).saturating_sub(created_ms);
+    let young_for = syncer::SETTLING.saturating_sub(Duration::from_millis(u64::try_from(age).unwrap_or(0)));
+    link.lock().young_until = Some(Instant::now() + young_for);
     // Known before the first request: a host another worker found refusing the plain
     // client gets a browser's wire from this worker's first request to it.
     link.lock().refusing = refusing;
@@ -298,6 +309,7 @@ pub(crate) async fn join(
         epochs: vec![0; parts.len()],
         parts,
         worker,
+        made,
         lease: config.lease,
         clock: RedisClock::default(),
         number: 0,

@@ -42,7 +42,12 @@ pub(super) const HORIZON: Duration = Duration::from_millis(50);
 pub(super) const DEAD_AFTER: Duration = Duration::from_secs(10);
 /// Reconnection backoff: doubled from the first to the last.
 const RECONNECT_FIRST: Duration = Duration::from_millis(100);
-const RECONNECT_MAX: Duration = Duration::from_secs(5);
+const RECONNECT_MAX: Duration = Duration::from_secs(2);
+/// How long a crawl just made in Redis is kept from ending. Redis restarted empty, a
+/// worker joining at once makes the crawl anew, and would crawl it all and end before the
+/// workers of the crawl Redis lost, waiting out their reconnection backoff, come back to
+/// find another crawl under its name and stop every worker (`Syncer::reconnect`).
+pub(super) const SETTLING: Duration = Duration::from_secs(5);
 
 /// When the round after this one goes.
 enum Next {
@@ -110,6 +115,9 @@ pub(super) struct Syncer {
     /// The part this worker leases from.
     pub(super) home: usize,
     pub(super) worker: String,
+    /// The crawl's own mark in Redis, made with it: a crawl of the same name with another
+    /// was made anew after Redis lost this one.
+    pub(super) made: String,
     pub(super) lease: Duration,
     pub(super) clock: RedisClock,
     /// Each part's count of rounds in the last reply from it (0 before the first).
@@ -728,32 +736,38 @@ impl Syncer {
         }
     }
 
-    /// Connect again if Redis answers; `false` when it answers without the crawl.
+    /// Connect again if Redis answers; `false` when it answers without the crawl, or
+    /// with a crawl of its name made anew. Either way every worker stops, and one that
+    /// joins later is refused: what was queued is gone, and a crawl made again from its
+    /// start URLs would write the items of the pages already crawled a second time.
     async fn reconnect(&mut self) -> bool {
         let Ok(mut connection) = self.redis.connect().await else { return true };
-        // A Redis that lost the crawl's keys (restarted without persistence, flushed)
-        // cannot be worked on: the crawl would end at once as if done.
-        let meta: redis::RedisResult<bool> = redis::cmd("EXISTS")
-            .arg(format!("{}:meta", self.parts.prefix(self.home)))
+        let found: redis::RedisResult<(bool, Option<String>)> = redis::pipe()
+            .exists(format!("{}:meta", self.parts.prefix(self.home)))
+            .hget(format!("{}:meta", self.parts.crawl()), "made")
             .query_async(&mut connection)
             .await;
-        match meta {
-            Ok(true) => {
-                self.connection = connection;
-                true
+        let why = match found {
+            Ok((true, Some(made))) if made == self.made => return self.use_connection(connection),
+            Ok((_, Some(made))) if made != self.made => {
+                "came back with a crawl of this name made anew (restarted empty or flushed, and a \
+                                 worker that joined began the crawl again)"
             }
-            Ok(false) => {
-                let mut exchange = self.link.lock();
-                exchange.fatal.get_or_insert(Error::Fleet {
-                    address: self.address.to_string(),
-                    message: "Redis came back without this crawl's data (restarted without persistence, or flushed); what was queued is lost, so the crawl stops".to_owned(),
-                });
-                drop(exchange);
-                self.link.to_dispatcher.notify_one();
-                false
-            }
-            Err(_) => true,
-        }
+            Ok(_) => "came back without this crawl's data (restarted without persistence, or flushed)",
+            Err(_) => return true,
+        };
+        self.connection = connection;
+        let problem = format!(
+            "Redis lost part of this crawl: it {why}, so what was queued is gone, and every worker stops; the \
+             outputs keep the items written so far; crawl again under another crawl_id"
+        );
+        self.stop_the_fleet(problem, true).await;
+        false
+    }
+
+    fn use_connection(&mut self, connection: Connection) -> bool {
+        self.connection = connection;
+        true
     }
 }
 
