@@ -99,7 +99,7 @@ fn state_shows_queued_in_flight_and_deferred_per_host_most_queued_first() {
     let output = state(&path, &[]);
     assert!(output.status.success(), "{output:?}");
     let text = stdout(&output);
-    assert!(text.starts_with(&format!("state file {} (schema version 2)\n", path.display())), "{text}");
+    assert!(text.starts_with(&format!("state file {} (schema version 3)\n", path.display())), "{text}");
     assert!(text.contains("  spider    shop\n"), "{text}");
     assert!(text.contains("  status    new: no run has committed anything yet\n"), "{text}");
     assert!(text.contains("  output    none\n") && text.contains("  runs      none yet\n"), "{text}");
@@ -205,7 +205,7 @@ fn files_that_are_not_state_files_are_refused_with_exit_code_2_and_left_as_they_
         ("empty.state", Some(Vec::new()), "is empty, so not a Spiderling state file"),
         ("truncated.state", Some(whole[..whole.len() / 2].to_vec()), "is truncated"),
         ("foreign.state", None, "is not a Spiderling state file (no such table: crawl)"),
-        ("other-version.state", None, "has schema version 99, and this Spiderling reads version 2"),
+        ("other-version.state", None, "has schema version 99, and this Spiderling reads version 3"),
         ("missing.state", None, "does not exist"),
     ];
     for (name, bytes, expected) in cases {

@@ -8,13 +8,14 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use reqwest::Method;
-use rusqlite::types::Value;
+use rusqlite::types::{Value, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension};
 use tokio::time::Instant;
 use url::Url;
 
 use super::checkpointer::Checkpointer;
 use super::row::{self, Row};
+use super::sums;
 use crate::error::Error;
 use crate::observe::summary::CrawlStatus;
 use crate::observe::tables::unix_ms;
@@ -105,6 +106,8 @@ pub struct StateFrontier {
     /// each) until the checkpoint appends them to the log.
     pub(super) recent: Recent,
     pub(super) unlogged: Vec<u8>,
+    /// The seen-set's sum as the file holds it (`sums.rs`).
+    pub(super) seen_sum: u128,
     /// Whether `seen` holds a fingerprint: until it does, one not in `recent` is new
     /// without asking the file.
     pub(super) merged: bool,
@@ -279,10 +282,20 @@ impl StateFrontier {
     }
 
     fn insert(&mut self, request: &Request, host: i64, state: i64, due: Option<i64>) -> Result<(), Error> {
+        let extra = row::extra(request);
+        let covered = [
+            ValueRef::Integer(host),
+            ValueRef::Integer(i64::from(request.priority())),
+            ValueRef::Text(request.url().as_str().as_bytes()),
+            ValueRef::Text(request.method().as_str().as_bytes()),
+            ValueRef::Integer(i64::from(request.depth())),
+            ValueRef::Integer(i64::from(request.attempts)),
+            extra.as_deref().map_or(ValueRef::Null, |json| ValueRef::Text(json.as_bytes())),
+        ];
         self.conn
             .prepare_cached(
-                "INSERT INTO requests (host, state, priority, due, url, method, depth, attempts, extra) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT INTO requests (host, state, priority, due, url, method, depth, attempts, extra, sum) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )
             .and_then(|mut insert| {
                 insert.execute(params![
@@ -294,7 +307,8 @@ impl StateFrontier {
                     request.method().as_str(),
                     request.depth(),
                     request.attempts,
-                    row::extra(request),
+                    extra,
+                    sums::row_sum(&covered),
                 ])
             })
             .map_err(self.store())?;
@@ -331,6 +345,12 @@ impl StateFrontier {
                 .prepare_cached("INSERT INTO seen_log (fingerprints) VALUES (?1)")
                 .and_then(|mut insert| insert.execute([&self.unlogged[..]]))
                 .map_err(self.store())?;
+            let seen_sum = sums::add_seen(self.seen_sum, &self.unlogged);
+            self.conn
+                .prepare_cached("UPDATE crawl SET value = ?1 WHERE key = 'seen_sum'")
+                .and_then(|mut update| update.execute([sums::seen_fact(seen_sum)]))
+                .map_err(self.store())?;
+            self.seen_sum = seen_sum;
             self.unlogged.clear();
         }
         if self.recent.len() < self.merge_seen_at {
@@ -350,6 +370,25 @@ impl StateFrontier {
         self.conn.execute("DELETE FROM seen_log", []).map_err(self.store())?;
         self.recent.clear();
         self.merged = true;
+        Ok(())
+    }
+
+    /// Sum row `id` again after a change to what the sum covers, from the row as it now is.
+    fn sum_again(&mut self, id: i64) -> Result<(), Error> {
+        let sum = self
+            .conn
+            .prepare_cached(&format!("SELECT {} FROM requests WHERE id = ?1", sums::COVERED))
+            .and_then(|mut select| {
+                select.query_row([id], |row| {
+                    let covered = (0..7).map(|i| row.get_ref(i)).collect::<rusqlite::Result<Vec<_>>>()?;
+                    Ok(sums::row_sum(&covered))
+                })
+            })
+            .map_err(self.store())?;
+        self.conn
+            .prepare_cached("UPDATE requests SET sum = ?2 WHERE id = ?1")
+            .and_then(|mut update| update.execute([id, sum]))
+            .map_err(self.store())?;
         Ok(())
     }
 
@@ -479,6 +518,7 @@ impl Frontier for StateFrontier {
                         defer.execute(params![ticket.0, due, request.attempts, row::extra(&request)])
                     })
                     .map_err(self.store())?;
+                self.sum_again(ticket.0)?;
             }
             None => {
                 let Some(host) = host_key(request.url()) else { return Ok(()) };

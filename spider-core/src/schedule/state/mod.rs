@@ -24,21 +24,26 @@ mod frontier;
 mod inspect;
 mod open;
 mod row;
+mod sums;
 
 pub use frontier::StateFrontier;
 pub use inspect::{StateHost, StateOutput, StateReport, StateRun};
 pub(crate) use open::open;
 
 /// The version of the schema this build reads and writes. A file of version 1 (before
-/// `seen_log`) is upgraded when opened for a crawl; a file of any other version is refused.
-pub const SCHEMA_VERSION: u32 = 2;
+/// `seen_log`) or 2 (before the checksums, `sums.rs`) is upgraded when opened for a crawl;
+/// a file of any other version is refused.
+pub const SCHEMA_VERSION: u32 = 3;
 
-/// The version this build upgrades: its files lack only tables created when opened.
-const UPGRADED_VERSION: u32 = 1;
+/// The versions this build upgrades: their files lack only tables, columns and facts
+/// made when opened.
+const UPGRADED_VERSIONS: [u32; 2] = [1, 2];
 
 /// Whether this build reads a file of schema version `found`.
 fn reads_version(found: Option<&str>) -> bool {
-    [SCHEMA_VERSION, UPGRADED_VERSION].iter().any(|version| found == Some(version.to_string().as_str()))
+    std::iter::once(SCHEMA_VERSION)
+        .chain(UPGRADED_VERSIONS)
+        .any(|version| found == Some(version.to_string().as_str()))
 }
 
 /// The schema, with its documentation.

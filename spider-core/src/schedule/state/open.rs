@@ -114,6 +114,17 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
     .map_err(store)?;
     super::add_columns(&conn, "outbox", &[("item_type", "TEXT")]).map_err(store)?;
     super::add_columns(&conn, "files", &[("tail", "INTEGER")]).map_err(store)?;
+    let version: String = conn
+        .query_row("SELECT value FROM crawl WHERE key = 'schema_version'", [], |row| row.get(0))
+        .map_err(store)?;
+    if version != SCHEMA_VERSION.to_string() {
+        super::sums::upgrade(&conn).map_err(store)?;
+        conn.execute(
+            "UPDATE crawl SET value = ?1 WHERE key = 'schema_version'",
+            [SCHEMA_VERSION.to_string()],
+        )
+        .map_err(store)?;
+    }
     conn.set_prepared_statement_cache_capacity(32);
     rusqlite::vtab::array::load_module(&conn).map_err(store)?;
     let identities = read_identities(&conn).map_err(store)?;
@@ -171,10 +182,14 @@ fn decide(
     if check != "ok" {
         return Err(damaged(check));
     }
-    let facts = read_facts(&conn).map_err(|e| {
-        refuse(format!(
+    let facts = read_facts(&conn).map_err(|e| match e {
+        // The table is there and a fact does not read as text: damaged bytes in it.
+        rusqlite::Error::FromSqlConversionFailure(..) | rusqlite::Error::Utf8Error(_) => {
+            damaged(e.to_string())
+        }
+        e => refuse(format!(
             "is not a Spiderling state file ({e}); check the path, or discard it with --fresh --force"
-        ))
+        )),
     })?;
     let fact = |key: &str| facts.get(key).map(String::as_str);
     if !super::reads_version(fact("schema_version")) {
@@ -204,6 +219,9 @@ fn decide(
             shown(fact("output").unwrap_or_default()),
             shown(&written)
         )));
+    }
+    if fact("schema_version") == Some(SCHEMA_VERSION.to_string().as_str()) {
+        super::sums::check(&conn, &facts).map_err(damaged)?;
     }
     let files = read_files(&conn).map_err(|e| damaged(e.to_string()))?;
     let committed = |role: &str, path: Option<&str>| match (files.get(role), path) {
@@ -267,7 +285,7 @@ const IDENTITIES: &str =
      CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, items BLOB NOT NULL, count INTEGER NOT NULL); \
      CREATE TABLE IF NOT EXISTS item_keys (key BLOB PRIMARY KEY) WITHOUT ROWID; \
      CREATE TABLE IF NOT EXISTS seen_log (id INTEGER PRIMARY KEY, fingerprints BLOB NOT NULL); \
-     UPDATE crawl SET value = '2' WHERE key = 'schema_version'; \
+     UPDATE crawl SET value = '2' WHERE key = 'schema_version' AND value = '1'; \
      INSERT OR IGNORE INTO crawl (key, value) VALUES ('outbox_crawl', lower(hex(randomblob(8))));";
 
 /// The outbox an earlier run left: the crawl's name in the tables, the next chunk number,
@@ -364,6 +382,13 @@ fn load(
         }
     }
     let merged = conn.query_row("SELECT EXISTS (SELECT 1 FROM seen)", [], |row| row.get(0)).map_err(store)?;
+    let seen_sum: String = conn
+        .query_row("SELECT value FROM crawl WHERE key = 'seen_sum'", [], |row| row.get(0))
+        .map_err(store)?;
+    let seen_sum = u128::from_str_radix(&seen_sum, 16).map_err(|e| Error::State {
+        path: path.to_owned(),
+        message: format!("has a seen_sum that does not read ({e}); start over with --fresh"),
+    })?;
     Ok(StateFrontier {
         checkpointer: Checkpointer::start(path)?,
         conn,
@@ -374,6 +399,7 @@ fn load(
         origins,
         recent,
         unlogged: Vec::new(),
+        seen_sum,
         merged,
         merge_seen_at: MERGE_SEEN_AT,
         ahead: HashMap::new(),
@@ -425,6 +451,7 @@ fn build(temporary: &Path, spider: &str, outputs: &str) -> rusqlite::Result<()> 
         ("output", outputs.to_owned()),
         ("created_at", spider_settings::rfc3339(SystemTime::now())),
         ("status", "new".to_owned()),
+        ("seen_sum", super::sums::seen_fact(0)),
     ];
     for (key, value) in facts {
         conn.execute("INSERT INTO crawl (key, value) VALUES (?1, ?2)", params![key, value])?;

@@ -1,12 +1,14 @@
--- The schema of a Spiderling state file, version 2 (version 1, upgraded when opened, lacked
--- `seen_log`). A state file is one SQLite database (write-ahead log on); open it with
+-- The schema of a Spiderling state file, version 3 (upgraded when opened: version 1 lacked
+-- `seen_log`, version 2 the checksums, `requests.sum` and the `seen_sum` fact). A state file is one SQLite database (write-ahead log on); open it with
 -- `sqlite3 shop.state` to look inside. Times are unix milliseconds. Spiderling holds it
 -- locked while a crawl runs.
 
 -- Facts about the crawl, one per key: schema_version, spider (its name), output (the
 -- absolute path of its items file, empty for none), created_at, and status (`new`,
 -- `running` while a run works on it or after one was killed, `paused`, `stopped` after an
--- error, `complete`).
+-- error, `complete`), and `seen_sum`, the XOR of every fingerprint of the seen-set (below),
+-- in hex: a resumed crawl refuses a file whose seen-set or requests (`requests.sum`) no
+-- longer hold what was written, a damaged disk's doing that SQLite's own check misses.
 CREATE TABLE crawl (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -38,7 +40,8 @@ CREATE TABLE requests (
     method   TEXT NOT NULL,
     depth    INTEGER NOT NULL,     -- links followed from a start URL
     attempts INTEGER NOT NULL,     -- attempts already made (retries so far)
-    extra    TEXT                  -- JSON: headers, meta, session, last backoff, redirects; NULL if none
+    extra    TEXT,                 -- JSON: headers, meta, session, last backoff, redirects; NULL if none
+    sum      INTEGER               -- CRC-32 of host, priority, url, method, depth, attempts and extra
 );
 CREATE INDEX requests_queued ON requests (host, priority DESC, id) WHERE state = 0;
 CREATE INDEX requests_deferred ON requests (due) WHERE state = 2;
