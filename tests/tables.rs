@@ -468,6 +468,47 @@ async fn postgres_over_tls_takes_each_sslmode_as_libpq_does() {
     }
 }
 
+/// A cluster whose `pg_hba.conf` takes TCP clients by their certificate alone (`cert`),
+/// as managed PostgreSQL offers and many operators require. Before, `sslcert` and `sslkey`
+/// were not read: no client certificate was ever sent, and the crawl could not connect.
+/// Now the certificate is sent in every mode that uses TLS; without one the server's
+/// refusal stops the crawl, and a certificate or key named and missing is a setting error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_takes_a_client_certificate_from_sslcert_and_sslkey() {
+    let pg = PostgresServer::start_tls_with_client_certificates()
+        .unwrap_or_else(|error| panic!("these tests need PostgreSQL: {error}"));
+    let ca = pg.ca_file().unwrap().display().to_string();
+    let (cert, key) = pg.client_files().unwrap();
+    let (cert, key) = (cert.display().to_string(), key.display().to_string());
+    let localhost = pg.url().replace("127.0.0.1", "localhost");
+    let site = site(20, Duration::ZERO);
+    let crawl = |url: String| {
+        let config = support::quick_config(&site).store_patience(Duration::from_secs(3)).output(url);
+        async move { Crawler::with_config(BookSpider::new(config.clone()), config).run().await }
+    };
+    let taken = [
+        ("prefer", format!("{}?table=books_prefer&sslcert={cert}&sslkey={key}", pg.url())),
+        (
+            "verify_full",
+            format!("{localhost}?table=books_verify_full&sslmode=verify-full&sslrootcert={ca}&sslcert={cert}&sslkey={key}"),
+        ),
+    ];
+    for (mode, url) in taken {
+        let summary = crawl(url).await.unwrap_or_else(|error| panic!("{mode}: {error}"));
+        assert_eq!(summary.counts.items, 20, "{mode}");
+        assert_once(pg_titles(&pg, &format!("books_{mode}")), 20, mode);
+    }
+    let error = crawl(format!("{}?table=t&sslmode=require", pg.url())).await.unwrap_err();
+    assert!(error.to_string().contains("certificate"), "without one the server refuses: {error}");
+    let missing = format!("{}?table=t&sslcert={cert}.gone&sslkey={key}", pg.url());
+    let error = crawl(missing.clone()).await.unwrap_err();
+    assert!(matches!(error, Error::Config(_)) && error.to_string().contains(".gone"), "{missing}: {error:?}");
+    let no_key = format!("{}?table=t&sslcert={cert}&sslkey={key}.gone", pg.url());
+    let error = crawl(no_key.clone()).await.unwrap_err();
+    assert!(matches!(error, Error::Config(_)) && error.to_string().contains("sslkey"), "{no_key}: {error:?}");
+    assert_eq!(pg.query("SELECT count(*) FROM pg_tables WHERE tablename = 't'").unwrap(), "0");
+}
+
 /// A server that takes the connection and never answers is a table down: the crawl stops
 /// within `store_patience` and the operation's deadline, saying so, instead of hanging.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -46,6 +46,8 @@ pub struct PostgresServer {
     owner: Option<(u32, u32)>,
     /// With `ssl = on`: the CA's certificate, as a PEM file a client may trust.
     ca: Option<PathBuf>,
+    /// Every connection over TCP must be TLS with a client certificate of that CA.
+    client_certificates: bool,
     child: Option<Child>,
 }
 
@@ -58,7 +60,7 @@ impl PostgresServer {
     /// root with no `postgres` user; otherwise when `initdb` fails or the server does not
     /// answer within 30 s.
     pub fn start() -> io::Result<Self> {
-        Self::start_with(false)
+        Self::start_with(false, false)
     }
 
     /// As [`start`](Self::start), with `ssl = on` as a stock Debian cluster has it: the
@@ -72,17 +74,29 @@ impl PostgresServer {
     ///
     /// As [`start`](Self::start), and when the certificates cannot be made or written.
     pub fn start_tls() -> io::Result<Self> {
-        Self::start_with(true)
+        Self::start_with(true, false)
     }
 
-    fn start_with(tls: bool) -> io::Result<Self> {
+    /// As [`start_tls`](Self::start_tls), and every connection over TCP must be TLS with
+    /// a client certificate signed by the same CA and naming the user (`CN=spider`, as
+    /// `pg_hba.conf`'s `cert` method asks): [`client_files`](Self::client_files).
+    ///
+    /// # Errors
+    ///
+    /// As [`start_tls`](Self::start_tls).
+    pub fn start_tls_with_client_certificates() -> io::Result<Self> {
+        Self::start_with(true, true)
+    }
+
+    fn start_with(tls: bool, client_certificates: bool) -> io::Result<Self> {
         let bin = bin_dir()?;
         let dir = tempfile::Builder::new().prefix("spider-postgres-").tempdir()?;
         let owner = owner()?;
         if let Some((uid, gid)) = owner {
             std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))?;
         }
-        let mut server = PostgresServer { bin, dir, port: 0, owner, ca: None, child: None };
+        let mut server =
+            PostgresServer { bin, dir, port: 0, owner, ca: None, client_certificates, child: None };
         let initdb = server
             .command("initdb")
             .args(["-U", "spider", "--auth=trust", "-E", "UTF8", "--no-sync", "-D"])
@@ -97,6 +111,12 @@ impl PostgresServer {
         if tls {
             server.ca = Some(server.write_certificates()?);
         }
+        if client_certificates {
+            std::fs::write(
+                server.data().join("pg_hba.conf"),
+                "local all all trust\nhostssl all all 127.0.0.1/32 cert\nhostssl all all ::1/128 cert\n",
+            )?;
+        }
         server.port = free_port()?;
         server.start_again()?;
         Ok(server)
@@ -108,12 +128,22 @@ impl PostgresServer {
         self.ca.as_deref()
     }
 
+    /// With [`start_tls_with_client_certificates`](Self::start_tls_with_client_certificates),
+    /// the client's certificate and key (PEM) the server takes for the user `spider`.
+    pub fn client_files(&self) -> Option<(PathBuf, PathBuf)> {
+        self.client_certificates
+            .then(|| (self.dir.path().join("client.crt"), self.dir.path().join("client.key")))
+    }
+
     /// A CA, and the server's certificate for `localhost` signed by it, in the server's
     /// directory (its key readable by the cluster's owner alone, as PostgreSQL demands);
     /// returns the CA's file.
     fn write_certificates(&self) -> io::Result<PathBuf> {
         let authority = crate::authority::Authority::new()?;
         let (server, server_key) = authority.issue(&["localhost"])?;
+        let (client, client_key) = authority.issue(&["spider"])?;
+        std::fs::write(self.dir.path().join("client.crt"), client)?;
+        std::fs::write(self.dir.path().join("client.key"), client_key)?;
         let (crt, key, ca_file) = (
             self.dir.path().join("server.crt"),
             self.dir.path().join("server.key"),
@@ -149,7 +179,11 @@ impl PostgresServer {
     /// When `psql` fails, with its message.
     pub fn query(&self, sql: &str) -> io::Result<String> {
         let out = Command::new(self.bin.join("psql"))
-            .args(["-h", "127.0.0.1", "-U", "spider", "-d", "postgres", "-At", "-v", "ON_ERROR_STOP=1", "-p"])
+            // By the server's socket: a server that asks TCP clients for a certificate
+            // trusts its local ones.
+            .arg("-h")
+            .arg(self.dir.path())
+            .args(["-U", "spider", "-d", "postgres", "-At", "-v", "ON_ERROR_STOP=1", "-p"])
             .arg(self.port.to_string())
             .args(["-c", sql])
             .output()?;
@@ -212,6 +246,9 @@ impl PostgresServer {
             let file = |name: &str| self.dir.path().join(name).display().to_string();
             postgres.args(["-c", "ssl=on", "-c", &format!("ssl_cert_file={}", file("server.crt"))]);
             postgres.args(["-c", &format!("ssl_key_file={}", file("server.key"))]);
+            if self.client_certificates {
+                postgres.args(["-c", &format!("ssl_ca_file={}", file("ca.pem"))]);
+            }
         }
         let child = postgres.stdin(Stdio::null()).stdout(log.try_clone()?).stderr(log).spawn()?;
         self.child = Some(child);

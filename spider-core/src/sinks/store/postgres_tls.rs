@@ -1,5 +1,6 @@
-//! TLS to PostgreSQL as libpq does it: `sslmode` and `sslrootcert` from the URL (or
-//! `PGSSLMODE`, `PGSSLROOTCERT`), with libpq's meaning for each.
+//! TLS to PostgreSQL as libpq does it: `sslmode`, `sslrootcert`, `sslcert` and `sslkey`
+//! from the URL (or `PGSSLMODE`, `PGSSLROOTCERT`, `PGSSLCERT`, `PGSSLKEY`), with libpq's
+//! meaning for each.
 //!
 //! | `sslmode` | TLS | the server's certificate |
 //! | --- | --- | --- |
@@ -15,6 +16,12 @@
 //! self-signed certificate), RDS and Cloud SQL all connect by default, encrypted, as
 //! `psql` does; who wants the server checked says `verify-full` and names the CA.
 //!
+//! A client certificate (a server whose `pg_hba.conf` says `cert`, or that checks one) is
+//! `sslcert` with its key `sslkey`, else `~/.postgresql/postgresql.crt` and `.key` when
+//! they exist, sent whenever the server asks for one. A file named and missing, or not
+//! PEM, is refused at start, where libpq would connect without it and be refused by the
+//! server with less to go on. An encrypted key (`sslpassword`) is not read.
+//!
 //! A certificate trusted as a root and served as the server's own (a self-signed one) is
 //! taken, as OpenSSL takes it; webpki, which rustls checks chains with, refuses a CA used
 //! as an end entity.
@@ -26,7 +33,7 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio_postgres::config::SslMode;
 
@@ -61,9 +68,11 @@ pub(super) fn postgres_tls(url: &str) -> Result<PostgresTls, String> {
     let env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
     let mode = asked("sslmode").or_else(|| env("PGSSLMODE"));
     let rootcert = asked("sslrootcert").or_else(|| env("PGSSLROOTCERT"));
+    let client_cert = asked("sslcert").or_else(|| env("PGSSLCERT"));
+    let client_key = asked("sslkey").or_else(|| env("PGSSLKEY"));
     let kept: Vec<(String, String)> = parsed
         .query_pairs()
-        .filter(|(key, _)| !matches!(key.as_ref(), "sslmode" | "sslrootcert"))
+        .filter(|(key, _)| !matches!(key.as_ref(), "sslmode" | "sslrootcert" | "sslcert" | "sslkey"))
         .map(|(key, value)| (key.into_owned(), value.into_owned()))
         .collect();
     if kept.is_empty() {
@@ -115,13 +124,50 @@ pub(super) fn postgres_tls(url: &str) -> Result<PostgresTls, String> {
     };
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let verifier = Verifier::new(check, roots, trusted, provider.clone())?;
-    let config = rustls::ClientConfig::builder_with_provider(provider)
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS: {e}"))?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(verifier))
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(Arc::new(verifier));
+    let identity = match ssl_mode {
+        SslMode::Disable => None,
+        _ => client_identity(client_cert, client_key)?,
+    };
+    let config = match identity {
+        Some((chain, key)) => {
+            builder.with_client_auth_cert(chain, key).map_err(|e| format!("sslcert and sslkey: {e}"))?
+        }
+        None => builder.with_no_client_auth(),
+    };
     Ok(PostgresTls { url: parsed.to_string(), mode: ssl_mode, config })
+}
+
+/// The client certificate and its key: those named, else libpq's default files when the
+/// certificate's is there. A key without its certificate is no identity, as in libpq.
+fn client_identity(
+    cert: Option<String>,
+    key: Option<String>,
+) -> Result<Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)>, String> {
+    let home = std::env::var_os("HOME").map(|home| Path::new(&home).join(".postgresql"));
+    let cert = match cert {
+        Some(path) => PathBuf::from(path),
+        None => match home.as_ref().map(|dir| dir.join("postgresql.crt")).filter(|path| path.is_file()) {
+            Some(path) => path,
+            None => return Ok(None),
+        },
+    };
+    let key = key.map(PathBuf::from).unwrap_or_else(|| {
+        home.map_or_else(|| PathBuf::from("postgresql.key"), |dir| dir.join("postgresql.key"))
+    });
+    let chain = CertificateDer::pem_file_iter(&cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("sslcert {}: {e}", cert.display()))?;
+    if chain.is_empty() {
+        return Err(format!("sslcert {} holds no BEGIN CERTIFICATE block", cert.display()));
+    }
+    let key = PrivateKeyDer::from_pem_file(&key)
+        .map_err(|e| format!("sslkey {}: {e} (an unencrypted PEM key: PKCS#8, RSA or EC)", key.display()))?;
+    Ok(Some((chain, key)))
 }
 
 /// libpq's default root certificate: `~/.postgresql/root.crt`.
