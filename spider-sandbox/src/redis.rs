@@ -100,7 +100,7 @@ impl RedisServer {
     /// `NotFound` when `redis-server` is not on `PATH` (the message says how to install
     /// it); otherwise when the server exits at start or does not answer within 10 s.
     pub fn start() -> io::Result<Self> {
-        Self::start_program(PROGRAM, false)
+        Self::start_program(PROGRAM, false, None)
     }
 
     /// As [`start`](Self::start), with a TLS port too (`--tls-port`, as managed Redis
@@ -113,32 +113,8 @@ impl RedisServer {
     ///
     /// As [`start`](Self::start), and when the certificates cannot be made or written.
     pub fn start_tls(client_certificates: bool) -> io::Result<Self> {
-        let dir = tempfile::Builder::new().prefix("spider-redis-").tempdir()?;
         let authority = crate::authority::Authority::new()?;
-        let (server, server_key) = authority.issue(&["127.0.0.1", "localhost"])?;
-        let (client, client_key) = authority.issue(&["spiderling-client"])?;
-        for (name, pem) in [
-            ("ca.pem", authority.pem()),
-            ("server.crt", server),
-            ("server.key", server_key),
-            ("client.crt", client),
-            ("client.key", client_key),
-        ] {
-            fs::write(dir.path().join(name), pem)?;
-        }
-        let mut server = Self { program: PROGRAM, port: 0, bus_port: None, dir, tls: None, child: None };
-        let mut taken = None;
-        for _ in 0..PORT_ATTEMPTS {
-            let ports = free_ports(2)?;
-            server.port = ports[0];
-            server.tls = Some((ports[1], client_certificates));
-            match server.start_again() {
-                Ok(()) => return Ok(server),
-                Err(e) if e.kind() == ErrorKind::AddrInUse => taken = Some(e),
-                Err(e) => return Err(e),
-            }
-        }
-        Err(taken.unwrap_or_else(|| io::Error::other("no free port")))
+        Self::start_program(PROGRAM, false, Some((&authority, client_certificates)))
     }
 
     /// With [`start_tls`](Self::start_tls): `rediss://127.0.0.1:PORT/0` on the TLS port.
@@ -158,15 +134,25 @@ impl RedisServer {
     }
 
     /// Starts `program` on free ports, as a standalone server or, with `cluster`, as a
-    /// cluster node with a bus port of its own (see [`cluster::node_args`]).
-    fn start_program(program: &'static str, cluster: bool) -> io::Result<Self> {
+    /// cluster node with a bus port of its own (see [`cluster::node_args`]); with `tls`, a
+    /// TLS port too, its certificates signed by that authority, asking clients for one
+    /// when told to.
+    fn start_program(
+        program: &'static str,
+        cluster: bool,
+        tls: Option<(&crate::authority::Authority, bool)>,
+    ) -> io::Result<Self> {
         let dir = tempfile::Builder::new().prefix("spider-redis-").tempdir()?;
+        if let Some((authority, _)) = tls {
+            write_certificates(dir.path(), authority)?;
+        }
         let mut server = Self { program, port: 0, bus_port: None, dir, tls: None, child: None };
         let mut taken = None;
         for _ in 0..PORT_ATTEMPTS {
-            let ports = free_ports(if cluster { 2 } else { 1 })?;
-            server.port = ports[0];
-            server.bus_port = ports.get(1).copied();
+            let mut ports = free_ports(3)?.into_iter();
+            server.port = ports.next().unwrap_or_default();
+            server.bus_port = ports.next().filter(|_| cluster);
+            server.tls = tls.and_then(|(_, clients)| Some((ports.next()?, clients)));
             match server.start_again() {
                 Ok(()) => return Ok(server),
                 Err(e) if e.kind() == ErrorKind::AddrInUse => taken = Some(e),
@@ -174,6 +160,16 @@ impl RedisServer {
             }
         }
         Err(taken.unwrap_or_else(|| io::Error::other("no free port")))
+    }
+
+    /// The port a client of a cluster node connects to: its TLS port when it has one.
+    fn client_port(&self) -> u16 {
+        self.tls.map_or(self.port, |(tls, _)| tls)
+    }
+
+    /// Whether this server takes connections on `port`, plain or TLS.
+    fn answers_on(&self, port: u16) -> bool {
+        self.port == port || self.tls.is_some_and(|(tls, _)| tls == port)
     }
 
     /// `redis://127.0.0.1:PORT/0`, for a client.
@@ -275,6 +271,11 @@ impl RedisServer {
             // (`nodes.conf`, `redis.log`) are in its own directory.
             .args(self.bus_port.map(cluster::node_args).unwrap_or_default())
             .args(self.tls.map(|(port, clients)| tls_args(port, clients)).unwrap_or_default())
+            // A node over TLS talks TLS to the others too, on the bus and to its master.
+            .args(match (self.bus_port, self.tls) {
+                (Some(_), Some(_)) => ["--tls-cluster", "yes", "--tls-replication", "yes"].as_slice(),
+                _ => &[],
+            })
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -365,6 +366,23 @@ impl Drop for RedisServer {
     }
 }
 
+/// A CA's certificate, a server certificate for `127.0.0.1` and `localhost` and a client
+/// certificate, each signed by `authority`, with their keys, in `dir`.
+fn write_certificates(dir: &Path, authority: &crate::authority::Authority) -> io::Result<()> {
+    let (server, server_key) = authority.issue(&["127.0.0.1", "localhost"])?;
+    let (client, client_key) = authority.issue(&["spiderling-client"])?;
+    for (name, pem) in [
+        ("ca.pem", authority.pem()),
+        ("server.crt", server),
+        ("server.key", server_key),
+        ("client.crt", client),
+        ("client.key", client_key),
+    ] {
+        fs::write(dir.join(name), pem)?;
+    }
+    Ok(())
+}
+
 /// The arguments of a TLS port, its files in the server's directory (after `--dir`).
 fn tls_args(port: u16, client_certificates: bool) -> Vec<String> {
     let clients = if client_certificates { "yes" } else { "no" };
@@ -417,7 +435,8 @@ mod tests {
 
     #[test]
     fn a_missing_redis_server_says_how_to_install_it() {
-        let error = RedisServer::start_program("spider-sandbox-no-such-redis-server", false).unwrap_err();
+        let error =
+            RedisServer::start_program("spider-sandbox-no-such-redis-server", false, None).unwrap_err();
         assert_eq!(error.kind(), ErrorKind::NotFound);
         assert!(error.to_string().contains("apt-get install -y redis-server"), "{error}");
         assert!(error.to_string().contains("bash .ci/run"), "{error}");

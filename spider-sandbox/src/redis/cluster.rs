@@ -9,6 +9,7 @@
 
 use std::fs::File;
 use std::io::{self, ErrorKind};
+use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -105,8 +106,11 @@ pub struct RedisCluster {
     /// In the order given to `redis-cli`, which made the first ones masters.
     nodes: Vec<RedisServer>,
     /// The ports of the masters at start, in node order, for [`url`](Self::url): a
-    /// client's seeds, which stay valid as long as one of them is alive.
+    /// client's seeds, which stay valid as long as one of them is alive. On a cluster
+    /// over TLS, the TLS ports, which the nodes give clients.
     seeds: Vec<u16>,
+    /// Clients and nodes talk TLS, with certificates of one CA.
+    tls: bool,
 }
 
 impl RedisCluster {
@@ -126,10 +130,35 @@ impl RedisCluster {
     /// cluster is not ready within 30 s (the message says what was missing, with the
     /// end of the log of the node concerned).
     pub fn start(masters: usize, replicas: usize) -> io::Result<Self> {
-        Self::start_with(CLI, masters, replicas)
+        Self::start_with(CLI, masters, replicas, false)
     }
 
-    fn start_with(cli: &str, masters: usize, replicas: usize) -> io::Result<Self> {
+    /// As [`start`](Self::start), each node with a TLS port beside its plain one, as
+    /// managed Redis Clusters serve: the nodes talk TLS to each other (`tls-cluster`,
+    /// `tls-replication`) and give clients their TLS ports, each node's certificate for
+    /// `127.0.0.1` and `localhost` signed by one CA ([`ca_file`](Self::ca_file)), and a
+    /// client without a certificate that CA signed ([`client_files`](Self::client_files))
+    /// is refused.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start), and when the certificates cannot be made or written.
+    pub fn start_tls(masters: usize, replicas: usize) -> io::Result<Self> {
+        Self::start_with(CLI, masters, replicas, true)
+    }
+
+    /// With [`start_tls`](Self::start_tls): the CA that signed the nodes' certificates.
+    pub fn ca_file(&self) -> Option<PathBuf> {
+        self.nodes.first().filter(|_| self.tls).map(|node| node.dir().join("ca.pem"))
+    }
+
+    /// With [`start_tls`](Self::start_tls): a client certificate and its key the nodes
+    /// take.
+    pub fn client_files(&self) -> Option<(PathBuf, PathBuf)> {
+        self.nodes.first().and_then(RedisServer::client_files).filter(|_| self.tls)
+    }
+
+    fn start_with(cli: &str, masters: usize, replicas: usize, tls: bool) -> io::Result<Self> {
         if masters < 3 {
             return Err(io::Error::new(
                 ErrorKind::InvalidInput,
@@ -141,10 +170,12 @@ impl RedisCluster {
             .and_then(|per_master| per_master.checked_mul(masters))
             .ok_or_else(|| io::Error::new(ErrorKind::InvalidInput, "too many nodes"))?;
         let deadline = Instant::now() + READY_WITHIN;
-        let mut cluster = Self { nodes: Vec::with_capacity(count), seeds: Vec::new() };
+        let mut cluster = Self { nodes: Vec::with_capacity(count), seeds: Vec::new(), tls };
+        let authority = if tls { Some(crate::authority::Authority::new()?) } else { None };
         for _ in 0..count {
             // On an error, dropping `cluster` kills the nodes already started.
-            cluster.nodes.push(RedisServer::start_program(PROGRAM, true)?);
+            let node = RedisServer::start_program(PROGRAM, true, authority.as_ref().map(|a| (a, true)))?;
+            cluster.nodes.push(node);
         }
         cluster.create(cli, replicas, deadline)?;
         cluster.seeds = cluster.wait_until_whole(masters, replicas, deadline)?;
@@ -155,7 +186,8 @@ impl RedisCluster {
     /// masters at start, for a client to discover the cluster from.
     pub fn url(&self) -> String {
         let seeds: Vec<String> = self.seeds.iter().map(|port| format!("127.0.0.1:{port}")).collect();
-        format!("redis+cluster://{}", seeds.join(","))
+        let scheme = if self.tls { "rediss+cluster" } else { "redis+cluster" };
+        format!("{scheme}://{}", seeds.join(","))
     }
 
     /// Sends one command to the node on `port` and returns its reply, as
@@ -187,8 +219,8 @@ impl RedisCluster {
     ///
     /// As [`command`](Self::command)'s.
     pub fn pipeline(&self, port: u16, commands: &[&[&str]]) -> io::Result<Vec<String>> {
-        self.node(port).ok_or_else(|| unknown_port(port))?;
-        resp::pipeline(port, commands, IO_TIMEOUT)
+        let node = self.node(port).ok_or_else(|| unknown_port(port))?;
+        resp::pipeline(node.port(), commands, IO_TIMEOUT)
     }
 
     /// The port of the master that serves `key`'s hash slot now, in the slot map of the
@@ -228,7 +260,7 @@ impl RedisCluster {
     /// [`RedisServer::kill`] does: a crash, nothing saved. Does nothing when no node
     /// has that port or it is not running.
     pub fn kill(&mut self, port: u16) {
-        if let Some(node) = self.nodes.iter_mut().find(|n| n.port() == port) {
+        if let Some(node) = self.nodes.iter_mut().find(|n| n.answers_on(port)) {
             node.kill();
         }
     }
@@ -269,9 +301,23 @@ impl RedisCluster {
         let first = self.nodes.first().ok_or_else(|| io::Error::other("a cluster without nodes"))?;
         let output_path = first.dir().join(CREATE_LOG);
         let output = File::create(&output_path)?;
+        let tls_files = |name: &str| first.dir().join(name).display().to_string();
+        let tls_args = match self.tls {
+            true => vec![
+                "--tls".to_owned(),
+                "--cacert".to_owned(),
+                tls_files("ca.pem"),
+                "--cert".to_owned(),
+                tls_files("client.crt"),
+                "--key".to_owned(),
+                tls_files("client.key"),
+            ],
+            false => Vec::new(),
+        };
         let mut child = Command::new(cli)
+            .args(tls_args)
             .args(["--cluster", "create"])
-            .args(self.nodes.iter().map(|n| format!("127.0.0.1:{}", n.port())))
+            .args(self.nodes.iter().map(|n| format!("127.0.0.1:{}", n.client_port())))
             .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"])
             // No colour codes in the output kept for error messages.
             .env("TERM", "dumb")
@@ -369,7 +415,7 @@ impl RedisCluster {
             }
         }
         let master_ports = master_ports.unwrap_or_default();
-        for node in self.nodes.iter().filter(|n| !master_ports.contains(&n.port())) {
+        for node in self.nodes.iter().filter(|n| !master_ports.iter().any(|&p| n.answers_on(p))) {
             let port = node.port();
             let info = node
                 .command(&["INFO", "replication"])
@@ -381,11 +427,17 @@ impl RedisCluster {
         }
         if replicas > 0 {
             for &port in &master_ports {
-                self.streaming(port, replicas).map_err(|what| Missing { port, what })?;
+                let plain = self.node(port).map_or(port, RedisServer::port);
+                self.streaming(plain, replicas).map_err(|what| Missing { port, what })?;
             }
         }
         // In node order, as `redis-cli` was given them.
-        Ok(self.nodes.iter().map(RedisServer::port).filter(|p| master_ports.contains(p)).collect())
+        Ok(self
+            .nodes
+            .iter()
+            .filter(|n| master_ports.iter().any(|&p| n.answers_on(p)))
+            .map(RedisServer::client_port)
+            .collect())
     }
 
     /// Whether the master on `port` streams its writes to its `replicas`: a write on it,
@@ -461,7 +513,7 @@ impl RedisCluster {
     }
 
     fn node(&self, port: u16) -> Option<&RedisServer> {
-        self.nodes.iter().find(|n| n.port() == port)
+        self.nodes.iter().find(|n| n.answers_on(port))
     }
 
     fn is_running(&self, port: u16) -> bool {
@@ -644,7 +696,7 @@ f94c 127.0.0.1:7401@8401 myself,master - 0 1796379203000 1 connected 0-5459 5460
 
     #[test]
     fn a_missing_redis_cli_says_how_to_install_it() {
-        let error = RedisCluster::start_with("spider-sandbox-no-such-redis-cli", 3, 0).unwrap_err();
+        let error = RedisCluster::start_with("spider-sandbox-no-such-redis-cli", 3, 0, false).unwrap_err();
         assert_eq!(error.kind(), ErrorKind::NotFound);
         assert!(error.to_string().contains("apt-get install -y redis-tools"), "{error}");
     }
