@@ -8,6 +8,7 @@
 mod support;
 
 mod blocks;
+mod broad;
 mod cache;
 mod crawl;
 mod dashboard;

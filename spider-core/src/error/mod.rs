@@ -333,6 +333,23 @@ impl Error {
         connect && !self.says(TUNNEL_REFUSED)
     }
 
+    /// Whether a connection could not be opened for want of a file descriptor, this
+    /// process's (`EMFILE`) or the system's (`ENFILE`): not the host's doing.
+    pub(crate) fn is_out_of_files(&self) -> bool {
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        while let Some(error) = cause {
+            let code = error.downcast_ref::<std::io::Error>().and_then(std::io::Error::raw_os_error);
+            // A wrapper that keeps only the cause's text says it as the OS does.
+            let said =
+                || ["(os error 23)", "(os error 24)"].iter().any(|code| error.to_string().ends_with(code));
+            if matches!(code, Some(23 | 24)) || said() {
+                return true;
+            }
+            cause = error.source();
+        }
+        false
+    }
+
     /// Whether a gateway refused the tunnel with 407.
     pub(crate) fn is_proxy_auth(&self) -> bool {
         self.says(TUNNEL_AUTH_REQUIRED)

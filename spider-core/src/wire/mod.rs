@@ -21,6 +21,7 @@ pub(crate) mod resolve;
 pub(crate) mod route;
 pub(crate) mod transport;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -99,6 +100,11 @@ pub(crate) struct Exchange {
     router: Router,
     transport: Transport,
     rules: BlockRules,
+    /// The process has run out of files once: said once.
+    out_of_files: AtomicBool,
+    /// How long a request waits for files before it fails as any connection would: the
+    /// request timeout.
+    files_patience: Duration,
 }
 
 impl Exchange {
@@ -114,7 +120,38 @@ impl Exchange {
             router: Router::new(config)?,
             transport: Transport::new(config),
             rules: BlockRules::new(config),
+            out_of_files: AtomicBool::new(false),
+            files_patience: config.timeout,
         })
+    }
+
+    /// Send on `routed`; when the process is out of files, close the idle connections and
+    /// send again, waiting a little longer each time for requests under way to give theirs
+    /// back, for as long as the request's timeout: a shortage of files slows the crawl, it
+    /// does not fail hosts that did nothing wrong.
+    async fn send_when_files_allow(&self, routed: &mut Routed, request: &Request) -> Result<Fetched, Error> {
+        let started = Instant::now();
+        let mut wait = Duration::from_millis(10);
+        loop {
+            let sent = self.transport.send(&routed.client, &routed.identity.headers, request).await;
+            match sent {
+                Err(error) if error.is_out_of_files() && started.elapsed() + wait < self.files_patience => {
+                    if !self.out_of_files.swap(true, Ordering::Relaxed) {
+                        tracing::warn!(
+                            target: "spiderling",
+                            "this process ran out of open files: idle connections are closed, and requests wait \
+                             for files to free up; raise the limit (ulimit -n) or lower concurrency for speed"
+                        );
+                    }
+                    // The client it held is let go: its pool, and the connections idle
+                    // there, close once no request holds it.
+                    routed.client = self.router.out_of_files(routed, request)?;
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(1));
+                }
+                sent => return sent,
+            }
+        }
     }
 
     /// Send `request` on the route `route` asks for, as its identity (of the browser
@@ -133,10 +170,11 @@ impl Exchange {
         wire: Option<Impersonate>,
         judge: Judge<'_>,
     ) -> Result<Exchanged, Error> {
-        let routed = self.router.route(request, route, wire)?;
-        let refused = || Error::ProxyAuth { gateway: self.router.gateway_of(&routed).unwrap_or_default() };
+        let mut routed = self.router.route(request, route, wire)?;
         let sent_at = Instant::now();
-        let fetched = match self.transport.send(&routed.client, &routed.identity.headers, request).await {
+        let sent = self.send_when_files_allow(&mut routed, request).await;
+        let refused = || Error::ProxyAuth { gateway: self.router.gateway_of(&routed).unwrap_or_default() };
+        let fetched = match sent {
             Ok(fetched) => fetched,
             Err(error) if routed.proxied() && error.is_proxy_auth() => return Err(refused()),
             Err(error) => {

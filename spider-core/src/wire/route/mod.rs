@@ -12,6 +12,7 @@ mod pool;
 mod sessions;
 mod spend;
 
+use std::collections::HashSet;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
@@ -120,9 +121,19 @@ struct State {
     rng: SmallRng,
 }
 
+/// The direct client, and the hosts it has met since its idle connections were last
+/// closed.
+struct Direct {
+    client: Client,
+    hosts: HashSet<HostKey>,
+}
+
 /// Chooses each request's route and learns from its verdict.
 pub(crate) struct Router {
-    direct: Client,
+    direct: Mutex<Direct>,
+    /// How many hosts the direct clients meet before their idle connections are closed
+    /// ([`idle_hosts`]).
+    idle_hosts: usize,
     recipe: ClientRecipe,
     gateways: Vec<Gateway>,
     template: String,
@@ -142,7 +153,7 @@ impl Router {
     /// the direct client.
     pub(crate) fn new(config: &Config) -> Result<Self, Error> {
         let recipe = ClientRecipe::new(config)?;
-        let direct = recipe.build(None, true, None)?;
+        let direct = Direct { client: recipe.build(None, true, None)?, hosts: HashSet::new() };
         let (gateways, tiers) = match &config.proxy {
             Some(spec) => resolve(&spec.0)?,
             None => (Vec::new(), Vec::new()),
@@ -157,7 +168,8 @@ impl Router {
         });
         let kept = NonZeroUsize::new(CLIENTS_KEPT).unwrap_or(NonZeroUsize::MIN);
         Ok(Router {
-            direct,
+            direct: Mutex::new(direct),
+            idle_hosts: idle_hosts(config),
             recipe,
             spend: Spend::new(gateways.len(), config.proxy_price_per_gb, config.proxy_budget),
             gateways,
@@ -181,7 +193,7 @@ impl Router {
         let identity = self.identities.wear(request, wire);
         let state = match (&self.state, &choice) {
             (_, Route::Direct) | (None, Route::Auto) => {
-                return Ok(Routed { client: self.direct_for(&identity)?, identity, via: None })
+                return Ok(Routed { client: self.direct_for(&identity, request)?, identity, via: None })
             }
             (None, Route::Proxy { .. }) => return Err(no_gateway(request)),
             (Some(state), _) => state,
@@ -200,7 +212,7 @@ impl Router {
         }
         let Tier::Gateways(pool) = &mut tiers[tier] else {
             return Ok(Routed {
-                client: self.direct_for(&identity)?,
+                client: self.direct_for(&identity, request)?,
                 identity,
                 via: Some(Via { host, tier, gateway: None, session: None }),
             });
@@ -357,10 +369,20 @@ impl Router {
     /// The client for `gateway` as the username of `geo` and `session`: kept alive in
     /// sticky mode, a new connection per request otherwise.
     /// The direct client for `identity`: the crawl's own, or one with its browser's wire.
-    fn direct_for(&self, identity: &Worn) -> Result<Client, Error> {
-        if identity.profile.is_none() {
-            return Ok(self.direct.clone());
+    fn direct_for(&self, identity: &Worn, request: &Request) -> Result<Client, Error> {
+        let mut direct = self.direct.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(host) = host_key(request.url()) {
+            if !direct.hosts.contains(&host) {
+                if direct.hosts.len() >= self.idle_hosts {
+                    self.close_idle(&mut direct)?;
+                }
+                direct.hosts.insert(host);
+            }
         }
+        if identity.profile.is_none() {
+            return Ok(direct.client.clone());
+        }
+        drop(direct);
         let key = ClientKey { gateway: None, username: None, keep_alive: true, profile: identity.profile };
         let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(client) = clients.get(&key) {
@@ -369,6 +391,31 @@ impl Router {
         let client = self.recipe.build(None, true, identity.profile)?;
         clients.put(key, client.clone());
         Ok(client)
+    }
+
+    /// Close the direct clients' idle connections, one for each host met lately (as many
+    /// as [`idle_hosts`] allows): a broad crawl meets hosts it never returns to, whose
+    /// connections would otherwise stay open until the pool's idle timeout, a file each.
+    /// The clients are built again, their pools empty; a request under way keeps the
+    /// connection it holds.
+    fn close_idle(&self, direct: &mut Direct) -> Result<(), Error> {
+        direct.client = self.recipe.build(None, true, None)?;
+        direct.hosts.clear();
+        self.clients.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        Ok(())
+    }
+
+    /// The process ran out of files: close the direct clients' idle connections now, and
+    /// return the client `routed` is to be sent again on, a new one when it goes direct
+    /// (the one it held would keep the old pool, and its connections, open).
+    pub(crate) fn out_of_files(&self, routed: &Routed, request: &Request) -> Result<Client, Error> {
+        let mut direct = self.direct.lock().unwrap_or_else(|e| e.into_inner());
+        self.close_idle(&mut direct)?;
+        drop(direct);
+        if routed.proxied() {
+            return Ok(routed.client.clone());
+        }
+        self.direct_for(&routed.identity, request)
     }
 
     fn client(
@@ -401,6 +448,22 @@ fn no_gateway(request: &Request) -> Error {
         "the spider routes {} through a proxy, but `proxy` names no gateway",
         request.url()
     ))
+}
+
+/// How many hosts the direct clients may hold idle connections to: the files this process
+/// may open, less a connection and a file for each of `concurrency` requests and a reserve
+/// for the crawl's own files, shared at `per_host` connections a host; at most 4,096, so a
+/// crawl of many hosts holds a bounded pool whatever its file limit.
+fn idle_hosts(config: &Config) -> usize {
+    #[cfg(unix)]
+    let files = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .and_then(|files| usize::try_from(files).ok())
+        .unwrap_or(usize::MAX);
+    #[cfg(not(unix))]
+    let files = usize::MAX;
+    let spare = files.saturating_sub(config.concurrency.saturating_mul(2).saturating_add(128));
+    (spare / config.per_host.max(1)).clamp(16, 4096)
 }
 
 /// What makes two proxied clients different.

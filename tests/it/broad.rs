@@ -1,0 +1,100 @@
+//! Broad crawls: many hosts, each visited briefly, in bounded sockets. Every host name is
+//! under `.localhost` (RFC 6761: the loopback, resolved so by the crawl's own client), all
+//! on one sandbox server, so a crawl meets thousands of sites without leaving the machine.
+
+use std::collections::BTreeSet;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use spider_sandbox::{DemoSite, Sandbox};
+
+use crate::support;
+
+/// The variable that makes this test binary the crawler the tests start.
+const WORKER: &str = "BROAD_TEST_CHILD_ARGS";
+
+#[test]
+#[ignore = "the crawl the broad-crawl tests start in a process of its own"]
+fn broad_worker() {
+    support::run_child_crawl(WORKER, 16);
+}
+
+/// One server that keeps its connections open, 3,000 host names on it, and a crawl that
+/// may open 1,024 files: before, every host's idle connection was kept until the pool's
+/// idle timeout, the files ran out after about a thousand hosts, and the rest failed as
+/// "too many open files". Now the idle connections are closed beyond a cap drawn from the
+/// file limit, and a shortage of files slows the crawl instead of failing hosts: every
+/// host is crawled, and nothing is given up.
+#[test]
+fn under_a_limit_of_1024_open_files_every_one_of_3000_hosts_is_crawled() {
+    const HOSTS: usize = 3000;
+    let site = Sandbox::demo(DemoSite { books: 10, per_page: 10, ..DemoSite::default() }).unwrap();
+    let port = site.addr().port();
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("hosts.txt");
+    let urls: Vec<String> = (0..HOSTS).map(|n| format!("http://h{n}.localhost:{port}/")).collect();
+    std::fs::write(&list, urls.join("\n")).unwrap();
+    let failures = dir.path().join("failures.jsonl");
+    let args: Vec<String> = [
+        "--start-urls",
+        &list.display().to_string(),
+        "--set",
+        "start_urls=none",
+        "--set",
+        "max_depth=0",
+        "--set",
+        "allowed_domains=localhost",
+        "--set",
+        "politeness=host",
+        "--set",
+        "obey_robots=false",
+        "--set",
+        &format!("failures={}", failures.display()),
+        "-o",
+        &dir.path().join("books.jsonl").display().to_string(),
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    // The limit set by the shell the crawl starts from, soft and hard, so the crawl
+    // cannot raise it.
+    let crawl = support::child_command(module_path!(), "broad_worker", WORKER, &args);
+    let mut command = std::process::Command::new("sh");
+    command
+        .args(["-c", "ulimit -n 1024 && exec \"$@\"", "sh"])
+        .arg(crawl.get_program())
+        .args(crawl.get_args());
+    for (name, value) in crawl.get_envs() {
+        if let Some(value) = value {
+            command.env(name, value);
+        }
+    }
+    let log = dir.path().join("crawl.log");
+    command.stdout(Stdio::null()).stderr(std::fs::File::create(&log).unwrap());
+    let mut child = command.spawn().unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(300) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("the crawl did not finish in 300 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    let lines: Vec<&str> = said.lines().collect();
+    let said = lines[lines.len().saturating_sub(20)..].join("\n");
+    assert!(status.success(), "{said}");
+    let crawled: BTreeSet<String> =
+        site.observed().hits.iter().filter(|hit| hit.target == "/").map(|hit| hit.host.clone()).collect();
+    assert_eq!(crawled.len(), HOSTS, "every host crawled, in {:?}: {said}", started.elapsed());
+    let given_up = std::fs::read_to_string(&failures).unwrap_or_default().lines().count();
+    assert_eq!(given_up, 0, "nothing given up: {said}");
+    let log = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !log.contains("ran out of open files"),
+        "the cap kept the idle connections within the limit: {said}"
+    );
+}
