@@ -140,7 +140,8 @@ async fn the_streaming_engine_reads_real_pages_as_the_dom_does() {
         dom_items.len(),
         paths.len()
     );
-    // 50 of the 131 (the index and 130 pages) on Dec 7, 2026: the floor until the scanner
-    // reads more of what real pages are made of.
-    assert!(streamed >= 50, "{streamed} of {parsed} pages streamed");
+    // Of the 131 (the index and 130 pages): 50 on Dec 7, 2026, 92 once the scan knew the
+    // elements that hide links rather than giving up on a page having one. The floor
+    // until the scanner reads more of what real pages are made of.
+    assert!(streamed >= 92, "{streamed} of {parsed} pages streamed");
 }

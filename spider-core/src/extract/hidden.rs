@@ -33,11 +33,16 @@ impl HiddenLinks {
 
     /// Whether the link `element` is to be followed; a hidden one is counted as skipped.
     pub(crate) fn admits(&self, element: ElementRef<'_>) -> bool {
-        if self.follow || !is_hidden(element) {
+        self.admits_link(element.value().attr("href").unwrap_or_default(), || is_hidden(element))
+    }
+
+    /// Whether the link to `href` is to be followed, `hidden` saying whether it is; a
+    /// hidden one is counted as skipped.
+    pub(crate) fn admits_link(&self, href: &str, hidden: impl FnOnce() -> bool) -> bool {
+        if self.follow || !hidden() {
             return true;
         }
-        let href = element.value().attr("href").unwrap_or_default().to_owned();
-        self.skipped.lock().unwrap_or_else(|e| e.into_inner()).insert(href);
+        self.skipped.lock().unwrap_or_else(|e| e.into_inner()).insert(href.to_owned());
         false
     }
 
@@ -108,22 +113,49 @@ impl Style {
     }
 }
 
-/// Whether an attribute `name="value"` may hide a link as [`is_hidden`] reads it: the
-/// `hidden` attribute, `aria-hidden="true"`, or a style declaring `display: none` or
-/// `visibility: hidden`. The streaming engine, which sees no ancestors of a link, leaves
-/// a page carrying one to the DOM.
-pub(crate) fn attribute_may_hide(name: &str, value: &str) -> bool {
-    if name.eq_ignore_ascii_case("hidden") {
-        return true;
+/// What an element's own attributes say of the links in it, as [`is_hidden`] reads them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Hides {
+    /// Whatever is around or inside it: the `hidden` attribute, a style declaring
+    /// `display: none`, or `aria-hidden="true"` with a style that puts it off-screen.
+    pub(crate) always: bool,
+    /// The visibility its style declares, whether hidden (`hidden`, `collapse`): the
+    /// nearest element declaring one decides for a link.
+    pub(crate) visibility: Option<bool>,
+}
+
+/// What an element with `attributes` (as written: names in any case, values not yet
+/// decoded) says of the links in it; `None` when a value that could hide holds a
+/// character reference, which is not read here. Of an attribute written twice the first
+/// counts, as in the tree. The streaming engine keeps this for each element open, to
+/// skip the links the DOM would skip.
+pub(crate) fn element_hides<'a>(attributes: impl IntoIterator<Item = (&'a str, &'a str)>) -> Option<Hides> {
+    let (mut hidden, mut aria_hidden, mut style) = (false, None, None);
+    for (name, value) in attributes {
+        if name.eq_ignore_ascii_case("hidden") {
+            hidden = true;
+            continue;
+        }
+        let slot = if name.eq_ignore_ascii_case("aria-hidden") {
+            &mut aria_hidden
+        } else if name.eq_ignore_ascii_case("style") {
+            &mut style
+        } else {
+            continue;
+        };
+        if slot.is_none() {
+            if value.contains('&') {
+                return None;
+            }
+            *slot = Some(value);
+        }
     }
-    if name.eq_ignore_ascii_case("aria-hidden") {
-        return value.trim().eq_ignore_ascii_case("true");
-    }
-    if !name.eq_ignore_ascii_case("style") {
-        return false;
-    }
-    let style = Style::parse(value);
-    style.get("display") == Some("none") || style.get("visibility") == Some("hidden")
+    let style = Style::parse(style.unwrap_or_default());
+    let aria_hidden = aria_hidden.is_some_and(|value| value.trim().eq_ignore_ascii_case("true"));
+    Some(Hides {
+        always: hidden || style.get("display") == Some("none") || (aria_hidden && style.off_screen()),
+        visibility: style.get("visibility").map(|visibility| matches!(visibility, "hidden" | "collapse")),
+    })
 }
 
 #[cfg(test)]

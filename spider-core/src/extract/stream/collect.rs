@@ -9,12 +9,14 @@ pub(crate) struct Streamed {
     matches: Vec<Vec<Match>>,
 }
 
-/// One matching element: its text (all of it, untrimmed) if the plan wants text, and
-/// the plan's attributes, decoded, in the plan's order.
+/// One matching element: its text (all of it, untrimmed) if the plan wants text, the
+/// plan's attributes, decoded, in the plan's order, and whether it is hidden as a link
+/// (`hidden.rs`), when the pass watches for that.
 #[derive(Debug, Default)]
 pub(super) struct Match {
     pub(super) text: String,
     pub(super) attributes: Vec<Option<String>>,
+    pub(super) hidden: bool,
 }
 
 impl Streamed {
@@ -45,16 +47,17 @@ impl Collector {
         Collector { matches: (0..selectors).map(|_| Vec::new()).collect(), capturing: Vec::new() }
     }
 
-    /// Selector `selector` matched an element; with `capture_at`, its text is wanted and
-    /// it is open at that depth.
+    /// Selector `selector` matched an element, `hidden` as a link or not; with
+    /// `capture_at`, its text is wanted and it is open at that depth.
     pub(super) fn matched(
         &mut self,
         selector: usize,
         attributes: Vec<Option<String>>,
+        hidden: bool,
         capture_at: Option<usize>,
     ) {
         let Some(matches) = self.matches.get_mut(selector) else { return };
-        matches.push(Match { text: String::new(), attributes });
+        matches.push(Match { text: String::new(), attributes, hidden });
         if let Some(depth) = capture_at {
             self.capturing.push((selector, matches.len() - 1, depth));
         }

@@ -158,7 +158,8 @@ impl<'a> Found<'a> {
         })
     }
 
-    /// The `href`s link rule `rule` finds, resolved against the page URL.
+    /// The `href`s link rule `rule` finds, resolved against the page URL, less the hidden
+    /// ones when the page skips them (counted as the DOM counts them).
     pub(crate) fn links(&self, rule: usize) -> Vec<Url> {
         let Some(&at) = self.plan.rules.get(rule) else { return Vec::new() };
         let Some(slot) = self.plan.selectors[at].attributes.iter().position(|name| *name == "href") else {
@@ -167,8 +168,9 @@ impl<'a> Found<'a> {
         self.streamed
             .matches(at)
             .iter()
-            .filter_map(|found| found.attributes.get(slot)?.as_deref())
-            .filter_map(|href| self.facts.url.join(href.trim()).ok())
+            .map(|found| (found.attributes.get(slot).and_then(Option::as_deref), found.hidden))
+            .filter(|(href, hidden)| self.facts.hidden.admits_link(href.unwrap_or_default(), || *hidden))
+            .filter_map(|(href, _)| self.facts.url.join(href?.trim()).ok())
             .collect()
     }
 }

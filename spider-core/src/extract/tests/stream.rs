@@ -100,6 +100,43 @@ fn a_well_formed_page_streams_with_the_doms_answers() {
     assert_eq!(dom.0[2], ["first line"]);
 }
 
+/// A page that hides links streams, and its hidden links are left out as the DOM leaves
+/// them out: the stream knows each link's hiders by the elements open around it. Before,
+/// any such attribute anywhere (an icon's `aria-hidden`, a sprite's `display: none`) sent
+/// the page to the DOM: 62 of the 130 shared real pages.
+#[test]
+fn hidden_links_are_left_out_by_the_stream_as_by_the_dom() {
+    let html = r#"<!doctype html><html><body><a href="/seen">seen</a>
+        <div style="display:none"><p><a href="/display">x</a></p></div>
+        <span style="visibility: hidden"><a href="/visibility">x</a><a style="visibility: visible" href="/visible-again">x</a></span>
+        <span style="VISIBILITY: collapse !important"><b><a href="/collapse">x</a></b></span>
+        <a hidden href="/hidden-attribute">x</a>
+        <div aria-hidden="true" style="position:absolute; left:-9999px"><a href="/off-screen">x</a></div>
+        <div aria-hidden="true"><a href="/icon">icon twin</a></div>
+        <svg style="display:none"><symbol id="i"></symbol></svg><a href="/after-sprite">after</a>
+        <div hidden><img src="x.png"><a href="/after-img-in-hidden">x</a></div>
+        <img hidden src="y.png"><a href="/after-hidden-img">x</a>
+        <ul><li style="display:none">one<li><a href="/second-item">two</a></ul>
+        <div style="display: block" style="display: none"><a href="/first-style-counts">x</a></div>
+        </body></html>"#;
+    let page = Page::fixture("https://shop.example/", html).unwrap();
+    let (dom, streamed) =
+        run(both(page, leak(vec![text("a"), attr("a", "href")]), leak(vec!["a[href]", "div a"])));
+    assert_eq!(streamed.as_ref(), Some(&dom), "the page streams, with the same answers");
+    let visible = [
+        "/seen",
+        "/visible-again",
+        "/icon",
+        "/after-sprite",
+        "/after-hidden-img",
+        "/second-item",
+        "/first-style-counts",
+    ]
+    .map(|path| format!("https://shop.example{path}"));
+    assert_eq!(dom.1[0], visible);
+    assert_eq!(dom.0[1].len(), 13, "the item's fields read hidden links too");
+}
+
 #[test]
 fn pages_the_dom_would_nest_otherwise_do_not_stream() {
     for html in [
