@@ -140,8 +140,9 @@ async fn the_streaming_engine_reads_real_pages_as_the_dom_does() {
         dom_items.len(),
         paths.len()
     );
-    // Of the 131 (the index and 130 pages): 50 on Dec 7, 2026, 92 once the scan knew the
-    // elements that hide links rather than giving up on a page having one. The floor
-    // until the scanner reads more of what real pages are made of.
-    assert!(streamed >= 92, "{streamed} of {parsed} pages streamed");
+    // Of the 131 (the index and 130 pages): 50 on Dec 7, 2026; 92 once the scan knew the
+    // elements that hide links rather than giving up on a page having one; 116 once it
+    // read a script's `<!--`, hiding styles with character references, and matches in
+    // inline SVG as the tree has them. The floor until it reads more of real pages.
+    assert!(streamed >= 116, "{streamed} of {parsed} pages streamed");
 }

@@ -11,6 +11,7 @@
 //!   `position: absolute` or `fixed` with a negative `left` or `top`. `aria-hidden` alone
 //!   is not enough: icons and decorative duplicates of visible links carry it.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
@@ -124,38 +125,27 @@ pub(crate) struct Hides {
     pub(crate) visibility: Option<bool>,
 }
 
-/// What an element with `attributes` (as written: names in any case, values not yet
-/// decoded) says of the links in it; `None` when a value that could hide holds a
-/// character reference, which is not read here. Of an attribute written twice the first
-/// counts, as in the tree. The streaming engine keeps this for each element open, to
-/// skip the links the DOM would skip.
-pub(crate) fn element_hides<'a>(attributes: impl IntoIterator<Item = (&'a str, &'a str)>) -> Option<Hides> {
+/// What an element with `attributes` (names as written, in any case; values decoded)
+/// says of the links in it. Of an attribute written twice the first counts, as in the
+/// tree. The streaming engine keeps this for each element open, to skip the links the
+/// DOM would skip.
+pub(crate) fn element_hides<'a>(attributes: impl IntoIterator<Item = (&'a str, Cow<'a, str>)>) -> Hides {
     let (mut hidden, mut aria_hidden, mut style) = (false, None, None);
     for (name, value) in attributes {
         if name.eq_ignore_ascii_case("hidden") {
             hidden = true;
-            continue;
-        }
-        let slot = if name.eq_ignore_ascii_case("aria-hidden") {
-            &mut aria_hidden
+        } else if name.eq_ignore_ascii_case("aria-hidden") {
+            aria_hidden.get_or_insert(value);
         } else if name.eq_ignore_ascii_case("style") {
-            &mut style
-        } else {
-            continue;
-        };
-        if slot.is_none() {
-            if value.contains('&') {
-                return None;
-            }
-            *slot = Some(value);
+            style.get_or_insert(value);
         }
     }
-    let style = Style::parse(style.unwrap_or_default());
+    let style = Style::parse(style.as_deref().unwrap_or_default());
     let aria_hidden = aria_hidden.is_some_and(|value| value.trim().eq_ignore_ascii_case("true"));
-    Some(Hides {
+    Hides {
         always: hidden || style.get("display") == Some("none") || (aria_hidden && style.off_screen()),
         visibility: style.get("visibility").map(|visibility| matches!(visibility, "hidden" | "collapse")),
-    })
+    }
 }
 
 #[cfg(test)]

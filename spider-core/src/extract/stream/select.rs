@@ -120,10 +120,48 @@ fn compound_matches(compound: &Compound, element: Element<'_, '_>) -> Result<boo
             return Ok(false);
         }
     }
-    if element.foreign {
+    if element.foreign && !foreign_match_holds(compound, element.name) {
         return Err(FOREIGN_MATCH);
     }
     Ok(true)
+}
+
+/// Whether a match of `compound` on an element named `name` inside `<svg>` or `<math>`
+/// is one `scraper` finds on the tree too: the tree builder renames SVG's mixed-case
+/// elements and attributes (`clipPath`, `viewBox`) and puts `xlink:` ones in a
+/// namespace, and a foreign element's attribute values compare with case. So only an
+/// element whose name stays as written, and conditions on classes, ids and attributes
+/// the tree keeps as written (`href`, `aria-*`, `data-*`...), compared with case.
+fn foreign_match_holds(compound: &Compound, name: &str) -> bool {
+    let kept = |attribute: &str| {
+        attribute.starts_with("data-")
+            || attribute.starts_with("aria-")
+            || matches!(
+                attribute,
+                "href" | "class" | "id" | "role" | "title" | "style" | "hidden" | "fill" | "d"
+            )
+    };
+    !renamed_in_svg(name)
+        && compound.conditions.iter().all(|condition| match condition {
+            Condition::Class(_) | Condition::Id(_) => true,
+            Condition::Attribute { name, test } => kept(name) && (test.is_none() || !without_case(name)),
+        })
+}
+
+/// SVG elements the tree builder names in mixed case, as the page has them lower-cased.
+#[rustfmt::skip]
+fn renamed_in_svg(name: &str) -> bool {
+    matches!(
+        name,
+        "altglyph" | "altglyphdef" | "altglyphitem" | "animatecolor" | "animatemotion" |
+        "animatetransform" | "clippath" | "feblend" | "fecolormatrix" | "fecomponenttransfer" |
+        "fecomposite" | "feconvolvematrix" | "fediffuselighting" | "fedisplacementmap" |
+        "fedistantlight" | "fedropshadow" | "feflood" | "fefunca" | "fefuncb" | "fefuncg" |
+        "fefuncr" | "fegaussianblur" | "feimage" | "femerge" | "femergenode" | "femorphology" |
+        "feoffset" | "fepointlight" | "fespecularlighting" | "fespotlight" | "fetile" |
+        "feturbulence" | "foreignobject" | "glyphref" | "lineargradient" | "radialgradient" |
+        "textpath"
+    )
 }
 
 /// `[name op wanted]` on an attribute whose value is `value`.
