@@ -115,7 +115,7 @@ async fn articles(nginx: &NginxServer, dom: bool, dir: &Path) -> (BTreeMap<Strin
 
 /// The streaming engine on pages nobody on the project wrote: every item it reads is the
 /// DOM's, field for field, and the share of pages it reads without a DOM is measured (0.9
-/// is the aim; what it is today is printed, and held as a floor).
+/// is the aim, met; what it is today is printed, and held as a floor).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_streaming_engine_reads_real_pages_as_the_dom_does() {
     let Some(pages) = realweb::pages() else { return };
@@ -141,8 +141,8 @@ async fn the_streaming_engine_reads_real_pages_as_the_dom_does() {
         paths.len()
     );
     // Of the 131 (the index and 130 pages): 50 on Dec 7, 2026; 92 once the scan knew the
-    // elements that hide links rather than giving up on a page having one; 116 once it
-    // read a script's `<!--`, hiding styles with character references, and matches in
-    // inline SVG as the tree has them. The floor until it reads more of real pages.
-    assert!(streamed >= 116, "{streamed} of {parsed} pages streamed");
+    // elements that hide links rather than giving up on a page having one; 118 (0.90)
+    // once it read a script's `<!--`, hiding styles with character references, and inline
+    // SVG (its `<title>`, `<style>`, `<image>`, links) as the tree has them. The floor.
+    assert!(streamed >= 118, "{streamed} of {parsed} pages streamed");
 }

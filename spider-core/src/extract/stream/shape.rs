@@ -332,7 +332,8 @@ impl<'a> Shape<'a> {
     /// Why the tree builder would put `name` elsewhere than its place in the tokens.
     fn misplaced(&self, name: &str) -> Option<&'static str> {
         let parent = self.parent();
-        if gives_up(name) {
+        // Inside `<svg>` an `<image>` is SVG's own, not HTML's misspelt `<img>`.
+        if gives_up(name) && !(name == "image" && self.is_open(&["svg", "math"])) {
             return Some("an element the tree builder treats specially");
         }
         if self.is_open(&["svg", "math"]) && breaks_foreign(name) {

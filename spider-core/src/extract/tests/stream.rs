@@ -159,7 +159,7 @@ fn a_script_with_a_comment_in_it_streams() {
 /// What the tree renames (`clipPath`, `viewBox`) is still the DOM's to answer.
 #[test]
 fn matches_inside_svg_stream_where_the_tree_keeps_the_names() {
-    let html = r#"<div><svg viewBox="0 0 8 8"><title>Icon &amp; <tspan>more</tspan></title><style>.k &gt; b</style><a href="/in-svg" class="k">s</a></svg>
+    let html = r#"<div><svg viewBox="0 0 8 8"><title>Icon &amp; <tspan>more</tspan></title><style>.k &gt; b</style><a href="/in-svg" class="k">s</a><image href="logo.png"></image></svg>
         <h1>Title</h1><a href="/out">out</a></div>"#;
     let page = Page::fixture("https://shop.example/", html).unwrap();
     let reads = leak(vec![
@@ -199,6 +199,7 @@ fn pages_the_dom_would_nest_otherwise_do_not_stream() {
         "<div><pre>\nfirst line dropped by the tree builder</pre></div>",
         "<div><script>a = '<!--<script>'</script>b = 1</script><a href=/after>x</a></div>",
         "<table><tr><td><form>one<td><form>two</table>",
+        "<div><image src=x.png>an <image> outside SVG is an <img> to the tree</div>",
     ] {
         let page = Page::fixture("https://shop.example/", html).unwrap();
         let (_, streamed) =
