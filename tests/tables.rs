@@ -400,6 +400,13 @@ fn killed_again_and_again_each_type_is_in_its_outputs_once() {
     assert_eq!(from_csv, listings, "listings file: one header, every listing once");
 }
 
+/// A crawl of `site` into the table `url` names, given 3 s of patience for a table that is
+/// down.
+async fn crawl_into(site: &Sandbox, url: String) -> Result<spiderling::Summary, Error> {
+    let config = support::quick_config(site).store_patience(Duration::from_secs(3)).output(url);
+    Crawler::with_config(BookSpider::new(config.clone()), config).run().await
+}
+
 /// A cluster with `ssl = on` and a certificate of its own CA, for `localhost` only, as a
 /// stock Debian cluster, RDS or Cloud SQL have one: each `sslmode` as libpq reads it. By
 /// default (`prefer`) and with `require` the crawl connects over TLS without checking the
@@ -418,10 +425,7 @@ async fn postgres_over_tls_takes_each_sslmode_as_libpq_does() {
     std::fs::write(&other_ca, stranger.cert.pem()).unwrap();
     let localhost = pg.url().replace("127.0.0.1", "localhost");
     let site = site(20, Duration::ZERO);
-    let crawl = |url: String| {
-        let config = support::quick_config(&site).store_patience(Duration::from_secs(3)).output(url);
-        async move { Crawler::with_config(BookSpider::new(config.clone()), config).run().await }
-    };
+    let crawl = |url: String| crawl_into(&site, url);
     let taken = [
         ("prefer", format!("{}?table=books_prefer", pg.url())),
         ("require", format!("{}?table=books_require&sslmode=require", pg.url())),
@@ -482,10 +486,7 @@ async fn postgres_takes_a_client_certificate_from_sslcert_and_sslkey() {
     let (cert, key) = (cert.display().to_string(), key.display().to_string());
     let localhost = pg.url().replace("127.0.0.1", "localhost");
     let site = site(20, Duration::ZERO);
-    let crawl = |url: String| {
-        let config = support::quick_config(&site).store_patience(Duration::from_secs(3)).output(url);
-        async move { Crawler::with_config(BookSpider::new(config.clone()), config).run().await }
-    };
+    let crawl = |url: String| crawl_into(&site, url);
     let taken = [
         ("prefer", format!("{}?table=books_prefer&sslcert={cert}&sslkey={key}", pg.url())),
         (
