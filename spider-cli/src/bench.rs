@@ -26,6 +26,7 @@
 mod bare;
 mod fleet;
 mod measure;
+mod real_pages;
 #[cfg(feature = "render")]
 mod render;
 mod report;
@@ -135,6 +136,15 @@ pub(crate) struct Args {
     /// reported as failed.
     #[arg(long, default_value_t = 300)]
     run_timeout_secs: u64,
+    /// Measure the real web instead: the pages of this folder (`NAME/source.html` each,
+    /// as the shared real pages are kept) served gzipped by nginx, --copies times each,
+    /// crawled by an articles spider with the streaming engine and the DOM, and by the
+    /// bare loop doing the same.
+    #[arg(long, value_name = "DIR", conflicts_with = "workers")]
+    real_pages: Option<PathBuf>,
+    /// With --real-pages: how many times each page is served, under a name of its own.
+    #[arg(long, default_value_t = 24)]
+    copies: usize,
     /// Measure adaptive mode against hand-set crawls on the session-limited shop instead:
     /// --pages products, --latency-ms a page, --concurrency the ceiling.
     #[arg(long, conflicts_with = "workers")]
@@ -195,6 +205,10 @@ enum Contender {
     Sequential,
     /// The rendered bench's contender, its mode in --render-mode.
     Render,
+    /// The real-pages bench's contenders (`real_pages.rs`).
+    Articles,
+    ArticlesDom,
+    ArticlesBare,
 }
 
 impl Contender {
@@ -220,6 +234,9 @@ impl Contender {
             Contender::Bare => "bare",
             Contender::Sequential => "sequential",
             Contender::Render => "render",
+            Contender::Articles => "articles",
+            Contender::ArticlesDom => "articles-dom",
+            Contender::ArticlesBare => "articles-bare",
         }
     }
 }
@@ -239,6 +256,10 @@ pub(crate) fn run(args: Args) -> ExitCode {
             sessions::run(&setup, args.json)
         }
         _ if args.rendered => rendered(&args),
+        _ if args.real_pages.is_some() => {
+            let pages = args.real_pages.as_deref().unwrap_or(Path::new("."));
+            real_pages::run(pages, args.copies.max(1), args.concurrency, args.json)
+        }
         _ if args.frontier.is_some() || args.cluster.is_some() => {
             eprintln!("error: --frontier and --cluster are the Redis of the fleet bench; give --workers or --fleet-memory too");
             ExitCode::from(2)
@@ -430,6 +451,16 @@ fn child(contender: Contender, url: &str, output: &Path, args: &Args) -> ExitCod
                 }
                 Contender::Bare => {
                     bare::crawl(start, concurrency, cost, output).await.map_err(|e| e.to_string())
+                }
+                Contender::Articles | Contender::ArticlesDom => {
+                    let engine = if contender == Contender::Articles { Engine::Stream } else { Engine::Dom };
+                    let keep = spiderling::Keep::Memory;
+                    spiderling::crawl(url, concurrency, cost, output, keep, engine, Shape::Articles)
+                        .await
+                        .map_err(|error| error.to_string())
+                }
+                Contender::ArticlesBare => {
+                    real_pages::bare(start, concurrency, output).await.map_err(|e| e.to_string())
                 }
                 Contender::Sequential => {
                     sequential::crawl(start, sample, cost, output).await.map_err(|e| e.to_string())

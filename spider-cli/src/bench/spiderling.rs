@@ -46,6 +46,38 @@ struct Bench;
 )]
 struct Rules;
 
+/// The spider of the real-pages bench (`real_pages.rs`), as a user writes one for
+/// articles: the index followed, each page parsed.
+#[derive(Spider, Default)]
+#[spider(
+    name = "bench-articles",
+    start_urls = ["http://127.0.0.1/"],
+    allowed_domains = ["127.0.0.1"],
+    rule(allow = "/p/", parse = Article),
+    rule(allow = "/$", follow)
+)]
+struct Articles;
+
+/// What a spider for articles reads: title, headings, description, canonical URL and
+/// JSON-LD headline.
+#[derive(Item, Serialize)]
+struct Article {
+    #[page(url)]
+    url: String,
+    #[css("title")]
+    title: Option<String>,
+    #[css("h1")]
+    headings: Vec<String>,
+    #[css("h2")]
+    subheadings: Vec<String>,
+    #[css("meta[name=description]", attr = "content")]
+    description: Option<String>,
+    #[css("link[rel=canonical]", attr = "href")]
+    canonical: Option<String>,
+    #[json_ld("headline")]
+    headline: Option<String>,
+}
+
 #[derive(Item, Serialize)]
 struct Listed {
     #[page(url)]
@@ -72,6 +104,8 @@ pub(super) enum Shape<'a> {
     Rules(Wire<'a>),
     /// The same, with user agents per identity.
     Identities,
+    /// The articles spider of the real-pages bench.
+    Articles,
 }
 
 /// How the `rules` contenders' requests go out.
@@ -146,6 +180,7 @@ pub(super) async fn crawl(
         Shape::Follow => run(Bench, job, None).await,
         Shape::Rules(wire) => run(Rules, Job { wire: Some(wire), ..job }, None).await,
         Shape::Identities => run(Rules, job, Some(AGENTS)).await,
+        Shape::Articles => run(Articles, job, None).await,
     }
 }
 

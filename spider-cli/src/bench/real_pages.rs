@@ -1,0 +1,269 @@
+//! The real-pages bench (`spiderling bench --real-pages DIR`): the 130 shared real pages
+//! (news, blogs, docs, as their sites served them), each `--copies` times under a name of
+//! its own, served gzipped by a real nginx, crawled by the articles spider users write
+//! (title, headings, description, canonical URL, JSON-LD headline, links) with the
+//! streaming engine and with the DOM, and by the bare loop doing the same with tokio,
+//! reqwest and scraper. What the sandbox's shop cannot show: what a crawl costs on the
+//! markup and the compression of the real web.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use scraper::{Html, Selector};
+use spider_sandbox::{NginxServer, NginxSite};
+use tokio::sync::{mpsc, Semaphore};
+use url::Url;
+
+use super::measure::{Latencies, Run};
+use super::work::{self, fetch, write_item, Fetched, Scraped, Start};
+
+/// The contenders, as `--contender` names them.
+const CONTENDERS: [&str; 3] = ["articles", "articles-dom", "articles-bare"];
+
+/// Serve the pages, run each contender against them in turn, print the results.
+pub(super) fn run(pages: &Path, copies: usize, concurrency: usize, json: bool) -> ExitCode {
+    match measure_all(pages, copies, concurrency) {
+        Ok(rows) => {
+            let report = Report { copies, concurrency, rows };
+            crate::print_report(json, &report, || report.table())
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// One contender's run.
+#[derive(Debug, serde::Serialize)]
+struct Row {
+    name: &'static str,
+    #[serde(flatten)]
+    run: Run,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct Report {
+    copies: usize,
+    concurrency: usize,
+    rows: Vec<Row>,
+}
+
+impl Report {
+    fn table(&self) -> String {
+        let pages = self.rows.first().map_or(0, |row| row.run.pages);
+        let mut out = format!(
+            "the shared real pages, {} copies each, gzipped by nginx: {pages} pages; C = {}\n\n",
+            self.copies, self.concurrency
+        );
+        let _ = writeln!(
+            out,
+            "{:<14} {:>6} {:>6} {:>9} {:>8} {:>9} {:>13} {:>9}",
+            "contender", "pages", "items", "streamed", "seconds", "pages/s", "CPU ms/page", "peak MB"
+        );
+        for Row { name, run } in &self.rows {
+            let per_page = if run.pages == 0 { 0.0 } else { run.cpu_secs * 1000.0 / run.pages as f64 };
+            let rate = if run.elapsed_secs > 0.0 { run.pages as f64 / run.elapsed_secs } else { 0.0 };
+            let _ = writeln!(
+                out,
+                "{name:<14} {:>6} {:>6} {:>9} {:>8.2} {rate:>9.0} {per_page:>13.3} {:>9.1}",
+                run.pages,
+                run.items,
+                run.streamed_pages,
+                run.elapsed_secs,
+                run.peak_rss_kb as f64 / 1024.0
+            );
+        }
+        let cpu = |name: &str| {
+            self.rows
+                .iter()
+                .find(|row| row.name == name)
+                .filter(|row| row.run.pages > 0)
+                .map(|row| row.run.cpu_secs / row.run.pages as f64)
+        };
+        if let (Some(stream), Some(dom), Some(bare)) =
+            (cpu("articles"), cpu("articles-dom"), cpu("articles-bare"))
+        {
+            let _ = writeln!(
+                out,
+                "\nCPU per page against the bare loop's: streaming {:.2}, DOM {:.2}",
+                stream / bare,
+                dom / bare
+            );
+        }
+        out
+    }
+}
+
+fn measure_all(pages: &Path, copies: usize, concurrency: usize) -> Result<Vec<Row>, String> {
+    let dir = std::env::temp_dir().join(format!("spiderling-bench-real-{}", std::process::id()));
+    let result = (|| {
+        let root = dir.join("site");
+        let served =
+            site(pages, copies, &root).map_err(|error| format!("cannot lay out the site: {error}"))?;
+        if served == 0 {
+            return Err(format!("{} holds no page (NAME/source.html)", pages.display()));
+        }
+        let nginx = NginxServer::start(NginxSite { root: root.clone(), gzip: true, limit: None })
+            .map_err(|error| format!("cannot start nginx: {error}"))?;
+        let url = format!("{}/", nginx.url());
+        CONTENDERS.iter().map(|name| measure(name, &url, &dir, concurrency)).collect()
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// Lay out the site in `root`: `/` links every page of `pages` `copies` times, as
+/// `/p/NAME-K.html`, each a link to its `source.html`. How many pages it links.
+fn site(pages: &Path, copies: usize, root: &Path) -> std::io::Result<usize> {
+    std::fs::create_dir_all(root.join("p"))?;
+    let mut names: Vec<String> = std::fs::read_dir(pages)?
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().join("source.html").is_file())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut index = String::from("<!doctype html><html><body><h1>Real pages</h1><ul>\n");
+    for copy in 0..copies {
+        for name in &names {
+            let file = format!("{name}-{copy}.html");
+            std::os::unix::fs::symlink(pages.join(name).join("source.html"), root.join("p").join(&file))?;
+            let _ = writeln!(index, "<li><a href=\"/p/{file}\">{name}</a></li>");
+        }
+    }
+    index.push_str("</ul></body></html>\n");
+    std::fs::write(root.join("index.html"), index)?;
+    Ok(names.len() * copies)
+}
+
+/// Run contender `name` in a child process against `url`: its run.
+fn measure(name: &'static str, url: &str, dir: &Path, concurrency: usize) -> Result<Row, String> {
+    let exe = std::env::current_exe().map_err(|error| format!("cannot find this binary: {error}"))?;
+    let output: PathBuf = dir.join(format!("{name}.jsonl"));
+    let child = Command::new(exe)
+        .args(["bench", "--contender", name, "--url", url, "--output"])
+        .arg(&output)
+        .args(["--concurrency", &concurrency.to_string()])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|error| format!("cannot start the {name} contender: {error}"))?;
+    let stdout = String::from_utf8_lossy(&child.stdout);
+    let run = stdout.lines().last().and_then(|line| serde_json::from_str::<Run>(line).ok());
+    match run.filter(|_| child.status.success()) {
+        Some(run) => Ok(Row { name, run }),
+        None => Err(format!(
+            "the {name} contender failed ({}):\n{}",
+            child.status,
+            String::from_utf8_lossy(&child.stderr)
+        )),
+    }
+}
+
+/// The bare loop on the real pages: the articles spider's work by hand, at most
+/// `concurrency` fetches in flight, each page parsed on the task that fetched it.
+pub(super) async fn bare(start: Url, concurrency: usize, output: &Path) -> std::io::Result<Run> {
+    type Done = reqwest::Result<(Fetched, Duration, Option<Scraped>)>;
+    let Start { cpu, started, client, mut frontier, mut out } = work::start(start, output).await?;
+    let permits = Arc::new(Semaphore::new(concurrency.max(1)));
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Done>();
+    let (mut in_flight, mut pages, mut latencies) = (0usize, 0usize, Latencies::default());
+    loop {
+        let done = match frontier.next() {
+            Some(url) => {
+                let permit = permits.clone().acquire_owned().await.map_err(std::io::Error::other)?;
+                let (client, done_tx) = (client.clone(), done_tx.clone());
+                tokio::spawn(async move {
+                    let done = fetch(&client, &url).await.map(|(fetched, latency)| {
+                        let scraped = match &fetched {
+                            Fetched::Page(html) => Some(article(html, &url)),
+                            _ => None,
+                        };
+                        (fetched, latency, scraped)
+                    });
+                    drop(permit);
+                    let _ = done_tx.send(done);
+                });
+                in_flight += 1;
+                match done_rx.try_recv() {
+                    Ok(done) => done,
+                    Err(_) => continue,
+                }
+            }
+            None if in_flight == 0 => break,
+            None => match done_rx.recv().await {
+                Some(done) => done,
+                None => break,
+            },
+        };
+        in_flight -= 1;
+        let Ok((_, latency, scraped)) = done else { continue };
+        latencies.record(latency);
+        if let Some(Scraped { item, links }) = scraped {
+            pages += 1;
+            if let Some(item) = item {
+                write_item(&mut out, &item)?;
+            }
+            links.into_iter().for_each(|link| frontier.offer(link));
+        }
+    }
+    out.flush()?;
+    drop(out);
+    Ok(Run::finished(pages, output, started, cpu, latencies))
+}
+
+/// What the articles spider reads off a page, by hand: on `/p/` pages the article, on
+/// every page the links its rules follow (`/p/` pages and the index).
+fn article(html: &str, url: &Url) -> Scraped {
+    static SELECTORS: LazyLock<Option<[Selector; 7]>> = LazyLock::new(|| {
+        let parse = |css: &str| Selector::parse(css).ok();
+        Some([
+            parse("title")?,
+            parse("h1")?,
+            parse("h2")?,
+            parse("meta[name=description]")?,
+            parse("link[rel=canonical]")?,
+            parse("script[type='application/ld+json']")?,
+            parse("a[href]")?,
+        ])
+    });
+    let Some([title, h1, h2, description, canonical, json_ld, links]) = SELECTORS.as_ref() else {
+        return Scraped { item: None, links: Vec::new() };
+    };
+    let document = Html::parse_document(html);
+    let texts = |selector: &Selector| -> Vec<String> {
+        document
+            .select(selector)
+            .map(|element| element.text().collect::<String>().trim().to_owned())
+            .collect()
+    };
+    let attr = |selector: &Selector, name: &str| {
+        document.select(selector).find_map(|element| element.value().attr(name).map(|v| v.trim().to_owned()))
+    };
+    let item = url.path().starts_with("/p/").then(|| {
+        let headline = document.select(json_ld).find_map(|script| {
+            let json: serde_json::Value = serde_json::from_str(&script.text().collect::<String>()).ok()?;
+            json.get("headline").and_then(|headline| headline.as_str()).map(str::to_owned)
+        });
+        serde_json::json!({
+            "url": url.as_str(),
+            "title": texts(title).into_iter().next(),
+            "headings": texts(h1),
+            "subheadings": texts(h2),
+            "description": attr(description, "content"),
+            "canonical": attr(canonical, "href").and_then(|href| url.join(&href).ok()).map(String::from),
+            "headline": headline,
+        })
+        .to_string()
+    });
+    let links = document
+        .select(links)
+        .filter_map(|a| a.value().attr("href"))
+        .filter_map(|href| url.join(href.trim()).ok())
+        .filter(|link| link.path().starts_with("/p/") || link.path() == "/")
+        .collect();
+    Scraped { item, links }
+}
