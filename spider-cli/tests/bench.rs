@@ -113,3 +113,40 @@ fn the_fleet_bench_crawls_every_copy_of_the_site() {
     assert_eq!(run["duplicates"], 0, "a page fetched twice");
     assert_eq!(run["items"], 285, "items written");
 }
+
+/// `--real-pages`: the shared real pages (beside the checkout, or `SPIDERLING_REALWEB`)
+/// once each behind nginx: the articles spider reads every page with both engines, the
+/// same items, most of them in one streaming pass, and the bare loop every page too.
+#[test]
+fn the_real_pages_bench_crawls_every_page_with_each_contender() {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pages = std::env::var_os("SPIDERLING_REALWEB").map(std::path::PathBuf::from).or_else(|| {
+        manifest
+            .ancestors()
+            .skip(2)
+            .take(2)
+            .map(|dir| dir.join("shared/realweb/pages"))
+            .find(|dir| dir.is_dir())
+    });
+    let Some(pages) = pages else {
+        eprintln!("SKIPPED: the real pages were not found (shared/realweb/pages beside the checkout)");
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_spiderling"))
+        .args(["bench", "--copies", "1", "--concurrency", "4", "--json", "--real-pages"])
+        .arg(&pages)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|row| row["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["articles", "articles-dom", "articles-bare"]);
+    let (stream, dom, bare) = (&rows[0], &rows[1], &rows[2]);
+    assert_eq!(stream["pages"], 131, "the index and the 130 pages: {stream}");
+    assert_eq!(dom["pages"], 131);
+    assert_eq!(stream["items"], dom["items"], "both engines write the same items");
+    assert!(stream["streamed_pages"].as_u64().unwrap() >= 118, "{stream}");
+    assert_eq!(dom["streamed_pages"], 0);
+    assert!(bare["pages"].as_u64().unwrap() >= 131, "{bare}");
+}
