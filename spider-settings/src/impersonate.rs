@@ -43,10 +43,7 @@ impl Impersonate {
             "firefox" => Ok(Impersonate::Firefox),
             "auto" => Ok(Impersonate::Auto),
             other => {
-                let hint = match crate::closest(other, &Impersonate::NAMES) {
-                    Some(near) => format!(" (did you mean \"{near}\"?)"),
-                    None => String::new(),
-                };
+                let hint = crate::keys::did_you_mean(other, &Impersonate::NAMES);
                 Err(format!(
                     "`{other}` is no browser profile{hint}; write \"chrome\", \"firefox\", \"auto\" (plain until a host refuses it) or \"none\""
                 ))

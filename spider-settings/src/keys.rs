@@ -1239,6 +1239,13 @@ pub fn closest<'a>(unknown: &str, candidates: &[&'a str]) -> Option<&'a str> {
         .map(|(_, name)| name)
 }
 
+/// ` (did you mean "NAME"?)` for the one of `names` closest to `unknown`, when it is close
+/// enough to be a typo; empty otherwise. What a setting that takes one of a few names says
+/// of a value it does not know.
+pub(crate) fn did_you_mean(unknown: &str, names: &[&str]) -> String {
+    closest(unknown, names).map(|near| format!(" (did you mean \"{near}\"?)")).unwrap_or_default()
+}
+
 /// Every key, a line each: the value `config` holds (credentials hidden, as the printed
 /// settings hide them), where it came from, its shape and its default; what `settings`
 /// prints. `origin` names the layer that set a key at run time (an environment variable,

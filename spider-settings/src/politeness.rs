@@ -44,10 +44,7 @@ impl Politeness {
             "domain" => Ok(Politeness::Domain),
             "host" => Ok(Politeness::Host),
             other => {
-                let hint = match crate::closest(other, &Politeness::NAMES) {
-                    Some(near) => format!(" (did you mean \"{near}\"?)"),
-                    None => String::new(),
-                };
+                let hint = crate::keys::did_you_mean(other, &Politeness::NAMES);
                 Err(format!(
                     "`{other}` is no politeness{hint}; write \"server\" (a budget for a registrable domain's hosts and for those on one server address), \"domain\" or \"host\""
                 ))

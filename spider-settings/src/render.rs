@@ -39,10 +39,7 @@ impl Render {
             "auto" => Ok(Render::Auto),
             "always" => Ok(Render::Always),
             other => {
-                let hint = match crate::closest(other, &Render::NAMES) {
-                    Some(near) => format!(" (did you mean \"{near}\"?)"),
-                    None => String::new(),
-                };
+                let hint = crate::keys::did_you_mean(other, &Render::NAMES);
                 Err(format!(
                     "`{other}` is no render mode{hint}; write \"never\", \"auto\" (in a browser when the page as sent lacks the item or the links) or \"always\""
                 ))
