@@ -450,12 +450,10 @@ impl<S: Spider> Dispatcher<S> {
                     self.hosts.wake_at(id, due);
                     continue;
                 }
-                // Woken again when a request of this host or its group finishes. Its
-                // slots, not its pace, held it back: adaptive mode may give it more.
-                SlotState::Busy => {
-                    self.hosts[id].saturated = true;
-                    continue;
-                }
+                // Woken again when a request of this host or its group finishes; its
+                // slots or its group's, not its pace, held it back (`Hosts::state` marks
+                // which ran out, for adaptive mode to give it more).
+                SlotState::Busy => continue,
             }
             let host = &mut self.hosts[id];
             let robots = matches!(host.robots, RobotsState::Unknown | RobotsState::Redirected(_))

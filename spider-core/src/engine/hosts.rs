@@ -135,11 +135,16 @@ impl Hosts {
 
     /// Whether a request of `id` may start at `now`, by its own slots and its group's; a
     /// host held back by its group's slots alone is made ready when one of them frees.
+    /// A host held back by its own slots is marked saturated for its controller, one held
+    /// back by its group's for the group's: adaptive mode raises the slots that ran out.
     pub(super) fn state(&mut self, id: HostId, now: Instant) -> SlotState {
-        let host = &self.hosts[id];
+        let host = &mut self.hosts[id];
         let group = &mut self.groups[host.group];
         match (host.slots.state(now), group.state(now)) {
-            (SlotState::Busy, _) => SlotState::Busy,
+            (SlotState::Busy, _) => {
+                host.saturated = true;
+                SlotState::Busy
+            }
             (_, SlotState::Busy) => {
                 group.hold_back(id);
                 SlotState::Busy
@@ -504,6 +509,21 @@ mod tests {
         let woken: Vec<HostId> = std::iter::from_fn(|| hosts.pop_ready()).collect();
         assert_eq!(woken, [a, b], "the hosts the domain held back are ready again");
         assert_eq!(hosts.state(b, now), SlotState::Free);
+    }
+
+    #[test]
+    fn a_host_held_back_by_its_groups_slots_is_not_taken_for_short_of_its_own() {
+        let now = Instant::now();
+        let mut hosts = crawl(Politeness::Domain, 2);
+        let a = meet(&mut hosts, "https://a.example.co.uk:443", now);
+        let b = meet(&mut hosts, "https://b.example.co.uk:443", now);
+        hosts.take(a, None, now);
+        hosts.take(a, None, now);
+        assert_eq!(hosts.state(b, now), SlotState::Busy);
+        assert!(!hosts[b].saturated, "b has both its slots free: the domain's ran out");
+        assert!(hosts.group(b).saturated);
+        assert_eq!(hosts.state(a, now), SlotState::Busy);
+        assert!(hosts[a].saturated, "a used both of its own");
     }
 
     #[test]
