@@ -24,6 +24,17 @@ pub(super) async fn crawl(
     cost: Duration,
     output: &Path,
 ) -> std::io::Result<Run> {
+    crawl_reading(start, concurrency, output, move |html, url| scrape(html, url, cost)).await
+}
+
+/// [`crawl`], each page read by `read` (its item and the links to follow).
+pub(super) async fn crawl_reading(
+    start: Url,
+    concurrency: usize,
+    output: &Path,
+    read: impl Fn(&str, &Url) -> Scraped + Send + Sync + 'static,
+) -> std::io::Result<Run> {
+    let read = Arc::new(read);
     let Start { cpu, started, client, mut frontier, mut out } = work::start(start, output).await?;
     let permits = Arc::new(Semaphore::new(concurrency.max(1)));
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Done>();
@@ -32,11 +43,11 @@ pub(super) async fn crawl(
         let done = match frontier.next() {
             Some(url) => {
                 let permit = permits.clone().acquire_owned().await.map_err(std::io::Error::other)?;
-                let (client, done_tx) = (client.clone(), done_tx.clone());
+                let (client, done_tx, read) = (client.clone(), done_tx.clone(), read.clone());
                 tokio::spawn(async move {
                     let done = fetch(&client, &url).await.map(|(fetched, latency)| {
                         let scraped = match &fetched {
-                            Fetched::Page(html) => Some(scrape(html, &url, cost)),
+                            Fetched::Page(html) => Some(read(html, &url)),
                             _ => None,
                         };
                         (fetched, latency, scraped)

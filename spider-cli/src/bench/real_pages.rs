@@ -7,19 +7,16 @@
 //! markup and the compression of the real web.
 
 use std::fmt::Write as _;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::{Arc, LazyLock};
-use std::time::Duration;
+use std::sync::LazyLock;
 
 use scraper::{Html, Selector};
 use spider_sandbox::{NginxServer, NginxSite};
-use tokio::sync::{mpsc, Semaphore};
 use url::Url;
 
-use super::measure::{Latencies, Run};
-use super::work::{self, fetch, write_item, Fetched, Scraped, Start};
+use super::measure::Run;
+use super::work::Scraped;
 
 /// The contenders, as `--contender` names them.
 const CONTENDERS: [&str; 3] = ["articles", "articles-dom", "articles-bare"];
@@ -163,56 +160,9 @@ fn measure(name: &'static str, url: &str, dir: &Path, concurrency: usize) -> Res
     }
 }
 
-/// The bare loop on the real pages: the articles spider's work by hand, at most
-/// `concurrency` fetches in flight, each page parsed on the task that fetched it.
+/// The bare loop on the real pages: the articles spider's work by hand.
 pub(super) async fn bare(start: Url, concurrency: usize, output: &Path) -> std::io::Result<Run> {
-    type Done = reqwest::Result<(Fetched, Duration, Option<Scraped>)>;
-    let Start { cpu, started, client, mut frontier, mut out } = work::start(start, output).await?;
-    let permits = Arc::new(Semaphore::new(concurrency.max(1)));
-    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Done>();
-    let (mut in_flight, mut pages, mut latencies) = (0usize, 0usize, Latencies::default());
-    loop {
-        let done = match frontier.next() {
-            Some(url) => {
-                let permit = permits.clone().acquire_owned().await.map_err(std::io::Error::other)?;
-                let (client, done_tx) = (client.clone(), done_tx.clone());
-                tokio::spawn(async move {
-                    let done = fetch(&client, &url).await.map(|(fetched, latency)| {
-                        let scraped = match &fetched {
-                            Fetched::Page(html) => Some(article(html, &url)),
-                            _ => None,
-                        };
-                        (fetched, latency, scraped)
-                    });
-                    drop(permit);
-                    let _ = done_tx.send(done);
-                });
-                in_flight += 1;
-                match done_rx.try_recv() {
-                    Ok(done) => done,
-                    Err(_) => continue,
-                }
-            }
-            None if in_flight == 0 => break,
-            None => match done_rx.recv().await {
-                Some(done) => done,
-                None => break,
-            },
-        };
-        in_flight -= 1;
-        let Ok((_, latency, scraped)) = done else { continue };
-        latencies.record(latency);
-        if let Some(Scraped { item, links }) = scraped {
-            pages += 1;
-            if let Some(item) = item {
-                write_item(&mut out, &item)?;
-            }
-            links.into_iter().for_each(|link| frontier.offer(link));
-        }
-    }
-    out.flush()?;
-    drop(out);
-    Ok(Run::finished(pages, output, started, cpu, latencies))
+    super::bare::crawl_reading(start, concurrency, output, article).await
 }
 
 /// What the articles spider reads off a page, by hand: on `/p/` pages the article, on

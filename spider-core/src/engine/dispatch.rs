@@ -541,6 +541,11 @@ impl<S: Spider> Dispatcher<S> {
         job.slot = slot.map(|lane| PageSlot { host: id, lane });
         if slot.is_some() {
             self.shared.tally.requests.add(1);
+            // A host's first request: the clients may hold a connection to it from now on.
+            if !std::mem::replace(&mut self.hosts[id].contacted, true) {
+                let met = self.shared.exchange.met_host();
+                self.ok(met);
+            }
         }
         // A redirect hop and a request passing a wall keep their lane: the cookie the hop or
         // the wall set is in that lane's jar.

@@ -61,6 +61,8 @@ pub(super) struct Host {
     /// redirect's is in that lane's jar), each sent again when its lane's request ends:
     /// two at once on one lane would meet its wall twice and set two cookies.
     pub(super) parked: Vec<Request>,
+    /// A request of it has gone out: the crawl's clients have met it.
+    pub(super) contacted: bool,
 }
 
 /// Every host met, and which is ready to go next.
@@ -350,6 +352,7 @@ impl Hosts {
             good_this_step: 0,
             saturated: false,
             parked: Vec::new(),
+            contacted: false,
         };
         if self.adaptive {
             let controller = Controller::new(&self.target, now);

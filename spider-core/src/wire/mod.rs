@@ -145,13 +145,18 @@ impl Exchange {
                     }
                     // The client it held is let go: its pool, and the connections idle
                     // there, close once no request holds it.
-                    routed.client = self.router.out_of_files(routed, request)?;
+                    routed.client = self.router.out_of_files(routed)?;
                     tokio::time::sleep(wait).await;
                     wait = (wait * 2).min(Duration::from_secs(1));
                 }
                 sent => return sent,
             }
         }
+    }
+
+    /// The crawl met a host it had not (see [`Router::met_host`]).
+    pub(crate) fn met_host(&self) -> Result<(), Error> {
+        self.router.met_host()
     }
 
     /// Send `request` on the route `route` asks for, as its identity (of the browser

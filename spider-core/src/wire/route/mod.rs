@@ -12,7 +12,6 @@ mod pool;
 mod sessions;
 mod spend;
 
-use std::collections::HashSet;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
@@ -121,11 +120,11 @@ struct State {
     rng: SmallRng,
 }
 
-/// The direct client, and the hosts it has met since its idle connections were last
-/// closed.
+/// The direct client, and how many hosts the crawl has sent a first request to since
+/// its idle connections were last closed.
 struct Direct {
     client: Client,
-    hosts: HashSet<HostKey>,
+    hosts_met: usize,
 }
 
 /// Chooses each request's route and learns from its verdict.
@@ -153,7 +152,7 @@ impl Router {
     /// the direct client.
     pub(crate) fn new(config: &Config) -> Result<Self, Error> {
         let recipe = ClientRecipe::new(config)?;
-        let direct = Direct { client: recipe.build(None, true, None)?, hosts: HashSet::new() };
+        let direct = Direct { client: recipe.build(None, true, None)?, hosts_met: 0 };
         let (gateways, tiers) = match &config.proxy {
             Some(spec) => resolve(&spec.0)?,
             None => (Vec::new(), Vec::new()),
@@ -193,7 +192,7 @@ impl Router {
         let identity = self.identities.wear(request, wire);
         let state = match (&self.state, &choice) {
             (_, Route::Direct) | (None, Route::Auto) => {
-                return Ok(Routed { client: self.direct_for(&identity, request)?, identity, via: None })
+                return Ok(Routed { client: self.direct_for(&identity)?, identity, via: None })
             }
             (None, Route::Proxy { .. }) => return Err(no_gateway(request)),
             (Some(state), _) => state,
@@ -212,7 +211,7 @@ impl Router {
         }
         let Tier::Gateways(pool) = &mut tiers[tier] else {
             return Ok(Routed {
-                client: self.direct_for(&identity, request)?,
+                client: self.direct_for(&identity)?,
                 identity,
                 via: Some(Via { host, tier, gateway: None, session: None }),
             });
@@ -369,20 +368,10 @@ impl Router {
     /// The client for `gateway` as the username of `geo` and `session`: kept alive in
     /// sticky mode, a new connection per request otherwise.
     /// The direct client for `identity`: the crawl's own, or one with its browser's wire.
-    fn direct_for(&self, identity: &Worn, request: &Request) -> Result<Client, Error> {
-        let mut direct = self.direct.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(host) = host_key(request.url()) {
-            if !direct.hosts.contains(&host) {
-                if direct.hosts.len() >= self.idle_hosts {
-                    self.close_idle(&mut direct)?;
-                }
-                direct.hosts.insert(host);
-            }
-        }
+    fn direct_for(&self, identity: &Worn) -> Result<Client, Error> {
         if identity.profile.is_none() {
-            return Ok(direct.client.clone());
+            return Ok(self.direct.lock().unwrap_or_else(|e| e.into_inner()).client.clone());
         }
-        drop(direct);
         let key = ClientKey { gateway: None, username: None, keep_alive: true, profile: identity.profile };
         let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(client) = clients.get(&key) {
@@ -393,14 +382,25 @@ impl Router {
         Ok(client)
     }
 
-    /// Close the direct clients' idle connections, one for each host met lately (as many
-    /// as [`idle_hosts`] allows): a broad crawl meets hosts it never returns to, whose
-    /// connections would otherwise stay open until the pool's idle timeout, a file each.
-    /// The clients are built again, their pools empty; a request under way keeps the
-    /// connection it holds.
+    /// The crawl sent its first request to a host: once it has done so for as many hosts
+    /// as [`idle_hosts`] allows since the last time, the direct clients' idle connections
+    /// are closed. A broad crawl meets hosts it never returns to, whose connections would
+    /// otherwise stay open until the pool's idle timeout, a file each. Told by the
+    /// dispatcher once a host, not looked up on every request.
+    pub(crate) fn met_host(&self) -> Result<(), Error> {
+        let mut direct = self.direct.lock().unwrap_or_else(|e| e.into_inner());
+        direct.hosts_met += 1;
+        if direct.hosts_met >= self.idle_hosts {
+            self.close_idle(&mut direct)?;
+        }
+        Ok(())
+    }
+
+    /// Close the direct clients' idle connections: they are built again, their pools
+    /// empty; a request under way keeps the connection it holds.
     fn close_idle(&self, direct: &mut Direct) -> Result<(), Error> {
         direct.client = self.recipe.build(None, true, None)?;
-        direct.hosts.clear();
+        direct.hosts_met = 0;
         self.clients.lock().unwrap_or_else(|e| e.into_inner()).clear();
         Ok(())
     }
@@ -408,14 +408,14 @@ impl Router {
     /// The process ran out of files: close the direct clients' idle connections now, and
     /// return the client `routed` is to be sent again on, a new one when it goes direct
     /// (the one it held would keep the old pool, and its connections, open).
-    pub(crate) fn out_of_files(&self, routed: &Routed, request: &Request) -> Result<Client, Error> {
+    pub(crate) fn out_of_files(&self, routed: &Routed) -> Result<Client, Error> {
         let mut direct = self.direct.lock().unwrap_or_else(|e| e.into_inner());
         self.close_idle(&mut direct)?;
         drop(direct);
         if routed.proxied() {
             return Ok(routed.client.clone());
         }
-        self.direct_for(&routed.identity, request)
+        self.direct_for(&routed.identity)
     }
 
     fn client(
