@@ -41,7 +41,8 @@ pub enum Combinator {
 /// condition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Compound {
-    /// The type, lower case; `None` for `*`, which always has a condition.
+    /// The type, written in lower case (one in upper case does not stream); `None` for
+    /// `*`, which always has a condition.
     pub name: Option<String>,
     /// The conditions, all of which must hold.
     pub conditions: Vec<Condition>,
@@ -54,9 +55,9 @@ pub enum Condition {
     Class(String),
     /// `#x`: the element's id, with case.
     Id(String),
-    /// `[name]` or `[name op value]`; the name lower case.
+    /// `[name]` or `[name op value]`; the name written in lower case.
     Attribute {
-        /// The attribute's name, lower case.
+        /// The attribute's name, written in lower case.
         name: String,
         /// The comparison and the value compared with, `None` for a bare `[name]`.
         test: Option<(AttributeOp, String)>,
@@ -140,7 +141,10 @@ fn compound(text: &str) -> Result<(Compound, &str), String> {
             ));
         }
         rest = after;
-        (!name.is_empty()).then(|| name.to_ascii_lowercase())
+        if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            return Err(upper_case(name));
+        }
+        (!name.is_empty()).then(|| name.to_owned())
     };
     let mut conditions = Vec::new();
     loop {
@@ -168,13 +172,23 @@ fn compound(text: &str) -> Result<(Compound, &str), String> {
     }
 }
 
+/// A type or attribute name in upper case: `scraper` compares it without case on HTML
+/// elements but with case inside `<svg>` and `<math>`, where the scan cannot tell which
+/// the DOM would find.
+fn upper_case(name: &str) -> String {
+    format!("`{name}` in upper case does not stream (inside `<svg>` the tree compares names with case); write it in lower case")
+}
+
 /// `name]`, `name=value]` or `name op "value"]`, the `[` already read.
 fn attribute(text: &str) -> Result<(Condition, &str), String> {
     let (name, rest) = ident(text.trim_start());
     if name.is_empty() {
         return Err(unsupported(text));
     }
-    let name = name.to_ascii_lowercase();
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        return Err(upper_case(name));
+    }
+    let name = name.to_owned();
     let rest = rest.trim_start();
     let (op, rest) = match rest.as_bytes() {
         [b']', ..] => return Ok((Condition::Attribute { name, test: None }, &rest[1..])),
@@ -257,8 +271,17 @@ mod tests {
     }
 
     #[test]
+    fn a_name_in_upper_case_does_not_stream() {
+        // Inside `<svg>` the tree compares `[DATA-V]` with case and finds no `data-v`.
+        for css in ["A[href]", "a[HREF]", "div, [DATA-V*=B]"] {
+            let refused = stream_selector(css).unwrap_err();
+            assert!(refused.contains("upper case"), "{css}: {refused}");
+        }
+    }
+
+    #[test]
     fn a_streaming_selector_is_parsed_into_its_alternatives_compounds_and_conditions() {
-        let parsed = stream_selector("Article.product  h3>a[HREF ^= '/p'], *#main").unwrap();
+        let parsed = stream_selector("article.product  h3>a[href ^= '/p'], *#main").unwrap();
         let [first, second] = parsed.alternatives.as_slice() else { panic!("two alternatives: {parsed:?}") };
         assert_eq!(first.combinators, [Combinator::Descendant, Combinator::Child]);
         let names: Vec<_> = first.compounds.iter().map(|compound| compound.name.as_deref()).collect();

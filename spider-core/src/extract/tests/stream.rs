@@ -646,7 +646,7 @@ fn compound() -> impl Strategy<Value = String> {
                 "[class$=y]",
                 "[rel=next]",
                 "[rel~=NOFOLLOW]",
-                "[DATA-V*=B]",
+                "[data-v*=B]",
             ][..],
         )),
     )
