@@ -9,18 +9,37 @@
 //! crawl in a child process of its own: N start URLs `http://hK.localhost:PORT/` (names
 //! under `.localhost` are the loopback, resolved so by the crawl's own client), each host
 //! visited once (`max_depth = 0`) after its robots.txt, paced per host name
-//! (`politeness = "host"`), concurrency 32. The child prints its peak RSS (`VmHWM`) and
-//! its RSS at the end, everything of the process included; this process prints them per
-//! host beside each other. A crawl that holds every host it has met grows by the same
-//! bytes with each; one that lets go of idle hosts stays flat.
+//! (`politeness = "host"`), concurrency 32. The child prints its peak RSS (`VmHWM`), its
+//! RSS at the end, everything of the process included, and the peak of the bytes its heap
+//! held (a counting allocator, `stats_alloc`, sampled every 10 ms): RSS counts what the
+//! allocator keeps from the system too. This process prints them beside each other. A
+//! crawl that holds every host it has met grows by the same bytes with each; one that lets
+//! go of idle hosts stays flat.
 
+use std::alloc::System;
+use std::io::Write;
 use std::process::{Command, ExitCode, Stdio};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
 
 use spider_sandbox::{DemoSite, Sandbox};
 use spiderling::prelude::*;
 
 const CHILD: &str = "HOSTS_MEMORY_CHILD";
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Bytes allocated and not yet freed, process-wide.
+fn live_bytes() -> i64 {
+    let stats = GLOBAL.stats();
+    let allocated = i64::try_from(stats.bytes_allocated).unwrap_or(i64::MAX);
+    let freed = i64::try_from(stats.bytes_deallocated).unwrap_or(i64::MAX);
+    allocated - freed
+}
 
 struct Visit(Config);
 
@@ -49,15 +68,21 @@ fn status_kib(name: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// The crawl of `hosts` hosts on the server at `port`: prints `pages peak_kib end_kib`.
+/// The crawl of `hosts` hosts on the server at `port`: prints `pages peak_kib end_kib
+/// heap_peak_kib`.
 fn child(hosts: u64, port: u16) -> ExitCode {
     let dir = std::env::temp_dir().join(format!("spiderling-hosts-memory-{}", std::process::id()));
     if std::fs::create_dir_all(&dir).is_err() {
         return ExitCode::FAILURE;
     }
     let list = dir.join("hosts.txt");
-    let urls: Vec<String> = (0..hosts).map(|n| format!("http://h{n}.localhost:{port}/")).collect();
-    if std::fs::write(&list, urls.join("\n")).is_err() {
+    // Written a line at a time: a list built in memory first would stay in the peaks.
+    let written = std::fs::File::create(&list).and_then(|file| {
+        let mut file = std::io::BufWriter::new(file);
+        (0..hosts).try_for_each(|n| writeln!(file, "http://h{n}.localhost:{port}/"))?;
+        file.flush()
+    });
+    if written.is_err() {
         return ExitCode::FAILURE;
     }
     let configured = Config::new("hosts")
@@ -81,11 +106,24 @@ fn child(hosts: u64, port: u16) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let (heap_peak, done) = (Arc::new(AtomicI64::new(0)), Arc::new(AtomicBool::new(false)));
+    let sampler = {
+        let (heap_peak, done) = (heap_peak.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                heap_peak.fetch_max(live_bytes(), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        })
+    };
     let summary = runtime.block_on(Crawler::new(Visit(config)).run());
+    done.store(true, Ordering::Relaxed);
+    let _ = sampler.join();
     let _ = std::fs::remove_dir_all(&dir);
     match summary {
         Ok(summary) => {
-            println!("{} {} {}", summary.counts.pages, status_kib("VmHWM:"), status_kib("VmRSS:"));
+            let heap_kib = heap_peak.load(Ordering::Relaxed) / 1024;
+            println!("{} {} {} {heap_kib}", summary.counts.pages, status_kib("VmHWM:"), status_kib("VmRSS:"));
             ExitCode::SUCCESS
         }
         Err(error) => {
@@ -115,8 +153,8 @@ fn main() -> ExitCode {
     let Ok(exe) = std::env::current_exe() else { return ExitCode::FAILURE };
     println!("hosts_memory: one page and its robots.txt on each host, concurrency 32");
     println!(
-        "{:>9} {:>9} {:>9} {:>10} {:>10} {:>13}",
-        "hosts", "pages", "seconds", "peak MB", "end MB", "peak B/host"
+        "{:>9} {:>9} {:>9} {:>10} {:>10} {:>13} {:>13}",
+        "hosts", "pages", "seconds", "peak MB", "end MB", "heap peak MB", "peak B/host"
     );
     let mut failed = false;
     for hosts in counts {
@@ -128,16 +166,17 @@ fn main() -> ExitCode {
         let said =
             run.as_ref().map(|run| String::from_utf8_lossy(&run.stdout).into_owned()).unwrap_or_default();
         let numbers: Vec<u64> = said.split_whitespace().filter_map(|n| n.parse().ok()).collect();
-        let [pages, peak, end] = numbers[..] else {
+        let [pages, peak, end, heap] = numbers[..] else {
             eprintln!("hosts_memory: the crawl of {hosts} hosts failed: {run:?}");
             failed = true;
             continue;
         };
         println!(
-            "{hosts:>9} {pages:>9} {:>9.1} {:>10.1} {:>10.1} {:>13.0}",
+            "{hosts:>9} {pages:>9} {:>9.1} {:>10.1} {:>10.1} {:>13.1} {:>13.0}",
             started.elapsed().as_secs_f64(),
             peak as f64 / 1024.0,
             end as f64 / 1024.0,
+            heap as f64 / 1024.0,
             peak as f64 * 1024.0 / hosts as f64
         );
     }

@@ -43,6 +43,10 @@ use crate::wire::classify::Trouble;
 /// Start URLs taken from the list in one turn of the dispatcher, beyond the first.
 const START_BATCH: usize = 255;
 
+/// Requests queued beyond which the start list waits: a list of a million hosts meets
+/// them as the crawl gets to them, so what it holds of each follows the hosts at work.
+const START_AHEAD: usize = 1024;
+
 /// The walls (consent pages that hand the identity a cookie) an attempt may pass besides
 /// the retries, the one a fresh identity meets with its first answer not counted: a wall
 /// met again and again, cookie and all, is given up.
@@ -116,7 +120,7 @@ pub(super) struct Dispatcher<S: Spider> {
     /// Start URLs read from a list while the crawl runs; `None` once it is read to its end.
     start_list: Option<mpsc::Receiver<Request>>,
     /// A request admitted but for its rate token, waiting for it.
-    held: Option<(HostId, Job)>,
+    pub(super) held: Option<(HostId, Job)>,
     /// The browsers' requests waiting for admission.
     pub(super) asking: Asking,
     rng: SmallRng,
@@ -254,6 +258,11 @@ impl<S: Spider> Dispatcher<S> {
                 self.fatal.get_or_insert(Error::Stalled { pending: self.frontier.len() });
                 return self.end().await;
             }
+            // The list waits while the frontier has work enough, unless nothing else would
+            // wake the crawl. A fleet's frontier is in Redis, not here: it reads on.
+            let read_start = self.frontier.shared().is_some()
+                || self.frontier.len() < START_AHEAD
+                || (self.in_flight == 0 && wake_at.is_none());
             // The gauges' tick wakes the dispatcher too, but is no work: not counted above.
             let wake_at = wake_at.map_or(self.next_tick, |at| at.min(self.next_tick));
             tokio::select! {
@@ -276,7 +285,7 @@ impl<S: Spider> Dispatcher<S> {
                 heard = self.asking.next() => self.hear(heard, Instant::now()),
                 () = tokio::time::sleep_until(wake_at) => {}
                 () = arrived(self.arrivals.as_deref()) => {}
-                read = next_start(self.start_list.as_mut()) => match read {
+                read = next_start(self.start_list.as_mut()), if read_start => match read {
                     Some(request) => {
                         let now = Instant::now();
                         self.enqueue(request, now);
@@ -483,6 +492,9 @@ impl<S: Spider> Dispatcher<S> {
                 // Woken again when robots.txt arrives.
                 (None, _) => None,
             };
+            if job.is_none() && matches!(self.hosts[id].robots, RobotsState::Known(_)) {
+                self.hosts.note_quiet(id, now);
+            }
             if let Some(error) = failed.take() {
                 self.fail(error);
             }

@@ -78,8 +78,8 @@ impl<S: Spider> Dispatcher<S> {
         {
             let target = self.hosts.target();
             let fleet = self.frontier.shared().and_then(|shared| shared.fleet_answers());
-            for id in 0..self.hosts.len() {
-                let host = &mut self.hosts[id];
+            for id in 0..self.hosts.id_bound() {
+                let Some(host) = self.hosts.get_mut(id) else { continue };
                 if host.controller.is_none() {
                     (host.good_this_step, host.saturated) = (0, false);
                     continue;
@@ -112,7 +112,22 @@ impl<S: Spider> Dispatcher<S> {
                 self.apply_group(group_id, change, now);
             }
         }
+        self.forget_quiet(now);
         self.publish(now);
+    }
+
+    /// Let go of the hosts with nothing to do that a host met anew would equal (see
+    /// `Hosts::forget_quiet`), and of what the clients hold of them.
+    fn forget_quiet(&mut self, now: Instant) {
+        #[cfg(feature = "render")]
+        let asked = self.asking.waiting.keys().copied();
+        #[cfg(not(feature = "render"))]
+        let asked = std::iter::empty();
+        let held: Vec<HostId> = self.held.iter().map(|(id, _)| *id).chain(asked).collect();
+        let forgotten = self.hosts.forget_quiet(now, |id| held.contains(&id));
+        for key in &forgotten {
+            self.shared.exchange.forget_host(key);
+        }
     }
 
     /// Give a group the limits its controller decided, and say so.

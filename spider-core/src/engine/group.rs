@@ -5,6 +5,7 @@
 //! between them, one limiter's pause, and once a limiter told one of them to slow down,
 //! one controller of their pace. `hosts.rs` says which group a host is in.
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -36,7 +37,8 @@ pub(super) struct Group {
     pace: Pace,
     /// Hosts held back by the group's slots alone, made ready when one frees.
     waiting: Vec<HostId>,
-    members: Vec<HostId>,
+    /// Ordered, so that the first names the group in logs while hosts come and go.
+    members: BTreeSet<HostId>,
     /// Where it is found: its registrable domain and its server addresses.
     domains: Vec<String>,
     servers: Vec<SocketAddr>,
@@ -60,7 +62,7 @@ impl Group {
             limit,
             pace: Pace::new(now),
             waiting: Vec::new(),
-            members: Vec::new(),
+            members: BTreeSet::new(),
             domains: Vec::new(),
             servers: Vec::new(),
             controller: None,
@@ -112,8 +114,17 @@ impl Group {
     }
 
     /// Its hosts, for logs: the first one's key and how many more.
-    pub(super) fn members(&self) -> &[HostId] {
+    pub(super) fn members(&self) -> &BTreeSet<HostId> {
         &self.members
+    }
+
+    /// Whether nothing of it is in flight or paused and no limiter told it to slow down:
+    /// it knows nothing a group made anew would not, so its hosts may be forgotten.
+    pub(super) fn at_rest(&self, now: Instant) -> bool {
+        self.busy == 0
+            && self.controller.is_none()
+            && self.unavailable_in_a_row == 0
+            && self.pace.held_until(now).is_none()
     }
 
     pub(super) fn busy(&self) -> usize {
@@ -176,8 +187,15 @@ impl Group {
 
     /// Host `id` joins it, found by `domain` when it has one.
     pub(super) fn join(&mut self, id: HostId, domain: Option<String>) {
-        self.members.push(id);
+        self.members.insert(id);
         self.domains.extend(domain);
+    }
+
+    /// Host `id` leaves it, forgotten: whether it has no hosts left.
+    pub(super) fn leave(&mut self, id: HostId) -> bool {
+        self.members.remove(&id);
+        self.waiting.retain(|&waiting| waiting != id);
+        self.members.is_empty()
     }
 
     pub(super) fn add_server(&mut self, server: SocketAddr) {

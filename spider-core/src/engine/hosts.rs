@@ -9,12 +9,21 @@
 //! Every host is in a [`Group`] (`group.rs`), the hosts that share one politeness
 //! budget: by registrable domain when met, and by server address once one answers; two
 //! groups found on one server become one.
+//!
+//! A broad crawl meets most hosts once. A host found with nothing to do is forgotten once
+//! it has stayed so for [`QUIET`] and knows nothing a host met anew would not (at rest,
+//! no block in its window, its group at rest too): its place, its group's when it was the
+//! last, and its robots.txt move to a bounded memory of robots.txt answers, so what the
+//! crawl holds follows the hosts at work, not every host it has met. Met again, it is
+//! made anew with the robots.txt kept.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::net::SocketAddr;
+use std::num::NonZeroUsize;
 use std::time::Duration;
 
+use lru::LruCache;
 use spider_settings::{Config, Politeness};
 use tokio::time::Instant;
 use url::Url;
@@ -28,6 +37,15 @@ use crate::schedule::frontier::RobotsMemo;
 use crate::schedule::robots::{self, RobotsRules};
 use crate::schedule::throttle::adaptive::{Controller, Target};
 use crate::schedule::throttle::{HostSlots, SlotState};
+
+/// How long a host stays with nothing to do before it may be forgotten: long enough for
+/// a page's links to bring it back, short enough that a crawl of a host a second keeps a
+/// few of them.
+const QUIET: Duration = Duration::from_secs(1);
+
+/// The robots.txt answers of forgotten hosts kept, the most recently forgotten: met
+/// again, a host fetches none.
+const ROBOTS_KEPT: usize = 4096;
 
 /// Where a host's robots.txt stands.
 pub(super) enum RobotsState {
@@ -63,13 +81,19 @@ pub(super) struct Host {
     pub(super) parked: Vec<Request>,
     /// A request of it has gone out: the crawl's clients have met it.
     pub(super) contacted: bool,
+    /// Since when it has had nothing to do, when it has not (see [`Hosts::forget_quiet`]).
+    quiet_since: Option<Instant>,
 }
 
 /// Every host met, and which is ready to go next.
 pub(super) struct Hosts {
-    hosts: Vec<Host>,
+    /// By id; `None` where a forgotten host was, until a host met later takes its place.
+    hosts: Vec<Option<Host>>,
+    vacant: Vec<HostId>,
     ids: HashMap<HostKey, HostId>,
     groups: Vec<Group>,
+    /// Places of groups left with no host, forgotten or merged into another.
+    vacant_groups: Vec<GroupId>,
     /// The groups by registrable domain and by server address; a group merged into
     /// another leaves its entries pointing to that one.
     by_domain: HashMap<String, GroupId>,
@@ -86,14 +110,20 @@ pub(super) struct Hosts {
     adaptive: bool,
     /// Room to spell a link's host key in, for [`Hosts::known_disallowed`].
     scratch: String,
+    /// Hosts found with nothing to do, by when, the earliest first.
+    quiet: VecDeque<(Instant, HostId)>,
+    /// What the robots.txt of hosts forgotten said.
+    robots_kept: LruCache<HostKey, RobotsRules>,
 }
 
 impl Hosts {
     pub(super) fn new(config: &Config) -> Self {
         Hosts {
             hosts: Vec::new(),
+            vacant: Vec::new(),
             ids: HashMap::new(),
             groups: Vec::new(),
+            vacant_groups: Vec::new(),
             by_domain: HashMap::new(),
             by_server: HashMap::new(),
             politeness: config.politeness,
@@ -108,6 +138,8 @@ impl Hosts {
             },
             adaptive: config.adaptive,
             scratch: String::new(),
+            quiet: VecDeque::new(),
+            robots_kept: LruCache::new(NonZeroUsize::new(ROBOTS_KEPT).unwrap_or(NonZeroUsize::MIN)),
         }
     }
 
@@ -128,11 +160,12 @@ impl Hosts {
     /// all at once when the pause ends. Whether it got one now; a host with a controller
     /// of its own (adaptive mode), or under a Crawl-delay, keeps to that.
     pub(super) fn slow_down(&mut self, id: HostId, now: Instant) -> bool {
-        let host = &self.hosts[id];
+        let host = &self[id];
         if host.controller.is_some() || !host.crawl_delay.is_zero() {
             return false;
         }
-        self.groups[host.group].slow_down(&self.target, self.per_host, now)
+        let group = host.group;
+        self.groups[group].slow_down(&self.target, self.per_host, now)
     }
 
     /// Whether a request of `id` may start at `now`, by its own slots and its group's; a
@@ -140,7 +173,7 @@ impl Hosts {
     /// A host held back by its own slots is marked saturated for its controller, one held
     /// back by its group's for the group's: adaptive mode raises the slots that ran out.
     pub(super) fn state(&mut self, id: HostId, now: Instant) -> SlotState {
-        let host = &mut self.hosts[id];
+        let Some(host) = self.hosts[id].as_mut() else { return SlotState::Busy };
         let group = &mut self.groups[host.group];
         match (host.slots.state(now), group.state(now)) {
             (SlotState::Busy, _) => {
@@ -162,14 +195,14 @@ impl Hosts {
     /// held back by its host's or its group's pause or pace.
     #[cfg(feature = "render")]
     pub(super) fn held_until(&self, id: HostId, now: Instant) -> Option<Instant> {
-        let host = &self.hosts[id];
+        let host = &self[id];
         host.slots.held_until(now).max(self.groups[host.group].held_until(now))
     }
 
     /// Start a request of `id` on `lane` if it is idle, else on the slot
     /// [`HostSlots::take`] picks; the lane taken.
     pub(super) fn take(&mut self, id: HostId, lane: Option<u32>, now: Instant) -> u32 {
-        let host = &mut self.hosts[id];
+        let host = self.hosts[id].as_mut().unwrap_or_else(|| forgotten(id));
         self.groups[host.group].take(now);
         host.slots.take(lane, now)
     }
@@ -177,7 +210,7 @@ impl Hosts {
     /// Start a request of `id` on a slot already taken: it counts against the pace alone.
     #[cfg(feature = "render")]
     pub(super) fn count_start(&mut self, id: HostId, now: Instant) {
-        let host = &mut self.hosts[id];
+        let host = self.hosts[id].as_mut().unwrap_or_else(|| forgotten(id));
         host.slots.count_start(now);
         self.groups[host.group].count_start(now);
     }
@@ -185,7 +218,7 @@ impl Hosts {
     /// The request of `id` on `lane` ended; its slot is ready again at `ready_at`, and
     /// the hosts its group held back are ready to try again.
     pub(super) fn release(&mut self, id: HostId, lane: u32, ready_at: Instant) {
-        let host = &mut self.hosts[id];
+        let host = self.hosts[id].as_mut().unwrap_or_else(|| forgotten(id));
         host.slots.release(lane, ready_at);
         for waiting in self.groups[host.group].release() {
             self.mark_ready(waiting);
@@ -195,19 +228,21 @@ impl Hosts {
     /// A 503 of `id`: whether it is the second or later in a row among its group's
     /// answers, which makes it a limiter's (the "a run at one host").
     pub(super) fn unavailable_again(&mut self, id: HostId) -> bool {
-        self.groups[self.hosts[id].group].unavailable_again()
+        let group = self[id].group;
+        self.groups[group].unavailable_again()
     }
 
     /// A page of `id` came whole: a run of 503s at its group is over.
     pub(super) fn answered_well(&mut self, id: HostId) {
-        self.groups[self.hosts[id].group].answered_well();
+        let group = self[id].group;
+        self.groups[group].answered_well();
     }
 
     /// Start no request of `id`'s group before `until` (a limiter's pause); a host with a
     /// controller of its own (adaptive mode) is paused alone, its controller pacing it
     /// after.
     pub(super) fn pause(&mut self, id: HostId, until: Instant) {
-        let host = &mut self.hosts[id];
+        let host = self.hosts[id].as_mut().unwrap_or_else(|| forgotten(id));
         if host.controller.is_some() {
             host.slots.pause_until(until);
             return;
@@ -221,7 +256,7 @@ impl Hosts {
         if self.politeness != Politeness::Server {
             return;
         }
-        let mine = self.hosts[id].group;
+        let mine = self[id].group;
         match self.by_server.get(&server).copied() {
             Some(theirs) if theirs != mine => self.merge(theirs, mine),
             Some(_) => {}
@@ -236,8 +271,9 @@ impl Hosts {
     /// the two pauses, and the slower controller.
     fn merge(&mut self, from: GroupId, into: GroupId) {
         let gone = std::mem::replace(&mut self.groups[from], Group::new(0, Instant::now()));
+        self.vacant_groups.push(from);
         for &member in gone.members() {
-            self.hosts[member].group = into;
+            self[member].group = into;
         }
         let (domains, servers) = gone.found_at();
         for domain in domains {
@@ -253,12 +289,12 @@ impl Hosts {
 
     /// The group of `id`.
     pub(super) fn group(&self, id: HostId) -> &Group {
-        &self.groups[self.hosts[id].group]
+        &self.groups[self[id].group]
     }
 
     /// The group of `id`, by its place.
     pub(super) fn group_of(&self, id: HostId) -> GroupId {
-        self.hosts[id].group
+        self[id].group
     }
 
     pub(super) fn groups_len(&self) -> usize {
@@ -278,14 +314,14 @@ impl Hosts {
         if let Some(until) = tripped {
             changed.pause_until(until);
         }
-        for member in changed.members().to_vec() {
+        for member in changed.members().iter().copied().collect::<Vec<_>>() {
             self.mark_ready(member);
         }
     }
 
     /// The first host's key of `group`, to name it in logs.
     pub(super) fn group_name(&self, group: GroupId) -> Option<&HostKey> {
-        self.groups[group].members().first().map(|&id| &self.hosts[id].key)
+        self.groups[group].members().first().map(|&id| &self[id].key)
     }
 
     /// The group a host of `key` joins when met: its registrable domain's, unless each
@@ -296,9 +332,15 @@ impl Hosts {
             _ => registrable_domain(key),
         };
         let existing = domain.as_ref().and_then(|domain| self.by_domain.get(domain).copied());
-        let group = existing.unwrap_or_else(|| {
-            self.groups.push(Group::new(self.per_host, now));
-            self.groups.len() - 1
+        let group = existing.unwrap_or_else(|| match self.vacant_groups.pop() {
+            Some(place) => {
+                self.groups[place] = Group::new(self.per_host, now);
+                place
+            }
+            None => {
+                self.groups.push(Group::new(self.per_host, now));
+                self.groups.len() - 1
+            }
         });
         let new_domain = domain.filter(|_| existing.is_none());
         if let Some(domain) = &new_domain {
@@ -317,12 +359,18 @@ impl Hosts {
         self.ids.get(key).copied()
     }
 
-    pub(super) fn len(&self) -> usize {
+    /// Every host's id is below this.
+    pub(super) fn id_bound(&self) -> usize {
         self.hosts.len()
     }
 
+    /// The host of `id`, unless it was forgotten.
+    pub(super) fn get_mut(&mut self, id: HostId) -> Option<&mut Host> {
+        self.hosts.get_mut(id).and_then(Option::as_mut)
+    }
+
     pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = &mut Host> {
-        self.hosts.iter_mut()
+        self.hosts.iter_mut().flatten()
     }
 
     /// Meet the host of `key` at `now`, with what its robots.txt said in an earlier run
@@ -334,7 +382,10 @@ impl Hosts {
         memo: Option<RobotsMemo>,
         token: &str,
     ) -> HostId {
-        let id = self.hosts.len();
+        let id = self.vacant.pop().unwrap_or_else(|| {
+            self.hosts.push(None);
+            self.hosts.len() - 1
+        });
         let group = self.group_for(&key, id, now);
         let robots =
             if self.obey_robots { RobotsState::Unknown } else { RobotsState::Known(RobotsRules::AllowAll) };
@@ -353,6 +404,7 @@ impl Hosts {
             saturated: false,
             parked: Vec::new(),
             contacted: false,
+            quiet_since: None,
         };
         if self.adaptive {
             let controller = Controller::new(&self.target, now);
@@ -360,24 +412,106 @@ impl Hosts {
             host.slots.set_rate(Some(controller.rps()));
             host.controller = Some(controller);
         }
-        self.hosts.push(host);
+        let kept = if memo.is_none() && self.obey_robots { self.robots_kept.pop(&key) } else { None };
+        self.hosts[id] = Some(host);
         self.ids.insert(key, id);
         match memo {
             Some(RobotsMemo::Answer { status, body }) => {
                 self.learn_robots(id, RobotsRules::from_answer(status, &body, token), now);
             }
             Some(RobotsMemo::Unavailable(reason)) => {
-                self.hosts[id].robots = RobotsState::Known(RobotsRules::Unavailable(reason));
+                self[id].robots = RobotsState::Known(RobotsRules::Unavailable(reason));
             }
             None => {}
         }
+        if let Some(rules) = kept {
+            self.learn_robots(id, rules, now);
+        }
         id
+    }
+
+    /// `id` was found with nothing to do at `now`: it is forgotten if it stays so (see
+    /// [`Hosts::forget_quiet`]).
+    pub(super) fn note_quiet(&mut self, id: HostId, now: Instant) {
+        let Some(host) = self.get_mut(id) else { return };
+        if host.quiet_since.is_none() {
+            host.quiet_since = Some(now);
+            self.quiet.push_back((now, id));
+        }
+    }
+
+    /// Forget the hosts with nothing to do for [`QUIET`] by `now` that know nothing a host
+    /// met anew would not, but those `held` says the dispatcher still has work of (a
+    /// request in hand, a browser's asks): the keys of those forgotten. One not at rest
+    /// yet is looked at again after another [`QUIET`].
+    pub(super) fn forget_quiet(&mut self, now: Instant, held: impl Fn(HostId) -> bool) -> Vec<HostKey> {
+        let mut forgotten = Vec::new();
+        let mut later = Vec::new();
+        while let Some(&(since, id)) = self.quiet.front() {
+            if since + QUIET > now {
+                break;
+            }
+            self.quiet.pop_front();
+            let Some(host) = self.hosts[id].as_mut() else { continue };
+            // Given work since, or quiet again later with an entry of its own.
+            if host.quiet_since != Some(since) {
+                continue;
+            }
+            host.window.expire(now);
+            let at_rest = host.slots.at_rest(now)
+                && !host.in_ready_queue
+                && host.parked.is_empty()
+                && host.window.blocked() == 0
+                && matches!(host.robots, RobotsState::Known(_))
+                && self.groups[host.group].at_rest(now)
+                && !held(id);
+            if at_rest {
+                forgotten.push(self.forget(id));
+            } else {
+                host.quiet_since = Some(now);
+                later.push((now, id));
+            }
+        }
+        self.quiet.extend(later);
+        forgotten
+    }
+
+    /// Let go of `id`: its place, its group's when it was the last there, and its
+    /// robots.txt to [`Hosts::robots_kept`].
+    fn forget(&mut self, id: HostId) -> HostKey {
+        let host = self.hosts[id].take().unwrap_or_else(|| forgotten(id));
+        self.ids.remove(&host.key);
+        self.vacant.push(id);
+        if let RobotsState::Known(rules) = host.robots {
+            if self.obey_robots {
+                self.robots_kept.put(host.key.clone(), rules);
+            }
+        }
+        let group = host.group;
+        if self.groups[group].leave(id) {
+            let gone = std::mem::replace(&mut self.groups[group], Group::new(0, Instant::now()));
+            let (domains, servers) = gone.found_at();
+            for domain in domains {
+                if self.by_domain.get(domain) == Some(&group) {
+                    self.by_domain.remove(domain);
+                }
+            }
+            for server in servers {
+                if self.by_server.get(server) == Some(&group) {
+                    self.by_server.remove(server);
+                }
+            }
+            self.vacant_groups.push(group);
+        }
+        host.key
     }
 
     /// Put a host in the ready queue; whether it can really launch is checked when it
     /// comes out.
     pub(super) fn mark_ready(&mut self, id: HostId) {
-        let host = &mut self.hosts[id];
+        // A stale timer or group list may name a host forgotten since.
+        let Some(host) = self.hosts[id].as_mut() else { return };
+        host.quiet_since = None;
         if !host.in_ready_queue {
             host.in_ready_queue = true;
             self.ready.push_back(id);
@@ -388,7 +522,7 @@ impl Hosts {
     /// come out once more.
     pub(super) fn pop_ready(&mut self) -> Option<HostId> {
         let id = self.ready.pop_front()?;
-        self.hosts[id].in_ready_queue = false;
+        self[id].in_ready_queue = false;
         Some(id)
     }
 
@@ -415,7 +549,7 @@ impl Hosts {
 
     /// Obey a host's robots.txt, its Crawl-delay included.
     pub(super) fn learn_robots(&mut self, id: HostId, rules: RobotsRules, now: Instant) {
-        let host = &mut self.hosts[id];
+        let host = &mut self[id];
         if let Some(delay) = rules.crawl_delay() {
             tracing::info!(target: "spiderling", host = %host.key, ?delay, "robots.txt sets a Crawl-delay: one slot, paused at least that long");
             host.crawl_delay = delay;
@@ -431,7 +565,7 @@ impl Hosts {
     /// fetch, or a redirect's next hop, after which its robots.txt is being fetched.
     /// `None` when none is due; a host whose robots.txt has no URL is allowed everything.
     pub(super) fn robots_request(&mut self, id: HostId) -> Option<Request> {
-        let host = &mut self.hosts[id];
+        let host = &mut self[id];
         match std::mem::replace(&mut host.robots, RobotsState::Fetching) {
             RobotsState::Unknown => match Url::parse(&host.key).ok().and_then(|url| robots::robots_url(&url))
             {
@@ -455,7 +589,7 @@ impl Hosts {
             return false;
         }
         let Some(id) = self.id_of(&self.scratch) else { return false };
-        matches!(&self.hosts[id].robots, RobotsState::Known(rules @ RobotsRules::Rules(_)) if !rules.allows(url))
+        matches!(&self[id].robots, RobotsState::Known(rules @ RobotsRules::Rules(_)) if !rules.allows(url))
     }
 }
 
@@ -463,14 +597,20 @@ impl std::ops::Index<HostId> for Hosts {
     type Output = Host;
 
     fn index(&self, id: HostId) -> &Host {
-        &self.hosts[id]
+        self.hosts[id].as_ref().unwrap_or_else(|| forgotten(id))
     }
 }
 
 impl std::ops::IndexMut<HostId> for Hosts {
     fn index_mut(&mut self, id: HostId) -> &mut Host {
-        &mut self.hosts[id]
+        self.hosts[id].as_mut().unwrap_or_else(|| forgotten(id))
     }
+}
+
+/// A host named after it was forgotten: the dispatcher forgets none it holds work of.
+#[track_caller]
+fn forgotten(id: HostId) -> ! {
+    panic!("host {id} used after it was forgotten")
 }
 
 #[cfg(test)]
@@ -493,6 +633,99 @@ mod tests {
 
     fn meet(hosts: &mut Hosts, key: &str, now: Instant) -> HostId {
         hosts.add(HostKey::from(key), now, None, "groups")
+    }
+
+    fn allowed_but_private(hosts: &mut Hosts, id: HostId, now: Instant) {
+        let rules = RobotsRules::from_answer(200, b"User-agent: *\nDisallow: /private/\n", "groups");
+        hosts.learn_robots(id, rules, now);
+    }
+
+    fn private(url: &str) -> Url {
+        Url::parse(url).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_host_quiet_and_at_rest_is_forgotten_and_met_again_with_its_robots_txt() {
+        let now = Instant::now();
+        let mut hosts = Hosts::new(&Config::new("groups").per_host(1).politeness(Politeness::Host));
+        let a = meet(&mut hosts, "https://a.example:443", now);
+        allowed_but_private(&mut hosts, a, now);
+        let lane = hosts.take(a, None, now);
+        hosts.release(a, lane, now + QUIET + QUIET / 2);
+        hosts.note_quiet(a, now);
+        assert!(hosts.forget_quiet(now + QUIET / 2, |_| false).is_empty(), "quiet for half of QUIET");
+        assert!(hosts.forget_quiet(now + QUIET, |_| false).is_empty(), "its slot still rests");
+        let forgotten = hosts.forget_quiet(now + 2 * QUIET, |_| false);
+        assert_eq!(forgotten, [HostKey::from("https://a.example:443")]);
+        assert_eq!(hosts.id_of("https://a.example:443"), None);
+        assert_eq!(hosts.by_domain.len(), 0, "its group went with it");
+        // Met again, in the place it left, knowing its robots.txt: nothing to fetch first.
+        let later = now + 3 * QUIET;
+        let b = meet(&mut hosts, "https://b.example:443", later);
+        let again = meet(&mut hosts, "https://a.example:443", later);
+        assert_eq!(b, a, "the first host met takes the place left");
+        assert_eq!(hosts.id_bound(), 2);
+        assert!(hosts.robots_request(again).is_none());
+        assert!(hosts.known_disallowed(&private("https://a.example/private/x")));
+        assert!(!hosts.known_disallowed(&private("https://a.example/public")));
+    }
+
+    #[test]
+    fn a_host_is_kept_while_it_knows_what_a_host_met_anew_would_not() {
+        let now = Instant::now();
+        let mut hosts = Hosts::new(&Config::new("groups").per_host(1).politeness(Politeness::Domain));
+        let blocked = meet(&mut hosts, "https://blocked.example:443", now);
+        let limited = meet(&mut hosts, "https://a.limited.example:443", now);
+        let sibling = meet(&mut hosts, "https://b.limited.example:443", now);
+        let held = meet(&mut hosts, "https://held.example:443", now);
+        let fetching = meet(&mut hosts, "https://fetching.example:443", now);
+        for id in [blocked, limited, sibling, held] {
+            allowed_but_private(&mut hosts, id, now);
+        }
+        assert!(hosts.robots_request(fetching).is_some());
+        hosts[blocked].window.record(now, true);
+        assert!(hosts.slow_down(limited, now), "a limiter refused its domain");
+        for id in [blocked, limited, sibling, held, fetching] {
+            hosts.note_quiet(id, now);
+        }
+        let forgotten = hosts.forget_quiet(now + QUIET, |id| id == held);
+        assert!(forgotten.is_empty(), "{forgotten:?}");
+        for id in [blocked, limited, sibling, held, fetching] {
+            assert!(hosts.id_of(&hosts[id].key.clone()).is_some());
+        }
+        // Looked at again a QUIET later: the block has left the window (WINDOW), the
+        // dispatcher let go of the one it held.
+        let forgotten = hosts.forget_quiet(now + WINDOW + QUIET, |_| false);
+        assert_eq!(forgotten.len(), 2, "{forgotten:?}");
+        assert_eq!(hosts.id_of("https://blocked.example:443"), None);
+        assert_eq!(hosts.id_of("https://held.example:443"), None);
+        assert!(hosts.id_of("https://a.limited.example:443").is_some(), "its domain is paced");
+    }
+
+    #[test]
+    fn a_group_lasts_while_one_of_its_hosts_does() {
+        let now = Instant::now();
+        let mut hosts = Hosts::new(&Config::new("groups").per_host(1).politeness(Politeness::Domain));
+        let a = meet(&mut hosts, "https://a.example.co.uk:443", now);
+        let b = meet(&mut hosts, "https://b.example.co.uk:443", now);
+        let group = hosts.group_of(a);
+        for id in [a, b] {
+            allowed_but_private(&mut hosts, id, now);
+        }
+        hosts.note_quiet(a, now);
+        assert_eq!(hosts.forget_quiet(now + QUIET, |_| false).len(), 1);
+        assert_eq!(hosts.group_of(b), group);
+        assert_eq!(hosts.group(b).members().len(), 1);
+        let c = meet(&mut hosts, "https://c.example.co.uk:443", now + QUIET);
+        assert_eq!(hosts.group_of(c), group, "found by its domain");
+        allowed_but_private(&mut hosts, c, now + QUIET);
+        hosts.note_quiet(b, now + QUIET);
+        hosts.note_quiet(c, now + QUIET);
+        assert_eq!(hosts.forget_quiet(now + 2 * QUIET, |_| false).len(), 2);
+        assert!(hosts.by_domain.is_empty());
+        let other = meet(&mut hosts, "https://example.org:443", now + 2 * QUIET);
+        assert_eq!(hosts.group_of(other), group, "the group's place is taken again");
+        assert_eq!(hosts.groups_len(), 1);
     }
 
     #[test]

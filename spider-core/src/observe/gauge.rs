@@ -50,6 +50,11 @@ impl Window {
         self.events.len()
     }
 
+    /// The blocked answers among them.
+    pub(crate) fn blocked(&self) -> usize {
+        self.blocked
+    }
+
     /// Blocked answers over all answers; 0 with no answers.
     pub(crate) fn block_rate(&self) -> f64 {
         if self.events.is_empty() {

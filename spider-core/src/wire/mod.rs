@@ -29,6 +29,7 @@ use spider_settings::{Config, Impersonate};
 use tokio::time::Instant;
 
 use crate::error::Error;
+use crate::request::host::HostKey;
 use crate::request::identity::Identities;
 use crate::request::Request;
 use block::{Answer, BlockRules};
@@ -157,6 +158,11 @@ impl Exchange {
     /// The crawl met a host it had not (see [`Router::met_host`]).
     pub(crate) fn met_host(&self) -> Result<(), Error> {
         self.router.met_host()
+    }
+
+    /// The crawl forgot an idle host (see [`Router::forget_host`]).
+    pub(crate) fn forget_host(&self, host: &HostKey) {
+        self.router.forget_host(host);
     }
 
     /// Send `request` on the route `route` asks for, as its identity (of the browser

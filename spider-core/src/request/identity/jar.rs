@@ -18,6 +18,11 @@ impl std::fmt::Debug for Jar {
 }
 
 impl Jar {
+    /// Whether it holds no cookie.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.store.iter_any().next().is_none()
+    }
+
     /// The `Cookie` header for a request to `url`, if any cookie goes there.
     pub(crate) fn header(&self, url: &Url) -> Option<HeaderValue> {
         let pairs: Vec<String> =

@@ -412,6 +412,22 @@ impl Identities {
         Some(changes)
     }
 
+    /// The crawl forgot the host `host` (`scheme://name:port`), idle: its identity goes
+    /// too when it holds no cookie, as one made anew would be the same but for its agent.
+    /// One with cookies stays, a session the site may still know; so do a sticky lane's
+    /// and a rule's browser profile's, and what the host taught (its budget, a refusal).
+    pub(crate) fn forget_host(&self, host: &str) {
+        let key: Arc<str> = Arc::from(format!("host:{host}"));
+        let mut live = lock(&self.live);
+        let Live { by_key, changed, .. } = &mut *live;
+        if by_key.get(&key).is_some_and(|identity| identity.jar.is_empty()) {
+            // Nothing to save of it: a state file that kept it resumes an empty jar, as
+            // good as none.
+            by_key.remove(&key);
+            changed.remove(&key);
+        }
+    }
+
     /// Take up the identities a state file saved: each keeps its jar, and its agent when
     /// that agent is still among `user_agents`.
     pub(crate) fn resume(&self, saved: Vec<SavedIdentity>) {

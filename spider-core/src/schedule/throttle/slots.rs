@@ -143,6 +143,14 @@ impl HostSlots {
         self.busy
     }
 
+    /// Whether nothing is in flight and every pause is over at `now`: the slots are as a
+    /// host met anew would have them, so forgetting the host loses no politeness.
+    pub(crate) fn at_rest(&self, now: Instant) -> bool {
+        self.busy == 0
+            && self.pace.held_until(now).is_none()
+            && self.idle.iter().all(|(ready, _)| *ready <= now)
+    }
+
     pub(crate) fn set_limit(&mut self, limit: usize, now: Instant) {
         self.limit = limit;
         while self.idle.len() + self.busy > limit {

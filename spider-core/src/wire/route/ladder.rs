@@ -59,6 +59,14 @@ impl Ladder {
         rung.tier
     }
 
+    /// The crawl forgot `host`, idle: its rung goes when it is the bottom one with no
+    /// block to remember, as a rung made anew would be.
+    pub(crate) fn forget(&mut self, host: &HostKey) {
+        if self.hosts.get(host).is_some_and(|rung| rung.tier == 0 && rung.since_block.is_none()) {
+            self.hosts.remove(host);
+        }
+    }
+
     /// The tier the host is on.
     pub(crate) fn tier_of(&self, host: &HostKey) -> usize {
         self.hosts.get(host).map_or(0, |rung| rung.tier)

@@ -396,6 +396,15 @@ impl Router {
         Ok(())
     }
 
+    /// The crawl forgot `host`, idle: what the router and the identities hold of it and
+    /// would make again the same goes too.
+    pub(crate) fn forget_host(&self, host: &HostKey) {
+        self.identities.forget_host(host);
+        if let Some(state) = &self.state {
+            state.lock().unwrap_or_else(|e| e.into_inner()).ladder.forget(host);
+        }
+    }
+
     /// Close the direct clients' idle connections: they are built again, their pools
     /// empty; a request under way keeps the connection it holds.
     fn close_idle(&self, direct: &mut Direct) -> Result<(), Error> {
@@ -452,8 +461,9 @@ fn no_gateway(request: &Request) -> Error {
 
 /// How many hosts the direct clients may hold idle connections to: the files this process
 /// may open, less a connection and a file for each of `concurrency` requests and a reserve
-/// for the crawl's own files, shared at `per_host` connections a host; at most 4,096, so a
-/// crawl of many hosts holds a bounded pool whatever its file limit.
+/// for the crawl's own files, shared at `per_host` connections a host; at most 512, so a
+/// crawl of many hosts holds a bounded pool whatever its file limit (an idle connection
+/// holds about 30 KB of the client's buffers).
 fn idle_hosts(config: &Config) -> usize {
     #[cfg(unix)]
     let files = rustix::process::getrlimit(rustix::process::Resource::Nofile)
@@ -463,7 +473,7 @@ fn idle_hosts(config: &Config) -> usize {
     #[cfg(not(unix))]
     let files = usize::MAX;
     let spare = files.saturating_sub(config.concurrency.saturating_mul(2).saturating_add(128));
-    (spare / config.per_host.max(1)).clamp(16, 4096)
+    (spare / config.per_host.max(1)).clamp(16, 512)
 }
 
 /// What makes two proxied clients different.
