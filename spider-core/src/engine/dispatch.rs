@@ -43,6 +43,10 @@ use crate::wire::classify::Trouble;
 /// Start URLs taken from the list in one turn of the dispatcher, beyond the first.
 const START_BATCH: usize = 255;
 
+/// The longest a budget already paced by its controller pauses at a refusal without a
+/// `Retry-After`.
+const REFUSED_AGAIN: Duration = Duration::from_millis(250);
+
 /// Requests queued beyond which the start list waits: a list of a million hosts meets
 /// them as the crawl gets to them, so what it holds of each follows the hosts at work.
 const START_AHEAD: usize = 1024;
@@ -797,17 +801,32 @@ impl<S: Spider> Dispatcher<S> {
             }
             trouble => trouble,
         };
-        let wait =
+        let mut wait =
             retry::wait(&self.backoff, request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
         if trouble == Trouble::SlowDown {
             // At once, also in adaptive mode, and also for a request given up below: a
             // limiter bans a client that keeps going.
-            if self.hosts.slow_down(id, now) {
+            let first = self.hosts.slow_down(id, now);
+            if first {
                 let key = &self.hosts[id].key;
                 let hosts = self.hosts.group(id).members().len();
                 tracing::info!(target: "spiderling", host = %key, hosts, "told to slow down: the host and those sharing its budget paced from a slow start from now on, faster while they answer");
             }
-            let until = now + retry_after.unwrap_or(wait);
+            // The first refusal pauses the budget for a backoff. After it the budget's
+            // controller cuts its pace at a refusal, and a long pause would only idle it: a
+            // limiter counting over a second lets the slower pace through within one.
+            let paced = !first && self.hosts.group(id).controller.is_some();
+            let pause = match retry_after {
+                Some(after) => after,
+                None if paced => wait.min(REFUSED_AGAIN),
+                None => wait,
+            };
+            let until = now + pause;
+            if paced {
+                // Its turn comes when the pace gives it one: the controller spreads the
+                // retries, a backoff of its own would only leave it to the crawl's end.
+                wait = pause;
+            }
             self.hosts.pause(id, until);
             let host = &self.hosts[id];
             tracing::info!(target: "spiderling", host = %host.key, status = ?failure.status, ?retry_after, "told to slow down: backing off the host");

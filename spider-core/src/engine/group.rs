@@ -23,8 +23,11 @@ pub(super) type HostId = usize;
 pub(super) type GroupId = usize;
 
 /// How long after its first refusal a limiter's answers are still the burst's (see
-/// [`Hosts::slow_down`]): the second over which nginx's and HAProxy's rates count.
-const LIMITER_MEMORY: Duration = Duration::from_secs(1);
+/// [`Hosts::slow_down`]): the second over which nginx's and HAProxy's rates count, and
+/// half as much again for the requests in flight at the refusal, which HAProxy counts
+/// too (at exactly a second, one refusal in four runs came from its memory and cut the
+/// slow start to half its first pace).
+const LIMITER_MEMORY: Duration = Duration::from_millis(1500);
 
 /// Hosts that share one politeness budget (see the module).
 pub(super) struct Group {
