@@ -98,3 +98,68 @@ fn under_a_limit_of_1024_open_files_every_one_of_3000_hosts_is_crawled() {
         "the cap kept the idle connections within the limit: {said}"
     );
 }
+
+/// A host met at the start of a list of 2,000 and again at its end: forgotten while the
+/// crawl was at the others (the log says so), and met again without fetching its
+/// robots.txt a second time or losing its second page. Each answer takes 40 ms, so the
+/// list's end is read seconds after the host went quiet however fast the machine, and
+/// the hosts forgotten after it are fewer than the robots.txt answers kept.
+#[test]
+fn a_host_forgotten_while_idle_comes_back_with_its_robots_txt() {
+    const HOSTS: usize = 2000;
+    let latency = Duration::from_millis(40);
+    let site = Sandbox::demo(DemoSite { books: 10, per_page: 10, latency, ..DemoSite::default() }).unwrap();
+    let port = site.addr().port();
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("hosts.txt");
+    let mut urls: Vec<String> = (0..HOSTS).map(|n| format!("http://h{n}.localhost:{port}/")).collect();
+    urls.push(format!("http://h0.localhost:{port}/catalogue/page-1.html"));
+    std::fs::write(&list, urls.join("\n")).unwrap();
+    let args: Vec<String> = [
+        "--start-urls",
+        &list.display().to_string(),
+        "--set",
+        "start_urls=none",
+        "--set",
+        "max_depth=0",
+        "--set",
+        "allowed_domains=localhost",
+        "--set",
+        "politeness=host",
+        "--log-level",
+        "spiderling=debug",
+        "-o",
+        &dir.path().join("books.jsonl").display().to_string(),
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let log = dir.path().join("crawl.log");
+    let mut crawl = support::child_command(module_path!(), "broad_worker", WORKER, &args);
+    crawl.stdout(Stdio::null()).stderr(std::fs::File::create(&log).unwrap());
+    let mut child = crawl.spawn().unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(300) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("the crawl did not finish in 300 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    let tail: Vec<&str> = said.lines().filter(|line| !line.contains("DEBUG")).rev().take(20).collect();
+    assert!(status.success(), "{tail:?}");
+    let h0 = format!("h0.localhost:{port}");
+    let h0_key = format!("//{h0}");
+    assert!(
+        said.lines().any(|line| line.contains("idle: forgotten") && line.contains(&h0_key)),
+        "h0 was forgotten while the crawl was at the other hosts: {tail:?}"
+    );
+    let hits = site.observed().hits;
+    let of_h0 = |target: &str| hits.iter().filter(|hit| hit.host == h0 && hit.target == target).count();
+    assert_eq!(of_h0("/robots.txt"), 1, "its robots.txt fetched once");
+    assert_eq!((of_h0("/"), of_h0("/catalogue/page-1.html")), (1, 1), "both its pages");
+}

@@ -126,6 +126,7 @@ impl<S: Spider> Dispatcher<S> {
         let held: Vec<HostId> = self.held.iter().map(|(id, _)| *id).chain(asked).collect();
         let forgotten = self.hosts.forget_quiet(now, |id| held.contains(&id));
         for key in &forgotten {
+            tracing::debug!(target: "spiderling", host = %key, "idle: forgotten, what its robots.txt said kept");
             self.shared.exchange.forget_host(key);
         }
     }
