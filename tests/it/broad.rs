@@ -70,19 +70,8 @@ fn under_a_limit_of_1024_open_files_every_one_of_3000_hosts_is_crawled() {
     }
     let log = dir.path().join("crawl.log");
     command.stdout(Stdio::null()).stderr(std::fs::File::create(&log).unwrap());
-    let mut child = command.spawn().unwrap();
     let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(300) {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("the crawl did not finish in 300 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = support::finish(command.spawn().unwrap(), Duration::from_secs(300));
     let said = std::fs::read_to_string(&log).unwrap_or_default();
     let lines: Vec<&str> = said.lines().collect();
     let said = lines[lines.len().saturating_sub(20)..].join("\n");
@@ -139,19 +128,7 @@ fn a_host_forgotten_while_idle_comes_back_with_its_robots_txt() {
     let log = dir.path().join("crawl.log");
     let mut crawl = support::child_command(module_path!(), "broad_worker", WORKER, &args);
     crawl.stdout(Stdio::null()).stderr(std::fs::File::create(&log).unwrap());
-    let mut child = crawl.spawn().unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(300) {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("the crawl did not finish in 300 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = support::finish(crawl.spawn().unwrap(), Duration::from_secs(300));
     let said = std::fs::read_to_string(&log).unwrap_or_default();
     let tail: Vec<&str> = said.lines().filter(|line| !line.contains("DEBUG")).rev().take(20).collect();
     assert!(status.success(), "{tail:?}");

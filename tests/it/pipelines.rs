@@ -10,7 +10,7 @@ use crate::support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use spider_sandbox::{DemoSite, FixedSite, RedisServer, Sandbox};
 use spiderling::prelude::*;
@@ -333,22 +333,6 @@ fn child(args: &[String]) -> Child {
         .unwrap()
 }
 
-/// Wait for a child crawl, bounded; its exit status.
-fn finish(mut child: Child, within: Duration) -> std::process::ExitStatus {
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            let output = child.wait_with_output().unwrap();
-            panic!("a child crawl did not finish in {within:?}: {}", String::from_utf8_lossy(&output.stderr));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn one_item_per_key_across_the_runs_of_a_state_file_killed_four_times() {
     let books = 200;
@@ -364,7 +348,7 @@ fn one_item_per_key_across_the_runs_of_a_state_file_killed_four_times() {
         }
     }
     assert!(kills >= 2, "the crawl was killed mid-way ({kills} kills)");
-    assert!(finish(child(&args), Duration::from_secs(120)).success());
+    assert!(support::finish(child(&args), Duration::from_secs(120)).success());
     assert_one_per_key(&[&out], books);
     let stats: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("books.stats.json")).unwrap()).unwrap();
@@ -398,7 +382,7 @@ fn one_item_per_key_across_a_fleet_of_two_workers() {
     let outputs: Vec<_> = (0..2).map(|i| dir.path().join(format!("worker-{i}.jsonl"))).collect();
     let workers: Vec<Child> = outputs.iter().map(|out| worker(&site, &redis, out)).collect();
     for worker in workers {
-        assert!(finish(worker, Duration::from_secs(120)).success());
+        assert!(support::finish(worker, Duration::from_secs(120)).success());
     }
     let files: Vec<&Path> = outputs.iter().map(|p| p.as_path()).collect();
     assert_one_per_key(&files, books);
@@ -428,7 +412,7 @@ fn a_page_fetched_again_after_its_worker_was_killed_keeps_the_keys_it_took() {
     let other = worker(&site, &redis, &outputs[1]);
     let again = worker(&site, &redis, &outputs[0]);
     for worker in [other, again] {
-        assert!(finish(worker, Duration::from_secs(120)).success());
+        assert!(support::finish(worker, Duration::from_secs(120)).success());
     }
     let files: Vec<&Path> = outputs.iter().map(|p| p.as_path()).collect();
     assert_one_per_key(&files, books);

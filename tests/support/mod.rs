@@ -330,6 +330,23 @@ pub fn kill_after(child: &mut std::process::Child, site: &Sandbox, pages: usize)
     true
 }
 
+/// Wait for a child crawl, bounded; its exit status. One still running after `within`
+/// is killed, and the test fails with what it wrote to a piped standard error.
+pub fn finish(mut child: std::process::Child, within: Duration) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            let output = child.wait_with_output().unwrap();
+            panic!("a child crawl did not finish in {within:?}: {}", String::from_utf8_lossy(&output.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Run the child crawl of `test` (see [`child_command`]) again and again, each run
 /// SIGKILLed once `site` has received `pages(round)` more requests, for `rounds` rounds or
 /// until a run ends by itself; then once more, to its end. How many kills landed, and the

@@ -584,12 +584,19 @@ impl Hosts {
     }
 
     /// Whether the robots.txt of `url`'s host is known here and disallows it.
+    /// A forgotten host's robots.txt, still kept, answers too.
     pub(super) fn known_disallowed(&mut self, url: &Url) -> bool {
         if !write_host_key(url, &mut self.scratch) {
             return false;
         }
-        let Some(id) = self.id_of(&self.scratch) else { return false };
-        matches!(&self[id].robots, RobotsState::Known(rules @ RobotsRules::Rules(_)) if !rules.allows(url))
+        let rules = match self.id_of(&self.scratch) {
+            Some(id) => match &self[id].robots {
+                RobotsState::Known(rules) => Some(rules),
+                _ => None,
+            },
+            None => self.robots_kept.peek(self.scratch.as_str()),
+        };
+        matches!(rules, Some(rules @ RobotsRules::Rules(_)) if !rules.allows(url))
     }
 }
 
@@ -659,6 +666,7 @@ mod tests {
         assert_eq!(forgotten, [HostKey::from("https://a.example:443")]);
         assert_eq!(hosts.id_of("https://a.example:443"), None);
         assert_eq!(hosts.by_domain.len(), 0, "its group went with it");
+        assert!(hosts.known_disallowed(&private("https://a.example/private/y")), "its robots.txt kept");
         // Met again, in the place it left, knowing its robots.txt: nothing to fetch first.
         let later = now + 3 * QUIET;
         let b = meet(&mut hosts, "https://b.example:443", later);
