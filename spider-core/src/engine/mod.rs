@@ -189,8 +189,8 @@ impl<S: Spider> Crawler<S> {
             render: render::Tier::new(&config),
             #[cfg(feature = "render")]
             asks,
-            #[cfg(all(feature = "render", feature = "fleet"))]
-            browser_starts: fleet.browser_starts(),
+            #[cfg(feature = "fleet")]
+            spare_starts: fleet.spare_starts(),
             pool,
             encoder: Encoder::for_outputs(&config)?,
             pipeline: Box::new(spider.pipeline()),
@@ -329,10 +329,11 @@ struct Shared<S: Spider> {
     /// Where the browsers' requests ask the dispatcher for admission.
     #[cfg(feature = "render")]
     asks: mpsc::UnboundedSender<protocol::Ask>,
-    /// In a fleet under a rate ceiling, the starts its browsers' requests wait for: the
-    /// dispatcher's admission has no rate token there, the fleet's leases do.
-    #[cfg(all(feature = "render", feature = "fleet"))]
-    browser_starts: Option<Arc<crate::schedule::fleet::BrowserStarts>>,
+    /// In a fleet under a rate ceiling, the starts its browsers' requests wait for (the
+    /// dispatcher's admission has no rate token there, the fleet's leases do), and those
+    /// of leased requests leaving too late for the start their lease gave.
+    #[cfg(feature = "fleet")]
+    spare_starts: Option<Arc<crate::schedule::fleet::SpareStarts>>,
     pool: ParsePool,
     /// Encodes each page's items for the items files and tables, on the page's task.
     encoder: Option<Encoder>,

@@ -122,10 +122,11 @@ async fn join(_: &Config, _: &str) -> Result<Lodging, Error> {
 pub(super) struct Fleet(#[cfg(feature = "fleet")] Option<crate::schedule::fleet::Membership>);
 
 impl Fleet {
-    /// Under the fleet's rate ceiling, the starts the browsers' requests wait for.
-    #[cfg(all(feature = "fleet", feature = "render"))]
-    pub(super) fn browser_starts(&self) -> Option<std::sync::Arc<crate::schedule::fleet::BrowserStarts>> {
-        self.0.as_ref().and_then(crate::schedule::fleet::Membership::browser_starts)
+    /// Under the fleet's rate ceiling, the starts the browsers' requests and the late
+    /// leased ones wait for.
+    #[cfg(feature = "fleet")]
+    pub(super) fn spare_starts(&self) -> Option<std::sync::Arc<crate::schedule::fleet::SpareStarts>> {
+        self.0.as_ref().and_then(crate::schedule::fleet::Membership::spare_starts)
     }
 
     /// Give back what this worker holds, within `grace`.

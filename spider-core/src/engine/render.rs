@@ -275,7 +275,7 @@ impl<S: Spider> crate::wire::render::Subrequests for Subrequester<'_, S> {
         // Held until the answer is read: the slot is the request's till then.
         let Ok(Pass::Go(_permit)) = pass.await else { return None };
         #[cfg(feature = "fleet")]
-        if let Some(starts) = &shared.browser_starts {
+        if let Some(starts) = &shared.spare_starts {
             if !starts.wait_turn().await {
                 return None;
             }

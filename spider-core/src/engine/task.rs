@@ -255,6 +255,14 @@ async fn answer<S: Spider>(
         Some(cached) if !cached.has_validators() => None,
         cached => cached,
     };
+    #[cfg(feature = "fleet")]
+    if let Some(starts) = shared.spare_starts.as_ref().filter(|_| request.start_lapsed) {
+        // Its lease's start under the fleet's rate went by while it waited for a slot: a
+        // fresh one, or none within the horizon (tried again later, as a timeout is).
+        if !starts.wait_turn().await {
+            return Fetch::Failed(Error::Timeout { url: request.url().clone() });
+        }
+    }
     let conditional = cached.as_ref().map(|cached| cached.conditional(request));
     let fetch = fetch_routed(shared, conditional.as_ref().unwrap_or(request), &mut notes.sample).await;
     match (fetch, cached) {

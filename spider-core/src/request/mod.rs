@@ -117,6 +117,11 @@ pub struct Request {
     /// not through a retry: in sticky mode, a request without a session wears its lane's
     /// identity.
     pub(crate) lane: Option<u32>,
+    /// Set by a fleet's frontier on a request it hands out later than the start its lease
+    /// reserved under the crawl's rate (it waited for a slot of the worker's): the start
+    /// is spent, and the request waits for a fresh one before it is sent.
+    #[cfg(feature = "fleet")]
+    pub(crate) start_lapsed: bool,
 }
 
 impl Request {
@@ -150,6 +155,8 @@ impl Request {
             chain: Vec::new(),
             lane: None,
             ticket: None,
+            #[cfg(feature = "fleet")]
+            start_lapsed: false,
         }
     }
 
@@ -523,6 +530,8 @@ impl Request {
             chain: self.chain.iter().chain([&self.url]).cloned().collect(),
             ticket: None,
             lane: self.lane,
+            #[cfg(feature = "fleet")]
+            start_lapsed: false,
         }
     }
 }

@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::wire::{self, Queues, Round};
+use super::START_JITTER;
 use crate::error::Error;
 use crate::observe::counters::Counts;
 use crate::request::canonical::Fingerprint;
@@ -152,8 +153,11 @@ pub(crate) struct FleetFrontier {
     /// Fingerprints this worker sent already: most links are duplicates, and they are
     /// turned away here without a trip to Redis.
     sent: HashSet<Fingerprint, BuildHasherDefault<PassThrough>>,
-    /// Leased requests free to start, per host.
-    queues: HashMap<HostKey, VecDeque<Request>>,
+    /// Leased requests free to start, per host, each with the start its lease gave (none
+    /// for one handed back unsent, whose start is spent).
+    queues: HashMap<HostKey, VecDeque<(Request, Option<Instant>)>>,
+    /// Whether the crawl has a rate ceiling, whose starts a lease reserves.
+    rated: bool,
     buffered: usize,
     waiting: BinaryHeap<Reverse<Waiting>>,
     /// Requests handed to the dispatcher and not finished, with their host: given back
@@ -215,6 +219,7 @@ impl FleetFrontier {
             link,
             sent: HashSet::default(),
             queues: HashMap::new(),
+            rated: config.rate.is_some_and(|rate| rate.requests().is_some()),
             buffered: 0,
             waiting: BinaryHeap::new(),
             handed: HashMap::new(),
@@ -241,7 +246,7 @@ impl FleetFrontier {
     /// Everything leased this worker holds, to give back: the requests not started
     /// (buffered, or waiting for their start), and those handed to the dispatcher.
     fn let_go(&mut self) -> (Vec<(i64,)>, Vec<(i64,)>) {
-        let buffered = self.queues.drain().flat_map(|(_, queue)| queue);
+        let buffered = self.queues.drain().flat_map(|(_, queue)| queue).map(|(request, _)| request);
         let waiting = self.waiting.drain().map(|Reverse(w)| w.request);
         let not_started = buffered.chain(waiting).filter_map(|r| r.ticket).map(|Ticket(id)| (id,)).collect();
         self.buffered = 0;
@@ -272,8 +277,8 @@ impl FleetFrontier {
         millis(until.saturating_duration_since(Instant::now()))
     }
 
-    fn release(&mut self, host: HostKey, request: Request) {
-        self.queues.entry(host).or_default().push_back(request);
+    fn release(&mut self, host: HostKey, request: Request, start: Instant) {
+        self.queues.entry(host).or_default().push_back((request, Some(start)));
         self.buffered += 1;
     }
 }
@@ -327,7 +332,11 @@ impl Frontier for FleetFrontier {
             return Ok(None);
         }
         let Some(queue) = self.queues.get_mut(host) else { return Ok(None) };
-        let request = queue.pop_front();
+        let request = queue.pop_front().map(|(mut request, start)| {
+            request.start_lapsed =
+                self.rated && start.is_none_or(|start| start + START_JITTER < Instant::now());
+            request
+        });
         if queue.is_empty() {
             self.queues.remove(host);
         }
@@ -353,10 +362,11 @@ impl Frontier for FleetFrontier {
         let Some(Ticket(id)) = request.ticket else { return Ok(()) };
         let now = Instant::now();
         if due <= now {
-            // Could not start after all: it stays leased, first in its host's queue.
+            // Could not start after all, or sent again at once (a wall passed): it stays
+            // leased, first in its host's queue, its start spent.
             self.handed.remove(&id);
             if let Some(host) = host_key(request.url()) {
-                self.queues.entry(host).or_default().push_front(request);
+                self.queues.entry(host).or_default().push_front((request, None));
                 self.buffered += 1;
             }
             return Ok(());
@@ -426,9 +436,9 @@ impl Frontier for FleetFrontier {
             !due
         });
         while self.waiting.peek().is_some_and(|Reverse(w)| w.start <= now) {
-            let Some(Reverse(Waiting { host, request, .. })) = self.waiting.pop() else { break };
+            let Some(Reverse(Waiting { host, request, start })) = self.waiting.pop() else { break };
             hosts.push(host.clone());
-            self.release(host, request);
+            self.release(host, request, start);
         }
         hosts.sort_unstable();
         hosts.dedup();

@@ -27,7 +27,6 @@ mod keys;
 mod outputs;
 mod parts;
 mod report;
-#[cfg(feature = "render")]
 mod starts;
 mod syncer;
 mod wire;
@@ -43,8 +42,7 @@ pub(crate) use keys::FleetKeys;
 pub use outputs::FleetOutput;
 pub use parts::prefix;
 pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetWorker, WorkerState};
-#[cfg(feature = "render")]
-pub(crate) use starts::BrowserStarts;
+pub(crate) use starts::SpareStarts;
 
 use self::clock::RedisClock;
 use self::connection::Redis;
@@ -90,16 +88,15 @@ pub(crate) const CRAWLS: &str = "spiderling:crawls";
 pub(crate) struct Membership {
     syncer: tokio::task::JoinHandle<()>,
     address: Address,
-    /// Under a rate ceiling, its bucket, for the browsers' requests.
-    #[cfg(feature = "render")]
-    browser_starts: Option<Arc<BrowserStarts>>,
+    /// Under a rate ceiling, its bucket, for starts taken one at a time.
+    spare_starts: Option<Arc<SpareStarts>>,
 }
 
 impl Membership {
-    /// Under a rate ceiling, the starts the browsers' requests wait for.
-    #[cfg(feature = "render")]
-    pub(crate) fn browser_starts(&self) -> Option<Arc<BrowserStarts>> {
-        self.browser_starts.clone()
+    /// Under a rate ceiling, the starts the browsers' requests and the late leased ones
+    /// wait for.
+    pub(crate) fn spare_starts(&self) -> Option<Arc<SpareStarts>> {
+        self.spare_starts.clone()
     }
 
     /// Wait, up to `within`, for the last round: it gives back what this worker held.
@@ -294,11 +291,9 @@ pub(crate) async fn join(
     let frontier = FleetFrontier::new(config, link.clone(), output, committed);
     tracing::info!(target: "spiderling", redis = %address, crawl, %worker, "joined the fleet");
     let keys = FleetKeys::new(redis.clone(), connection.clone(), address.clone(), &prefix);
-    #[cfg(feature = "render")]
     let spacing = config.rate.map_or(0.0, spacing_ms);
-    #[cfg(feature = "render")]
-    let browser_starts = (spacing > 0.0).then(|| {
-        Arc::new(BrowserStarts::new(connection.clone(), parts.crawl(), spacing, config.render_timeout))
+    let spare_starts = (spacing > 0.0).then(|| {
+        Arc::new(SpareStarts::new(connection.clone(), parts.crawl(), spacing, config.render_timeout))
     });
     let syncer = Syncer {
         link,
@@ -317,12 +312,7 @@ pub(crate) async fn join(
         last_count: None,
         draining: None,
     };
-    let membership = Membership {
-        syncer: tokio::spawn(syncer.run()),
-        address,
-        #[cfg(feature = "render")]
-        browser_starts,
-    };
+    let membership = Membership { syncer: tokio::spawn(syncer.run()), address, spare_starts };
     Ok((frontier, membership, committed, keys))
 }
 
@@ -352,8 +342,8 @@ fn spacing_ms(ceiling: RateCeiling) -> f64 {
 }
 
 /// How much later than the time Redis gave it a start may leave, on one worker against
-/// another.
-const START_JITTER: Duration = Duration::from_millis(25);
+/// another. A leased request that would leave later takes a fresh start (`SpareStarts`).
+pub(super) const START_JITTER: Duration = Duration::from_millis(25);
 
 /// This machine's name, to tell workers apart in `spiderling fleet`.
 pub(super) fn hostname() -> String {

@@ -1,8 +1,9 @@
-//! Starts under the fleet's rate ceiling for the requests no lease admits: a rendered
-//! page's own (its scripts, style sheets, API calls). Each reserves one start in the
-//! crawl's GCRA bucket (`reserve.lua`, on the bucket `round.lua` leases from) and waits
-//! for it, so the fleet's `rpm`/`rps` holds over every worker's browsers as it does over
-//! their pages.
+//! Starts under the fleet's rate ceiling taken one at a time, for the requests no lease
+//! admits: a rendered page's own (its scripts, style sheets, API calls), and a leased
+//! request that leaves later than the start its lease reserved (it waited for one of the
+//! worker's slots), whose start is spent. Each reserves one start in the crawl's GCRA
+//! bucket (`reserve.lua`, on the bucket `round.lua` leases from) and waits for it, so the
+//! fleet's `rpm`/`rps` holds over every request that leaves, whenever it leaves.
 
 use std::time::Duration;
 
@@ -12,8 +13,8 @@ use super::connection::Connection;
 use super::syncer::bounded;
 use super::RESERVE;
 
-/// The crawl's rate bucket, for requests of the browsers.
-pub(crate) struct BrowserStarts {
+/// The crawl's rate bucket, for starts taken one at a time.
+pub(crate) struct SpareStarts {
     connection: Connection,
     script: Script,
     /// The bucket's key, in the crawl's own slot.
@@ -23,9 +24,9 @@ pub(crate) struct BrowserStarts {
     horizon_us: u64,
 }
 
-impl BrowserStarts {
+impl SpareStarts {
     pub(super) fn new(connection: Connection, crawl: &str, spacing_ms: f64, horizon: Duration) -> Self {
-        BrowserStarts {
+        SpareStarts {
             connection,
             script: Script::new(RESERVE),
             key: format!("{crawl}:tat"),
@@ -43,7 +44,7 @@ impl BrowserStarts {
         let reply: Vec<i64> = match bounded(call.invoke_async(&mut connection)).await {
             Ok(reply) => reply,
             Err(error) => {
-                tracing::debug!(target: "spiderling", %error, "no start under the fleet's rate for a request of the browser");
+                tracing::debug!(target: "spiderling", %error, "no start under the fleet's rate: Redis did not answer");
                 return false;
             }
         };
