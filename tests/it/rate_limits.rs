@@ -208,3 +208,105 @@ async fn the_hosts_of_one_registrable_domain_share_one_budget_unless_told_otherw
     assert_eq!(summary.counts.items, 24, "{summary}");
     assert_eq!(apart, 2, "a slot each with politeness = \"host\"");
 }
+
+/// A limiter of the peers' bench, with the nginx whose log says what got through.
+struct Limited {
+    nginx: NginxServer,
+    /// In front of `nginx`, for HAProxy's limit.
+    front: Option<HaproxyServer>,
+}
+
+impl Limited {
+    fn start(root: &Path, limiter: &str) -> Limited {
+        match limiter {
+            "HAProxy 429" => {
+                let nginx =
+                    NginxServer::start(NginxSite { root: root.into(), gzip: true, limit: None }).unwrap();
+                let behind = format!("127.0.0.1:{}", nginx.port()).parse().unwrap();
+                let limit = HaproxyLimit { per_second: ALLOWED, status: 429 };
+                Limited { nginx, front: Some(HaproxyServer::start(behind, limit).unwrap()) }
+            }
+            "nginx 429" => Limited { nginx: nginx(root, 429), front: None },
+            _ => Limited { nginx: nginx(root, 503), front: None },
+        }
+    }
+
+    fn port(&self) -> u16 {
+        self.front.as_ref().map_or_else(|| self.nginx.port(), HaproxyServer::port)
+    }
+}
+
+/// Spiderling, Scrapy and Crawlee, one at a time, each against a limiter of its own (nginx
+/// answering 503 or 429, HAProxy), all with their default settings at C = 16: the pages
+/// under /p/ the server served whole, and those a second as a share of the 20 allowed.
+/// Run by `bench/rate-limits/run.sh`, which installs the two peers: `SCRAPY` is the
+/// `scrapy` command, `CRAWLEE` the folder holding `pages.mjs` and its `node_modules`.
+#[test]
+#[ignore = "a benchmark against Scrapy and Crawlee: bash bench/rate-limits/run.sh"]
+fn spiderling_scrapy_and_crawlee_against_the_same_limiters() {
+    let scrapy = std::env::var("SCRAPY").expect("SCRAPY: the scrapy command (bench/rate-limits/run.sh)");
+    let crawlee =
+        std::env::var("CRAWLEE").expect("CRAWLEE: the folder of pages.mjs (bench/rate-limits/run.sh)");
+    let bench = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/rate-limits");
+    let root = tempfile::tempdir().unwrap();
+    site(root.path());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    println!(
+        "| limiter | crawler | pages of {} | seconds | pages a second | share of the {ALLOWED} allowed |",
+        PAGES * HOSTS
+    );
+    println!("| --- | --- | ---: | ---: | ---: | ---: |");
+    for limiter in ["nginx 503", "nginx 429", "HAProxy 429"] {
+        for crawler in ["Spiderling", "Scrapy", "Crawlee"] {
+            let limited = Limited::start(root.path(), limiter);
+            let port = limited.port();
+            let starts: Vec<String> =
+                (1..=HOSTS).map(|n| format!("http://site-{n}.localhost:{port}/")).collect();
+            let dir = tempfile::tempdir().unwrap();
+            let output = dir.path().join("items.jsonl");
+            let started = Instant::now();
+            match crawler {
+                "Spiderling" => {
+                    runtime.block_on(crawl(port, false, dir.path()));
+                }
+                "Scrapy" => {
+                    let ran = std::process::Command::new(&scrapy)
+                        .current_dir(dir.path())
+                        .env("PYTHONPATH", &bench)
+                        .env("PYTHONDONTWRITEBYTECODE", "1")
+                        .args(["runspider", &bench.join("pages.py").display().to_string()])
+                        .args(["-a", &format!("start_urls={}", starts.join(","))])
+                        .args(["-O", &format!("{}:jsonlines", output.display())])
+                        .args([
+                            "-s",
+                            "TWISTED_DNS_RESOLVER=pages.LoopbackResolver",
+                            "-s",
+                            "TELNETCONSOLE_ENABLED=False",
+                        ])
+                        .args(["-s", "CONCURRENT_REQUESTS=16", "-s", "LOG_LEVEL=WARNING"])
+                        .output()
+                        .unwrap();
+                    assert!(ran.status.success(), "Scrapy: {}", String::from_utf8_lossy(&ran.stderr));
+                }
+                _ => {
+                    let ran = std::process::Command::new("node")
+                        .current_dir(dir.path())
+                        .env("CRAWLEE_STORAGE_DIR", dir.path().join("storage"))
+                        .arg(Path::new(&crawlee).join("pages.mjs"))
+                        .args(["--starts", &starts.join(","), "--concurrency", "16"])
+                        .args(["--output", &output.display().to_string()])
+                        .output()
+                        .unwrap();
+                    assert!(ran.status.success(), "Crawlee: {}", String::from_utf8_lossy(&ran.stderr));
+                }
+            }
+            let took = started.elapsed().as_secs_f64();
+            let pages = served(&limited.nginx);
+            let rate = pages as f64 / took;
+            println!(
+                "| {limiter} | {crawler} | {pages} | {took:.1} | {rate:.1} | {:.2} |",
+                rate / f64::from(ALLOWED)
+            );
+        }
+    }
+}
