@@ -16,6 +16,15 @@
 //! gives back what it holds. Redis out of reach: the worker starts nothing, keeps its
 //! changes, retries with backoff, and goes on when Redis answers with the crawl's data.
 //!
+//! Exactly once, as with a state file: a worker's changes reach Redis only from a
+//! checkpoint, after its output is flushed, with the output's length (`outputs.rs`), so a
+//! request is finished in Redis only once its items are in a file. A paused or cut-off
+//! worker does not write pages done after its leases are surely its own (the syncer's
+//! reckoning); Redis has the last word, making void a round whose requests are no longer
+//! all the worker's (`round.lua`). Redis itself going back in time (a restart from an
+//! older snapshot, or empty) is seen by the count of rounds (`P:epoch`), and every worker
+//! stops.
+//!
 //! [`FleetReport::read`] (`report.rs`) reads what the crawls of a Redis are doing, for
 //! `spiderling fleet`, without writing anything.
 

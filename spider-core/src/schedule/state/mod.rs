@@ -16,6 +16,21 @@
 //! holds, which are fetched and written again. Finished requests are checkpointed in
 //! groups (the engine's `commit`), each keeping its global slot until its group is
 //! committed, so what a crash makes fetch twice is at most `concurrency` pages.
+//!
+//! Why `synchronous = NORMAL` is enough after `kill -9`, a panic or an OOM kill: what the
+//! process wrote is in the kernel's page cache and reaches the disk, and the write-ahead
+//! log holds every committed transaction. A power loss loses the page cache, so
+//! `state_sync = true` syncs the files before each commit that records their length and
+//! commits with `synchronous = FULL`. The log is folded back into the file by a thread of
+//! its own (`checkpointer.rs`): SQLite's automatic checkpoint, in the committing
+//! connection, stalled the dispatcher.
+//!
+//! Faults besides a kill: the file's folder is locked while a file is deleted
+//! (`--fresh`), created and locked, and a new file is built under a temporary name and
+//! renamed (`open.rs`); whether a file is sound and this crawl's is decided on a
+//! read-only connection, with `quick_check` and the checksums of `sums.rs`, so a refused
+//! file is left as it was; once a commit fails, or SQLite is found to have rolled one
+//! back, the frontier refuses every write (`frontier.rs`).
 
 use std::path::{Path, PathBuf};
 

@@ -103,7 +103,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(store)?;
-    // See ARCHITECTURE.md, "Crash safety": NORMAL survives a crash of the process; FULL,
+    // See `state/mod.rs`: NORMAL survives a crash of the process; FULL,
     // with the files synced before each commit, a power loss.
     let synchronous = if config.state_sync { "FULL" } else { "NORMAL" };
     conn.execute_batch(&format!(
