@@ -240,10 +240,7 @@ impl Watch {
 /// that renders its pages without the `render` feature.
 pub(super) fn refuse_left_out(config: &Config) -> Result<(), Error> {
     if config.render != spider_settings::Render::Never && !cfg!(feature = "render") {
-        return Err(Error::Config(format!(
-            "render = \"{}\" needs spiderling's `render` feature, which this build leaves out; build with `--features render` (it drives the system's Chromium: `CHROMIUM` or `chromium` on the PATH)",
-            config.render.name()
-        )));
+        return Err(Error::left_out(&format!("render = \"{}\"", config.render.name()), "render"));
     }
     Ok(())
 }
@@ -279,7 +276,7 @@ pub(super) fn raise_file_limit(concurrency: usize) {
 
 #[cfg(test)]
 mod tests {
-    #[cfg(not(all(feature = "state", feature = "fleet", feature = "observe")))]
+    #[cfg(not(all(feature = "state", feature = "fleet", feature = "observe", feature = "render")))]
     use super::*;
     #[cfg(not(all(feature = "state", feature = "fleet", feature = "observe")))]
     use crate::schedule::cache::HttpCache;
@@ -326,5 +323,14 @@ mod tests {
             let refused = refusal(config).await;
             assert!(refused.contains(&format!("{key} needs spiderling's `observe` feature")), "{refused}");
         }
+    }
+
+    #[cfg(not(feature = "render"))]
+    #[test]
+    fn rendering_needs_the_render_feature_and_says_how_to_build_it() {
+        let config = Config::new("shop").render(spider_settings::Render::Always);
+        let refused = refuse_left_out(&config).map_err(|error| error.to_string()).err().unwrap_or_default();
+        assert!(refused.contains("render = \"always\" needs spiderling's `render` feature"), "{refused}");
+        assert!(refused.contains("build with `--features render`"), "{refused}");
     }
 }

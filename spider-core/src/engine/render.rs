@@ -246,10 +246,8 @@ pub(super) async fn render<S: Spider>(
     _: Why,
 ) -> Result<Bytes, Outcome> {
     let mode = rendering.mode.map_or("auto", Render::name);
-    Err(Outcome::Fatal(crate::error::Error::Config(format!(
-        "the rule of {} renders its pages (render = \"{mode}\"), which needs spiderling's `render` feature; this build leaves it out: build with `--features render`",
-        request.url()
-    ))))
+    let what = format!("the rule of {} (render = \"{mode}\")", request.url());
+    Err(Outcome::Fatal(crate::error::Error::left_out(&what, "render")))
 }
 
 /// The browser's requests, sent by the crawl once its dispatcher admits them

@@ -31,11 +31,18 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 pub type Result<T = (), E = BoxError> = std::result::Result<T, E>;
 
 impl Error {
-    /// The error for a key whose stage this build of spiderling leaves out.
-    #[cfg(not(all(feature = "state", feature = "fleet", feature = "observe", feature = "postgres")))]
-    pub(crate) fn left_out(key: &str, feature: &str) -> Error {
+    /// The error for a setting whose stage this build of spiderling leaves out, with how
+    /// to build it in.
+    pub(crate) fn left_out(what: &str, feature: &str) -> Error {
+        let how = match feature {
+            "render" => {
+                "build with `--features render` (it drives the system's Chromium: `CHROMIUM` or `chromium` on the PATH)"
+            }
+            "impersonate" => "build with `--features impersonate` (it needs cmake and clang)",
+            _ => "build spiderling with it (it is on by default)",
+        };
         Error::Config(format!(
-            "{key} needs spiderling's `{feature}` feature, which this build leaves out; build spiderling with it (it is on by default)"
+            "{what} needs spiderling's `{feature}` feature, which this build leaves out; {how}"
         ))
     }
 }

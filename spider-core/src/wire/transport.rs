@@ -76,10 +76,8 @@ impl ClientRecipe {
         let pem = config.ca_cert.as_deref().map(read_pem).transpose()?;
         let extra_root = pem.as_ref().map(|(pem, path)| read_certificate(pem, path)).transpose()?;
         if config.impersonate != spider_settings::Impersonate::None && !cfg!(feature = "impersonate") {
-            return Err(Error::Config(format!(
-                "impersonate = \"{}\" needs spiderling's `impersonate` feature, which this build leaves out; build with `--features impersonate` (it needs cmake and clang)",
-                config.impersonate.name()
-            )));
+            let what = format!("impersonate = \"{}\"", config.impersonate.name());
+            return Err(Error::left_out(&what, "impersonate"));
         }
         Ok(ClientRecipe {
             user_agent: config.user_agent.clone(),
@@ -115,9 +113,7 @@ impl ClientRecipe {
         }
         #[cfg(not(feature = "impersonate"))]
         if profile.is_some() {
-            return Err(Error::Config(
-                "a rule's impersonate needs spiderling's `impersonate` feature, which this build leaves out; build with `--features impersonate` (it needs cmake and clang)".to_owned(),
-            ));
+            return Err(Error::left_out("a rule's impersonate", "impersonate"));
         }
         let mut builder = reqwest::Client::builder()
             .user_agent(self.user_agent.as_str())
