@@ -29,7 +29,7 @@ mod measure;
 mod real_pages;
 #[cfg(feature = "render")]
 mod render;
-mod report;
+mod results;
 mod sequential;
 mod sessions;
 mod spiderling;
@@ -44,7 +44,7 @@ use std::time::Duration;
 use spider_sandbox::{DemoSite, Sandbox};
 
 use measure::{cpu_seconds, Run};
-use report::{Report, Row, Setup};
+use results::{Report, Row, Setup};
 
 /// Books per listing page of the generated site.
 const PER_PAGE: usize = 20;

@@ -11,7 +11,7 @@
 //! Otherwise its row says why it failed instead of giving numbers that would mean nothing.
 
 pub(super) mod memory;
-mod report;
+mod results;
 mod store;
 mod workers;
 
@@ -21,11 +21,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use spider_sandbox::Sandbox;
 
-use self::report::{Measured, Outcome, Report, Row, Setup};
+use self::results::{Measured, Outcome, Report, Row, Setup};
 use self::store::Fleet;
 use self::workers::Workers;
 use super::measure::{cpu_seconds, parse_threads};
-use super::report::Served;
+use super::results::Served;
 use super::{books_for, demo_site, Args};
 
 /// The fleet's per-host limit is this many times the slots of all its workers (C × N):

@@ -19,7 +19,7 @@ use url::Url;
 use super::admission::{Admission, Admit, Gate, Standing, Stop};
 use super::commit::{Commit, Progress};
 use super::hosts::{HostId, Hosts, RobotsState};
-use super::protocol::{Done, Job, Miss, Notes, Outcome, PageSlot, Report, Sorted};
+use super::protocol::{Byproducts, Done, Job, Miss, Outcome, PageSlot, Report, Sorted};
 use super::task::{crawl_page, fetch_robots};
 use super::Shared;
 use crate::error::cause::Cause;
@@ -31,7 +31,7 @@ use crate::observe::summary::CrawlStatus;
 use crate::observe::timeline::Recorder;
 use crate::request::host::{host_key, HostKey};
 use crate::request::{Request, Ticket};
-use crate::schedule::frontier::{Enqueued, Home, RobotsMemo, RunEnd};
+use crate::schedule::frontier::{CrawlFrontier, Enqueued, RobotsMemo, RunEnd};
 use crate::schedule::retry;
 use crate::schedule::robots::RobotsRules;
 use crate::schedule::throttle::adaptive::{self, Proposal};
@@ -103,11 +103,11 @@ pub(super) struct End {
 
 pub(super) struct Dispatcher<S: Spider> {
     pub(super) shared: Arc<Shared<S>>,
-    pub(super) frontier: Box<dyn Home>,
+    pub(super) frontier: Box<dyn CrawlFrontier>,
     pub(super) hosts: Hosts,
     pub(super) admission: Admission,
     pub(super) commit: Commit,
-    /// Whether the frontier keeps its requests past the process (see `Home`).
+    /// Whether the frontier keeps its requests past the process (see `CrawlFrontier`).
     durable: bool,
     /// Woken when a fleet's frontier has new requests for this worker.
     arrivals: Option<Arc<Notify>>,
@@ -152,7 +152,7 @@ pub(super) struct Dispatcher<S: Spider> {
 impl<S: Spider> Dispatcher<S> {
     pub(super) fn new(
         config: &Config,
-        mut frontier: Box<dyn Home>,
+        mut frontier: Box<dyn CrawlFrontier>,
         shared: Arc<Shared<S>>,
         commit: Commit,
         inputs: Inputs,
@@ -584,7 +584,7 @@ impl<S: Spider> Dispatcher<S> {
         };
         let shared = self.shared.clone();
         self.tasks.spawn(async move {
-            let mut notes = Notes::default();
+            let mut notes = Byproducts::default();
             let outcome = if job.robots {
                 fetch_robots(&shared, job, &mut notes).await
             } else {

@@ -46,19 +46,19 @@ use admission::Admission;
 use commit::Commit;
 use dispatch::{Dispatcher, Inputs, Watchers};
 use limits::Limits;
-use open::{lodge, open_files, Earlier, Lodging, Watch};
+use open::{open_files, open_frontier, OpenedFrontier, PreviousRuns, Watch};
 use start_list::ListReader;
 
 use crate::error::Error;
-use crate::extract::pool::ParsePool;
+use crate::extract::parse_pool::ParsePool;
 use crate::observe::counters::Tally;
 use crate::observe::gauge::Live;
 use crate::observe::summary::{CrawlStatus, Ending, Summary};
 use crate::request::Request;
 use crate::schedule::cache::HttpCache;
 use crate::schedule::frontier::Scope;
-use crate::schedule::frontier::{Enqueued, Home};
-use crate::schedule::keys::KeptKeys;
+use crate::schedule::frontier::{CrawlFrontier, Enqueued};
+use crate::schedule::item_keys::KeptKeys;
 use crate::schedule::throttle::RateGate;
 use crate::sinks::store::Outbox;
 use crate::sinks::Encoder;
@@ -140,7 +140,8 @@ impl<S: Spider> Crawler<S> {
         let tally = Tally::new();
         // The state file first: one that is not this crawl's is refused before anything is
         // fetched or any file is touched.
-        let Lodging { mut frontier, mut earlier, fleet, outputs, outbox, kept_keys } = lodge(&config).await?;
+        let OpenedFrontier { mut frontier, mut earlier, fleet, outputs, outbox, kept_keys } =
+            open_frontier(&config).await?;
         let exchange = Exchange::new(&config)?;
         let pool = ParsePool::reading(config.parse_threads, config.dom_only)?;
         let mut start = start;
@@ -153,7 +154,7 @@ impl<S: Spider> Crawler<S> {
         }
         seed(frontier.as_mut(), start, &tally, earlier.as_ref().is_some_and(|e| e.runs > 0))?;
         // A start list may hold new URLs: a crawl given one is never already complete.
-        let done_before = |e: &&Earlier| {
+        let done_before = |e: &&PreviousRuns| {
             e.complete && !frontier.has_pending() && config.start_list.is_none() && outbox.held.is_empty()
         };
         if let Some(earlier) = earlier.as_ref().filter(done_before) {
@@ -272,7 +273,12 @@ impl<S: Spider> Crawler<S> {
 
 /// Queue the start URLs. On a resumed crawl they were seen in its first run, and their
 /// duplicates are not counted again.
-fn seed(frontier: &mut dyn Home, start: Vec<Request>, tally: &Tally, resumed: bool) -> Result<(), Error> {
+fn seed(
+    frontier: &mut dyn CrawlFrontier,
+    start: Vec<Request>,
+    tally: &Tally,
+    resumed: bool,
+) -> Result<(), Error> {
     for request in start {
         match frontier.enqueue(request)? {
             Enqueued::Accepted(_) | Enqueued::Shared => {}

@@ -16,15 +16,15 @@ use crate::observe::summary::Summary;
 use crate::observe::timeline::Recorder;
 use crate::request::identity::SavedIdentity;
 use crate::schedule::cache::HttpCache;
-use crate::schedule::frontier::{Home, MemoryFrontier};
-use crate::schedule::keys::KeptKeys;
+use crate::schedule::frontier::{CrawlFrontier, MemoryFrontier};
+use crate::schedule::item_keys::KeptKeys;
 use crate::sinks::failures::FailuresFile;
 use crate::sinks::store::{Outbox, Outboxed};
 use crate::sinks::warc::{Archive, WarcFile};
 use crate::sinks::{Committed, Sink};
 
 /// What the earlier runs of a state file left.
-pub(super) struct Earlier {
+pub(super) struct PreviousRuns {
     pub(super) counts: Counts,
     pub(super) runs: u32,
     pub(super) failures: u64,
@@ -38,10 +38,10 @@ pub(super) struct Earlier {
 }
 
 /// Where the crawl lives.
-pub(super) struct Lodging {
-    pub(super) frontier: Box<dyn Home>,
+pub(super) struct OpenedFrontier {
+    pub(super) frontier: Box<dyn CrawlFrontier>,
     /// With a state file, what its earlier runs left.
-    pub(super) earlier: Option<Earlier>,
+    pub(super) earlier: Option<PreviousRuns>,
     /// The fleet joined, when the frontier is a fleet's.
     pub(super) fleet: Fleet,
     /// How much of each items file an earlier run committed, in the state file or, for
@@ -55,14 +55,14 @@ pub(super) struct Lodging {
 }
 
 /// The crawl's frontier: a fleet's (`frontier`), a state file's (`state`), or in memory.
-pub(super) async fn lodge(config: &Config) -> Result<Lodging, Error> {
+pub(super) async fn open_frontier(config: &Config) -> Result<OpenedFrontier, Error> {
     if let Some(address) = config.frontier.as_deref() {
         return join(config, address).await;
     }
     if let Some(path) = config.state.as_deref() {
         return resume(config, path);
     }
-    Ok(Lodging {
+    Ok(OpenedFrontier {
         frontier: Box::new(MemoryFrontier::new(config)),
         earlier: None,
         fleet: Fleet::default(),
@@ -73,9 +73,9 @@ pub(super) async fn lodge(config: &Config) -> Result<Lodging, Error> {
 }
 
 #[cfg(feature = "state")]
-fn resume(config: &Config, path: &Path) -> Result<Lodging, Error> {
+fn resume(config: &Config, path: &Path) -> Result<OpenedFrontier, Error> {
     let opened = crate::schedule::state::open(path, config, config.fresh)?;
-    let earlier = Earlier {
+    let earlier = PreviousRuns {
         counts: opened.earlier,
         runs: opened.runs,
         failures: opened.failures,
@@ -84,7 +84,7 @@ fn resume(config: &Config, path: &Path) -> Result<Lodging, Error> {
         identities: opened.identities,
         refusing_plain: opened.refusing_plain,
     };
-    Ok(Lodging {
+    Ok(OpenedFrontier {
         frontier: Box::new(opened.frontier),
         earlier: Some(earlier),
         fleet: Fleet::default(),
@@ -95,14 +95,14 @@ fn resume(config: &Config, path: &Path) -> Result<Lodging, Error> {
 }
 
 #[cfg(not(feature = "state"))]
-fn resume(_: &Config, _: &Path) -> Result<Lodging, Error> {
+fn resume(_: &Config, _: &Path) -> Result<OpenedFrontier, Error> {
     Err(Error::left_out("state", "state"))
 }
 
 #[cfg(feature = "fleet")]
-async fn join(config: &Config, address: &str) -> Result<Lodging, Error> {
+async fn join(config: &Config, address: &str) -> Result<OpenedFrontier, Error> {
     let (frontier, membership, output, keys) = crate::schedule::fleet::join(config, address).await?;
-    Ok(Lodging {
+    Ok(OpenedFrontier {
         frontier: Box::new(frontier),
         earlier: None,
         fleet: Fleet(Some(membership)),
@@ -113,7 +113,7 @@ async fn join(config: &Config, address: &str) -> Result<Lodging, Error> {
 }
 
 #[cfg(not(feature = "fleet"))]
-async fn join(_: &Config, _: &str) -> Result<Lodging, Error> {
+async fn join(_: &Config, _: &str) -> Result<OpenedFrontier, Error> {
     Err(Error::left_out("frontier", "fleet"))
 }
 
@@ -145,7 +145,7 @@ impl Fleet {
 pub(super) fn open_files(
     config: &Config,
     outputs: &[Committed],
-    earlier: Option<&Earlier>,
+    earlier: Option<&PreviousRuns>,
     cache: Option<HttpCache>,
     outbox: Option<Outbox>,
 ) -> Result<Files, Error> {
@@ -284,12 +284,12 @@ mod tests {
     /// What a build without a feature says to a setting that needs it.
     #[cfg(not(all(feature = "state", feature = "fleet", feature = "observe")))]
     async fn refusal(config: Config) -> String {
-        match lodge(&config).await {
-            Ok(lodging) => {
+        match open_frontier(&config).await {
+            Ok(opened) => {
                 let (live, _) = watch::channel(Live::default());
                 let cache = HttpCache::open(&config).err();
                 let watch = Watch::start(&config, &live).await.err();
-                drop(lodging);
+                drop(opened);
                 cache.or(watch).map(|error| error.to_string()).unwrap_or_default()
             }
             Err(error) => error.to_string(),

@@ -57,7 +57,7 @@ impl Job {
 /// What a task learned besides its outcome: the answer's verdict and latency for the
 /// gauges, and what to write to the cache.
 #[derive(Default)]
-pub(super) struct Notes {
+pub(super) struct Byproducts {
     pub(super) sample: Option<Sample>,
     pub(super) cache: Option<CacheWrite>,
     /// The exchange's records for the WARC archive.
@@ -155,7 +155,7 @@ pub(super) struct Done {
     /// changed says nothing of them, however late its task got to send it.
     pub(super) launched: Instant,
     pub(super) outcome: Outcome,
-    pub(super) notes: Notes,
+    pub(super) notes: Byproducts,
 }
 
 /// What the gauges learn from one answer.
@@ -187,7 +187,7 @@ pub(super) struct Report {
 }
 
 impl Report {
-    pub(super) fn send(mut self, outcome: Outcome, notes: Notes) {
+    pub(super) fn send(mut self, outcome: Outcome, notes: Byproducts) {
         self.sent = true;
         let (host, slot, ticket, launched) = (self.host, self.slot, self.ticket, self.launched);
         let _ = self.to.send(Done { host, slot, ticket, launched, outcome, notes });
@@ -220,7 +220,7 @@ impl Drop for Report {
             }
         };
         let (host, slot, ticket, launched) = (self.host, self.slot, self.ticket, self.launched);
-        let _ = self.to.send(Done { host, slot, ticket, launched, outcome, notes: Notes::default() });
+        let _ = self.to.send(Done { host, slot, ticket, launched, outcome, notes: Byproducts::default() });
     }
 }
 

@@ -13,7 +13,7 @@ use spider_settings::{Config, Render};
 
 use super::protocol::{Outcome, PageSlot};
 use super::Shared;
-use crate::request::identity::Worn;
+use crate::request::identity::SentAs;
 use crate::request::rendering::Rendering;
 use crate::request::Request;
 use crate::spider::Spider;
@@ -146,7 +146,7 @@ pub(super) async fn render<S: Spider>(
     headers: &HeaderMap,
     body: &Bytes,
     rendering: &Rendering,
-    worn: Option<&Worn>,
+    worn: Option<&SentAs>,
     why: Why,
 ) -> Result<Bytes, Outcome> {
     use crate::error::reason::Reason;
@@ -166,7 +166,7 @@ pub(super) async fn render<S: Spider>(
         .and_then(|language| language.to_str().ok())
         .map(str::to_owned);
     let cookies = worn.and_then(|worn| shared.exchange.identities().cookie_header(worn, request.url()));
-    let identity = worn.map(Worn::id);
+    let identity = worn.map(SentAs::id);
     let job = Job {
         identity: identity.as_deref(),
         url: request.url(),
@@ -242,7 +242,7 @@ pub(super) async fn render<S: Spider>(
     _: &HeaderMap,
     _: &Bytes,
     rendering: &Rendering,
-    _: Option<&Worn>,
+    _: Option<&SentAs>,
     _: Why,
 ) -> Result<Bytes, Outcome> {
     let mode = rendering.mode.map_or("auto", Render::name);

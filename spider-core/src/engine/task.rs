@@ -7,7 +7,7 @@ mod sitemap;
 
 use std::time::SystemTime;
 
-use super::protocol::{Job, Miss, Notes, Outcome, Sample};
+use super::protocol::{Byproducts, Job, Miss, Outcome, Sample};
 use super::render::{self, Choice, Why};
 use super::Shared;
 use crate::error::extract::ExtractError;
@@ -32,7 +32,7 @@ use items::Unsorted;
 
 /// Fetch robots.txt. A redirect (RFC 9309 asks to follow five) goes back to the dispatcher
 /// as the next hop, so each hop waits for a slot and a rate token.
-pub(super) async fn fetch_robots<S: Spider>(shared: &Shared<S>, job: Job, notes: &mut Notes) -> Outcome {
+pub(super) async fn fetch_robots<S: Spider>(shared: &Shared<S>, job: Job, notes: &mut Byproducts) -> Outcome {
     let request = &job.request;
     let fetched = match answer(shared, request, job.cached, true, notes).await {
         Fetch::Answer { fetched, .. } => fetched,
@@ -49,7 +49,7 @@ pub(super) async fn fetch_robots<S: Spider>(shared: &Shared<S>, job: Job, notes:
 
 /// Fetch one page, classify the answer and, for a 2xx, parse it and write its items (or
 /// read it, when the request is a sitemap).
-pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &mut Notes) -> Outcome {
+pub(super) async fn crawl_page<S: Spider>(shared: &Shared<S>, job: Job, notes: &mut Byproducts) -> Outcome {
     let (request, slot) = (job.request, job.slot);
     let (fetched, blocked, consent, new_identity, sent) =
         match answer(shared, &request, job.cached, false, notes).await {
@@ -247,7 +247,7 @@ async fn answer<S: Spider>(
     request: &Request,
     cached: Option<Cached>,
     robots: bool,
-    notes: &mut Notes,
+    notes: &mut Byproducts,
 ) -> Fetch {
     let cached = match cached {
         Some(cached) if !cached.revalidate => return from_cache(shared, request, cached),
@@ -426,7 +426,7 @@ fn soft_block<S: Spider>(
     sent: &Sent,
     status: u16,
     wall: Interstitial,
-    notes: &mut Notes,
+    notes: &mut Byproducts,
 ) -> Outcome {
     notes.cache = None;
     tracing::debug!(target: "spiderling", url = %request.url(), wall = wall.as_str(), "an interstitial stood in for the page");

@@ -13,7 +13,7 @@ pub(crate) mod json_field;
 pub(crate) mod json_ld;
 pub(crate) mod non_page;
 pub(crate) mod page;
-pub(crate) mod pool;
+pub(crate) mod parse_pool;
 pub(crate) mod sitemap;
 pub(crate) mod stream;
 

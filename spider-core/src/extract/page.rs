@@ -23,7 +23,7 @@ use crate::extract::facts::Facts;
 use crate::extract::form::Form;
 use crate::extract::hidden::HiddenLinks;
 use crate::extract::item::Item;
-use crate::extract::pool::ParsePool;
+use crate::extract::parse_pool::ParsePool;
 use crate::extract::stream::{Found, Plan};
 use crate::request::Request;
 

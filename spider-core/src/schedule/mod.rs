@@ -4,7 +4,7 @@ pub(crate) mod cache;
 #[cfg(feature = "fleet")]
 pub(crate) mod fleet;
 pub(crate) mod frontier;
-pub(crate) mod keys;
+pub(crate) mod item_keys;
 pub(crate) mod retry;
 pub(crate) mod robots;
 #[cfg(feature = "state")]

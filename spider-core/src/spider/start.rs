@@ -8,7 +8,7 @@ use reqwest::header::SET_COOKIE;
 use crate::error::Error;
 use crate::extract::hidden::HiddenLinks;
 use crate::extract::page::Page;
-use crate::extract::pool::ParsePool;
+use crate::extract::parse_pool::ParsePool;
 use crate::request::Request;
 use crate::wire::redirect::{next_hop, Hop};
 use crate::wire::route::Route;

@@ -40,7 +40,7 @@ use spider_settings::Impersonate;
 
 /// The identity a request was sent as, to be settled with its answer.
 #[derive(Debug, Clone)]
-pub(crate) struct Worn {
+pub(crate) struct SentAs {
     key: Arc<str>,
     generation: u64,
     /// Its host's origin, whose identity budget its blocks teach (none for a task's).
@@ -57,7 +57,7 @@ pub(crate) struct Worn {
     pub(crate) headers: HeaderMap,
 }
 
-impl Worn {
+impl SentAs {
     /// Who this is, as no other identity ever is: its key and its generation, so an
     /// identity made afresh under the same key (after a block) is another.
     #[cfg(feature = "render")]
@@ -204,7 +204,7 @@ impl Identities {
 
     /// The identity `request` goes out as, made now when its task or host has none; with
     /// `wire` (its rule's browser profile, not the crawl's), one of that profile's.
-    pub(crate) fn wear(&self, request: &Request, wire: Option<Impersonate>) -> Worn {
+    pub(crate) fn wear(&self, request: &Request, wire: Option<Impersonate>) -> SentAs {
         let wire = wire.unwrap_or(self.impersonate);
         let mut key = identity_key(request, self.sticky);
         if wire != self.impersonate {
@@ -264,7 +264,7 @@ impl Identities {
                 headers.insert(COOKIE, cookie);
             }
         }
-        Worn {
+        SentAs {
             key,
             generation: identity.generation,
             host: identity.host.clone(),
@@ -278,7 +278,7 @@ impl Identities {
     /// A block of `request` sent as `worn` on the crawl's own client, in `auto` mode: its host
     /// refuses that client, and its identities are Chrome's from now on. Whether the host
     /// moved now.
-    pub(crate) fn refused_plain(&self, worn: &Worn, request: &Request) -> bool {
+    pub(crate) fn refused_plain(&self, worn: &SentAs, request: &Request) -> bool {
         if !worn.auto || worn.profile.is_some() {
             return false;
         }
@@ -296,7 +296,7 @@ impl Identities {
     /// `auto` mode: one is no verdict on the client (every new visitor may meet a wall);
     /// a second at the host is a refusal, as [`refused_plain`](Self::refused_plain).
     /// Whether the host moved now.
-    pub(crate) fn walled_plain(&self, worn: &Worn, request: &Request) -> bool {
+    pub(crate) fn walled_plain(&self, worn: &SentAs, request: &Request) -> bool {
         if !worn.auto || worn.profile.is_some() {
             return false;
         }
@@ -314,7 +314,7 @@ impl Identities {
 
     /// A block of `worn` after `clean` answers that followed the identity (its retry
     /// leaves from a new exit): a sample of its host's identity budget.
-    pub(crate) fn budget_spent(&self, worn: &Worn, clean: u32) {
+    pub(crate) fn budget_spent(&self, worn: &SentAs, clean: u32) {
         // A task's identity (a session key) is the spider's to keep: it has no budget.
         if !worn.host.is_empty() {
             lock(&self.live).budgets.entry(worn.host.clone()).or_default().learn(clean);
@@ -323,7 +323,7 @@ impl Identities {
 
     /// Keep the cookies an answer to `url` set, in the identity it was sent as (unless
     /// that identity was retired meanwhile). Returns how many were kept.
-    pub(crate) fn receive(&self, worn: &Worn, url: &Url, headers: &HeaderMap) -> usize {
+    pub(crate) fn receive(&self, worn: &SentAs, url: &Url, headers: &HeaderMap) -> usize {
         if !self.cookies {
             return 0;
         }
@@ -342,7 +342,7 @@ impl Identities {
     /// The `Cookie` header `worn`'s jar holds for `url` now (none once it was retired),
     /// for a browser rendering the page it fetched.
     #[cfg(feature = "render")]
-    pub(crate) fn cookie_header(&self, worn: &Worn, url: &Url) -> Option<String> {
+    pub(crate) fn cookie_header(&self, worn: &SentAs, url: &Url) -> Option<String> {
         if !self.cookies {
             return None;
         }
@@ -353,7 +353,7 @@ impl Identities {
 
     /// Count an answer to `worn` that was not a block; whether it was the identity's
     /// first (or the identity is gone).
-    pub(crate) fn answered(&self, worn: &Worn) -> bool {
+    pub(crate) fn answered(&self, worn: &SentAs) -> bool {
         let mut live = lock(&self.live);
         let Some(identity) = live.by_key.get_mut(&worn.key).filter(|i| i.generation == worn.generation)
         else {
@@ -367,7 +367,7 @@ impl Identities {
     /// requests in flight on it retire nothing twice. Whether it was retired, and then
     /// how many answers it had had without a block: a block that came with use, which a
     /// fresh identity may not meet.
-    pub(crate) fn retire(&self, worn: &Worn) -> Option<u32> {
+    pub(crate) fn retire(&self, worn: &SentAs) -> Option<u32> {
         let mut live = lock(&self.live);
         let clean = live.by_key.get(&worn.key).filter(|i| i.generation == worn.generation).map(|i| i.clean);
         if clean.is_some() {

@@ -11,9 +11,9 @@ use redis::Script;
 use spider_settings::RedisAddress as Address;
 
 use super::connection::{Connection, Redis};
+use super::messages::{self, Reply, Round};
 use super::parts::prefix;
 use super::parts::{self, Parts};
-use super::wire::{self, Reply, Round};
 use super::{round_call, ROUND};
 use crate::error::Error;
 use crate::request::host::host_key;
@@ -132,7 +132,7 @@ pub async fn fill(
             for i in next..end {
                 let request = Request::get(&format!("http://h{}.example/p/{i}", i % hosts.max(1)))?;
                 let Some(host) = host_key(request.url()) else { continue };
-                let (change, stored) = wire::enqueued(&request, &host);
+                let (change, stored) = messages::enqueued(&request, &host);
                 let round = &mut rounds[parts.of(&host)];
                 round.enqueue.push(change);
                 round.requests.push(stored);

@@ -14,7 +14,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use url::Url;
 
-use super::wire::{self, Queues, Round};
+use super::messages::{self, Queues, Round};
 use super::START_JITTER;
 use crate::error::Error;
 use crate::observe::counters::Counts;
@@ -23,7 +23,8 @@ use crate::request::host::{host_key, HostKey};
 use crate::request::Request;
 use crate::request::Ticket;
 use crate::schedule::frontier::{
-    Checkpoint, Durable, Enqueued, FleetAnswers, Frontier, Home, PassThrough, RobotsMemo, Rules, SharedLimits,
+    Checkpoint, CrawlFrontier, Durable, Enqueued, FleetAnswers, Frontier, PassThrough, RobotsMemo, Rules,
+    SharedLimits,
 };
 use crate::schedule::robots::RobotsRules;
 use crate::schedule::throttle::adaptive::Proposal;
@@ -303,7 +304,7 @@ impl Frontier for FleetFrontier {
         let Some(host) = host_key(request.url()) else {
             return Ok(Enqueued::OutOfScope);
         };
-        let (change, stored) = wire::enqueued(&request, &host);
+        let (change, stored) = messages::enqueued(&request, &host);
         self.send(|round| {
             round.enqueue.push(change);
             round.requests.push(stored);
@@ -373,7 +374,7 @@ impl Frontier for FleetFrontier {
         }
         self.handed.remove(&id);
         let rest = self.rest_ms(id);
-        let change = (id, millis(due - now), wire::encode(&request), rest);
+        let change = (id, millis(due - now), messages::encode(&request), rest);
         self.send(|round| round.defer.push(change));
         self.ask_for_more();
         Ok(())
@@ -481,7 +482,7 @@ impl FleetFrontier {
     }
 }
 
-impl Home for FleetFrontier {
+impl CrawlFrontier for FleetFrontier {
     fn durable(&mut self) -> Option<&mut dyn Durable> {
         Some(self)
     }
@@ -505,7 +506,7 @@ impl Durable for FleetFrontier {
             }
             RobotsMemo::Unavailable(_) => 0,
         };
-        let change = (host.to_owned(), wire::encode_robots(memo), slots);
+        let change = (host.to_owned(), messages::encode_robots(memo), slots);
         self.send(|round| round.robots.push(change));
         Ok(())
     }

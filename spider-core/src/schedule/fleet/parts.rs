@@ -23,7 +23,7 @@
 use std::collections::HashMap;
 
 use super::connection::Connection;
-use super::wire::Round;
+use super::messages::Round;
 
 /// The key prefix of a crawl, or of a part of one: its name is the hash tag of all its
 /// keys, so that on a Redis Cluster they share one slot and a round's script may touch

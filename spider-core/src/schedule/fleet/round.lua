@@ -9,7 +9,7 @@
 -- part, else `spiderling:{CRAWL/N}`, a hash tag; `parts.rs`). In a crawl in parts, `done`
 -- and the rate bucket `tat` are the crawl's own, in its slot, not the part's.
 -- ARGV[1] the crawl's key prefix, ARGV[2] the worker's id, ARGV[3] the round as JSON (see
--- `wire.rs`, `Round`), then the requests it enqueues, one argument each: a request is
+-- `messages.rs`, `Round`), then the requests it enqueues, one argument each: a request is
 -- JSON that this script stores and hands out without decoding (only its URL's host is
 -- read off), so it travels outside the round's JSON, neither escaped by the worker nor
 -- decoded here. The reply is JSON too, then a line for each request leased. The worker
@@ -103,7 +103,7 @@ end
 
 -- The host key of a request as the worker makes it (`host_key`: scheme://host:port, the
 -- port given or the scheme's own), read off its URL: a plain GET is "DEPTH URL", any other
--- JSON that starts with it (`wire.rs`). Nil when the URL does not tell it.
+-- JSON that starts with it (`messages.rs`). Nil when the URL does not tell it.
 local default_ports = { http = '80', https = '443', ws = '80', wss = '443' }
 local function host_of(request)
   local url = string.match(request, '^%d+ (%S+)$') or string.match(request, '^{"u":"([^"]*)"')

@@ -14,8 +14,8 @@ use tokio::time::Instant;
 use super::clock::RedisClock;
 use super::connection::{Connection, Redis};
 use super::frontier::Link;
+use super::messages::{self, Queues, Reply, Round};
 use super::parts::Parts;
-use super::wire::{self, Queues, Reply, Round};
 use spider_settings::RedisAddress as Address;
 
 use super::{round_call, COUNT, RESERVE, ROUND};
@@ -625,7 +625,7 @@ impl Syncer {
             if ending.contains(&id) {
                 continue;
             }
-            match wire::decode(id, json) {
+            match messages::decode(id, json) {
                 Ok(request) => {
                     let start = start_of(start_ms);
                     arrived.push((HostKey::from(host), start, request));
@@ -650,7 +650,7 @@ impl Syncer {
             reply.claims.into_iter().map(|(host, start_ms)| (HostKey::from(host), start_of(start_ms)));
         exchange.claims.extend(claims);
         for (host, json) in reply.answers {
-            match wire::decode_robots(&json) {
+            match messages::decode_robots(&json) {
                 Some(memo) => exchange.answers.push((HostKey::from(host), memo)),
                 None => {
                     tracing::error!(target: "spiderling", %host, "a robots.txt answer in Redis does not read back")

@@ -6,7 +6,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use tokio::time::Instant;
 
-use super::{Enqueued, Frontier, Home, Rules};
+use super::{CrawlFrontier, Enqueued, Frontier, Rules};
 use crate::error::Error;
 use crate::request::canonical::Fingerprint;
 use crate::request::host::{host_key, HostKey};
@@ -154,7 +154,7 @@ impl Frontier for MemoryFrontier {
     }
 }
 
-impl Home for MemoryFrontier {}
+impl CrawlFrontier for MemoryFrontier {}
 
 /// A host's queue is not shrunk below this many requests' room (a few kilobytes).
 const MIN_CAPACITY: usize = 16;

@@ -6,7 +6,7 @@
 //! can do besides its queues is each optional (`home.rs`): keep the crawl past the process
 //! (`Durable`), and hold a fleet's limits (`SharedLimits`).
 
-mod home;
+mod crawl_frontier;
 mod memory;
 mod rules;
 mod scope;
@@ -14,8 +14,10 @@ mod scope;
 use tokio::time::Instant;
 
 #[cfg(feature = "fleet")]
-pub(crate) use home::SharedLimits;
-pub(crate) use home::{Checkpoint, Durable, FleetAnswers, Home, OutboxChange, RobotsMemo, RunEnd};
+pub(crate) use crawl_frontier::SharedLimits;
+pub(crate) use crawl_frontier::{
+    Checkpoint, CrawlFrontier, Durable, FleetAnswers, OutboxChange, RobotsMemo, RunEnd,
+};
 pub use memory::MemoryFrontier;
 #[cfg(any(feature = "fleet", feature = "state"))]
 pub(crate) use memory::PassThrough;

@@ -25,7 +25,8 @@ use crate::request::identity::IdentityChanges;
 use crate::request::Request;
 use crate::request::Ticket;
 use crate::schedule::frontier::{
-    Checkpoint, Durable, Enqueued, Frontier, Home, OutboxChange, PassThrough, RobotsMemo, Rules, RunEnd,
+    Checkpoint, CrawlFrontier, Durable, Enqueued, Frontier, OutboxChange, PassThrough, RobotsMemo, Rules,
+    RunEnd,
 };
 use crate::sinks::failures::Failure;
 
@@ -579,7 +580,7 @@ impl Frontier for StateFrontier {
     }
 }
 
-impl Home for StateFrontier {
+impl CrawlFrontier for StateFrontier {
     fn durable(&mut self) -> Option<&mut dyn Durable> {
         Some(self)
     }

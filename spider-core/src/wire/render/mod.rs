@@ -10,12 +10,12 @@
 //! leaves from the identity's exit with its cookies and wire, and counts against the proxy
 //! budget, and the cookies it sets come back to the identity's jar.
 //!
-//! `pool.rs` the browsers (pages at once, recycling, a dead one replaced); `page.rs` one
+//! `browsers.rs` the browsers (pages at once, recycling, a dead one replaced); `page.rs` one
 //! page's render: in a browser context per identity, the pauses answered, the waits and the
 //! actions, the rendered DOM and the cookies read back.
 
+mod browsers;
 mod page;
-mod pool;
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -27,8 +27,8 @@ use crate::request::rendering::Rendering;
 use crate::request::Request;
 use crate::wire::transport::Fetched;
 
-pub use pool::process_tree_rss;
-pub(crate) use pool::Browsers;
+pub use browsers::process_tree_rss;
+pub(crate) use browsers::Browsers;
 
 /// What a render is given: the page's answer as the crawl fetched it, and how to render it.
 pub(crate) struct Job<'a> {

@@ -7,8 +7,8 @@
 //! bytes and money spent (`spend`). Without a `proxy` setting it hands out the one direct
 //! client and learns nothing, so a crawl without proxies pays nothing for this stage.
 
+mod gateways;
 mod ladder;
-mod pool;
 mod sessions;
 mod spend;
 
@@ -23,13 +23,13 @@ use tokio::time::Instant;
 
 use crate::error::Error;
 use crate::request::host::{host_key, HostKey};
-use crate::request::identity::{Identities, Profile, Worn};
+use crate::request::identity::{Identities, Profile, SentAs};
 use crate::request::Request;
 use crate::wire::transport::{Client, ClientRecipe, Via as ClientVia};
 use spider_settings::{Config, Impersonate};
 
+use gateways::Pool;
 use ladder::Ladder;
-use pool::Pool;
 use sessions::{Sessions, TaskOnTier};
 use spend::Spend;
 pub use spend::{GatewayTraffic, ProxySpend};
@@ -77,7 +77,7 @@ pub enum Route {
 pub(crate) struct Routed {
     pub(crate) client: Client,
     /// Who the request goes out as: agent headers and cookies, settled with the answer.
-    pub(crate) identity: Worn,
+    pub(crate) identity: SentAs,
     /// How it was chosen, when proxies are configured: reported back with its verdict.
     via: Option<Via>,
 }
@@ -368,7 +368,7 @@ impl Router {
     /// The client for `gateway` as the username of `geo` and `session`: kept alive in
     /// sticky mode, a new connection per request otherwise.
     /// The direct client for `identity`: the crawl's own, or one with its browser's wire.
-    fn direct_for(&self, identity: &Worn) -> Result<Client, Error> {
+    fn direct_for(&self, identity: &SentAs) -> Result<Client, Error> {
         if identity.profile.is_none() {
             return Ok(self.direct.lock().unwrap_or_else(|e| e.into_inner()).client.clone());
         }
@@ -432,7 +432,7 @@ impl Router {
         gateway: usize,
         geo: Option<&str>,
         session: Option<&str>,
-        identity: &Worn,
+        identity: &SentAs,
     ) -> Result<Client, Error> {
         let username = self.gateways[gateway].username(&self.template, geo, session);
         let key = ClientKey {

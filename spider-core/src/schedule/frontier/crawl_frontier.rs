@@ -27,7 +27,7 @@ use crate::sinks::Committed;
 /// A frontier as the engine holds it: its queues, and what else it can do, each optional.
 /// The in-memory frontier is only queues; the state file's is durable; a fleet's is durable
 /// and holds the limits for every worker.
-pub(crate) trait Home: Frontier {
+pub(crate) trait CrawlFrontier: Frontier {
     /// What it keeps past the process, when it does.
     fn durable(&mut self) -> Option<&mut dyn Durable> {
         None

@@ -54,7 +54,7 @@ impl FleetKeys {
         }
     }
 
-    /// See [`KeptKeys::claim`](crate::schedule::keys::KeptKeys::claim); Redis out of reach
+    /// See [`KeptKeys::claim`](crate::schedule::item_keys::KeptKeys::claim); Redis out of reach
     /// is tried again, with a doubling pause, for [`PATIENCE`].
     pub(crate) async fn claim(&self, owner: Fingerprint, keys: &[ItemKey]) -> Result<Vec<bool>, Error> {
         // One page's own keys given twice: the first is its item's.

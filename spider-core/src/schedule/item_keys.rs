@@ -5,7 +5,7 @@
 //! a state file they are its `item_keys` table too, written with each checkpoint and read
 //! back on resume: a key is durable exactly when the page whose item holds it is, so a
 //! page fetched again after a kill finds its keys free. A fleet's workers ask Redis,
-//! which remembers each key with the page that took it (`fleet/keys.rs`): a page taken
+//! which remembers each key with the page that took it (`fleet/item_keys.rs`): a page taken
 //! over from a killed worker takes its own keys again.
 
 use std::collections::HashSet;
