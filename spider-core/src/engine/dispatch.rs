@@ -20,6 +20,7 @@ use super::admission::{Admission, Admit, Gate, Standing, Stop};
 use super::commit::{Commit, Progress};
 use super::hosts::{HostId, Hosts, RobotsState};
 use super::protocol::{Byproducts, Done, Job, Miss, Outcome, PageSlot, Report, Sorted};
+use super::retry_plan::{self, Facts, Next, Refusal};
 use super::task::{crawl_page, fetch_robots};
 use super::Shared;
 use crate::error::cause::Cause;
@@ -43,18 +44,9 @@ use crate::wire::classify::Trouble;
 /// Start URLs taken from the list in one turn of the dispatcher, beyond the first.
 const START_BATCH: usize = 255;
 
-/// The longest a budget already paced by its controller pauses at a refusal without a
-/// `Retry-After`.
-const REFUSED_AGAIN: Duration = Duration::from_millis(250);
-
 /// Requests queued beyond which the start list waits: a list of a million hosts meets
 /// them as the crawl gets to them, so what it holds of each follows the hosts at work.
 const START_AHEAD: usize = 1024;
-
-/// The walls (consent pages that hand the identity a cookie) an attempt may pass besides
-/// the retries, the one a fresh identity meets with its first answer not counted: a wall
-/// met again and again, cookie and all, is given up.
-const WALLS: u8 = 3;
 
 /// What the dispatcher listens to besides its tasks.
 pub(super) struct Inputs {
@@ -785,15 +777,6 @@ impl<S: Spider> Dispatcher<S> {
         failure: &Failure,
         now: Instant,
     ) {
-        if let Trouble::PassWall { first } = trouble {
-            if first || request.walls < WALLS {
-                request.walls += u8::from(!first);
-                tracing::debug!(target: "spiderling", url = %request.url(), walls = request.walls, "a wall gave the identity a cookie: sending it again");
-                let deferred = self.frontier.defer(request, now);
-                self.ok(deferred);
-                return;
-            }
-        }
         // A 503 in a run at hosts that share a budget is a limiter's: they slow down.
         let trouble = match trouble {
             Trouble::TryAgain if failure.status == Some(503) && self.hosts.unavailable_again(id) => {
@@ -801,32 +784,31 @@ impl<S: Spider> Dispatcher<S> {
             }
             trouble => trouble,
         };
-        let mut wait =
-            retry::wait(&self.backoff, request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
-        if trouble == Trouble::SlowDown {
-            // At once, also in adaptive mode, and also for a request given up below: a
-            // limiter bans a client that keeps going.
+        // At once, also in adaptive mode, and also for a request given up below: a limiter
+        // bans a client that keeps going.
+        let refusal = (trouble == Trouble::SlowDown).then(|| {
             let first = self.hosts.slow_down(id, now);
             if first {
                 let key = &self.hosts[id].key;
                 let hosts = self.hosts.group(id).members().len();
                 tracing::info!(target: "spiderling", host = %key, hosts, "told to slow down: the host and those sharing its budget paced from a slow start from now on, faster while they answer");
             }
-            // The first refusal pauses the budget for a backoff. After it the budget's
-            // controller cuts its pace at a refusal, and a long pause would only idle it: a
-            // limiter counting over a second lets the slower pace through within one.
-            let paced = !first && self.hosts.group(id).controller.is_some();
-            let pause = match retry_after {
-                Some(after) => after,
-                None if paced => wait.min(REFUSED_AGAIN),
-                None => wait,
-            };
+            Refusal { first, paced: self.hosts.group(id).controller.is_some() }
+        });
+        let wait =
+            retry::wait(&self.backoff, request.last_backoff, retry_after.unwrap_or_default(), &mut self.rng);
+        let facts = Facts {
+            trouble,
+            retry_after,
+            wait,
+            attempts: request.attempts,
+            retries: self.retries,
+            walls: request.walls,
+            refusal,
+        };
+        let planned = retry_plan::plan(&facts);
+        if let Some(pause) = planned.pause {
             let until = now + pause;
-            if paced {
-                // Its turn comes when the pace gives it one: the controller spreads the
-                // retries, a backoff of its own would only leave it to the crawl's end.
-                wait = pause;
-            }
             self.hosts.pause(id, until);
             let host = &self.hosts[id];
             tracing::info!(target: "spiderling", host = %host.key, status = ?failure.status, ?retry_after, "told to slow down: backing off the host");
@@ -835,23 +817,31 @@ impl<S: Spider> Dispatcher<S> {
                 shared.hold_host(&key, until);
             }
         }
-        // A wall that keeps coming back, cookie and all, is no wall to pass.
-        if request.attempts >= self.retries || matches!(trouble, Trouble::PassWall { .. }) {
-            let attempts = request.attempts + 1;
-            self.give_up(request.url(), request.method(), attempts, failure);
-            self.finish(request.ticket, now);
-            return;
+        match planned.next {
+            Next::PassWall { walls } => {
+                request.walls = walls;
+                tracing::debug!(target: "spiderling", url = %request.url(), walls, "a wall gave the identity a cookie: sending it again");
+                let deferred = self.frontier.defer(request, now);
+                self.ok(deferred);
+            }
+            Next::GiveUp => {
+                let attempts = request.attempts + 1;
+                self.give_up(request.url(), request.method(), attempts, failure);
+                self.finish(request.ticket, now);
+            }
+            Next::Retry { wait } => {
+                request.attempts += 1;
+                request.last_backoff = wait;
+                request.walls = 0;
+                // Tried again on whichever slot is free, as that slot's identity: a fresh
+                // one after a block, with its first answer settled before its next request.
+                request.lane = None;
+                tracing::debug!(target: "spiderling", url = %request.url(), reason = %failure.reason, ?wait, attempt = request.attempts, "retrying");
+                self.shared.tally.retries.add(1);
+                let deferred = self.frontier.defer(request, now + wait);
+                self.ok(deferred);
+            }
         }
-        request.attempts += 1;
-        request.last_backoff = wait;
-        request.walls = 0;
-        // Tried again on whichever slot is free, as that slot's identity: a fresh one after
-        // a block, with its first answer settled before its next request.
-        request.lane = None;
-        tracing::debug!(target: "spiderling", url = %request.url(), reason = %failure.reason, ?wait, attempt = request.attempts, "retrying");
-        self.shared.tally.retries.add(1);
-        let deferred = self.frontier.defer(request, now + wait);
-        self.ok(deferred);
     }
 
     /// Count a request given up, and file it: the failures file, a durable frontier, the

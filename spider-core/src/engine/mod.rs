@@ -32,6 +32,7 @@ mod limits;
 mod open;
 mod protocol;
 mod render;
+mod retry_plan;
 mod start_list;
 #[cfg(feature = "render")]
 mod subrequests;
