@@ -1,9 +1,9 @@
 //! Admission: whether the next request may go out now.
 //!
-//! A decision is a function of what the dispatcher tells it and of tokio's clock (the
-//! rate ceiling's tokens are counted on it): it waits for nothing, so the dispatcher can
-//! sleep until the earliest instant any decision names, and the tests can run it on a
-//! paused clock.
+//! A decision is a function of what the dispatcher tells it, `now` included (the rate
+//! ceiling's tokens are counted at the instants it is given): it waits for nothing and
+//! reads no clock, so the dispatcher can sleep until the earliest instant any decision
+//! names, and the tests give it the instants they choose.
 //!
 //! The crawl first ([`Admission::crawl`]): nothing more once it is stopping or the proxy
 //! budget is spent, no more than `concurrency` global slots, and no more pages than
@@ -12,8 +12,6 @@
 //! Then one request of a host ([`Admission::request`]): the host must have a free slot
 //! past its politeness pause (and past any 429 pause), and the crawl's rate ceiling a
 //! token. A request waiting for its token holds no slot of any kind.
-
-use std::sync::Arc;
 
 use spider_settings::Config;
 use tokio::time::Instant;
@@ -73,16 +71,15 @@ pub(super) struct Standing {
 /// The crawl's admission: its global slots, its rate ceiling and its page and item limits.
 pub(super) struct Admission {
     concurrency: usize,
-    /// `None` without a ceiling, and in a fleet, whose frontier admits under the fleet's;
-    /// shared with the tasks, whose browsers take its tokens too.
-    rate: Option<Arc<RateGate>>,
+    /// `None` without a ceiling, and in a fleet, whose frontier admits under the fleet's.
+    rate: Option<RateGate>,
     limits: Limits,
 }
 
 impl Admission {
     /// The admission of `config`, under the rate ceiling `rate` (none in a fleet, whose
     /// frontier holds the rate).
-    pub(super) fn new(config: &Config, limits: Limits, rate: Option<Arc<RateGate>>) -> Self {
+    pub(super) fn new(config: &Config, limits: Limits, rate: Option<RateGate>) -> Self {
         Admission { concurrency: config.concurrency, rate, limits }
     }
 
@@ -109,14 +106,14 @@ impl Admission {
 
     /// Whether a request of a host whose slots stand at `state` may go at `now`. One
     /// answered from the cache (`offline`) sends nothing: it needs no slot and no token.
-    pub(super) fn request(&self, state: SlotState, offline: bool) -> Admit {
+    pub(super) fn request(&mut self, state: SlotState, offline: bool, now: Instant) -> Admit {
         if offline {
             return Admit::Launch;
         }
         match state {
             SlotState::Busy => Admit::Hold(None),
             SlotState::PausedUntil(until) => Admit::Hold(Some(until)),
-            SlotState::Free => match self.rate.as_deref().map(RateGate::try_pass) {
+            SlotState::Free => match self.rate.as_mut().map(|rate| rate.try_pass(now)) {
                 Some(Err(at)) => Admit::WaitUntil(at),
                 Some(Ok(())) | None => Admit::Launch,
             },
@@ -126,11 +123,11 @@ impl Admission {
     /// Whether a request that rides on a slot its page holds (a rendered page's own
     /// resources) may go, its host held back until `held` (a pause or its pace).
     #[cfg(feature = "render")]
-    pub(super) fn ride(&self, held: Option<Instant>) -> Admit {
+    pub(super) fn ride(&mut self, held: Option<Instant>, now: Instant) -> Admit {
         if let Some(until) = held {
             return Admit::Hold(Some(until));
         }
-        match self.rate.as_deref().map(RateGate::try_pass) {
+        match self.rate.as_mut().map(|rate| rate.try_pass(now)) {
             Some(Err(at)) => Admit::WaitUntil(at),
             Some(Ok(())) | None => Admit::Launch,
         }
@@ -156,18 +153,18 @@ mod tests {
     }
 
     fn admission(config: &Config) -> Admission {
-        let rate = config.rate.and_then(RateGate::new).map(Arc::new);
+        let rate = config.rate.and_then(RateGate::new);
         Admission::new(config, Limits::new(config, None), rate)
     }
 
     /// Launch whatever admission lets go, one request at a time to a host that is always
     /// free, for `span`, and say when each went.
-    async fn launches(admission: &Admission, span: Duration) -> Vec<Duration> {
+    async fn launches(admission: &mut Admission, span: Duration) -> Vec<Duration> {
         let start = Instant::now();
         let slots = HostSlots::new(1_000, start);
         let mut sent = Vec::new();
         while start.elapsed() <= span {
-            match admission.request(slots.state(Instant::now()), false) {
+            match admission.request(slots.state(Instant::now()), false, Instant::now()) {
                 Admit::Launch => sent.push(start.elapsed()),
                 Admit::WaitUntil(at) => tokio::time::sleep_until(at).await,
                 Admit::Hold(_) => panic!("the host is always free"),
@@ -178,8 +175,8 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_rate_ceiling_lets_exactly_rpm_go_in_any_minute() {
-        let admission = admission(&Config::new("t").rpm(120));
-        let sent = launches(&admission, Duration::from_secs(300)).await;
+        let mut admission = admission(&Config::new("t").rpm(120));
+        let sent = launches(&mut admission, Duration::from_secs(300)).await;
         // One every half second, the first at once: 601 in 300 s, and never 121 in 60 s.
         assert_eq!(sent.len(), 601);
         assert!(sent.windows(2).all(|pair| pair[1] - pair[0] == Duration::from_millis(500)), "{sent:?}");
@@ -190,37 +187,50 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_rate_ceiling_answers_for_the_instant_it_is_given_whatever_the_clock_says() {
+        let mut admission = admission(&Config::new("t").rps(2));
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        assert_eq!(admission.request(SlotState::Free, false, at(0)), Admit::Launch);
+        assert_eq!(admission.request(SlotState::Free, false, at(100)), Admit::WaitUntil(at(500)));
+        // Asked for an instant to come, it answers for that instant: no clock is read.
+        assert_eq!(admission.request(SlotState::Free, false, at(500)), Admit::Launch);
+        assert_eq!(admission.request(SlotState::Free, false, at(600)), Admit::WaitUntil(at(1000)));
+        assert_eq!(admission.request(SlotState::Free, false, at(1000)), Admit::Launch);
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_host_takes_as_many_as_its_slots_then_waits_for_one_and_its_pause() {
         let config = Config::new("t").per_host(2);
-        let admission = admission(&config);
+        let mut admission = admission(&config);
         let start = Instant::now();
         let mut slots = HostSlots::new(config.per_host, start);
         let mut lanes = Vec::new();
         for _ in 0..2 {
-            assert_eq!(admission.request(slots.state(start), false), Admit::Launch);
+            assert_eq!(admission.request(slots.state(start), false, start), Admit::Launch);
             lanes.push(slots.take(None, start));
         }
-        assert_eq!(admission.request(slots.state(start), false), Admit::Hold(None), "both slots busy");
+        assert_eq!(admission.request(slots.state(start), false, start), Admit::Hold(None), "both slots busy");
         assert_eq!(
-            admission.request(slots.state(start), true),
+            admission.request(slots.state(start), true, start),
             Admit::Launch,
             "a cached answer takes no slot"
         );
         let rested = start + Duration::from_secs(2);
         slots.release(lanes[0], rested);
         assert_eq!(
-            admission.request(slots.state(start), false),
+            admission.request(slots.state(start), false, start),
             Admit::Hold(Some(rested)),
             "the slot's pause"
         );
         tokio::time::sleep_until(rested).await;
-        assert_eq!(admission.request(slots.state(Instant::now()), false), Admit::Launch);
+        assert_eq!(admission.request(slots.state(Instant::now()), false, Instant::now()), Admit::Launch);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_429_pauses_every_slot_of_its_host_until_its_retry_after() {
-        let admission = admission(&Config::new("t").per_host(4));
+        let mut admission = admission(&Config::new("t").per_host(4));
         let start = Instant::now();
         let mut slots = HostSlots::new(4, start);
         let lane = slots.take(None, start);
@@ -228,24 +238,27 @@ mod tests {
         let retry_after = start + Duration::from_secs(30);
         slots.pause_until(retry_after);
         slots.release(lane, start);
-        assert_eq!(admission.request(slots.state(start), false), Admit::Hold(Some(retry_after)));
+        assert_eq!(admission.request(slots.state(start), false, start), Admit::Hold(Some(retry_after)));
         tokio::time::sleep(Duration::from_secs(29)).await;
-        assert_eq!(admission.request(slots.state(Instant::now()), false), Admit::Hold(Some(retry_after)));
+        assert_eq!(
+            admission.request(slots.state(Instant::now()), false, Instant::now()),
+            Admit::Hold(Some(retry_after))
+        );
         tokio::time::sleep_until(retry_after).await;
-        assert_eq!(admission.request(slots.state(Instant::now()), false), Admit::Launch);
+        assert_eq!(admission.request(slots.state(Instant::now()), false, Instant::now()), Admit::Launch);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_request_waiting_for_its_token_holds_no_slot_and_goes_when_it_is_due() {
-        let admission = admission(&Config::new("t").rps(2));
+        let mut admission = admission(&Config::new("t").rps(2));
         let start = Instant::now();
         let slots = HostSlots::new(8, start);
-        assert_eq!(admission.request(slots.state(start), false), Admit::Launch);
+        assert_eq!(admission.request(slots.state(start), false, start), Admit::Launch);
         let due = start + Duration::from_millis(500);
-        assert_eq!(admission.request(slots.state(start), false), Admit::WaitUntil(due));
+        assert_eq!(admission.request(slots.state(start), false, start), Admit::WaitUntil(due));
         assert_eq!(slots.state(start), SlotState::Free, "nothing taken while waiting");
         tokio::time::sleep_until(due).await;
-        assert_eq!(admission.request(slots.state(Instant::now()), false), Admit::Launch);
+        assert_eq!(admission.request(slots.state(Instant::now()), false, Instant::now()), Admit::Launch);
     }
 
     #[test]

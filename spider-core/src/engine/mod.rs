@@ -183,7 +183,7 @@ impl<S: Spider> Crawler<S> {
             tracing::warn!(target: "spiderling", "no output file: items are counted, not written");
         }
         // A fleet's frontier admits under the fleet's rate instead.
-        let rate = config.rate.filter(|_| frontier.shared().is_none()).and_then(RateGate::new).map(Arc::new);
+        let rate = config.rate.filter(|_| frontier.shared().is_none()).and_then(RateGate::new);
         #[cfg(feature = "render")]
         let (asks, asked) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {

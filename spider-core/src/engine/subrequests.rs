@@ -58,7 +58,7 @@ impl<S: Spider> Dispatcher<S> {
             if matches!(self.hosts[id].robots, RobotsState::Unknown | RobotsState::Redirected(_)) {
                 if let Some(request) = self.hosts.robots_request(id) {
                     let state = self.hosts.state(id, now);
-                    match self.admission.request(state, false) {
+                    match self.admission.request(state, false, now) {
                         Admit::Launch => self.launch(id, Job::robots(request), now),
                         held => {
                             self.hosts[id].robots = RobotsState::Redirected(Box::new(request));
@@ -111,8 +111,8 @@ impl<S: Spider> Dispatcher<S> {
         let ride = ask.page.filter(|page| page.host == id && !self.asking.riding.contains(&(id, page.lane)));
         let state = self.hosts.state(id, now);
         let admit = match ride {
-            Some(_) if state != SlotState::Free => self.admission.ride(self.hosts.held_until(id, now)),
-            _ => self.admission.request(state, false),
+            Some(_) if state != SlotState::Free => self.admission.ride(self.hosts.held_until(id, now), now),
+            _ => self.admission.request(state, false, now),
         };
         let (slot, riding) = match (admit, ride) {
             (Admit::Launch, Some(page)) if state != SlotState::Free => {

@@ -37,7 +37,7 @@ impl<S: Spider> Dispatcher<S> {
                 None => self.next_job(now)?,
             };
             let state = self.hosts.state(host, now);
-            match self.admission.request(state, job.offline()) {
+            match self.admission.request(state, job.offline(), now) {
                 Admit::Launch => self.launch(host, job, now),
                 Admit::WaitUntil(at) => {
                     self.held = Some((host, job));
