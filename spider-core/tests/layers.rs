@@ -1,7 +1,9 @@
 //! The layers of spider-core, kept: every path a file names inside the crate (`crate::…`,
 //! `super::…`, `self::…`, in `use` lines and in code) must lead to its own layer or one
-//! below it, and the parts of the crate (a layer's modules) must not import each other in
-//! a loop. ARCHITECTURE.md draws the same layers.
+//! below it, and no two modules may import each other in a loop, a parent and its child
+//! included (`mod child; use child::Item` in the parent, `use super::Thing` in the child);
+//! the loops there were when this was first checked are listed as debt (`KNOWN_LOOPS`).
+//! ARCHITECTURE.md draws the same layers.
 //!
 //! The source is read as text: comments and literals are skipped, and a path is resolved
 //! against the crate's module tree, as far as its segments name modules.
@@ -18,27 +20,97 @@ const LAYERS: &[&str] =
 /// and no layer may use them.
 const FACE: &[&str] = &["lib", "__private", "testing"];
 
+/// The loops between a module and its own folder's files that were there when the check
+/// learnt to see a parent importing its child (`mod child; use child::Item`), each as
+/// [`loops`] names it. Debt, not a rule (issue 59): the check fails on any loop not listed
+/// and on a listed one that is gone, so the list can only shrink. A loop is broken by
+/// moving what the children take from their parent's `mod.rs` into a file of its own.
+const KNOWN_LOOPS: &[&str] = &[
+    "engine -> engine::commit -> engine::dispatch -> engine::open -> engine::protocol -> engine::render -> engine::task -> engine::task::items -> engine::task::sitemap",
+    "extract::stream -> extract::stream::scan",
+    "observe::dashboard -> observe::dashboard::report",
+    "probe -> probe::plan -> probe::ramp -> probe::report -> probe::search -> probe::sizes -> probe::step",
+    "schedule::cache -> schedule::cache::off -> schedule::cache::store",
+    "schedule::fleet -> schedule::fleet::fill -> schedule::fleet::frontier -> schedule::fleet::report -> schedule::fleet::starts -> schedule::fleet::syncer",
+    "schedule::frontier -> schedule::frontier::crawl_frontier -> schedule::frontier::memory -> schedule::frontier::rules",
+    "schedule::state -> schedule::state::checkpointer -> schedule::state::frontier -> schedule::state::inspect -> schedule::state::open -> schedule::state::sums",
+    "sinks -> sinks::encode -> sinks::sink",
+    "sinks::store -> sinks::store::postgres -> sinks::store::rows -> sinks::store::s3 -> sinks::store::sqlite",
+    "wire::render -> wire::render::browsers -> wire::render::page",
+];
+
 #[test]
-fn no_layer_imports_one_above_it_and_no_parts_import_each_other_in_a_loop() {
+fn no_layer_imports_one_above_it_and_no_modules_import_each_other_in_a_loop() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let files = rust_files(&src);
-    let modules: BTreeSet<Vec<String>> = files.iter().map(|file| module_of(&src, file)).collect();
+    let files: Vec<Source> = rust_files(&src)
+        .into_iter()
+        .map(|file| Source {
+            module: module_of(&src, &file),
+            shown: file.strip_prefix(&src).unwrap_or(&file).display().to_string(),
+            text: std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display())),
+        })
+        .collect();
+    let (mut problems, arrows) = check(&files);
+    let found: BTreeSet<String> = loops(&arrows).into_iter().map(|cycle| cycle.join(" -> ")).collect();
+    for cycle in &found {
+        if !KNOWN_LOOPS.contains(&cycle.as_str()) {
+            problems.push(format!("modules in a loop: {cycle}"));
+        }
+    }
+    for known in KNOWN_LOOPS {
+        if !found.contains(*known) {
+            problems.push(format!("KNOWN_LOOPS lists a loop that is gone or changed, take it out: {known}"));
+        }
+    }
+    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+}
+
+/// The check of the check: a parent that imports its child, whose child imports from the
+/// parent, is a loop; the same child importing a sibling instead is none.
+#[test]
+fn a_parent_and_its_child_importing_each_other_are_a_loop() {
+    let source = |module: &[&str], text: &str| Source {
+        module: module.iter().map(|s| (*s).to_owned()).collect(),
+        shown: module.join("/"),
+        text: text.to_owned(),
+    };
+    let parent =
+        source(&["engine"], "mod dispatch;\nmod shared;\nuse dispatch::Dispatcher;\npub struct Shared;\n");
+    let child = source(&["engine", "dispatch"], "use super::Shared;\npub struct Dispatcher;\n");
+    let sibling = source(&["engine", "shared"], "pub struct Shared;\n");
+    let (problems, arrows) = check(&[parent.clone(), child, sibling.clone()]);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(loops(&arrows), vec![vec!["engine".to_owned(), "engine::dispatch".to_owned()]]);
+    let apart = source(&["engine", "dispatch"], "use super::shared::Shared;\npub struct Dispatcher;\n");
+    let (_, arrows) = check(&[parent, apart, sibling]);
+    assert_eq!(loops(&arrows), Vec::<Vec<String>>::new(), "the child takes Shared from its sibling");
+}
+
+/// One file of the crate: its module, its path as shown, its text.
+#[derive(Clone)]
+struct Source {
+    module: Vec<String>,
+    shown: String,
+    text: String,
+}
+
+/// The problems of `files` (imports upwards or through the crate's face) and the arrows
+/// between their modules: each module to those it imports from.
+fn check(files: &[Source]) -> (Vec<String>, BTreeMap<String, BTreeSet<String>>) {
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|file| file.module.clone()).collect();
     let rank = |module: &[String]| -> Option<usize> {
         let first = module.first()?;
         LAYERS.iter().position(|name| name == first)
     };
     let mut problems = Vec::new();
-    let mut parts: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in &files {
-        let here = module_of(&src, file);
-        let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        let shown = file.strip_prefix(&src).unwrap_or(file).display().to_string();
+    let mut arrows: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for Source { module: here, shown, text } in files {
         let is_face = here.len() == 1 && FACE.contains(&here[0].as_str()) || here.is_empty();
-        if !is_face && rank(&here).is_none() {
+        if !is_face && rank(here).is_none() {
             problems.push(format!("{shown}: module `{}` is in no layer of LAYERS", here.join("::")));
             continue;
         }
-        for (path, within) in paths(&code_only(&text)) {
+        for (path, within) in paths(&code_only(text)) {
             let inside: Vec<String> = here.iter().chain(&within).cloned().collect();
             let Some(target) = resolve(&inside, &path, &modules) else { continue };
             let named = path.join("::");
@@ -53,22 +125,20 @@ fn no_layer_imports_one_above_it_and_no_parts_import_each_other_in_a_loop() {
             if is_face {
                 continue;
             }
-            let (from, to) = (rank(&here), rank(&target));
+            let (from, to) = (rank(here), rank(&target));
             if from != to && to > from {
                 problems.push(format!(
                     "{shown}: `{named}` imports from layer `{}`, above `{}`",
                     target[0], here[0]
                 ));
             }
-            let (a, b) = (part_of(&here), part_of(&target));
+            let (a, b) = (here.join("::"), target.join("::"));
             if a != b {
-                parts.entry(a).or_default().insert(b);
+                arrows.entry(a).or_default().insert(b);
             }
         }
     }
-    problems
-        .extend(loops(&parts).into_iter().map(|cycle| format!("parts in a loop: {}", cycle.join(" -> "))));
-    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    (problems, arrows)
 }
 
 #[test]
@@ -91,12 +161,6 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
         }
     }
     parts
-}
-
-/// A module's part: its layer and the module under it (`wire::route` for
-/// `wire::route::pool`), or the layer alone for the layer's own `mod.rs`.
-fn part_of(module: &[String]) -> String {
-    module.iter().take(2).cloned().collect::<Vec<_>>().join("::")
 }
 
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
@@ -217,6 +281,9 @@ fn ident_before(chars: &[char], i: usize) -> bool {
 /// gives `crate::a::b` and `crate::c`.
 fn paths(code: &str) -> Vec<(Vec<String>, Vec<String>)> {
     let tokens = tokenize(code);
+    // The modules declared here in files of their own: `mod name;`.
+    let children: BTreeSet<String> =
+        tokens.windows(3).filter(|w| w[0] == "mod" && w[2] == ";").map(|w| w[1].clone()).collect();
     let mut found = Vec::new();
     // The inline modules open here, each with the brace depth it opened at.
     let mut inline: Vec<(String, usize)> = Vec::new();
@@ -239,11 +306,13 @@ fn paths(code: &str) -> Vec<(Vec<String>, Vec<String>)> {
             }
             _ => {}
         }
-        let starts = matches!(tokens[i].as_str(), "crate" | "super" | "self")
-            && tokens.get(i + 1).map(String::as_str) == Some("::")
-            && (i == 0 || tokens[i - 1] != "::");
-        if starts {
-            let mut prefix = vec![tokens[i].clone()];
+        let head = tokens.get(i + 1).map(String::as_str) == Some("::") && (i == 0 || tokens[i - 1] != "::");
+        // A path from a module this file declares (`mod child;` … `use child::Item`) is
+        // `self::child::Item`: a parent importing its child is an arrow like any other.
+        let child = head && children.contains(&tokens[i]);
+        if head && (child || matches!(tokens[i].as_str(), "crate" | "super" | "self")) {
+            let mut prefix =
+                if child { vec!["self".to_owned(), tokens[i].clone()] } else { vec![tokens[i].clone()] };
             let mut here = Vec::new();
             i = tree(&tokens, i + 1, &mut prefix, &mut here);
             let within: Vec<String> = inline.iter().map(|(name, _)| name.clone()).collect();
@@ -355,7 +424,7 @@ fn resolve(here: &[String], path: &[String], modules: &BTreeSet<Vec<String>>) ->
     Some(at)
 }
 
-/// The loops among parts: each strongly connected set of more than one part, as a walk.
+/// The loops among modules: each strongly connected set of more than one, sorted.
 fn loops(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     let nodes: BTreeSet<&String> = edges.keys().chain(edges.values().flatten()).collect();
     let reaches = |from: &String| -> BTreeSet<String> {
