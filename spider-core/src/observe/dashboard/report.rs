@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{with_data, Board};
+use super::board::{with_data, Board};
 use crate::error::Error;
 use crate::observe::summary::Summary;
 
@@ -71,7 +71,7 @@ mod tests {
         assert!(html.contains("shop: 3 pages, 2 items"), "the summary as printed");
         assert_eq!(
             html.matches("</script>").count(),
-            crate::observe::dashboard::PAGE.matches("</script>").count()
+            crate::observe::dashboard::board::PAGE.matches("</script>").count()
         );
         assert!(html.contains(r"https://shop.example/\u003c/script>\u003cb>"));
         let left: Vec<_> = std::fs::read_dir(&dir).into_iter().flatten().flatten().collect();

@@ -2,7 +2,7 @@
 
 use spider_settings::Config;
 
-use super::{CacheWrite, Cached};
+use super::entry::{CacheWrite, Cached};
 use crate::error::Error;
 use crate::request::Request;
 use crate::sinks::warc::{Archive, Stored};

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use reqwest::StatusCode;
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{keeps, Body, CacheWrite, Cached, EntryBody};
+use super::entry::{keeps, Body, CacheWrite, Cached, EntryBody};
 use crate::error::Error;
 use crate::observe::tables::unix_ms;
 use crate::request::headers::StoredHeaders;
@@ -247,7 +247,7 @@ impl std::fmt::Debug for HttpCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schedule::cache::Entry;
+    use crate::schedule::cache::entry::Entry;
 
     #[test]
     fn a_resume_forgets_the_answers_whose_records_its_archive_cuts_off() -> Result<(), Error> {
