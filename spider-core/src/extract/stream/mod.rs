@@ -19,11 +19,11 @@
 
 mod collect;
 mod entities;
+mod plan;
 mod scan;
 mod select;
 mod shape;
 
-use spider_settings::{Combinator, StreamSelector};
 use url::Url;
 
 use crate::extract::facts::{Facts, PageField};
@@ -31,103 +31,8 @@ use crate::extract::field::{attribute_value, Reader, Source};
 use crate::extract::json_ld::JsonLd;
 
 pub(crate) use collect::Streamed;
-
-/// One `#[css]` field of a derived item, as its plan lists it.
-#[derive(Debug, Clone, Copy)]
-pub struct FieldRead {
-    /// The field's selector, in the streaming subset.
-    pub css: &'static str,
-    /// What it reads: the text or an attribute (never `html`, which does not stream).
-    pub source: Source,
-}
-
-/// What one pass collects, compiled once per spider: the distinct selectors of the
-/// item's fields and of the link rules, and what each needs from its matches.
-#[derive(Debug)]
-pub(crate) struct Plan {
-    selectors: Vec<Wanted>,
-    /// Per item field: its selector's index.
-    fields: Vec<usize>,
-    /// Per link rule: its selector's index.
-    rules: Vec<usize>,
-    /// Whether some selector could tell a `<tbody>` the tree builder adds.
-    sees_tbody: bool,
-}
-
-#[derive(Debug)]
-struct Wanted {
-    css: &'static str,
-    parsed: StreamSelector,
-    text: bool,
-    attributes: Vec<&'static str>,
-}
-
-impl Plan {
-    /// The plan for an item reading `fields` and link rules on `rules`; `None` when
-    /// one of them does not stream (the spider then uses the DOM).
-    pub(crate) fn new(fields: &[FieldRead], rules: &[&'static str]) -> Option<Plan> {
-        let mut plan =
-            Plan { selectors: Vec::new(), fields: Vec::new(), rules: Vec::new(), sees_tbody: false };
-        for field in fields {
-            let at = plan.selector(field.css)?;
-            match field.source {
-                Source::Text => plan.selectors[at].text = true,
-                Source::Attr(name) => plan.wants_attribute(at, name),
-                Source::Html => return None,
-            }
-            plan.fields.push(at);
-        }
-        for css in rules {
-            let at = plan.selector(css)?;
-            plan.wants_attribute(at, "href");
-            plan.rules.push(at);
-        }
-        Some(plan)
-    }
-
-    fn selector(&mut self, css: &'static str) -> Option<usize> {
-        if let Some(at) = self.selectors.iter().position(|wanted| wanted.css == css) {
-            return Some(at);
-        }
-        let parsed = spider_settings::stream_selector(css).ok()?;
-        self.sees_tbody |= sees_tbody(&parsed);
-        self.selectors.push(Wanted { css, parsed, text: false, attributes: Vec::new() });
-        Some(self.selectors.len() - 1)
-    }
-
-    /// Read `html`, the page's decoded text: what each selector matches, or why the page
-    /// does not stream (see `shape.rs`) and must be read from the DOM. With
-    /// `skip_hidden`, the links a person cannot see are to be skipped, which only the DOM
-    /// can tell: a page that may hide one does not stream when the plan reads links.
-    pub(crate) fn run(&self, html: &str, skip_hidden: bool) -> Result<Streamed, &'static str> {
-        if html.contains('\0') {
-            return Err("a NUL character, which the tree builder drops or replaces");
-        }
-        scan::run(html, self, skip_hidden && !self.rules.is_empty())
-    }
-
-    fn wants_attribute(&mut self, at: usize, name: &'static str) {
-        let attributes = &mut self.selectors[at].attributes;
-        if !attributes.contains(&name) {
-            attributes.push(name);
-        }
-    }
-}
-
-/// Whether `selector` could match differently with the `<tbody>` html5ever puts between
-/// a `<table>` and a `<tr>` written right in it: when it names `tbody`, or a child
-/// combinator's right side could be a `<tr>` (its type is `tr`, or it has none).
-/// Over-counting is harmless: such a spider's pages with bare rows use the DOM.
-fn sees_tbody(selector: &StreamSelector) -> bool {
-    selector.alternatives.iter().any(|complex| {
-        let names_tbody = complex.compounds.iter().any(|compound| compound.name.as_deref() == Some("tbody"));
-        let child_may_be_a_row =
-            complex.combinators.iter().zip(complex.compounds.iter().skip(1)).any(|(combinator, right)| {
-                *combinator == Combinator::Child && right.name.as_deref().is_none_or(|name| name == "tr")
-            });
-        names_tbody || child_may_be_a_row
-    })
-}
+pub use plan::FieldRead;
+pub(crate) use plan::Plan;
 
 /// What a page's pass found, with the page's facts: what a streamed item is read from.
 #[derive(Debug)]

@@ -12,9 +12,9 @@ use memchr::{memchr, memmem};
 
 use super::collect::{Collector, Streamed, TextKind};
 use super::entities::{decode, Context};
+use super::plan::Plan;
 use super::select::{any_compound_matches, matches, Element};
 use super::shape::{is_implied, Attribute, Shape};
-use super::Plan;
 use crate::extract::hidden::{element_hides, Hides};
 
 /// A selector matches `<html>`, `<head>` or `<body>`, which the DOM may have where the
@@ -22,10 +22,23 @@ use crate::extract::hidden::{element_hides, Hides};
 const IMPLIED_MATCH: &str =
     "a selector matching `<html>`, `<head>` or `<body>`, which the DOM may have where the page does not";
 
+impl Plan {
+    /// Read `html`, the page's decoded text: what each selector matches, or why the page
+    /// does not stream (see `shape.rs`) and must be read from the DOM. With
+    /// `skip_hidden`, the links a person cannot see are to be skipped, which only the DOM
+    /// can tell: a page that may hide one does not stream when the plan reads links.
+    pub(crate) fn run(&self, html: &str, skip_hidden: bool) -> Result<Streamed, &'static str> {
+        if html.contains('\0') {
+            return Err("a NUL character, which the tree builder drops or replaces");
+        }
+        run(html, self, skip_hidden && !self.rules.is_empty())
+    }
+}
+
 /// Read `html` with `plan`: what its selectors match, or why the page must be read from
 /// the DOM. With `watch_hidden`, each match knows whether it is hidden as a link, by the
 /// elements open around it and its own attributes.
-pub(super) fn run(html: &str, plan: &Plan, watch_hidden: bool) -> Result<Streamed, &'static str> {
+fn run(html: &str, plan: &Plan, watch_hidden: bool) -> Result<Streamed, &'static str> {
     let mut scan = Scan {
         html,
         plan,

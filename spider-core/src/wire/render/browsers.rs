@@ -13,7 +13,8 @@ use futures_util::StreamExt;
 use spider_settings::Config;
 use tokio::sync::{Mutex, RwLock, Semaphore};
 
-use super::{page, Job, RenderError, Rendered, Subrequests};
+use super::job::{Job, RenderError, Rendered, Subrequests};
+use super::page;
 
 /// How often, in pages, a browser's memory is read.
 const RSS_EVERY: usize = 10;

@@ -26,7 +26,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Method;
 use tokio::time::Instant;
 
-use super::{Job, RenderError, Rendered, Subrequests, Waited};
+use super::job::{Job, RenderError, Rendered, Subrequests, Waited};
 use crate::request::Request;
 
 /// How long the page's network must be still to count as quiet.
