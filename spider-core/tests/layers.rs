@@ -31,7 +31,6 @@ const KNOWN_LOOPS: &[&str] = &[
     "schedule::fleet -> schedule::fleet::fill -> schedule::fleet::frontier -> schedule::fleet::report -> schedule::fleet::starts -> schedule::fleet::syncer",
     "schedule::frontier -> schedule::frontier::crawl_frontier -> schedule::frontier::memory -> schedule::frontier::rules",
     "schedule::state -> schedule::state::checkpointer -> schedule::state::frontier -> schedule::state::inspect -> schedule::state::open -> schedule::state::sums",
-    "sinks -> sinks::encode -> sinks::sink",
     "sinks::store -> sinks::store::postgres -> sinks::store::rows -> sinks::store::s3 -> sinks::store::sqlite",
 ];
 

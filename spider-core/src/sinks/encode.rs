@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 use spider_settings::{Config, ItemsFile, StoreUri};
 
+use super::format::Format;
 use super::item_type::item_type;
-use super::Format;
 use crate::error::Error;
 
 /// Encodes a page's items for the items files and the tables. Stateless, so every task

@@ -3,7 +3,9 @@
 use std::io::Write as _;
 use std::path::Path;
 
-use super::{AppendFile, Compression, Format, Records};
+use super::encode::Records;
+use super::file::AppendFile;
+use super::format::{Compression, Format};
 use crate::error::Error;
 
 /// How much of the output file is committed: its length and the items in it.
