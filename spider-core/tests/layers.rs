@@ -29,7 +29,6 @@ const KNOWN_LOOPS: &[&str] = &[
     "engine -> engine::commit -> engine::dispatch -> engine::open -> engine::protocol -> engine::render -> engine::task -> engine::task::items -> engine::task::sitemap",
     "probe -> probe::plan -> probe::ramp -> probe::report -> probe::search -> probe::sizes -> probe::step",
     "schedule::fleet -> schedule::fleet::fill -> schedule::fleet::frontier -> schedule::fleet::report -> schedule::fleet::starts -> schedule::fleet::syncer",
-    "schedule::frontier -> schedule::frontier::crawl_frontier -> schedule::frontier::memory -> schedule::frontier::rules",
     "schedule::state -> schedule::state::checkpointer -> schedule::state::frontier -> schedule::state::inspect -> schedule::state::open -> schedule::state::sums",
     "sinks::store -> sinks::store::postgres -> sinks::store::rows -> sinks::store::s3 -> sinks::store::sqlite",
 ];

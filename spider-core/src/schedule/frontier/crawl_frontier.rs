@@ -10,7 +10,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use url::Url;
 
-use super::Frontier;
+use super::queue::Frontier;
 use crate::error::Error;
 use crate::extract::item::ItemKey;
 use crate::observe::counters::Counts;

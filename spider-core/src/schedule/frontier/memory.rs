@@ -6,7 +6,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use tokio::time::Instant;
 
-use super::{CrawlFrontier, Enqueued, Frontier, Rules};
+use super::crawl_frontier::CrawlFrontier;
+use super::queue::{Enqueued, Frontier};
+use super::rules::Rules;
 use crate::error::Error;
 use crate::request::canonical::Fingerprint;
 use crate::request::host::{host_key, HostKey};

@@ -1,8 +1,8 @@
 //! What every frontier turns away before looking at its seen-set: other sites, and
 //! requests deeper than `max_depth`.
 
+use super::queue::Enqueued;
 use super::scope::Scope;
-use super::Enqueued;
 use crate::request::Request;
 use spider_settings::Config;
 
