@@ -30,7 +30,6 @@ const KNOWN_LOOPS: &[&str] = &[
     "probe -> probe::plan -> probe::ramp -> probe::report -> probe::search -> probe::sizes -> probe::step",
     "schedule::fleet -> schedule::fleet::fill -> schedule::fleet::frontier -> schedule::fleet::report -> schedule::fleet::starts -> schedule::fleet::syncer",
     "schedule::state -> schedule::state::checkpointer -> schedule::state::frontier -> schedule::state::inspect -> schedule::state::open -> schedule::state::sums",
-    "sinks::store -> sinks::store::postgres -> sinks::store::rows -> sinks::store::s3 -> sinks::store::sqlite",
 ];
 
 #[test]

@@ -7,7 +7,7 @@ use tokio_postgres::{Client, Config, Error as PgError};
 
 use super::postgres_tls::postgres_tls;
 use super::rows::{Column, Rows};
-use super::{Chunk, Table, Trouble};
+use super::table::{Chunk, Table, Trouble};
 use crate::error::Error;
 
 pub(super) struct Postgres {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::Chunk;
+use super::table::Chunk;
 
 /// The type of a column, as the items' values show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

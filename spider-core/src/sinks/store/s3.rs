@@ -9,7 +9,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, WriteMultipart};
 use spider_settings::{S3Bucket, StoreUri};
 
-use super::{Batching, Chunk, Table, Trouble};
+use super::table::{Batching, Chunk, Table, Trouble};
 use crate::error::Error;
 use crate::sinks::{compress, Compression};
 

@@ -8,7 +8,7 @@ use rusqlite::{params, Connection, ErrorCode};
 use spider_settings::StoreUri;
 
 use super::rows::{Column, Rows};
-use super::{Chunk, Table, Trouble};
+use super::table::{Chunk, Table, Trouble};
 
 pub(super) struct Sqlite {
     /// Moved onto a blocking thread for each call, and back.
