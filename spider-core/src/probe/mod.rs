@@ -64,6 +64,7 @@ mod ramp;
 mod sizes;
 // `ProbeReport` and `ProbeStep`, and the report as a table
 mod report;
+mod tuning;
 
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -82,20 +83,6 @@ use ramp::{ramp, Start};
 pub use report::{ProbeReport, ProbeStep};
 use search::Search;
 use send::{Sample, Target};
-
-/// The share of the highest clean rate reported as safe.
-const MARGIN: f64 = 0.9;
-/// How much faster each ramp step goes than the last clean one.
-const GROWTH: f64 = 1.5;
-/// The bisection stops when the blocked rate is within this factor of the clean one.
-const PRECISION: f64 = 1.05;
-/// A step lasts long enough for at least this many requests, whatever its `step`.
-const MIN_STEP_REQUESTS: f64 = 3.0;
-/// A clean step that got less than this share of the rate asked could not go faster:
-/// the ramp ends there rather than asking for rates it cannot send.
-const SATURATED: f64 = 0.8;
-/// The slowest rate tried when even the start rate is blocked: one request a minute.
-const FLOOR_RPS: f64 = 1.0 / 60.0;
 
 /// Find the fastest rate the config's start URLs take without blocking, and the
 /// `#[spider(...)]` line for it: a ramp ×1.5 a step while the steps stay clean, then a

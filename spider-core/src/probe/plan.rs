@@ -3,12 +3,10 @@
 
 use std::time::Duration;
 
-#[cfg(doc)]
-use super::probe;
-use super::FLOOR_RPS;
+use super::tuning::FLOOR_RPS;
 use crate::error::Error;
 
-/// How long and how hard a [`probe`] may push.
+/// How long and how hard a [`probe`](fn@crate::probe) may push.
 ///
 /// # Examples
 ///

@@ -6,11 +6,13 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::plan::ProbePlan;
+use super::report::{ProbeReport, ProbeStep};
 use super::search::{Next, Search};
 use super::send::Sample;
 use super::sizes::{planned_requests, slots_for, step_length};
 use super::step::{run_step, Pace};
-use super::{ProbePlan, ProbeReport, ProbeStep, MARGIN, SATURATED};
+use super::tuning::{MARGIN, SATURATED};
 
 /// Where the ramp starts from: the clock, what was spent before it, the latency seen.
 pub(super) struct Start {

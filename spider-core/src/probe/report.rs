@@ -5,12 +5,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-#[cfg(doc)]
-use super::probe;
 use super::sizes::rpm_of;
-use super::MARGIN;
+use super::tuning::MARGIN;
 
-/// One rate held for one step of a [`probe`], and what the site made of it.
+/// One rate held for one step of a [`probe`](fn@crate::probe), and what the site made of it.
 ///
 /// # Examples
 ///
@@ -47,7 +45,7 @@ pub struct ProbeStep {
     pub first_trouble: Option<String>,
 }
 
-/// What a [`probe`] found: its steps, the safe rate, and why it stopped.
+/// What a [`probe`](fn@crate::probe) found: its steps, the safe rate, and why it stopped.
 ///
 /// # Examples
 ///

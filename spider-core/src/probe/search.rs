@@ -1,7 +1,7 @@
 //! The rate search: which rate the next step holds, from the highest clean rate and the
 //! lowest blocked one seen so far.
 
-use super::{FLOOR_RPS, GROWTH, PRECISION};
+use super::tuning::{FLOOR_RPS, GROWTH, PRECISION};
 
 /// The rate search: ramp up while clean, then bisect between the highest clean rate and
 /// the lowest blocked one.

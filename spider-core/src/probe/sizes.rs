@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::MIN_STEP_REQUESTS;
+use super::tuning::MIN_STEP_REQUESTS;
 
 /// How long a step at `rps` lasts: `step`, or long enough for a few requests.
 pub(super) fn step_length(step: Duration, rps: f64) -> Duration {

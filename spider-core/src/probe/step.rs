@@ -7,9 +7,9 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::{sleep_until, Instant};
 
+use super::report::ProbeStep;
 use super::send::{Outcome, Sample};
 use super::sizes::{achieved, is_clean, percentile};
-use super::ProbeStep;
 
 /// What one step sent and got back.
 pub(super) struct StepRun {
