@@ -100,7 +100,7 @@ mod tests {
     use crate::schedule::frontier::Frontier;
     use spider_settings::Config;
 
-    use crate::schedule::state::StateFrontier;
+    use crate::schedule::state::frontier::StateFrontier;
 
     /// The writer holds a transaction open between commits, so copying the log back never
     /// let SQLite start it over: it grew for the whole crawl (15 GB at 10,000,000 URLs).

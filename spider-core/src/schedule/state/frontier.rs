@@ -716,7 +716,7 @@ impl Durable for StateFrontier {
         let outputs =
             self.outputs.iter().zip(checkpoint.outputs).enumerate().map(|(at, (path, committed))| {
                 let row = (committed.bytes, committed.items, committed.tail);
-                (super::output_role(at), Some(path.as_str()), Some(row))
+                (super::schema::output_role(at), Some(path.as_str()), Some(row))
             });
         let files = [
             (
@@ -879,10 +879,10 @@ mod tests {
         let scratch = Scratch::new("identities");
         let path = scratch.0.join("t.state");
         let config = Config::new("t");
-        drop(crate::schedule::state::open(&path, &config, false).unwrap());
+        drop(crate::schedule::state::open::open(&path, &config, false).unwrap());
         // A file written before the identities table existed.
         rusqlite::Connection::open(&path).unwrap().execute("DROP TABLE identities", []).unwrap();
-        let mut opened = crate::schedule::state::open(&path, &config, false).unwrap();
+        let mut opened = crate::schedule::state::open::open(&path, &config, false).unwrap();
         assert!(opened.identities.is_empty());
         let saved =
             SavedIdentity { key: "host:http://h.example:80".into(), agent: None, cookies: "{}".into() };
@@ -900,7 +900,7 @@ mod tests {
         };
         opened.frontier.checkpoint(&checkpoint).unwrap();
         drop(opened);
-        let mut opened = crate::schedule::state::open(&path, &config, false).unwrap();
+        let mut opened = crate::schedule::state::open::open(&path, &config, false).unwrap();
         assert_eq!(opened.identities, [saved]);
         // Retired since: gone from the file.
         let gone =
@@ -908,7 +908,7 @@ mod tests {
         let checkpoint = Checkpoint { identities: Some(gone), ..checkpoint };
         opened.frontier.checkpoint(&checkpoint).unwrap();
         drop(opened);
-        assert!(crate::schedule::state::open(&path, &config, false).unwrap().identities.is_empty());
+        assert!(crate::schedule::state::open::open(&path, &config, false).unwrap().identities.is_empty());
     }
 
     #[test]

@@ -18,8 +18,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use serde::Serialize;
 
 use super::open::check_header;
-use super::SCHEMA_VERSION;
-use super::{sidecar, uri};
+use super::schema::{sidecar, uri, SCHEMA_VERSION};
 use crate::error::Error;
 use crate::observe::counters::Counts;
 use crate::observe::tables::{date, elapsed, table};
@@ -264,7 +263,7 @@ fn read(path: &Path, conn: &Connection) -> Result<StateReport, Error> {
             .into_iter()
             .collect();
     let fact = |key: &str| facts.get(key).cloned().unwrap_or_default();
-    if !super::reads_version(facts.get("schema_version").map(String::as_str)) {
+    if !super::schema::reads_version(facts.get("schema_version").map(String::as_str)) {
         let found = facts.get("schema_version").map_or("(none)", String::as_str);
         return Err(refuse(format!(
             "has schema version {found}, and this Spiderling reads version {SCHEMA_VERSION}; inspect it with \
@@ -378,7 +377,7 @@ fn read(path: &Path, conn: &Connection) -> Result<StateReport, Error> {
         .map(|(at, line)| {
             let path = spider_settings::ItemsFile::new(line).path.display().to_string();
             let path = path.as_str();
-            let role = super::output_role(at);
+            let role = super::schema::output_role(at);
             let (bytes, items) = committed
                 .iter()
                 .find(|(recorded_role, recorded, _, _)| *recorded_role == role && recorded == path)

@@ -12,7 +12,7 @@ use rusqlite::{params, Connection, OpenFlags};
 
 use super::checkpointer::Checkpointer;
 use super::frontier::{Clock, Recent, StateFrontier, MERGE_SEEN_AT};
-use super::{sidecar, uri, SCHEMA_VERSION};
+use super::schema::{sidecar, uri, SCHEMA_VERSION};
 use crate::error::Error;
 use crate::extract::item::ItemKey;
 use crate::observe::counters::Counts;
@@ -91,7 +91,7 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
         }
         remove_unfinished_creations(path);
         if !path.exists() {
-            create(path, config.name(), &super::output_fact(&outputs, &config.outputs))?;
+            create(path, config.name(), &super::schema::output_fact(&outputs, &config.outputs))?;
         }
         lock(path)?
     };
@@ -112,8 +112,8 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
          {IDENTITIES}",
     ))
     .map_err(store)?;
-    super::add_columns(&conn, "outbox", &[("item_type", "TEXT")]).map_err(store)?;
-    super::add_columns(&conn, "files", &[("tail", "INTEGER")]).map_err(store)?;
+    super::schema::add_columns(&conn, "outbox", &[("item_type", "TEXT")]).map_err(store)?;
+    super::schema::add_columns(&conn, "files", &[("tail", "INTEGER")]).map_err(store)?;
     let version: String = conn
         .query_row("SELECT value FROM crawl WHERE key = 'schema_version'", [], |row| row.get(0))
         .map_err(store)?;
@@ -192,7 +192,7 @@ fn decide(
         )),
     })?;
     let fact = |key: &str| facts.get(key).map(String::as_str);
-    if !super::reads_version(fact("schema_version")) {
+    if !super::schema::reads_version(fact("schema_version")) {
         return Err(refuse(format!(
             "has schema version {}, and this Spiderling reads version {SCHEMA_VERSION}; finish the crawl with \
              the Spiderling that wrote it, or start over with --fresh",
@@ -207,7 +207,7 @@ fn decide(
             config.name()
         )));
     }
-    let written = super::output_fact(outputs, &config.outputs);
+    let written = super::schema::output_fact(outputs, &config.outputs);
     if fact("output").unwrap_or_default() != written {
         let shown = |paths: &str| match paths {
             "" => "no output file".to_owned(),
@@ -231,7 +231,7 @@ fn decide(
     let outputs_committed: Vec<Committed> = outputs
         .iter()
         .enumerate()
-        .map(|(at, path)| match committed(&super::output_role(at), Some(path)) {
+        .map(|(at, path)| match committed(&super::schema::output_role(at), Some(path)) {
             Some(file) => Committed { bytes: file.bytes, items: file.records, tail: file.tail },
             None => Committed::default(),
         })
@@ -443,7 +443,7 @@ fn build(temporary: &Path, spider: &str, outputs: &str) -> rusqlite::Result<()> 
     let conn = Connection::open(temporary)?;
     conn.execute_batch(&format!(
         "PRAGMA journal_mode = DELETE; PRAGMA synchronous = FULL; BEGIN; {} ",
-        super::SCHEMA
+        super::schema::SCHEMA
     ))?;
     let facts = [
         ("schema_version", SCHEMA_VERSION.to_string()),

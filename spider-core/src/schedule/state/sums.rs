@@ -113,7 +113,7 @@ pub(super) fn check(
 
 /// Give a file of a version without sums its sums, in the open's transaction.
 pub(super) fn upgrade(conn: &Connection) -> rusqlite::Result<()> {
-    super::add_columns(conn, "requests", &[("sum", "INTEGER")])?;
+    super::schema::add_columns(conn, "requests", &[("sum", "INTEGER")])?;
     let sums = {
         let mut select = conn.prepare(&format!("SELECT id, {COVERED} FROM requests WHERE sum IS NULL"))?;
         let mut rows = select.query([])?;
