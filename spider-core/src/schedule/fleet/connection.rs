@@ -279,6 +279,34 @@ impl ConnectionLike for Connection {
     }
 }
 
+/// What to tell the user when Redis could not be reached or refused us, in words of
+/// their own: redis-rs reports a password Redis wants inside a transaction as
+/// `Transaction aborted: [(Index 18446744073709551615, ...NOAUTH...)]`. `None` for any
+/// other error.
+pub(super) fn refusal(address: &Address, error: &redis::RedisError) -> Option<String> {
+    let text = error.to_string();
+    let password =
+        "give it in the URL (redis://:PASSWORD@HOST:PORT/DB, or env:VAR naming a variable that holds it)";
+    if error.code() == Some("NOAUTH") || text.contains("NOAUTH") {
+        Some(format!("it wants a password, and the address gives none; {password}"))
+    } else if error.kind() == redis::ErrorKind::AuthenticationFailed
+        || error.code() == Some("WRONGPASS")
+        || text.contains("WRONGPASS")
+    {
+        Some(format!("it refused the password the address gives; {password}"))
+    } else if ["certificate", "tls", "fatal alert"].iter().any(|word| text.to_lowercase().contains(word)) {
+        let problem = address.hide(&text);
+        Some(format!(
+            "{problem}; over TLS (rediss://) the server's certificate is checked against cacert=FILE, else the system's roots, and cert=FILE&key=FILE give a client certificate"
+        ))
+    } else if error.is_io_error() || error.is_connection_refusal() || error.is_timeout() {
+        let problem = address.hide(&text);
+        Some(format!("{problem}; is redis-server running there? start it, or fix the host, port or database"))
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::slot;

@@ -14,7 +14,7 @@ use super::connection::{Connection, Redis};
 use super::messages::{self, Reply, Round};
 use super::parts::prefix;
 use super::parts::{self, Parts};
-use super::{round_call, ROUND};
+use super::scripts::{round_call, ROUND};
 use crate::error::Error;
 use crate::request::host::host_key;
 use crate::request::Request;

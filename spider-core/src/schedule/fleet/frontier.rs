@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::messages::{self, Queues, Round};
-use super::START_JITTER;
+use super::rate::START_JITTER;
 use crate::error::Error;
 use crate::observe::counters::Counts;
 use crate::request::canonical::Fingerprint;

@@ -36,7 +36,9 @@ mod item_keys;
 mod messages;
 mod outputs;
 mod parts;
+mod rate;
 mod report;
+mod scripts;
 mod starts;
 mod syncer;
 
@@ -50,47 +52,23 @@ pub(crate) use frontier::FleetFrontier;
 pub(crate) use item_keys::FleetKeys;
 pub use outputs::FleetOutput;
 pub use parts::prefix;
+pub(crate) use parts::CRAWLS;
 pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetWorker, WorkerState};
 pub(crate) use starts::SpareStarts;
 
 use self::clock::RedisClock;
+use self::connection::refusal;
 use self::connection::Redis;
 use self::frontier::Link;
 use self::messages::Round;
+use self::outputs::hostname;
 use self::parts::Parts;
+use self::rate::spacing_ms;
 use self::syncer::Syncer;
 use crate::error::Error;
 use crate::sinks::Committed;
 use spider_settings::Config;
-use spider_settings::{RateCeiling, RedisAddress as Address};
-
-/// The script of a round.
-const ROUND: &str = include_str!("round.lua");
-/// The script that reserves starts under the rate ceiling of a crawl in parts.
-const RESERVE: &str = include_str!("reserve.lua");
-/// The script that counts one part's queues.
-const COUNT: &str = include_str!("count.lua");
-
-/// A call of the round script for `worker` on the crawl at `prefix`: the round's JSON,
-/// then each request it enqueues. The crawl's `meta` key is named so that a cluster
-/// client sends it to the master of the crawl's slot.
-fn round_call<'a>(
-    script: &'a redis::Script,
-    prefix: &str,
-    worker: &str,
-    json: &str,
-    requests: &[String],
-) -> redis::ScriptInvocation<'a> {
-    let mut call = script.key(format!("{prefix}:meta"));
-    call.arg(prefix).arg(worker).arg(json);
-    for request in requests {
-        call.arg(request);
-    }
-    call
-}
-
-/// The set of every crawl a Redis holds, for `spiderling fleet`.
-pub(crate) const CRAWLS: &str = "spiderling:crawls";
+use spider_settings::RedisAddress as Address;
 
 /// A worker's membership of the fleet, to end when its crawl ends. Dropped without
 /// leaving (the crawl failed to start), it stops its syncer: the leases it took run out.
@@ -119,34 +97,6 @@ impl Membership {
 impl Drop for Membership {
     fn drop(&mut self) {
         self.syncer.abort();
-    }
-}
-
-/// What to tell the user when Redis could not be reached or refused us, in words of
-/// their own: redis-rs reports a password Redis wants inside a transaction as
-/// `Transaction aborted: [(Index 18446744073709551615, ...NOAUTH...)]`. `None` for any
-/// other error.
-fn refusal(address: &Address, error: &redis::RedisError) -> Option<String> {
-    let text = error.to_string();
-    let password =
-        "give it in the URL (redis://:PASSWORD@HOST:PORT/DB, or env:VAR naming a variable that holds it)";
-    if error.code() == Some("NOAUTH") || text.contains("NOAUTH") {
-        Some(format!("it wants a password, and the address gives none; {password}"))
-    } else if error.kind() == redis::ErrorKind::AuthenticationFailed
-        || error.code() == Some("WRONGPASS")
-        || text.contains("WRONGPASS")
-    {
-        Some(format!("it refused the password the address gives; {password}"))
-    } else if ["certificate", "tls", "fatal alert"].iter().any(|word| text.to_lowercase().contains(word)) {
-        let problem = address.hide(&text);
-        Some(format!(
-            "{problem}; over TLS (rediss://) the server's certificate is checked against cacert=FILE, else the system's roots, and cert=FILE&key=FILE give a client certificate"
-        ))
-    } else if error.is_io_error() || error.is_connection_refusal() || error.is_timeout() {
-        let problem = address.hide(&text);
-        Some(format!("{problem}; is redis-server running there? start it, or fix the host, port or database"))
-    } else {
-        None
     }
 }
 
@@ -339,27 +289,4 @@ fn output_file(config: &Config) -> Result<Option<String>, Error> {
                 .map_err(|source| Error::Io { path: path.to_owned(), source })
         })
         .transpose()
-}
-
-/// The least time between two starts of the fleet under `ceiling`, 0 for none. Starts
-/// leave from several machines, each some milliseconds after the time Redis gave it; the
-/// spacing has room for [`START_JITTER`] of such delay in each window of the ceiling, so
-/// no window holds more than it allows.
-fn spacing_ms(ceiling: RateCeiling) -> f64 {
-    let Some(count) = ceiling.requests() else { return 0.0 };
-    (ceiling.per() + START_JITTER).as_secs_f64() * 1000.0 / f64::from(count.get())
-}
-
-/// How much later than the time Redis gave it a start may leave, on one worker against
-/// another. A leased request that would leave later takes a fresh start (`SpareStarts`).
-pub(super) const START_JITTER: Duration = Duration::from_millis(25);
-
-/// This machine's name, to tell workers apart in `spiderling fleet`.
-pub(super) fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|name| name.trim().to_owned())
-        .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| "worker".to_owned())
 }

@@ -180,6 +180,16 @@ fn join(format: Format, parts: &[Vec<u8>]) -> Vec<u8> {
     merged
 }
 
+/// This machine's name, to tell workers apart in `spiderling fleet`.
+pub(super) fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "worker".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

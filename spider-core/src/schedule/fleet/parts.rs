@@ -25,6 +25,9 @@ use std::collections::HashMap;
 use super::connection::Connection;
 use super::messages::Round;
 
+/// The set of every crawl a Redis holds, for `spiderling fleet`.
+pub(crate) const CRAWLS: &str = "spiderling:crawls";
+
 /// The key prefix of a crawl, or of a part of one: its name is the hash tag of all its
 /// keys, so that on a Redis Cluster they share one slot and a round's script may touch
 /// any of them.

@@ -19,7 +19,7 @@ use super::connection::{Connection, Redis};
 use super::outputs::FleetOutput;
 use super::parts::prefix;
 use super::parts::Parts;
-use super::CRAWLS;
+use super::parts::CRAWLS;
 use crate::error::Error;
 use crate::observe::counters::Counts;
 use crate::observe::tables::{date, elapsed, table, unix_ms};
@@ -130,7 +130,7 @@ impl FleetCrawl {
     /// # }
     /// ```
     pub fn merge(&self, out: &std::path::Path) -> Result<u64, Error> {
-        super::outputs::merge(&self.outputs, &super::hostname(), out)
+        super::outputs::merge(&self.outputs, &super::outputs::hostname(), out)
     }
 }
 
@@ -278,7 +278,7 @@ impl FleetReport {
 /// A Redis error as ours: not reaching Redis, or being refused by it, is a matter of
 /// the address or the password (exit code 2); anything else a failed read.
 fn failure(address: &Address, error: &RedisError) -> Error {
-    match super::refusal(address, error) {
+    match super::connection::refusal(address, error) {
         Some(refusal) => Error::Config(format!("cannot read the fleet's Redis at {address}: {refusal}")),
         None => Error::Fleet {
             address: address.to_string(),
@@ -408,7 +408,7 @@ async fn read_crawl(connection: &mut Connection, id: String, now_ms: i64) -> red
     } else {
         FleetStatus::Stalled
     };
-    let here = super::hostname();
+    let here = super::outputs::hostname();
     let mut files: Vec<(String, String)> = files.into_iter().collect();
     files.sort();
     let outputs = files

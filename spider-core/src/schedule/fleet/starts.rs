@@ -10,8 +10,8 @@ use std::time::Duration;
 use redis::Script;
 
 use super::connection::Connection;
+use super::scripts::RESERVE;
 use super::syncer::bounded;
-use super::RESERVE;
 
 /// The crawl's rate bucket, for starts taken one at a time.
 pub(crate) struct SpareStarts {

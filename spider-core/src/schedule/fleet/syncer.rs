@@ -18,7 +18,7 @@ use super::messages::{self, Queues, Reply, Round};
 use super::parts::Parts;
 use spider_settings::RedisAddress as Address;
 
-use super::{round_call, COUNT, RESERVE, ROUND};
+use super::scripts::{round_call, COUNT, RESERVE, ROUND};
 use crate::error::Error;
 use crate::request::host::HostKey;
 use crate::schedule::frontier::FleetAnswers;
