@@ -33,10 +33,12 @@ mod open;
 mod protocol;
 mod render;
 mod retry_plan;
+mod shared;
 mod start_list;
 #[cfg(feature = "render")]
 mod subrequests;
 mod task;
+mod tier;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -47,7 +49,8 @@ use admission::Admission;
 use commit::Commit;
 use dispatch::{Dispatcher, Inputs, Watchers};
 use limits::Limits;
-use open::{open_files, open_frontier, OpenedFrontier, PreviousRuns, Watch};
+use open::{open_files, open_frontier, Background, OpenedFrontier, PreviousRuns, Watch};
+use shared::Shared;
 use start_list::ListReader;
 
 use crate::error::Error;
@@ -59,11 +62,9 @@ use crate::request::Request;
 use crate::schedule::cache::HttpCache;
 use crate::schedule::frontier::Scope;
 use crate::schedule::frontier::{CrawlFrontier, Enqueued};
-use crate::schedule::item_keys::KeptKeys;
 use crate::schedule::throttle::RateGate;
 use crate::sinks::store::Outbox;
 use crate::sinks::Encoder;
-use crate::spider::pipeline::Sort;
 use crate::spider::start::Start;
 use crate::spider::Spider;
 use crate::wire::Exchange;
@@ -188,7 +189,7 @@ impl<S: Spider> Crawler<S> {
         let (asks, asked) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             exchange,
-            render: render::Tier::new(&config),
+            render: tier::Tier::new(&config),
             #[cfg(feature = "render")]
             asks,
             #[cfg(feature = "fleet")]
@@ -292,15 +293,6 @@ fn seed(
     Ok(())
 }
 
-/// A task that ends with the crawl, whichever way the crawl ends.
-struct Background(tokio::task::JoinHandle<()>);
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 fn write_stats(path: &Path, summary: &Summary) -> Result<(), Error> {
     let io = |source| Error::Io { path: path.to_owned(), source };
     let json = serde_json::to_vec_pretty(summary).map_err(|e| io(e.into()))?;
@@ -324,43 +316,4 @@ async fn wait_for_signal() -> std::io::Result<()> {
 #[cfg(not(unix))]
 async fn wait_for_signal() -> std::io::Result<()> {
     tokio::signal::ctrl_c().await
-}
-
-/// What every request task reads.
-struct Shared<S: Spider> {
-    spider: S,
-    /// Every request's way out: route, identity, transport, block verdict.
-    exchange: Exchange,
-    /// Which pages a browser renders, and the browsers.
-    render: render::Tier,
-    /// Where the browsers' requests ask the dispatcher for admission.
-    #[cfg(feature = "render")]
-    asks: mpsc::UnboundedSender<protocol::Ask>,
-    /// In a fleet under a rate ceiling, the starts its browsers' requests wait for (the
-    /// dispatcher's admission has no rate token there, the fleet's leases do), and those
-    /// of leased requests leaving too late for the start their lease gave.
-    #[cfg(feature = "fleet")]
-    spare_starts: Option<Arc<crate::schedule::fleet::SpareStarts>>,
-    pool: ParsePool,
-    /// Encodes each page's items for the items files and tables, on the page's task.
-    encoder: Option<Encoder>,
-    /// The stages each item goes through before it is encoded.
-    pipeline: Box<dyn Sort<S::Item>>,
-    /// The keys of the items kept, so that one item is kept per key.
-    kept_keys: KeptKeys,
-    /// Whether answers are kept in the HTTP cache: tasks prepare them for it.
-    caching: bool,
-    /// With a WARC archive, the user agent its request records name: tasks prepare
-    /// each page's records.
-    archive: Option<String>,
-    /// Whether links a person cannot see are followed (`Config::follow_hidden`).
-    follow_hidden: bool,
-    tally: Tally,
-    robots_token: String,
-    /// The allowed domains: a robots.txt redirect leaves them no more than a page does.
-    scope: Scope,
-    max_redirects: u8,
-    retry_statuses: Vec<u16>,
-    /// `sitemap_since`: sitemap URLs modified before it are skipped.
-    sitemap_since: Option<crate::extract::sitemap::Since>,
 }

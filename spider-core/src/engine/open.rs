@@ -192,7 +192,7 @@ pub(super) struct Watch {
     board: Option<crate::observe::dashboard::Board>,
     /// The servers: stopped when the watch is dropped, after the report.
     #[cfg(feature = "observe")]
-    _servers: Vec<super::Background>,
+    _servers: Vec<Background>,
 }
 
 impl Watch {
@@ -203,7 +203,7 @@ impl Watch {
         let timeline = (config.dashboard.is_some() || config.report.is_some()).then(Recorder::default);
         let board = timeline.clone().map(|timeline| Board::new(config, timeline));
         let servers = crate::observe::serve::start(config, live, board.clone()).await?;
-        Ok(Watch { timeline, board, _servers: servers.into_iter().map(super::Background).collect() })
+        Ok(Watch { timeline, board, _servers: servers.into_iter().map(Background).collect() })
     }
 
     /// Refuse what only the `observe` feature serves or writes.
@@ -272,6 +272,15 @@ pub(super) fn raise_file_limit(concurrency: usize) {
     }
     #[cfg(not(unix))]
     let _ = concurrency;
+}
+
+/// A task that ends with the crawl, whichever way the crawl ends.
+pub(super) struct Background(pub(super) tokio::task::JoinHandle<()>);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 #[cfg(test)]

@@ -8,8 +8,9 @@ mod sitemap;
 use std::time::SystemTime;
 
 use super::protocol::{Byproducts, Job, Miss, Outcome, Sample};
-use super::render::{self, Choice, Why};
-use super::Shared;
+use super::render;
+use super::shared::Shared;
+use super::tier::{Choice, Why};
 use crate::error::extract::ExtractError;
 use crate::error::reason::Reason;
 use crate::error::Error;

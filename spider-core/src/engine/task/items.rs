@@ -3,7 +3,7 @@
 //! (`schedule::keys`), then the kept ones encoded for the outputs.
 
 use crate::engine::protocol::Sorted;
-use crate::engine::Shared;
+use crate::engine::shared::Shared;
 use crate::error::Error;
 use crate::extract::item::{Dropped, ItemKey};
 use crate::request::Request;

@@ -5,7 +5,7 @@
 use bytes::Bytes;
 
 use crate::engine::protocol::Outcome;
-use crate::engine::Shared;
+use crate::engine::shared::Shared;
 use crate::error::reason::Reason;
 use crate::extract::sitemap::{self, Limits, Problem};
 use crate::request::Request;
