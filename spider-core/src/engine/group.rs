@@ -3,7 +3,7 @@
 //! address, which a server's limit counts together (nginx's `limit_req` per client
 //! address counts every name it serves). Its hosts have `per_host` requests in flight
 //! between them, one limiter's pause, and once a limiter told one of them to slow down,
-//! one controller of their pace. `hosts.rs` says which group a host is in.
+//! one controller of their pace. `hosts/groups.rs` says which group a host is in.
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
