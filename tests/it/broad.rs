@@ -35,26 +35,12 @@ fn under_a_limit_of_1024_open_files_every_one_of_3000_hosts_is_crawled() {
     let urls: Vec<String> = (0..HOSTS).map(|n| format!("http://h{n}.localhost:{port}/")).collect();
     std::fs::write(&list, urls.join("\n")).unwrap();
     let failures = dir.path().join("failures.jsonl");
-    let args: Vec<String> = [
-        "--start-urls",
-        &list.display().to_string(),
-        "--set",
-        "start_urls=none",
-        "--set",
-        "max_depth=0",
-        "--set",
-        "allowed_domains=localhost",
-        "--set",
-        "politeness=host",
-        "--set",
-        "obey_robots=false",
-        "--set",
-        &format!("failures={}", failures.display()),
-        "-o",
-        &dir.path().join("books.jsonl").display().to_string(),
-    ]
-    .map(str::to_owned)
-    .to_vec();
+    let failures_at = format!("failures={}", failures.display());
+    let args = start_list_args(
+        &list,
+        &dir.path().join("books.jsonl"),
+        &["--set", "obey_robots=false", "--set", &failures_at],
+    );
     // The limit set by the shell the crawl starts from, soft and hard, so the crawl
     // cannot raise it.
     let crawl = support::child_command(module_path!(), "broad_worker", WORKER, &args);
@@ -107,24 +93,7 @@ fn a_host_forgotten_while_idle_comes_back_with_its_robots_txt() {
     let mut urls: Vec<String> = (0..HOSTS).map(|n| format!("http://h{n}.localhost:{port}/")).collect();
     urls.push(format!("http://h0.localhost:{port}/catalogue/page-1.html"));
     std::fs::write(&list, urls.join("\n")).unwrap();
-    let args: Vec<String> = [
-        "--start-urls",
-        &list.display().to_string(),
-        "--set",
-        "start_urls=none",
-        "--set",
-        "max_depth=0",
-        "--set",
-        "allowed_domains=localhost",
-        "--set",
-        "politeness=host",
-        "--log-level",
-        "spiderling=debug",
-        "-o",
-        &dir.path().join("books.jsonl").display().to_string(),
-    ]
-    .map(str::to_owned)
-    .to_vec();
+    let args = start_list_args(&list, &dir.path().join("books.jsonl"), &["--log-level", "spiderling=debug"]);
     let log = dir.path().join("crawl.log");
     let mut crawl = support::child_command(module_path!(), "broad_worker", WORKER, &args);
     crawl.stdout(Stdio::null()).stderr(std::fs::File::create(&log).unwrap());
@@ -142,4 +111,20 @@ fn a_host_forgotten_while_idle_comes_back_with_its_robots_txt() {
     let of_h0 = |target: &str| hits.iter().filter(|hit| hit.host == h0 && hit.target == target).count();
     assert_eq!(of_h0("/robots.txt"), 1, "its robots.txt fetched once");
     assert_eq!((of_h0("/"), of_h0("/catalogue/page-1.html")), (1, 1), "both its pages");
+}
+
+/// The arguments of a crawl of the hosts listed in `list` (one page each: `max_depth=0`,
+/// each host its own budget) into `output`, then `extra`.
+fn start_list_args(list: &std::path::Path, output: &std::path::Path, extra: &[&str]) -> Vec<String> {
+    let list = list.display().to_string();
+    let output = output.display().to_string();
+    let common = ["--start-urls", &list, "--set", "start_urls=none", "--set", "max_depth=0"];
+    let scope = ["--set", "allowed_domains=localhost", "--set", "politeness=host"];
+    common
+        .iter()
+        .chain(&scope)
+        .chain(extra)
+        .chain(&["-o", output.as_str()])
+        .map(|arg| (*arg).to_owned())
+        .collect()
 }

@@ -137,18 +137,15 @@ async fn haproxy_stick_table_limit_loses_no_page_with_default_settings_or_adapti
     site(root.path());
     // Each HAProxy in front of an nginx of its own, whose log says what got through.
     let runs = [false, true].map(|adaptive| {
-        let nginx =
-            NginxServer::start(NginxSite { root: root.path().into(), gzip: true, limit: None }).unwrap();
-        let behind = format!("127.0.0.1:{}", nginx.port()).parse().unwrap();
-        let haproxy =
-            HaproxyServer::start(behind, HaproxyLimit { per_second: ALLOWED, status: 429 }).unwrap();
+        let limited = Limited::start(root.path(), "HAProxy 429");
         async move {
             let dir = tempfile::tempdir().unwrap();
             let started = Instant::now();
-            let summary = crawl(haproxy.port(), adaptive, dir.path()).await;
+            let summary = crawl(limited.port(), adaptive, dir.path()).await;
+            let haproxy = limited.front.as_ref().unwrap();
             let refused = haproxy.statuses().unwrap().iter().filter(|status| **status == 429).count();
             let what = format!("haproxy, adaptive = {adaptive}: {:?}, {refused} refused", started.elapsed());
-            (what, summary, served(&nginx))
+            (what, summary, served(&limited.nginx))
         }
     });
     side_by_side(runs).await;
@@ -209,7 +206,8 @@ async fn the_hosts_of_one_registrable_domain_share_one_budget_unless_told_otherw
     assert_eq!(apart, 2, "a slot each with politeness = \"host\"");
 }
 
-/// A limiter of the peers' bench, with the nginx whose log says what got through.
+/// A limiter (nginx's `limit_req`, or HAProxy's in front of an nginx), with the nginx
+/// whose log says what got through.
 struct Limited {
     nginx: NginxServer,
     /// In front of `nginx`, for HAProxy's limit.

@@ -41,7 +41,7 @@ pub(super) struct Facts {
     pub(super) retries: u32,
     /// Walls passed in this attempt.
     pub(super) walls: u8,
-    /// With `Trouble::SlowDown`: how the budget took the refusal.
+    /// How the budget took a limiter's refusal; set with `Trouble::SlowDown` only.
     pub(super) refusal: Option<Refusal>,
 }
 
@@ -77,7 +77,7 @@ pub(super) fn plan(facts: &Facts) -> RetryPlan {
         }
     }
     let mut wait = facts.wait;
-    let pause = facts.refusal.filter(|_| facts.trouble == Trouble::SlowDown).map(|refusal| {
+    let pause = facts.refusal.map(|refusal| {
         // The first refusal pauses the budget for a backoff; after it the controller's cut
         // pace is what keeps the hosts under the limit, and a long pause would only idle
         // them. A paced request's turn comes when the pace gives it one: a backoff of its
