@@ -176,6 +176,8 @@ impl<S: Spider> Dispatcher<S> {
             }
             if let Change::Tripped { until } = change {
                 shared.hold_host(key, until);
+                // No request may come back to carry the pause to the fleet.
+                self.commit.changed(now);
             }
         }
         if let Some(timeline) = &self.timeline {

@@ -31,8 +31,9 @@ use crate::schedule::throttle::adaptive::Proposal;
 use crate::sinks::failures::Failure;
 use crate::sinks::Committed;
 
-/// How often the dispatcher looks again when the fleet has work it cannot lease yet (other
-/// workers' leases, retries due later): a request arriving wakes it sooner.
+/// How often the dispatcher looks again at the fleet's work it cannot lease yet (other
+/// workers' leases, retries due later), or whether the crawl ended: a request arriving
+/// wakes it sooner.
 const FLEET_POLL: Duration = Duration::from_millis(100);
 
 /// Hosts whose fleet block rate a worker follows, those it answered last: as many as the
@@ -383,9 +384,11 @@ impl Frontier for FleetFrontier {
     fn next_due(&self) -> Option<Instant> {
         let started = self.waiting.peek().map(|Reverse(w)| w.start);
         let claimed = self.claims.iter().map(|(_, start)| *start).min();
-        // Also while cut off from Redis with requests in hand: they start once it is back.
-        let poll = (self.cut_off || self.fleet_has_work()).then(|| Instant::now() + FLEET_POLL);
-        started.into_iter().chain(claimed).chain(poll).min()
+        // Always: whether the fleet has work is read from what the syncer last heard, which
+        // may change between the dispatcher's look at `has_pending` and this one; a worker
+        // that looked once and found neither would stop as stalled with work in Redis.
+        let poll = Instant::now() + FLEET_POLL;
+        started.into_iter().chain(claimed).chain(Some(poll)).min()
     }
 
     fn release_due(&mut self, now: Instant) -> Result<Vec<HostKey>, Error> {
