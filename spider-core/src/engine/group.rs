@@ -45,9 +45,9 @@ pub(super) struct Group {
     /// Where it is found: its registrable domain and its server addresses.
     domains: Vec<String>,
     servers: Vec<SocketAddr>,
-    /// The controller a limiter's refusal gives it outside adaptive mode, with the
-    /// answers it steps on: those to requests sent since it was made (`since`), as the
-    /// ones sent before at full speed are no verdict on its pace.
+    /// The controller a limiter's refusal gives it (in adaptive mode, when it has more
+    /// than one host), with the answers it steps on: those to requests sent since it was
+    /// made (`since`), as the ones sent before at full speed are no verdict on its pace.
     pub(super) controller: Option<Controller>,
     since: Instant,
     pub(super) window: Window,

@@ -40,6 +40,9 @@ impl Hosts {
         let hosts = self.groups[into].members().len() + gone.members().len();
         tracing::debug!(target: "spiderling", hosts, "hosts found on one server share one politeness budget");
         self.groups[into].absorb(gone, self.per_host);
+        if self.groups[into].controller.is_some() {
+            self.let_group_pace(into, Instant::now());
+        }
     }
 
     /// The group of `id`.

@@ -183,3 +183,30 @@ fn hosts_found_on_one_server_share_its_budget_and_a_limiters_pace() {
     apart.learn_server(b, server);
     assert_ne!(apart.group_of(a), apart.group_of(b));
 }
+
+#[test]
+fn in_adaptive_mode_a_limiter_shared_by_hosts_paces_them_with_one_controller_and_a_lone_host_with_its_own() {
+    let now = Instant::now();
+    let server: SocketAddr = "127.0.0.1:8080".parse().unwrap_or_else(|e| panic!("{e}"));
+    let config = Config::new("groups").per_host(8).politeness(Politeness::Server).obey_robots(false);
+    let mut hosts = Hosts::new(&config.adaptive(true));
+    let a = meet(&mut hosts, "http://site-1.localhost:8080", now);
+    let b = meet(&mut hosts, "http://site-2.localhost:8080", now);
+    let alone = meet(&mut hosts, "http://other.localhost:8081", now);
+    assert!(hosts[a].controller.is_some() && hosts[b].controller.is_some(), "each its own at first");
+    hosts.learn_server(a, server);
+    hosts.learn_server(b, server);
+    assert!(!hosts.slow_down(alone, now), "a host alone keeps its own controller");
+    assert!(hosts[alone].controller.is_some());
+    assert!(hosts.slow_down(a, now), "the server's limiter refused one of two");
+    assert!(hosts[a].controller.is_none() && hosts[b].controller.is_none(), "the group's paces both");
+    // One pace between the two: 4 requests a second, not 4 each.
+    hosts.take(a, None, now);
+    let SlotState::PausedUntil(next) = hosts.state(b, now) else { panic!("b is paced with a") };
+    assert_eq!(next - now, Duration::from_millis(250));
+    // A host met later on that server joins the pace, with no controller of its own.
+    let c = meet(&mut hosts, "http://site-3.localhost:8080", now);
+    hosts.learn_server(c, server);
+    assert_eq!(hosts.group_of(c), hosts.group_of(a));
+    assert!(hosts[c].controller.is_none());
+}
