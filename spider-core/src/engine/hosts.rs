@@ -1,10 +1,13 @@
 //! The hosts the crawl has met: each one's slots, its robots.txt state, its gauges and
 //! adaptive controller, and the queues that say which host is ready to go next.
 //!
-//! A host is ready when it is in the round-robin `ready` queue; one whose slots are all
-//! pausing waits on a timer instead, and one whose slots are all busy waits until a request
-//! of it finishes. Its robots.txt moves `Unknown → Fetching → Known` (or through
-//! `Redirected` hops): until it is known nothing else of the host goes out.
+//! A host is ready when it is in one of the two round-robin ready queues; one whose slots
+//! are all pausing waits on a timer instead, and one whose slots are all busy waits until
+//! a request of it finishes. Its robots.txt moves `Unknown → Fetching → Known` (or through
+//! `Redirected` hops): until it is known nothing else of the host goes out. Hosts whose
+//! robots.txt is known go before hosts met but not asked yet (`fresh`): a host's pages
+//! follow its robots.txt at once, not behind every host of a broad crawl's read-ahead,
+//! each of those holding its connection and its state meanwhile.
 //!
 //! Every host is in a [`Group`] (`group.rs`), the hosts that share one politeness
 //! budget: by registrable domain when met, and by server address once one answers; two
@@ -105,7 +108,9 @@ pub(super) struct Hosts {
     by_domain: HashMap<String, GroupId>,
     by_server: HashMap<SocketAddr, GroupId>,
     politeness: Politeness,
+    /// The ready hosts whose robots.txt is known, and those whose is not yet.
     ready: VecDeque<HostId>,
+    fresh: VecDeque<HostId>,
     /// Hosts whose slots are all pausing, by when the first pause ends.
     timers: BinaryHeap<Reverse<(Instant, HostId)>>,
     per_host: usize,
@@ -134,6 +139,7 @@ impl Hosts {
             by_server: HashMap::new(),
             politeness: config.politeness,
             ready: VecDeque::new(),
+            fresh: VecDeque::new(),
             timers: BinaryHeap::new(),
             per_host: config.per_host,
             obey_robots: config.obey_robots,
@@ -367,14 +373,17 @@ impl Hosts {
         host.quiet_since = None;
         if !host.in_ready_queue {
             host.in_ready_queue = true;
-            self.ready.push_back(id);
+            match host.robots {
+                RobotsState::Known(_) => self.ready.push_back(id),
+                _ => self.fresh.push_back(id),
+            }
         }
     }
 
-    /// The next host of the ready queue, round-robin; it must be marked ready again to
-    /// come out once more.
+    /// The next ready host, round-robin, those whose robots.txt is known first; it must
+    /// be marked ready again to come out once more.
     pub(super) fn pop_ready(&mut self) -> Option<HostId> {
-        let id = self.ready.pop_front()?;
+        let id = self.ready.pop_front().or_else(|| self.fresh.pop_front())?;
         self[id].in_ready_queue = false;
         Some(id)
     }

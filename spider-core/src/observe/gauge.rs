@@ -18,36 +18,53 @@ use crate::observe::counters::Counts;
 pub const WINDOW: Duration = Duration::from_secs(10);
 
 /// Answers within a sliding span of time: how many, how many blocked.
+///
+/// Answers within [`GRAIN`] of each other are kept together, so a window holds at most
+/// span / grain entries however fast the answers come: the crawl's own window, which
+/// every answer reaches, held one entry an answer (1.6 MB at 6,600 answers a second).
 #[derive(Debug)]
 pub(crate) struct Window {
     span: Duration,
-    events: VecDeque<(Instant, bool)>,
+    /// When each grain began, its answers, and the blocked among them.
+    grains: VecDeque<(Instant, u32, u32)>,
+    answered: usize,
     blocked: usize,
 }
 
+/// How close in time answers are to be kept as one entry of a [`Window`].
+const GRAIN: Duration = Duration::from_millis(10);
+
 impl Window {
     pub(crate) fn new(span: Duration) -> Self {
-        Window { span, events: VecDeque::new(), blocked: 0 }
+        Window { span, grains: VecDeque::new(), answered: 0, blocked: 0 }
     }
 
     pub(crate) fn record(&mut self, now: Instant, blocked: bool) {
         self.expire(now);
-        self.events.push_back((now, blocked));
+        match self.grains.back_mut() {
+            Some((began, answered, in_it)) if now < *began + GRAIN => {
+                *answered += 1;
+                *in_it += u32::from(blocked);
+            }
+            _ => self.grains.push_back((now, 1, u32::from(blocked))),
+        }
+        self.answered += 1;
         self.blocked += usize::from(blocked);
     }
 
     pub(crate) fn expire(&mut self, now: Instant) {
-        while let Some(&(at, blocked)) = self.events.front() {
-            if at + self.span > now {
+        while let Some(&(began, answered, blocked)) = self.grains.front() {
+            if began + self.span > now {
                 break;
             }
-            self.events.pop_front();
-            self.blocked -= usize::from(blocked);
+            self.grains.pop_front();
+            self.answered -= answered as usize;
+            self.blocked -= blocked as usize;
         }
     }
 
     pub(crate) fn answered(&self) -> usize {
-        self.events.len()
+        self.answered
     }
 
     /// The blocked answers among them.
@@ -57,16 +74,16 @@ impl Window {
 
     /// Blocked answers over all answers; 0 with no answers.
     pub(crate) fn block_rate(&self) -> f64 {
-        if self.events.is_empty() {
+        if self.answered == 0 {
             0.0
         } else {
-            self.blocked as f64 / self.events.len() as f64
+            self.blocked as f64 / self.answered as f64
         }
     }
 
     /// Answers that were not blocks, per second of the span.
     pub(crate) fn good_per_second(&self) -> f64 {
-        (self.events.len() - self.blocked) as f64 / self.span.as_secs_f64()
+        (self.answered - self.blocked) as f64 / self.span.as_secs_f64()
     }
 }
 
@@ -190,6 +207,18 @@ mod tests {
         window.expire(Instant::now());
         assert_eq!((window.answered(), window.block_rate()), (3, 0.0));
         assert!((window.good_per_second() - 0.3).abs() < 1e-9);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_window_holds_a_bounded_number_of_entries_however_fast_the_answers_come() {
+        let mut window = Window::new(Duration::from_secs(10));
+        for n in 0..100_000u32 {
+            window.record(Instant::now(), n % 10 == 0);
+            tokio::time::advance(Duration::from_micros(200)).await;
+        }
+        assert_eq!(window.answered(), 50_000, "the last 10 s of answers, one every 0.2 ms");
+        assert!((window.block_rate() - 0.1).abs() < 1e-3);
+        assert!(window.grains.len() <= 1_001, "{} entries", window.grains.len());
     }
 
     #[test]

@@ -210,3 +210,23 @@ fn in_adaptive_mode_a_limiter_shared_by_hosts_paces_them_with_one_controller_and
     assert_eq!(hosts.group_of(c), hosts.group_of(a));
     assert!(hosts[c].controller.is_none());
 }
+
+#[test]
+fn a_host_whose_robots_txt_is_known_goes_before_hosts_not_asked_yet() {
+    let now = Instant::now();
+    let mut hosts = Hosts::new(&Config::new("groups").per_host(1).politeness(Politeness::Host));
+    let fresh: Vec<HostId> =
+        (0..3).map(|n| meet(&mut hosts, &format!("https://h{n}.example:443"), now)).collect();
+    for &id in &fresh {
+        hosts.mark_ready(id);
+    }
+    // The first host's robots.txt came back: its pages go next, not behind the others'
+    // robots.txt, its connection and its state held meanwhile.
+    assert_eq!(hosts.pop_ready(), Some(fresh[0]));
+    allowed_but_private(&mut hosts, fresh[0], now);
+    hosts.mark_ready(fresh[0]);
+    assert_eq!(hosts.pop_ready(), Some(fresh[0]));
+    assert_eq!(hosts.pop_ready(), Some(fresh[1]));
+    assert_eq!(hosts.pop_ready(), Some(fresh[2]));
+    assert_eq!(hosts.pop_ready(), None);
+}
