@@ -24,7 +24,7 @@ use crate::request::identity::IdentityChanges;
 use crate::request::Request;
 use crate::schedule::cache::{CacheWrite, Cached, HttpCache};
 use crate::schedule::frontier::OutboxChange;
-use crate::schedule::frontier::{Checkpoint, Durable, RunEnd};
+use crate::schedule::frontier::{Checkpoint, Durable, RunEnd, Stretch};
 use crate::sinks::failures::{Failure, FailuresFile};
 use crate::sinks::store::Outbox;
 use crate::sinks::warc::{Archived, Stored, WarcFile};
@@ -231,6 +231,13 @@ impl Commit {
             chunks.into_iter().for_each(|chunk| outbox.send(chunk));
         }
         Ok(())
+    }
+
+    /// Cut `stretch` out of the first items file, a fleet worker's output, which the fleet
+    /// did not commit (see `SharedLimits::stretch_to_cut`).
+    pub(super) fn cut_output(&mut self, stretch: &Stretch) -> Result<(), Error> {
+        let Some(sink) = self.files.sinks.first_mut() else { return Ok(()) };
+        sink.cut((stretch.from_bytes, stretch.from_items), (stretch.to_bytes, stretch.to_items))
     }
 
     /// Append a page's items to the items files and to the outbox for the tables, keep

@@ -216,6 +216,7 @@ impl<S: Spider> Dispatcher<S> {
             for key in self.ok(released).unwrap_or_default() {
                 self.ready_host(key, now);
             }
+            self.cut_void_stretch();
             self.hosts.wake_due(now);
             if now >= self.next_tick {
                 self.tick(now);

@@ -132,6 +132,35 @@ impl AppendFile {
         io(&self.path, source)
     }
 
+    /// Take the bytes `[from, to)` out of the file, what lies after them moving up to
+    /// `from`: they were flushed (a commit ended at `to`), and what was written since is
+    /// held, a round trip's worth at most.
+    pub(crate) fn cut(&mut self, from: u64, to: u64) -> Result<(), Error> {
+        use std::io::{Seek, SeekFrom};
+        use std::os::unix::fs::FileExt;
+        if from > to || to > self.flushed {
+            return Err(Error::Export {
+                path: self.path.clone(),
+                message: format!("cannot cut bytes {from} to {to} out of a file flushed to {}", self.flushed),
+            });
+        }
+        if let Err(source) = self.writer.flush() {
+            return Err(self.cut_back(source));
+        }
+        let moved = (|| {
+            let file = self.writer.get_mut();
+            let mut after = vec![0u8; usize::try_from(self.len - to).unwrap_or(0)];
+            file.read_exact_at(&mut after, to)?;
+            file.set_len(from)?;
+            file.seek(SeekFrom::Start(from))?;
+            file.write_all(&after)
+        })();
+        moved.map_err(|source| io(&self.path, source))?;
+        self.len -= to - from;
+        self.flushed = self.len;
+        Ok(())
+    }
+
     /// Wait until what was flushed is on the disk, so it survives a power loss too.
     pub(crate) fn sync(&mut self) -> Result<(), Error> {
         self.writer.get_ref().sync_data().map_err(|source| io(&self.path, source))

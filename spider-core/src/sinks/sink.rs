@@ -167,6 +167,23 @@ impl Sink {
         Ok(Committed { bytes, items: self.items, tail: Some(self.file.tail_sum()?) })
     }
 
+    /// Take the items between two commits out of the file, `from` and `to` each a commit's
+    /// `(bytes, items)`; what was written after them moves up. Not at the file's start,
+    /// whose first item a CSV header or a JSON array's `[` comes before: what follows
+    /// would lack them. A compressed file's stretch is whole members, and its open
+    /// member is not in the file yet.
+    pub(crate) fn cut(&mut self, from: (u64, u64), to: (u64, u64)) -> Result<(), Error> {
+        if from.1 == 0 || to.1 < from.1 || to.1 - from.1 > self.items {
+            return Err(Error::Export {
+                path: self.file.path().to_owned(),
+                message: format!("cannot cut items {} to {} out of a file of {}", from.1, to.1, self.items),
+            });
+        }
+        self.file.cut(from.0, to.0)?;
+        self.items -= to.1 - from.1;
+        Ok(())
+    }
+
     /// Wait until what was flushed is on the disk.
     pub(crate) fn sync(&mut self) -> Result<(), Error> {
         self.file.sync()
@@ -276,6 +293,47 @@ mod tests {
         appended.write(&page("title\n", "Emma\n")).unwrap();
         appended.finish().unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "title\nAtlas\nDune\nEmma\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Items `a`, `b`, `c` and `d`, a commit after each of the first three: the stretch of
+    /// `b` and `c` cut out, `d` written after the cut, the file closed.
+    fn cut_b_and_c(path: &Path, header: Option<&str>) -> Vec<u8> {
+        let page = |row: &str| Records {
+            records: row.as_bytes().to_vec(),
+            count: 1,
+            header: header.map(|h| h.as_bytes().to_vec()),
+        };
+        let mut sink = Sink::create(path).unwrap();
+        let mut commits = Vec::new();
+        for row in ["{\"t\":\"a\"}\n", "{\"t\":\"b\"}\n", "{\"t\":\"c\"}\n"] {
+            sink.write(&page(row)).unwrap();
+            let committed = sink.flush().unwrap();
+            commits.push((committed.bytes, committed.items));
+        }
+        assert!(sink.cut((0, 0), commits[2]).is_err(), "not at the file's start");
+        sink.cut(commits[0], commits[2]).unwrap();
+        sink.write(&page("{\"t\":\"d\"}\n")).unwrap();
+        sink.finish().unwrap();
+        std::fs::read(path).unwrap()
+    }
+
+    #[test]
+    fn a_stretch_cut_out_leaves_every_format_whole_and_what_follows_in_place() {
+        let dir = std::env::temp_dir().join(format!("spiderling-cut-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lines = cut_b_and_c(&dir.join("books.jsonl"), None);
+        assert_eq!(String::from_utf8(lines).unwrap(), "{\"t\":\"a\"}\n{\"t\":\"d\"}\n");
+        let array = cut_b_and_c(&dir.join("books.json"), None);
+        let array: serde_json::Value = serde_json::from_slice(&array).unwrap();
+        assert_eq!(array, serde_json::json!([{"t": "a"}, {"t": "d"}]));
+        let rows = cut_b_and_c(&dir.join("books.csv"), Some("t\n"));
+        assert!(String::from_utf8(rows).unwrap().starts_with("t\n{\"t\":\"a\"}\n{\"t\":\"d\"}"));
+        let gzipped = cut_b_and_c(&dir.join("books.jsonl.gz"), None);
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(&gzipped[..]), &mut text)
+            .unwrap();
+        assert_eq!(text, "{\"t\":\"a\"}\n{\"t\":\"d\"}\n");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -1,6 +1,7 @@
 //! What the dispatcher does with each request that comes back: its items written, its
 //! links queued, its host's robots.txt learnt, a sitemap's URLs followed, or its trouble
-//! retried or given up (the decision is `retry_plan.rs`'s).
+//! retried or given up (the decision is `retry_plan.rs`'s); and with a stretch of items
+//! a fleet's Redis did not commit.
 
 use super::*;
 
@@ -121,6 +122,21 @@ impl<S: Spider> Dispatcher<S> {
             Outcome::Fatal(error) => self.fail(error),
         }
         self.hosts.mark_ready(id);
+    }
+
+    /// Cut out of the items file a stretch a fleet did not commit, its requests given to
+    /// another worker before their ends reached Redis, which writes their items too.
+    pub(super) fn cut_void_stretch(&mut self) {
+        let Some(stretch) = self.frontier.shared().and_then(|shared| shared.stretch_to_cut()) else { return };
+        let made = self.commit.cut_output(&stretch);
+        let made = self.ok(made).is_some();
+        if made {
+            let items = stretch.to_items - stretch.from_items;
+            tracing::info!(target: "spiderling", items, "cut the items the fleet had another worker write out of the output");
+        }
+        if let Some(shared) = self.frontier.shared() {
+            shared.stretch_cut(stretch, made);
+        }
     }
 
     /// Remember what a host's robots.txt said, in a durable frontier.

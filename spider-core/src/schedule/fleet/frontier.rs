@@ -24,7 +24,7 @@ use crate::request::Request;
 use crate::request::Ticket;
 use crate::schedule::frontier::{
     Checkpoint, CrawlFrontier, Durable, Enqueued, FleetAnswers, Frontier, PassThrough, RobotsMemo, Rules,
-    SharedLimits,
+    SharedLimits, Stretch,
 };
 use crate::schedule::robots::RobotsRules;
 use crate::schedule::throttle::adaptive::Proposal;
@@ -109,9 +109,45 @@ pub(super) struct Exchange {
     pub(super) young_until: Option<Instant>,
     /// Requests finished here whose ends no answered round has carried yet.
     pub(super) ending: HashSet<i64>,
+    /// A void round's stretch of output Redis left uncommitted, to be cut out of the file
+    /// (see `round.lua`): no round carries changes until the dispatcher says whether it
+    /// did, as they would commit lengths of the file with the stretch still in it.
+    pub(super) cut: Option<Cut>,
+}
+
+/// Where a place in the output at or past `stretch`'s end is once it is cut out:
+/// `(bytes, items)`.
+fn moved(stretch: &Stretch, bytes: u64, items: u64) -> (u64, u64) {
+    if bytes >= stretch.to_bytes {
+        let (cut_bytes, cut_items) =
+            (stretch.to_bytes - stretch.from_bytes, stretch.to_items - stretch.from_items);
+        (bytes - cut_bytes, items.saturating_sub(cut_items))
+    } else {
+        (bytes, items)
+    }
+}
+
+/// A stretch of this worker's output (`file`, `HOST:PATH`) to cut out of it; `taken` once
+/// the dispatcher is at it.
+pub(super) struct Cut {
+    pub(super) file: String,
+    pub(super) stretch: Stretch,
+    pub(super) taken: bool,
 }
 
 impl Exchange {
+    /// Leave the stretch to cut in the file, and have Redis leave it out of what is
+    /// committed instead: a gap, and the output committed at least to the stretch's end,
+    /// as it would have been had the round not been void.
+    pub(super) fn cut_as_gap(&mut self) {
+        let Some(Cut { file, stretch, .. }) = self.cut.take() else { return };
+        let Stretch { from_bytes, from_items, to_bytes, to_items } = stretch;
+        self.outbox.gap = Some((file.clone(), from_bytes, to_bytes, to_items - from_items));
+        if self.outbox.output.is_none() {
+            self.outbox.output = Some((file, to_bytes, to_items, from_bytes, from_items));
+        }
+    }
+
     /// Whether the next round should not wait for its pace.
     pub(super) fn urgent(&self) -> bool {
         self.closing || self.want >= self.refill_at
@@ -657,6 +693,31 @@ impl SharedLimits for FleetFrontier {
         // The fleet's count as last heard, and what this worker spent since it reported.
         let fleet = self.link.lock().fleet_proxy_bytes?;
         Some(fleet.saturating_add(own.saturating_sub(self.reported_proxy_bytes)).max(own))
+    }
+
+    fn stretch_to_cut(&mut self) -> Option<Stretch> {
+        let mut exchange = self.link.lock();
+        let cut = exchange.cut.as_mut().filter(|cut| !cut.taken)?;
+        cut.taken = true;
+        Some(cut.stretch)
+    }
+
+    fn stretch_cut(&mut self, stretch: Stretch, made: bool) {
+        let mut exchange = self.link.lock();
+        if made {
+            exchange.cut = None;
+            // The lengths committed since, and about to be, lose the stretch too.
+            let (bytes, items) = moved(&stretch, self.committed.bytes, self.committed.items);
+            (self.committed.bytes, self.committed.items) = (bytes, items);
+            if let Some(output) = exchange.outbox.output.as_mut() {
+                (output.1, output.2) = moved(&stretch, output.1, output.2);
+                (output.3, output.4) = moved(&stretch, output.3, output.4);
+            }
+        } else {
+            exchange.cut_as_gap();
+        }
+        drop(exchange);
+        self.link.to_syncer.notify_one();
     }
 
     fn adapt_host(&mut self, host: &str, limit: usize, rps: f64, proposal: Proposal) {

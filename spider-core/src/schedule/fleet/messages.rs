@@ -149,6 +149,11 @@ pub(super) struct Round {
     /// is void.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) output: Option<(String, u64, u64, u64, u64)>,
+    /// `[file, from, to, items]`: the stretch of a void round that Redis left for this
+    /// worker to cut out of its file, which it could not (it stopped first): a gap for
+    /// the fleet's count and merge to leave out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) gap: Option<(String, u64, u64, u64)>,
     /// `[fingerprint, host, priority]`; the requests themselves are in `requests`.
     pub(super) enqueue: Vec<(String, String, i32)>,
     /// The request of each of `enqueue`, as `encode` wrote it: sent as arguments of their
@@ -204,6 +209,7 @@ impl Round {
             && self.defer.is_empty()
             && self.give_back.is_empty()
             && self.output.is_none()
+            && self.gap.is_none()
             && self.enqueue.is_empty()
             && self.robots.is_empty()
             && self.pause.is_empty()
@@ -226,6 +232,7 @@ impl Round {
             defer: std::mem::take(&mut self.defer),
             give_back: std::mem::take(&mut self.give_back),
             output: self.output.take(),
+            gap: self.gap.take(),
             enqueue: std::mem::take(&mut self.enqueue),
             requests: std::mem::take(&mut self.requests),
             robots: std::mem::take(&mut self.robots),
@@ -250,6 +257,9 @@ impl Round {
                 (output.3, output.4) = (earlier.3, earlier.4);
             }
             self.output = Some(output);
+        }
+        if later.gap.is_some() {
+            self.gap = later.gap;
         }
         self.enqueue.append(&mut later.enqueue);
         self.requests.append(&mut later.requests);
@@ -312,6 +322,10 @@ pub(super) struct Reply {
     /// worker's, so the stretch of output holding their items is left out.
     #[serde(default)]
     pub(super) void: u64,
+    /// The void round's stretch of output is not committed: this worker is to cut it out
+    /// of its file before it commits more (`round.lua`).
+    #[serde(default)]
+    pub(super) cut: bool,
 }
 
 /// The fleet's queues as a round saw them.

@@ -21,7 +21,8 @@
 //! request is finished in Redis only once its items are in a file. A paused or cut-off
 //! worker does not write pages done after its leases are surely its own (the syncer's
 //! reckoning); Redis has the last word, making void a round whose requests are no longer
-//! all the worker's (`round.lua`). Redis itself going back in time (a restart from an
+//! all the worker's (`round.lua`), whose stretch of output the worker then cuts out of
+//! its file. Redis itself going back in time (a restart from an
 //! older snapshot, or empty) is seen by the count of rounds (`P:epoch`), and every worker
 //! stops.
 //!

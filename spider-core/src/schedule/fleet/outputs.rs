@@ -9,9 +9,10 @@
 //! on the same file cuts it back; a file left as it was has a tail the merge leaves out.
 //!
 //! A round that reaches Redis only after one of its requests was given to another worker
-//! (the worker was cut off past its lease) is void (`round.lua`): its stretch of the
-//! output is a gap, left out of the count and the merge, and its requests are fetched
-//! again.
+//! (the worker was cut off past its lease) is void (`round.lua`): its requests are fetched
+//! again, and its stretch of the output is not committed, the worker cutting it out of its
+//! file (`Sink::cut`) before it commits more; a stretch it cannot cut (at the file's start,
+//! or the worker stopped first) is a gap, left out of the count and the merge.
 
 use std::io::Write;
 use std::path::Path;

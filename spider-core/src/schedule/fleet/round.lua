@@ -60,7 +60,8 @@
 --   P:outputs   hash   "HOST:PATH" -> {bytes, items, worker, at_ms}: how much of each
 --                      worker's output is committed with the requests it finished
 --   P:gaps      hash   "HOST:PATH" -> [[from, to, items], ...]: stretches of that output
---                      whose round was void, left out of what is committed
+--                      whose round was void and which its worker could not cut out,
+--                      left out of what is committed
 --   P:stats     hash   the fleet's totals
 --   P:workers   hash   worker -> its last heartbeat (JSON)
 --   P:answers:SECOND hash  answers (a) and blocks (b) in that second, in all and per
@@ -407,14 +408,27 @@ if not visit then
   epoch = redis.call('INCR', key('epoch'))
 end
 
+-- Leave the stretch [from, to) of output `file`, holding `items` items, out of what is
+-- committed.
+local function add_gap(file, from, to, items)
+  local gaps = cjson.decode(redis.call('HGET', key('gaps'), file) or '[]')
+  table.insert(gaps, { from, to, items })
+  redis.call('HSET', key('gaps'), file, cjson.encode(gaps))
+end
+
 -- The stretch of the worker's output that this round commits holds the items of every
 -- request it finishes. When one of them is no longer this worker's (its lease ran out
 -- while the round could not reach Redis, and another worker leased it), that request's
 -- items will be written again elsewhere, and the stretch cannot count as it is: the
--- round is void. Its stretch is a gap the fleet's count and merge leave out (P:gaps), and
--- the requests it finished that were still this worker's are queued again instead, for
--- their items to be written once more, and counted, by whoever leases them next.
+-- round is void. The requests it finished that were still this worker's are queued
+-- again instead, for their items to be written once more, and counted, by whoever leases
+-- them next. Its stretch is cut: the output stays committed as it was before it, and the
+-- worker takes the stretch out of its file before it commits more (`cut` in the reply),
+-- or, if it cannot (it has stopped), tells it as a gap the fleet's count and merge leave
+-- out (`r.gap`). A stretch at the file's start is a gap at once: a CSV header or a JSON
+-- array's opening bracket is in it, which what follows does not repeat.
 local void = 0
+local cut = false
 local mine = nil
 if r.output and #r.finish > 0 then
   local ids = {}
@@ -446,9 +460,11 @@ if void > 0 then
       queue(host, r.finish[i][1], score(priority, 0))
     end
   end
-  local gaps = cjson.decode(redis.call('HGET', key('gaps'), r.output[1]) or '[]')
-  table.insert(gaps, { r.output[4], r.output[2], r.output[3] - r.output[5] })
-  redis.call('HSET', key('gaps'), r.output[1], cjson.encode(gaps))
+  if r.output[5] > 0 then
+    cut = true
+  else
+    add_gap(r.output[1], r.output[4], r.output[2], r.output[3] - r.output[5])
+  end
 else
   for i, f in ipairs(r.finish) do
     ends[i] = { f[1], now + us(f[2]), f[3] }
@@ -488,10 +504,19 @@ for i, ended_here in ipairs(end_leases(ends)) do
   end
 end
 
+-- [file, from, to, items]: a void round's stretch its worker could not cut after all.
+if r.gap then
+  add_gap(r.gap[1], r.gap[2], r.gap[3], r.gap[4])
+end
+
 if r.output then
   -- In the same step as the ends of the requests whose items it holds.
+  local bytes, items = r.output[2], r.output[3]
+  if cut then
+    bytes, items = r.output[4], r.output[5]
+  end
   redis.call('HSET', key('outputs'), r.output[1], cjson.encode({
-    bytes = r.output[2], items = r.output[3], worker = worker, at_ms = math.floor(now / 1000) }))
+    bytes = bytes, items = items, worker = worker, at_ms = math.floor(now / 1000) }))
 end
 
 if r.ending then
@@ -938,6 +963,7 @@ local head = cjson.encode({
   broken = broken,
   used = used,
   void = void,
+  cut = cut,
 })
 table.insert(requests, 1, head)
 local reply = table.concat(requests, '\n')

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 
 use super::clock::RedisClock;
 use super::connection::{Connection, Redis};
-use super::frontier::Link;
+use super::frontier::{Cut, Link};
 use super::messages::{self, Queues, Reply, Round};
 use super::parts::Parts;
 use spider_settings::RedisAddress as Address;
@@ -21,7 +21,7 @@ use spider_settings::RedisAddress as Address;
 use super::scripts::{round_call, COUNT, RESERVE, ROUND};
 use crate::error::Error;
 use crate::request::host::HostKey;
-use crate::schedule::frontier::FleetAnswers;
+use crate::schedule::frontier::{FleetAnswers, Stretch};
 
 /// How often a busy worker sends a round: a round costs Redis some twenty commands besides
 /// its pages' own, so a round of four pages (every 10 ms at 600 pages/s) cost 12 commands a
@@ -265,7 +265,7 @@ impl Syncer {
                             view.unsettled = true;
                         }
                     }
-                    let next = self.absorb(reply, &sent.round.finish);
+                    let next = self.absorb(reply, &sent.round);
                     if sent.closing {
                         self.end_of_the_crawl().await;
                         return;
@@ -402,7 +402,16 @@ impl Syncer {
     fn next_round(&self, renew: bool, beat: bool) -> (Round, bool) {
         let mut exchange = self.link.lock();
         let closing = exchange.closing;
-        let changes = exchange.outbox.take_changes(beat || closing);
+        if closing {
+            // The dispatcher has ended: no one is left to cut the stretch.
+            exchange.cut_as_gap();
+        }
+        // Nothing is committed while a stretch waits to be cut (see `Exchange::cut`).
+        let changes = if exchange.cut.is_some() {
+            Round::default()
+        } else {
+            exchange.outbox.take_changes(beat || closing)
+        };
         let mut round = self.settings(&exchange.outbox);
         round.append(changes);
         round.renew = renew;
@@ -598,7 +607,7 @@ impl Syncer {
 
     /// Take in a reply: leases, robots.txt answers and claims to the dispatcher; the
     /// fleet's view. Returns when the next round is due.
-    fn absorb(&mut self, reply: Reply, carried: &[(i64, u64, String)]) -> Next {
+    fn absorb(&mut self, reply: Reply, sent: &Round) -> Next {
         let received = Instant::now();
         // A request whose end this worker has not sent yet, leased to it again: its lease
         // ran out while the worker was cut off, and went back to the queue. Its items are
@@ -606,7 +615,7 @@ impl Syncer {
         // twice. (One the round itself ended and queued again, void, is fetched anew.)
         let ending = {
             let mut exchange = self.link.lock();
-            for (id, _, _) in carried {
+            for (id, _, _) in &sent.finish {
                 exchange.ending.remove(id);
             }
             std::mem::take(&mut exchange.ending)
@@ -643,6 +652,12 @@ impl Syncer {
         }
         let mut exchange = self.link.lock();
         exchange.ending.extend(ending);
+        if let Some((file, to_bytes, to_items, from_bytes, from_items)) =
+            sent.output.clone().filter(|_| reply.cut)
+        {
+            let stretch = Stretch { from_bytes, from_items, to_bytes, to_items };
+            exchange.cut = Some(Cut { file, stretch, taken: false });
+        }
         let taken = arrived.len() + reply.claims.len();
         exchange.want = exchange.want.saturating_sub(taken);
         exchange.arrived.extend(arrived);

@@ -111,6 +111,25 @@ pub(crate) trait SharedLimits {
     /// The fleet's bytes through the proxy gateways, given this worker's own (`own`), once
     /// the fleet's count is heard: `proxy_budget` is the fleet's, not each worker's.
     fn fleet_proxy_bytes(&self, own: u64) -> Option<u64>;
+
+    /// A stretch of the items file the fleet did not commit, its items written by another
+    /// worker too, for the dispatcher to cut out of the file before its next checkpoint;
+    /// once. Nothing is committed until it says whether it did ([`Self::stretch_cut`]).
+    fn stretch_to_cut(&mut self) -> Option<Stretch>;
+
+    /// The dispatcher cut `stretch` out of the items file (`made`), what was written after
+    /// it moving up, or could not, and the fleet is to leave it out instead.
+    fn stretch_cut(&mut self, stretch: Stretch, made: bool);
+}
+
+/// A stretch of the items file between two commits: where each starts, in bytes and in
+/// items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stretch {
+    pub(crate) from_bytes: u64,
+    pub(crate) from_items: u64,
+    pub(crate) to_bytes: u64,
+    pub(crate) to_items: u64,
 }
 
 /// Answers and blocks of a whole fleet in the gauges' window: in all, and per host.

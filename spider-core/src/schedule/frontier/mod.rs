@@ -15,7 +15,7 @@ mod scope;
 #[cfg(feature = "fleet")]
 pub(crate) use crawl_frontier::SharedLimits;
 pub(crate) use crawl_frontier::{
-    Checkpoint, CrawlFrontier, Durable, FleetAnswers, OutboxChange, RobotsMemo, RunEnd,
+    Checkpoint, CrawlFrontier, Durable, FleetAnswers, OutboxChange, RobotsMemo, RunEnd, Stretch,
 };
 pub use memory::MemoryFrontier;
 #[cfg(any(feature = "fleet", feature = "state"))]
