@@ -96,8 +96,9 @@ fn assert_success(output: &Output) {
     );
 }
 
-/// A worker run in this process (`Crawler::with_config`), for tests that watch its gauges.
-fn in_process_worker(site: &Sandbox, redis: &RedisServer, name: &str) -> Config {
+/// A worker run in this process (`Crawler::with_config`), for tests that watch its gauges;
+/// its stats go into `dir`.
+fn in_process_worker(site: &Sandbox, redis: &RedisServer, dir: &Path, name: &str) -> Config {
     Config::new("books")
         .start_url(site.url())
         .allowed_domain("127.0.0.1")
@@ -106,14 +107,32 @@ fn in_process_worker(site: &Sandbox, redis: &RedisServer, name: &str) -> Config 
         .retries(1)
         .handle_signals(false)
         .progress(false)
-        .stats(temp_dir(name).join("stats.json"))
+        .stats(dir.join(format!("{name}.stats.json")))
 }
 
-fn temp_dir(name: &str) -> PathBuf {
+/// A test's folder under the system's temporary one, removed with what it holds when the
+/// test is done with it (a failed test's too: the panic drops it).
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_dir(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("spiderling-fleet-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
 }
 
 fn site(latency_ms: u64) -> (Sandbox, DemoSite) {
@@ -596,7 +615,8 @@ fn three_workers_hold_one_rpm_between_them() {
 async fn a_crawl_an_earlier_spiderling_made_is_refused_before_any_request() {
     let (site, _) = site(0);
     let redis = RedisServer::start().unwrap();
-    let config = in_process_worker(&site, &redis, "old-seen");
+    let dir = temp_dir("old-seen");
+    let config = in_process_worker(&site, &redis, &dir, "old-seen");
     let old = format!("spiderling:{}", config.fleet_crawl());
     redis.command(&["HSET", &format!("{old}:meta"), "spider", "books"]).unwrap();
     redis.command(&["SADD", &format!("{old}:seen"), "0123456789abcdef0123456789abcdef"]).unwrap();
@@ -616,7 +636,8 @@ async fn one_workers_blocks_slow_every_worker_of_the_fleet_for_that_host() {
     })
     .unwrap();
     let redis = RedisServer::start().unwrap();
-    let worker = |name: &str| in_process_worker(&site, &redis, name).adaptive(true);
+    let dir = temp_dir("adaptive");
+    let worker = |name: &str| in_process_worker(&site, &redis, &dir, name).adaptive(true);
     // Adaptive mode on both. One worker takes a book out of stock (one in seven) for a
     // block; the other sees none, so on its own its controller would only ever raise.
     let strict = spiderling::Crawler::with_config(
@@ -722,7 +743,8 @@ fn an_unreachable_or_refusing_redis_is_a_configuration_error_before_any_request(
 async fn every_worker_shows_the_fleets_block_rate() {
     let (site, _) = site(20);
     let redis = RedisServer::start().unwrap();
-    let worker = |name: &str| in_process_worker(&site, &redis, name).per_host(2 * CONCURRENCY);
+    let dir = temp_dir("gauge");
+    let worker = |name: &str| in_process_worker(&site, &redis, &dir, name).per_host(2 * CONCURRENCY);
     // One worker takes every book page for a block ("In stock" is on each); the other
     // sees none, and shows the fleet's block rate all the same.
     let strict = spiderling::Crawler::with_config(
