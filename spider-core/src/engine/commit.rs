@@ -367,3 +367,50 @@ fn synced(asked: bool, sync: impl FnOnce() -> Result<(), Error>) -> Result<(), E
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_files() -> Files {
+        Files { sinks: Vec::new(), failures: None, cache: None, outbox: None, warc: None }
+    }
+
+    fn progress(_keeps_identities: bool) -> Progress {
+        Progress { counts: Counts::default(), proxy_bytes: 0, identities: None, ended: None }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn finished_requests_keep_their_slots_until_their_group_is_committed() {
+        let mut commit = Commit::new(no_files(), true, false);
+        let start = Instant::now();
+        assert!(commit.due(start, false), "the seeds are committed before any launch");
+        commit.checkpoint(None, progress).unwrap();
+        assert!(!commit.due(start, false));
+        assert_eq!(commit.due_at(), None, "nothing to commit, nothing to wake for");
+        commit.returned(start);
+        commit.returned(start);
+        assert_eq!(commit.slots_held(), 2, "each keeps its global slot");
+        assert!(!commit.due(start, false), "the group stays open for more");
+        assert_eq!(commit.due_at(), Some(start + GROUP_COMMIT));
+        assert!(commit.due(start, true), "a draining crawl commits at once");
+        assert!(commit.due(start + GROUP_COMMIT, false));
+        commit.checkpoint(None, progress).unwrap();
+        assert_eq!(commit.slots_held(), 0, "committed: the slots are free");
+        // A change that finished no request (robots.txt turned one away) is committed with
+        // the next group, and holds no slot.
+        commit.changed(start);
+        assert_eq!((commit.slots_held(), commit.due_at()), (0, Some(start + GROUP_COMMIT)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_a_durable_frontier_nothing_waits_for_a_group() {
+        let mut commit = Commit::new(no_files(), false, false);
+        let start = Instant::now();
+        commit.checkpoint(None, progress).unwrap();
+        commit.returned(start);
+        assert_eq!(commit.slots_held(), 0, "no slot is held for a commit");
+        assert!(commit.due(start, false));
+        assert_eq!(commit.due_at(), None, "no group to wait for, nothing written to flush");
+    }
+}

@@ -308,3 +308,54 @@ mod browsers {
 
 #[cfg(feature = "render")]
 pub(super) use browsers::{Ask, Asking, Freed, Heard, Pass, Permit};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(robots: bool, to: &mpsc::UnboundedSender<Done>) -> Report {
+        Report {
+            host: 3,
+            slot: Some(1),
+            launched: Instant::now(),
+            robots,
+            ticket: None,
+            url: Url::parse("https://a.example/book/1").unwrap_or_else(|e| panic!("{e}")),
+            method: Method::GET,
+            attempts: 1,
+            to: to.clone(),
+            sent: false,
+        }
+    }
+
+    #[test]
+    fn a_task_reports_its_request_once_whether_it_ends_is_dropped_or_panics() {
+        let (to, mut from) = mpsc::unbounded_channel();
+        let next = Request::get("https://a.example/2").unwrap_or_else(|e| panic!("{e}"));
+        report(false, &to).send(Outcome::Redirect(next), Byproducts::default());
+        assert!(matches!(from.try_recv().map(|done| done.outcome), Ok(Outcome::Redirect(_))));
+        assert!(from.try_recv().is_err(), "sent once, not again when dropped");
+        // Abandoned at shutdown: interrupted, its slot given back.
+        drop(report(false, &to));
+        let done = from.try_recv().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((done.host, done.slot), (3, Some(1)));
+        assert!(matches!(done.outcome, Outcome::Interrupted { attempts: 2, .. }));
+        // The spider's parse panicked: failed, with the reason.
+        let panicking = report(false, &to);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            let _report = panicking;
+            panic!("a spider's parse");
+        }));
+        assert!(caught.is_err());
+        let done = from.try_recv().unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            matches!(&done.outcome, Outcome::Failed { failure, .. } if failure.reason == Reason::Panic),
+            "a panic is the request's failure"
+        );
+        // A robots.txt task that ends without an answer leaves its host unavailable, not
+        // waiting for ever.
+        drop(report(true, &to));
+        let done = from.try_recv().unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(done.outcome, Outcome::RobotsUnavailable(reason) if reason.contains("interrupted")));
+    }
+}
