@@ -43,11 +43,12 @@ pub struct MembersSite {
     products: usize,
     page_size: usize,
     member_pages: usize,
+    disallow: Vec<String>,
 }
 
 impl Default for MembersSite {
     fn default() -> Self {
-        MembersSite { users: Vec::new(), products: 30, page_size: 10, member_pages: 3 }
+        MembersSite { users: Vec::new(), products: 30, page_size: 10, member_pages: 3, disallow: Vec::new() }
     }
 }
 
@@ -75,6 +76,14 @@ impl MembersSite {
     #[must_use]
     pub fn page_size(mut self, page_size: usize) -> Self {
         self.page_size = page_size.max(1);
+        self
+    }
+
+    /// Have robots.txt disallow `path` (a prefix) to every agent; with none, there is no
+    /// robots.txt (404: everything allowed).
+    #[must_use]
+    pub fn disallow(mut self, path: &str) -> Self {
+        self.disallow.push(path.to_owned());
         self
     }
 
@@ -167,6 +176,10 @@ impl Members {
                 id.map_or_else(|| Reply::new(404, "application/json", "{}"), |id| Reply::json(product(&book(id))))
             }
             ("POST", "/api/search") => Reply::json(r#"{"ok": true}"#.to_owned()),
+            ("GET", "/robots.txt") if !self.site.disallow.is_empty() => {
+                let rules: String = self.site.disallow.iter().map(|path| format!("Disallow: {path}\n")).collect();
+                Reply::new(200, "text/plain", format!("User-agent: *\n{rules}"))
+            }
             _ => Reply::new(404, "text/plain", "not found"),
         }
     }

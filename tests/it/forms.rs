@@ -231,18 +231,60 @@ async fn the_start_hook_logs_in_first_and_a_login_without_the_token_stops_the_cr
     let order: Vec<(&str, String)> = observed
         .hits
         .iter()
-        .take(3)
+        .take(5)
         .map(|h| (h.method.as_str(), h.target.split('?').next().unwrap().to_owned()))
         .collect();
-    let expected = [("GET", "/login"), ("POST", "/login"), ("GET", "/members/")];
+    // The hook's requests are asked of robots.txt too (the login's redirect to the members'
+    // page among them); the crawl then reads it for itself.
+    let expected = [
+        ("GET", "/robots.txt"),
+        ("GET", "/login"),
+        ("POST", "/login"),
+        ("GET", "/members/"),
+        ("GET", "/robots.txt"),
+    ];
     assert_eq!(order, expected.map(|(m, p)| (m, p.to_owned())), "the login comes before the crawl");
 
     let site = shop();
     let error = Crawler::new(Login { base: site.url(), forge: true }).run().await.unwrap_err();
     assert_eq!(error.to_string(), "the spider's start hook failed: login refused with 403 Forbidden");
     let observed = site.observed();
-    assert_eq!(observed.hits.len(), 1, "nothing crawled after a refused login");
-    assert_eq!((observed.hits[0].method.as_str(), observed.hits[0].status), ("POST", 403));
+    let asked: Vec<_> =
+        observed.hits.iter().map(|h| (h.method.as_str(), h.target.as_str(), h.status)).collect();
+    assert_eq!(
+        asked,
+        [("GET", "/robots.txt", 404), ("POST", "/login", 403)],
+        "nothing crawled after a refused login"
+    );
+}
+
+/// The start hook's requests keep to the crawl's scope: a login page robots.txt
+/// disallows, or one outside `allowed_domains`, is not sent, and the hook is told why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_start_hooks_requests_obey_robots_txt_and_allowed_domains() {
+    let site = Sandbox::members(MembersSite::new().user("ann", "s3cret").disallow("/login")).unwrap();
+    let error = Crawler::new(Login { base: site.url(), forge: false }).run().await.unwrap_err();
+    let said = error.to_string();
+    assert!(said.contains("/login") && said.contains("robots.txt disallows it"), "{said}");
+    let asked: Vec<_> = site.observed().hits.iter().map(|h| h.target.clone()).collect();
+    assert_eq!(asked, ["/robots.txt"], "the disallowed login was never sent");
+    // With `obey_robots = false` it is.
+    let config = Login { base: site.url(), forge: false }.config().obey_robots(false);
+    let dir = tempfile::tempdir().unwrap();
+    let summary = Crawler::with_config(
+        Login { base: site.url(), forge: false },
+        config.output(dir.path().join("m.jsonl")),
+    )
+    .run()
+    .await
+    .unwrap();
+    assert_eq!(summary.counts.items, 3, "{summary}");
+    // Outside the crawl's domains: `localhost` is not `127.0.0.1`.
+    let elsewhere = site.url().replace("127.0.0.1", "localhost");
+    let before = site.observed().hits.len();
+    let error = Crawler::new(Login { base: elsewhere, forge: false }).run().await.unwrap_err();
+    assert!(error.to_string().contains("outside `allowed_domains`"), "{error}");
+    assert_eq!(site.observed().hits.len(), before, "nothing sent");
 }
 
 /// Reads the API's listing pages as JSON, follows `next` and each product, and extracts

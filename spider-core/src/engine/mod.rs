@@ -18,7 +18,8 @@
 //! and item `limits`), keeps its hosts in `hosts` (slots, robots.txt, the ready queue),
 //! writes and checkpoints through `commit`, and hears from its tasks in the messages of
 //! `protocol`; `gauges` is what it learns from answers each second. `task` is one
-//! request's work, `start_list` feeds the start URLs, `open` opens what a crawl keeps
+//! request's work, `start_list` feeds the start URLs, `start_admission` holds the start
+//! hook's requests to the crawl's scope and robots.txt, `open` opens what a crawl keeps
 //! (its frontier, files and watchers); this module wires them together and ends the
 //! crawl.
 
@@ -34,6 +35,7 @@ mod protocol;
 mod render;
 mod retry_plan;
 mod shared;
+mod start_admission;
 mod start_list;
 #[cfg(feature = "render")]
 mod subrequests;
@@ -51,6 +53,7 @@ use dispatch::{Dispatcher, Inputs, Watchers};
 use limits::Limits;
 use open::{open_files, open_frontier, Background, OpenedFrontier, PreviousRuns, Watch};
 use shared::Shared;
+use start_admission::HookAdmission;
 use start_list::ListReader;
 
 use crate::error::Error;
@@ -150,7 +153,8 @@ impl<S: Spider> Crawler<S> {
         {
             // Before the start URLs are queued: the hook may log in and add its own.
             let route = |request: &Request| spider.route(request);
-            let mut hook = Start::new(&exchange, &pool, &route, config.max_redirects, config.follow_hidden);
+            let admission = HookAdmission::new(&exchange, &config);
+            let mut hook = Start::new(&exchange, &pool, &route, &admission, &config);
             spider.start(&mut hook).await.map_err(|source| Error::Start { source })?;
             start.extend(hook.into_queued());
         }

@@ -147,6 +147,15 @@ pub enum Error {
         #[source]
         source: BoxError,
     },
+    /// A request the start hook asked for that the crawl may not send: outside
+    /// `allowed_domains`, or disallowed by its host's robots.txt. It was not sent.
+    #[error("the crawl may not fetch {url}: {why}")]
+    NotAllowed {
+        /// The request's URL (a redirect's hop, when it was one).
+        url: Url,
+        /// Which rule keeps it out, and how to change it.
+        why: String,
+    },
     /// A chain of redirects longer than `max_redirects`.
     #[error("too many redirects from {url} (limit {limit})")]
     TooManyRedirects {
@@ -400,6 +409,7 @@ impl Error {
             | Error::Json { url, .. }
             | Error::Form { url, .. }
             | Error::TooManyRedirects { url, .. }
+            | Error::NotAllowed { url, .. }
             | Error::ParsePanicked { url }
             | Error::ParseTooLong { url, .. }
             | Error::Extract { url, .. }

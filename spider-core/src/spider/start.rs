@@ -13,6 +13,7 @@ use crate::request::Request;
 use crate::wire::redirect::{next_hop, Hop};
 use crate::wire::route::Route;
 use crate::wire::{Exchange, Exchanged, Judge};
+use spider_settings::Config;
 
 /// The crawl as the start hook sees it, before it begins.
 ///
@@ -20,7 +21,9 @@ use crate::wire::{Exchange, Exchanged, Judge};
 /// (the spider's [`route`](crate::Spider::route), proxies, geo), with its headers,
 /// timeout and body cap, and as the crawl's identities, with their cookies. This is where
 /// a login's session reaches the crawl: the cookies its answers set are every identity's,
-/// those made later included (unless `cookies = false`).
+/// those made later included (unless `cookies = false`). They keep to the crawl's scope as
+/// every request does: each, and each redirect's hop, within `allowed_domains` and allowed
+/// by its host's robots.txt (unless `obey_robots = false`), or not sent.
 ///
 /// # Examples
 ///
@@ -29,10 +32,18 @@ pub struct Start<'a> {
     exchange: &'a Exchange,
     pool: &'a ParsePool,
     route: &'a (dyn Fn(&Request) -> Route + Send + Sync),
-    max_redirects: u8,
-    /// Whether the pages' links a person cannot see are read (`follow_hidden`).
-    follow_hidden: bool,
+    admission: &'a dyn StartAdmission,
+    config: &'a Config,
     queued: Vec<Request>,
+}
+
+/// Whether the crawl may send a request of the start hook: the engine's answer, which
+/// knows the crawl's scope and robots.txt.
+#[async_trait::async_trait]
+pub(crate) trait StartAdmission: Send + Sync {
+    /// `Ok` to send `request`; else [`Error::NotAllowed`], or what kept the answer from
+    /// being had.
+    async fn admit(&self, request: &Request) -> Result<(), Error>;
 }
 
 impl std::fmt::Debug for Start<'_> {
@@ -46,10 +57,10 @@ impl<'a> Start<'a> {
         exchange: &'a Exchange,
         pool: &'a ParsePool,
         route: &'a (dyn Fn(&Request) -> Route + Send + Sync),
-        max_redirects: u8,
-        follow_hidden: bool,
+        admission: &'a dyn StartAdmission,
+        config: &'a Config,
     ) -> Self {
-        Start { exchange, pool, route, max_redirects, follow_hidden, queued: Vec::new() }
+        Start { exchange, pool, route, admission, config, queued: Vec::new() }
     }
 
     /// Send `request` now and return its answer, whatever its status: redirects are
@@ -62,10 +73,12 @@ impl<'a> Start<'a> {
     ///
     /// What fetching a page can fail with: [`Error::Http`], [`Error::Timeout`],
     /// [`Error::BodyTooLarge`]; [`Error::TooManyRedirects`] past `max_redirects`;
-    /// [`Error::ProxyAuth`] when the gateway refuses the credentials.
+    /// [`Error::ProxyAuth`] when the gateway refuses the credentials;
+    /// [`Error::NotAllowed`], unsent, outside `allowed_domains` or disallowed by robots.txt.
     pub async fn fetch(&self, request: Request) -> Result<Page, Error> {
         let mut request = request;
         loop {
+            self.admission.admit(&request).await?;
             let fetched =
                 match self.exchange.send(&request, (self.route)(&request), None, Judge::Nobody).await? {
                     Exchanged::Answer(answered) => answered.fetched,
@@ -77,17 +90,17 @@ impl<'a> Start<'a> {
                     tracing::debug!(target: "spiderling", url = %request.url(), %error, "a cookie the start hook was given is not kept");
                 }
             }
-            match next_hop(&request, fetched.status, &fetched.headers, self.max_redirects) {
+            match next_hop(&request, fetched.status, &fetched.headers, self.config.max_redirects) {
                 Hop::To(next) => request = *next,
                 Hop::Loop(_) | Hop::TooMany => {
                     return Err(Error::TooManyRedirects {
                         url: request.url().clone(),
-                        limit: self.max_redirects,
+                        limit: self.config.max_redirects,
                     })
                 }
                 Hop::NotRedirect | Hop::NoTarget => {
                     let url = request.url().clone();
-                    let hidden = HiddenLinks::new(self.follow_hidden);
+                    let hidden = HiddenLinks::new(self.config.follow_hidden);
                     let (status, headers, body) = (fetched.status, fetched.headers, fetched.body);
                     let fetched_at = SystemTime::now();
                     return Ok(Page::new(
