@@ -32,6 +32,7 @@ pub mod __private;
 mod engine;
 mod error;
 mod extract;
+mod inspect;
 mod observe;
 mod probe;
 mod request;
@@ -51,6 +52,10 @@ pub use extract::document::{selector, Document};
 pub use extract::form::Form;
 pub use extract::item::{Dropped, Item, ItemKey};
 pub use extract::page::Page;
+#[cfg(feature = "fleet")]
+pub use inspect::{FleetCrawl, FleetReport, FleetStatus, FleetWorker, WorkerState};
+#[cfg(feature = "state")]
+pub use inspect::{StateHost, StateOutput, StateReport, StateRun};
 pub use observe::counters::Counts;
 pub use observe::gauge::{HostLive, Live, WINDOW};
 pub use observe::summary::{CrawlStatus, Summary};
@@ -59,13 +64,11 @@ pub use request::rendering::Rendering;
 pub use request::Request;
 pub use request::MAX_REQUEST_BODY;
 #[cfg(feature = "fleet")]
+pub use schedule::fleet::FleetOutput;
+#[cfg(feature = "fleet")]
 #[doc(hidden)]
 pub use schedule::fleet::{fill as fill_fleet, prefix as fleet_prefix, Drained, FillStep};
-#[cfg(feature = "fleet")]
-pub use schedule::fleet::{FleetCrawl, FleetOutput, FleetReport, FleetStatus, FleetWorker, WorkerState};
 pub use schedule::robots::Robots;
-#[cfg(feature = "state")]
-pub use schedule::state::{StateHost, StateOutput, StateReport, StateRun};
 pub use spider::pipeline::{Pipeline, Record, Stages, Verdict};
 pub use spider::start::Start;
 pub use spider::{Cx, Spider, SpiderConfig};

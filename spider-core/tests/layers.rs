@@ -14,8 +14,10 @@ use std::path::{Path, PathBuf};
 
 /// The layers, bottom first; ARCHITECTURE.md says what each holds. A module may use its
 /// own layer and those before it.
-const LAYERS: &[&str] =
-    &["error", "request", "wire", "sinks", "extract", "spider", "observe", "schedule", "engine", "probe"];
+const LAYERS: &[&str] = &[
+    "error", "request", "wire", "sinks", "extract", "spider", "observe", "schedule", "inspect", "engine",
+    "probe",
+];
 
 /// Files at the crate's root that only re-export or help tests: they may use any layer,
 /// and no layer may use them.

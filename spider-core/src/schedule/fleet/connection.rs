@@ -283,7 +283,7 @@ impl ConnectionLike for Connection {
 /// their own: redis-rs reports a password Redis wants inside a transaction as
 /// `Transaction aborted: [(Index 18446744073709551615, ...NOAUTH...)]`. `None` for any
 /// other error.
-pub(super) fn refusal(address: &Address, error: &redis::RedisError) -> Option<String> {
+pub(crate) fn refusal(address: &Address, error: &redis::RedisError) -> Option<String> {
     let text = error.to_string();
     let password =
         "give it in the URL (redis://:PASSWORD@HOST:PORT/DB, or env:VAR naming a variable that holds it)";

@@ -26,19 +26,18 @@
 //! older snapshot, or empty) is seen by the count of rounds (`P:epoch`), and every worker
 //! stops.
 //!
-//! [`FleetReport::read`] (`report.rs`) reads what the crawls of a Redis are doing, for
-//! `spiderling fleet`, without writing anything.
+//! `inspect/fleet.rs` reads what the crawls of a Redis are doing, for `spiderling fleet`,
+//! without writing anything.
 
 mod clock;
-mod connection;
+pub(crate) mod connection;
 mod fill;
 mod frontier;
 mod item_keys;
 mod messages;
-mod outputs;
-mod parts;
+pub(crate) mod outputs;
+pub(crate) mod parts;
 mod rate;
-mod report;
 mod scripts;
 mod starts;
 mod syncer;
@@ -54,7 +53,6 @@ pub(crate) use item_keys::FleetKeys;
 pub use outputs::FleetOutput;
 pub use parts::prefix;
 pub(crate) use parts::CRAWLS;
-pub use report::{FleetCrawl, FleetReport, FleetStatus, FleetWorker, WorkerState};
 pub(crate) use starts::SpareStarts;
 
 use self::clock::RedisClock;

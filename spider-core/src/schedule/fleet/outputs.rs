@@ -45,7 +45,7 @@ pub struct FleetOutput {
 impl FleetOutput {
     /// From the `P:outputs` field `HOST:PATH` and its value, with its gaps from `P:gaps`
     /// (`[from, to, items]` each).
-    pub(super) fn read(file: &str, json: &str, gaps: &[(u64, u64, u64)], here: &str) -> Option<FleetOutput> {
+    pub(crate) fn read(file: &str, json: &str, gaps: &[(u64, u64, u64)], here: &str) -> Option<FleetOutput> {
         let (host, path) = file.split_once(':')?;
         let recorded = read_committed(json).ok()?;
         let tail = (host == here)
@@ -67,12 +67,12 @@ impl FleetOutput {
 }
 
 /// The gaps of a file as `round.lua` records them in `P:gaps`: `[[from, to, items], ...]`.
-pub(super) fn read_gaps(json: &str) -> Vec<(u64, u64, u64)> {
+pub(crate) fn read_gaps(json: &str) -> Vec<(u64, u64, u64)> {
     serde_json::from_str(json).unwrap_or_default()
 }
 
 /// A file's committed length and items as `round.lua` records them.
-pub(super) fn read_committed(json: &str) -> Result<Committed, String> {
+pub(crate) fn read_committed(json: &str) -> Result<Committed, String> {
     #[derive(serde::Deserialize)]
     struct Recorded {
         bytes: u64,
@@ -85,7 +85,7 @@ pub(super) fn read_committed(json: &str) -> Result<Committed, String> {
 /// Write the committed part of every output in `outputs` to `out`, in the format its name
 /// says, each item once; returns how many items. Every output must be on this machine
 /// (`here`) and in the format of `out`.
-pub(super) fn merge(outputs: &[FleetOutput], here: &str, out: &Path) -> Result<u64, Error> {
+pub(crate) fn merge(outputs: &[FleetOutput], here: &str, out: &Path) -> Result<u64, Error> {
     let format = Format::of(out)?;
     let mut parts = Vec::with_capacity(outputs.len());
     for output in outputs {
@@ -182,7 +182,7 @@ fn join(format: Format, parts: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// This machine's name, to tell workers apart in `spiderling fleet`.
-pub(super) fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .or_else(|| std::env::var("HOSTNAME").ok())

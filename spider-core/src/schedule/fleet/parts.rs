@@ -37,7 +37,7 @@ pub fn prefix(crawl_id: &str) -> String {
 
 /// The parts of one crawl.
 #[derive(Debug, Clone)]
-pub(super) struct Parts {
+pub(crate) struct Parts {
     /// The crawl's own key prefix: its record, `done`, item keys and rate bucket.
     crawl: String,
     /// Each part's key prefix.
@@ -46,7 +46,7 @@ pub(super) struct Parts {
 
 impl Parts {
     /// The parts named by `tags` (each the hash tag of a part) of the crawl `crawl`.
-    pub(super) fn new(crawl: &str, tags: &[String]) -> Parts {
+    pub(crate) fn new(crawl: &str, tags: &[String]) -> Parts {
         let prefixes =
             if tags.is_empty() { vec![prefix(crawl)] } else { tags.iter().map(|t| prefix(t)).collect() };
         Parts { crawl: prefix(crawl), prefixes }
@@ -70,7 +70,7 @@ impl Parts {
         &self.prefixes[part % self.prefixes.len()]
     }
 
-    pub(super) fn prefixes(&self) -> &[String] {
+    pub(crate) fn prefixes(&self) -> &[String] {
         &self.prefixes
     }
 

@@ -4,7 +4,7 @@
 //! One SQLite file (`schema.sql` is its documented schema) holds the frontier (queued,
 //! in-flight and deferred requests per host), the seen-set, robots.txt answers, requests
 //! given up, each run's counts, and how much of the output and failures files is
-//! committed. [`StateReport::read`] reads one without touching it, even while its crawl runs
+//! committed. `inspect/state.rs` reads one without touching it, even while its crawl runs
 //! (`spiderling state FILE`).
 //!
 //! Exactly once, after any crash: the dispatcher alone appends to the output file, and
@@ -34,13 +34,11 @@
 
 mod checkpointer;
 mod frontier;
-mod inspect;
-mod open;
+pub(crate) mod open;
 mod row;
-mod schema;
+pub(crate) mod schema;
 mod sums;
 
 pub use frontier::StateFrontier;
-pub use inspect::{StateHost, StateOutput, StateReport, StateRun};
 pub(crate) use open::open;
 pub(crate) use schema::add_columns;

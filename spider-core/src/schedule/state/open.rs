@@ -538,7 +538,7 @@ fn lock(path: &Path) -> Result<File, Error> {
 
 /// Refuse a file that is not an SQLite database, or that was cut short: SQLite would take
 /// an empty file for an empty database, and read past the end of a truncated one as zeros.
-pub(super) fn check_header(path: &Path) -> Result<(), Error> {
+pub(crate) fn check_header(path: &Path) -> Result<(), Error> {
     let refuse = |message: String| Error::State { path: path.to_owned(), message };
     let mut file = File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
     let len = file.metadata().map_err(|source| Error::Io { path: path.to_owned(), source })?.len();

@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 /// The version of the schema this build reads and writes. A file of version 1 (before
 /// `seen_log`) or 2 (before the checksums, `sums.rs`) is upgraded when opened for a crawl;
 /// a file of any other version is refused.
-pub(super) const SCHEMA_VERSION: u32 = 3;
+pub(crate) const SCHEMA_VERSION: u32 = 3;
 
 /// The versions this build upgrades: their files lack only tables, columns and facts
 /// made when opened.
 const UPGRADED_VERSIONS: [u32; 2] = [1, 2];
 
 /// Whether this build reads a file of schema version `found`.
-pub(super) fn reads_version(found: Option<&str>) -> bool {
+pub(crate) fn reads_version(found: Option<&str>) -> bool {
     std::iter::once(SCHEMA_VERSION)
         .chain(UPGRADED_VERSIONS)
         .any(|version| found == Some(version.to_string().as_str()))
@@ -42,7 +42,7 @@ pub(crate) fn add_columns(
 
 /// The `files` row of the items file at `at` in `output`'s order: `output` for the first,
 /// as before a crawl could write several, then `output 2`, `output 3`...
-pub(super) fn output_role(at: usize) -> String {
+pub(crate) fn output_role(at: usize) -> String {
     match at {
         0 => "output".to_owned(),
         _ => format!("output {}", at + 1),
@@ -61,7 +61,7 @@ pub(super) fn output_fact(paths: &[String], files: &[spider_settings::ItemsFile]
 }
 
 /// The path of a file SQLite keeps beside the state file: `-wal`, `-shm`, `-journal`.
-pub(super) fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn sidecar(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)
@@ -69,7 +69,7 @@ pub(super) fn sidecar(path: &Path, suffix: &str) -> PathBuf {
 
 /// `path` as an SQLite URI with `query`, for the ways of opening it that only a URI can
 /// ask for (read-only index, immutable); `None` off Unix, where the spelling differs.
-pub(super) fn uri(path: &Path, query: &str) -> Option<String> {
+pub(crate) fn uri(path: &Path, query: &str) -> Option<String> {
     if !cfg!(unix) {
         return None;
     }

@@ -15,15 +15,13 @@ use serde::{Deserialize, Serialize};
 
 use spider_settings::RedisAddress as Address;
 
-use super::connection::{Connection, Redis};
-use super::outputs::FleetOutput;
-use super::parts::prefix;
-use super::parts::Parts;
-use super::parts::CRAWLS;
 use crate::error::Error;
 use crate::observe::counters::Counts;
 use crate::observe::tables::{date, elapsed, table, unix_ms};
 use crate::observe::text::{size, thousands};
+use crate::schedule::fleet::connection::{self, Connection, Redis};
+use crate::schedule::fleet::outputs::{self, FleetOutput};
+use crate::schedule::fleet::parts::{prefix, Parts, CRAWLS};
 
 /// The crawls of a fleet's Redis, each with its workers, frontier and totals.
 ///
@@ -130,7 +128,7 @@ impl FleetCrawl {
     /// # }
     /// ```
     pub fn merge(&self, out: &std::path::Path) -> Result<u64, Error> {
-        super::outputs::merge(&self.outputs, &super::outputs::hostname(), out)
+        outputs::merge(&self.outputs, &outputs::hostname(), out)
     }
 }
 
@@ -278,7 +276,7 @@ impl FleetReport {
 /// A Redis error as ours: not reaching Redis, or being refused by it, is a matter of
 /// the address or the password (exit code 2); anything else a failed read.
 fn failure(address: &Address, error: &RedisError) -> Error {
-    match super::connection::refusal(address, error) {
+    match connection::refusal(address, error) {
         Some(refusal) => Error::Config(format!("cannot read the fleet's Redis at {address}: {refusal}")),
         None => Error::Fleet {
             address: address.to_string(),
@@ -365,10 +363,10 @@ async fn read_crawl(connection: &mut Connection, id: String, now_ms: i64) -> red
             }
         }
         for (file, json) in part_gaps {
-            gaps.entry(file).or_default().extend(super::outputs::read_gaps(&json));
+            gaps.entry(file).or_default().extend(outputs::read_gaps(&json));
         }
         for (file, json) in part_files {
-            let bytes = |json: &str| super::outputs::read_committed(json).map_or(0, |c| c.bytes);
+            let bytes = |json: &str| outputs::read_committed(json).map_or(0, |c| c.bytes);
             if files.get(&file).is_none_or(|known| bytes(&json) > bytes(known)) {
                 files.insert(file, json);
             }
@@ -408,7 +406,7 @@ async fn read_crawl(connection: &mut Connection, id: String, now_ms: i64) -> red
     } else {
         FleetStatus::Stalled
     };
-    let here = super::outputs::hostname();
+    let here = outputs::hostname();
     let mut files: Vec<(String, String)> = files.into_iter().collect();
     files.sort();
     let outputs = files

@@ -17,12 +17,12 @@ use std::time::{Duration, SystemTime};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 use serde::Serialize;
 
-use super::open::check_header;
-use super::schema::{sidecar, uri, SCHEMA_VERSION};
 use crate::error::Error;
 use crate::observe::counters::Counts;
 use crate::observe::tables::{date, elapsed, table};
 use crate::observe::text::{size, thousands};
+use crate::schedule::state::open::check_header;
+use crate::schedule::state::schema::{self, sidecar, uri, SCHEMA_VERSION};
 
 /// What a state file holds: the crawl, its runs, its frontier per host, its failures.
 ///
@@ -263,7 +263,7 @@ fn read(path: &Path, conn: &Connection) -> Result<StateReport, Error> {
             .into_iter()
             .collect();
     let fact = |key: &str| facts.get(key).cloned().unwrap_or_default();
-    if !super::schema::reads_version(facts.get("schema_version").map(String::as_str)) {
+    if !schema::reads_version(facts.get("schema_version").map(String::as_str)) {
         let found = facts.get("schema_version").map_or("(none)", String::as_str);
         return Err(refuse(format!(
             "has schema version {found}, and this Spiderling reads version {SCHEMA_VERSION}; inspect it with \
@@ -377,7 +377,7 @@ fn read(path: &Path, conn: &Connection) -> Result<StateReport, Error> {
         .map(|(at, line)| {
             let path = spider_settings::ItemsFile::new(line).path.display().to_string();
             let path = path.as_str();
-            let role = super::schema::output_role(at);
+            let role = schema::output_role(at);
             let (bytes, items) = committed
                 .iter()
                 .find(|(recorded_role, recorded, _, _)| *recorded_role == role && recorded == path)
