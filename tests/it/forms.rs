@@ -279,6 +279,8 @@ async fn the_start_hooks_requests_obey_robots_txt_and_allowed_domains() {
     .await
     .unwrap();
     assert_eq!(summary.counts.items, 3, "{summary}");
+    let logins = site.observed().hits.iter().filter(|h| h.target.starts_with("/login")).count();
+    assert_eq!(logins, 2, "the login page and its form, sent");
     // Outside the crawl's domains: `localhost` is not `127.0.0.1`.
     let elsewhere = site.url().replace("127.0.0.1", "localhost");
     let before = site.observed().hits.len();

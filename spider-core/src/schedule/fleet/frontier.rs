@@ -229,6 +229,9 @@ pub(crate) struct FleetFrontier {
     unsent: Round,
     /// A request was refused for want of a connection: its host needs readying again.
     cut_off: bool,
+    /// A stretch of output the syncer found to cut, taken with the rest of its news in
+    /// `release_due`, for the dispatcher to ask for next (`stretch_to_cut`).
+    cut_found: Option<Stretch>,
     failed: bool,
     /// This worker's output file, `HOST:PATH`: its committed length goes with the ends of
     /// the requests whose items it holds.
@@ -273,6 +276,7 @@ impl FleetFrontier {
             seen_refusing: HashSet::new(),
             unsent: Round::default(),
             cut_off: false,
+            cut_found: None,
             failed: false,
             output,
             committed,
@@ -434,6 +438,10 @@ impl Frontier for FleetFrontier {
         if let Some(error) = exchange.fatal.take() {
             self.failed = true;
             return Err(error);
+        }
+        if let Some(cut) = exchange.cut.as_mut().filter(|cut| !cut.taken) {
+            cut.taken = true;
+            self.cut_found = Some(cut.stretch);
         }
         let lapsed = std::mem::take(&mut exchange.lapsed);
         if lapsed {
@@ -696,10 +704,8 @@ impl SharedLimits for FleetFrontier {
     }
 
     fn stretch_to_cut(&mut self) -> Option<Stretch> {
-        let mut exchange = self.link.lock();
-        let cut = exchange.cut.as_mut().filter(|cut| !cut.taken)?;
-        cut.taken = true;
-        Some(cut.stretch)
+        // No lock here: the dispatcher asks on every turn, right after `release_due`.
+        self.cut_found.take()
     }
 
     fn stretch_cut(&mut self, stretch: Stretch, made: bool) {
