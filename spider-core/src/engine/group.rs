@@ -134,9 +134,17 @@ impl Group {
         self.busy
     }
 
-    /// A limiter refused one of its hosts at `now`: a controller paces them from now on,
-    /// not judging what goes out in the first [`LIMITER_MEMORY`]. `false` when it has one.
-    pub(super) fn slow_down(&mut self, target: &Target, per_host: usize, now: Instant) -> bool {
+    /// A limiter refused one of its hosts at `now`, having let `got_through` requests a
+    /// second through: a controller paces them from now on, from half that, not taking
+    /// refusals of what goes out in the first [`LIMITER_MEMORY`] as a verdict. `false`
+    /// when it has one.
+    pub(super) fn slow_down(
+        &mut self,
+        target: &Target,
+        per_host: usize,
+        got_through: f64,
+        now: Instant,
+    ) -> bool {
         if self.controller.is_some() {
             return false;
         }
@@ -144,7 +152,7 @@ impl Group {
         // drains, HAProxy's rate counts the refused requests over its second): refusals
         // of what goes out then are the burst's, no verdict on the pace.
         let since = now + LIMITER_MEMORY;
-        self.controller = Some(Controller::new(target, since));
+        self.controller = Some(Controller::refused_at(target, now, since, got_through));
         (self.since, self.window, self.good_this_step) = (since, Window::new(WINDOW), 0);
         self.apply(per_host);
         true

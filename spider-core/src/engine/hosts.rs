@@ -56,6 +56,9 @@ const QUIET: Duration = Duration::from_secs(1);
 /// again, a host fetches none.
 const ROBOTS_KEPT: usize = 4096;
 
+/// The span over which the limiters met count a client's rate.
+const LIMITER_SECOND: Duration = Duration::from_secs(1);
+
 /// Where a host's robots.txt stands.
 pub(super) enum RobotsState {
     Unknown,
@@ -167,9 +170,10 @@ impl Hosts {
 
     /// A host told the crawl to slow down (a 429, a limiter's 503): its group gets a
     /// controller from now on, which paces the group's hosts together from a slow start
-    /// and raises their pace while they answer, so that the retries and the rest of their
-    /// queues come back spread and under the server's limit instead of all at once when
-    /// the pause ends. Whether it got one now. A host under a Crawl-delay keeps to that,
+    /// at half what the limiter let through over its last second, and raises their pace
+    /// while they answer, so that the retries and the rest of their queues come back
+    /// spread and under the server's limit instead of all at once when the pause ends.
+    /// Whether it got one now. A host under a Crawl-delay keeps to that,
     /// and so does a host alone in its group with a controller of its own (adaptive mode).
     /// Hosts of one group that had their own let them go: one limiter counts them
     /// together, and controllers that each ramp up and cut on their own overshoot it
@@ -182,7 +186,14 @@ impl Hosts {
         if (host.controller.is_some() && alone) || !host.crawl_delay.is_zero() {
             return false;
         }
-        let paced = self.groups[group].slow_down(&self.target, self.per_host, now);
+        // What the limiter let through over the second its rate counts (nginx's and
+        // HAProxy's): the pace starts at half that.
+        let second_ago = now.checked_sub(LIMITER_SECOND).unwrap_or(now);
+        let members = self.groups[group].members();
+        let got_through: usize =
+            members.iter().map(|&member| self[member].window.good_since(second_ago)).sum();
+        let got_through = got_through as f64 / LIMITER_SECOND.as_secs_f64();
+        let paced = self.groups[group].slow_down(&self.target, self.per_host, got_through, now);
         if paced {
             self.let_group_pace(group, now);
         }

@@ -81,6 +81,12 @@ impl Window {
         }
     }
 
+    /// Answers that were not blocks among those since `from` (to a [`GRAIN`]).
+    pub(crate) fn good_since(&self, from: Instant) -> usize {
+        let recent = self.grains.iter().rev().take_while(|(began, _, _)| *began >= from);
+        recent.map(|&(_, answered, blocked)| (answered - blocked) as usize).sum()
+    }
+
     /// Answers that were not blocks, per second of the span.
     pub(crate) fn good_per_second(&self) -> f64 {
         (self.answered - self.blocked) as f64 / self.span.as_secs_f64()

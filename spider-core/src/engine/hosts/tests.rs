@@ -230,3 +230,28 @@ fn a_host_whose_robots_txt_is_known_goes_before_hosts_not_asked_yet() {
     assert_eq!(hosts.pop_ready(), Some(fresh[2]));
     assert_eq!(hosts.pop_ready(), None);
 }
+
+#[test]
+fn a_limiters_hosts_are_paced_from_half_of_what_it_let_through_over_its_last_second() {
+    let then = Instant::now();
+    let now = then + 2 * LIMITER_SECOND;
+    let server: SocketAddr = "127.0.0.1:8080".parse().unwrap_or_else(|e| panic!("{e}"));
+    let mut hosts = crawl(Politeness::Server, 8);
+    let a = meet(&mut hosts, "http://site-1.localhost:8080", then);
+    let b = meet(&mut hosts, "http://site-2.localhost:8080", then);
+    hosts.learn_server(a, server);
+    hosts.learn_server(b, server);
+    for id in [a, b] {
+        // Pages two seconds ago, ten in the limiter's last second, and its refusal.
+        for _ in 0..10 {
+            hosts[id].window.record(then, false);
+        }
+        for n in 0..10 {
+            hosts[id].window.record(now - LIMITER_SECOND + Duration::from_millis(90 * n + 5), false);
+        }
+        hosts[id].window.record(now, true);
+    }
+    assert!(hosts.slow_down(a, now));
+    let controller = hosts.group(a).controller.as_ref().unwrap_or_else(|| panic!("paced"));
+    assert_eq!(controller.rps(), 10.0, "half the 20 a second let through");
+}

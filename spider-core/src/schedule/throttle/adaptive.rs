@@ -111,6 +111,8 @@ pub(crate) struct Controller {
     rps: f64,
     slow_start: bool,
     epoch: Instant,
+    /// Blocks of requests sent before it are no verdict (see [`Controller::refused_at`]).
+    judged_from: Instant,
     answered: usize,
     blocked: usize,
     hold_until: Instant,
@@ -127,6 +129,7 @@ impl Controller {
             rps: START_RPS.min(target.max_rps),
             slow_start: true,
             epoch: now,
+            judged_from: now,
             answered: 0,
             blocked: 0,
             hold_until: now,
@@ -134,6 +137,20 @@ impl Controller {
             round: 0,
             round_from: now,
         }
+    }
+
+    /// A controller for hosts a limiter refused at `now` after letting `got_through`
+    /// requests a second through, as TCP takes a loss: a slow start from half that rate
+    /// (or from [`Controller::new`]'s, if higher). The limiter still counts what it
+    /// refused until `memory_until` (nginx's bucket drains, HAProxy's rate counts refused
+    /// requests over its second): clean answers double the pace from now on, while blocks
+    /// of what is sent before then are the burst's, no verdict on the pace. (Waiting out
+    /// the memory before starting, at a fixed 4 requests a second, kept four hosts behind
+    /// HAProxy at 0.78 of its rate in adaptive mode.)
+    pub(crate) fn refused_at(target: &Target, now: Instant, memory_until: Instant, got_through: f64) -> Self {
+        let fresh = Controller::new(target, now);
+        let rps = (got_through * SLOW_START_CUT).max(fresh.rps).min(target.max_rps);
+        Controller { rps, judged_from: memory_until, ..fresh }
     }
 
     /// The slots the host may use.
@@ -174,7 +191,7 @@ impl Controller {
         if recent.answered() >= BREAKER_SAMPLE && recent.block_rate() >= BREAKER_RATE {
             return Some(self.trip(now, FIRST_TRIP));
         }
-        if sent_at < self.epoch {
+        if sent_at < self.epoch || (blocked && sent_at < self.judged_from) {
             return None;
         }
         self.answered += 1;
@@ -418,6 +435,27 @@ mod tests {
         assert!(matches!(host.answer(true), Some(Change::Cut { .. })));
         assert_eq!(host.c.limit(), (limit as f64 * 0.8) as usize);
         assert!((host.c.rps() - rps * 0.8).abs() < 1e-9);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn after_a_limiters_refusal_the_pace_starts_at_half_what_it_let_through_and_its_memory_cuts_nothing(
+    ) {
+        let (now, memory) = (Instant::now(), Duration::from_millis(1500));
+        let c = Controller::refused_at(&TARGET, now, now + memory, 20.0);
+        assert_eq!((c.limit(), c.rps()), (2, 10.0));
+        let trickle = Controller::refused_at(&TARGET, now, now + memory, 2.0);
+        assert_eq!(trickle.rps(), 4.0, "never below a fresh host's start");
+        let mut host = Host { c, recent: Window::new(WINDOW) };
+        // Within the limiter's memory refusals cut nothing, and clean answers double.
+        tokio::time::advance(ROUND).await;
+        assert_eq!(host.answer(true), None, "the burst's refusal");
+        assert_eq!(host.answer(false), None);
+        assert_eq!(host.answer(false), Some(Change::Raised), "a round of clean answers");
+        assert_eq!(host.c.rps(), 20.0);
+        // Past it, a refusal of what was sent after is a verdict: slow start's cut.
+        tokio::time::advance(memory).await;
+        assert!(matches!(host.answer(true), Some(Change::Cut { .. })));
+        assert_eq!(host.c.rps(), 10.0);
     }
 
     #[tokio::test(start_paused = true)]
