@@ -2,8 +2,11 @@
 //! launches requests (`launch.rs`) and takes in what they report (`outcomes.rs`). Its
 //! parts are its fields: `hosts` (each host's slots and robots.txt), `admission` (whether
 //! the next request may go now), `commit` (the files and the frontier's checkpoints).
+mod inputs;
 mod launch;
 mod outcomes;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -18,9 +21,16 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 use url::Url;
 
+pub(super) use inputs::Inputs;
+use inputs::{arrived, next_start};
+#[cfg(not(feature = "render"))]
+use inputs::{Asking, Heard};
+
 use super::admission::{Admission, Admit, Gate, Standing, Stop};
 use super::commit::{Commit, Progress};
 use super::hosts::{HostId, Hosts, RobotsState};
+#[cfg(feature = "render")]
+use super::protocol::Asking;
 use super::protocol::{Byproducts, Done, Job, Miss, Outcome, PageSlot, Report, Sorted};
 use super::retry_plan::{self, Facts, Next, Refusal};
 use super::shared::Shared;
@@ -29,7 +39,6 @@ use crate::error::cause::Cause;
 use crate::error::reason::Reason;
 use crate::error::Error;
 use crate::observe::gauge::{Latencies, Live, Window, WINDOW};
-
 use crate::observe::summary::CrawlStatus;
 use crate::observe::timeline::Recorder;
 use crate::request::host::{host_key, HostKey};
@@ -49,35 +58,6 @@ const START_BATCH: usize = 255;
 /// Requests queued beyond which the start list waits: a list of a million hosts meets
 /// them as the crawl gets to them, so what it holds of each follows the hosts at work.
 const START_AHEAD: usize = 1024;
-
-/// What the dispatcher listens to besides its tasks.
-pub(super) struct Inputs {
-    /// Ctrl-C or SIGTERM.
-    pub(super) stop_rx: mpsc::UnboundedReceiver<()>,
-    /// The start list's requests as they are read (`--start-urls`).
-    pub(super) start_list: Option<mpsc::Receiver<Request>>,
-    /// The browsers' requests, asking for admission.
-    #[cfg(feature = "render")]
-    pub(super) asks: mpsc::UnboundedReceiver<super::protocol::Ask>,
-}
-
-#[cfg(feature = "render")]
-use super::protocol::Asking;
-
-/// What the browsers tell the dispatcher: nothing without the `render` feature.
-#[cfg(not(feature = "render"))]
-type Heard = std::convert::Infallible;
-
-/// No browser asks anything without the `render` feature.
-#[cfg(not(feature = "render"))]
-pub(super) struct Asking;
-
-#[cfg(not(feature = "render"))]
-impl Asking {
-    async fn next(&mut self) -> Heard {
-        std::future::pending().await
-    }
-}
 
 /// Where the gauges go each second: the [`Live`] channel, and the timeline when a
 /// dashboard or a report keeps one.
@@ -212,12 +192,8 @@ impl<S: Spider> Dispatcher<S> {
             if self.commit.due(now, self.draining_until.is_some()) {
                 self.checkpoint(None);
             }
-            let released = self.frontier.release_due(now);
-            for key in self.ok(released).unwrap_or_default() {
-                self.ready_host(key, now);
-            }
+            self.wake_due(now);
             self.cut_void_stretch();
-            self.hosts.wake_due(now);
             if now >= self.next_tick {
                 self.tick(now);
                 if let Some(error) = self.commit.table_trouble() {
@@ -301,6 +277,15 @@ impl<S: Spider> Dispatcher<S> {
                 },
             }
         }
+    }
+
+    /// The hosts whose deferred requests or pauses came due are ready again.
+    fn wake_due(&mut self, now: Instant) {
+        let released = self.frontier.release_due(now);
+        for key in self.ok(released).unwrap_or_default() {
+            self.ready_host(key, now);
+        }
+        self.hosts.wake_due(now);
     }
 
     /// Nothing in flight and nothing that may still be launched: the crawl is over.
@@ -482,20 +467,4 @@ fn sitemap_hosts(config: &Config) -> HashSet<HostKey> {
     }
     let urls = config.start_urls.iter().filter_map(|url| Url::parse(url).ok());
     urls.filter_map(|url| host_key(&url)).collect()
-}
-
-/// Requests arrived from a fleet's frontier; never, for a frontier of this process.
-async fn arrived(arrivals: Option<&Notify>) {
-    match arrivals {
-        Some(arrivals) => arrivals.notified().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// The next start URL of the list; `None` once it is read to its end; never, without one.
-async fn next_start(list: Option<&mut mpsc::Receiver<Request>>) -> Option<Request> {
-    match list {
-        Some(list) => list.recv().await,
-        None => std::future::pending().await,
-    }
 }

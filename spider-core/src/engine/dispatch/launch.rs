@@ -51,7 +51,7 @@ impl<S: Spider> Dispatcher<S> {
 
     /// The next request of the first ready host, round-robin. Holds nothing: the host's
     /// slot is taken only at launch.
-    fn next_job(&mut self, now: Instant) -> Option<(HostId, Job)> {
+    pub(super) fn next_job(&mut self, now: Instant) -> Option<(HostId, Job)> {
         // Requests of hosts whose robots.txt could not be had: given up, with the reason;
         // and those robots.txt disallows: finished unfetched.
         let mut unreachable = Vec::new();
