@@ -149,15 +149,18 @@ impl<S: Spider> Crawler<S> {
             open_frontier(&config).await?;
         let exchange = Exchange::new(&config)?;
         let pool = ParsePool::reading(config.parse_threads, config.dom_only)?;
+        // A fleet's frontier admits under the fleet's rate instead.
+        let rate = config.rate.filter(|_| frontier.shared().is_none()).and_then(RateGate::new);
         let mut start = start;
-        {
+        let rate = {
             // Before the start URLs are queued: the hook may log in and add its own.
             let route = |request: &Request| spider.route(request);
-            let admission = HookAdmission::new(&exchange, &config);
+            let admission = HookAdmission::new(&exchange, &config, rate);
             let mut hook = Start::new(&exchange, &pool, &route, &admission, &config);
             spider.start(&mut hook).await.map_err(|source| Error::Start { source })?;
             start.extend(hook.into_queued());
-        }
+            admission.into_rate()
+        };
         seed(frontier.as_mut(), start, &tally, earlier.as_ref().is_some_and(|e| e.runs > 0))?;
         // A start list may hold new URLs: a crawl given one is never already complete.
         let done_before = |e: &&PreviousRuns| {
@@ -187,8 +190,6 @@ impl<S: Spider> Crawler<S> {
         if files.sinks.is_empty() && files.outbox.is_none() {
             tracing::warn!(target: "spiderling", "no output file: items are counted, not written");
         }
-        // A fleet's frontier admits under the fleet's rate instead.
-        let rate = config.rate.filter(|_| frontier.shared().is_none()).and_then(RateGate::new);
         #[cfg(feature = "render")]
         let (asks, asked) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {

@@ -23,7 +23,9 @@ use spider_settings::Config;
 /// a login's session reaches the crawl: the cookies its answers set are every identity's,
 /// those made later included (unless `cookies = false`). They keep to the crawl's scope as
 /// every request does: each, and each redirect's hop, within `allowed_domains` and allowed
-/// by its host's robots.txt (unless `obey_robots = false`), or not sent.
+/// by its host's robots.txt (unless `obey_robots = false`), or not sent; and each waits
+/// its turn as the crawl's would, at most `per_host` of a host at once, `delay` (or its
+/// robots.txt's Crawl-delay) apart, under the crawl's rate ceiling, which they spend first.
 ///
 /// # Examples
 ///
@@ -37,14 +39,17 @@ pub struct Start<'a> {
     queued: Vec<Request>,
 }
 
-/// Whether the crawl may send a request of the start hook: the engine's answer, which
-/// knows the crawl's scope and robots.txt.
+/// Whether and when the crawl may send a request of the start hook: the engine's answer,
+/// which knows the crawl's scope, robots.txt and politeness.
 #[async_trait::async_trait]
 pub(crate) trait StartAdmission: Send + Sync {
-    /// `Ok` to send `request`; else [`Error::NotAllowed`], or what kept the answer from
-    /// being had.
-    async fn admit(&self, request: &Request) -> Result<(), Error>;
+    /// Wait for `request`'s turn and take it: held while it is sent and answered. Else
+    /// [`Error::NotAllowed`], or what kept robots.txt's answer from being had.
+    async fn admit(&self, request: &Request) -> Result<Turn, Error>;
 }
+
+/// A start hook's request's turn at its host, held until its answer is in.
+pub(crate) type Turn = Option<tokio::sync::OwnedSemaphorePermit>;
 
 impl std::fmt::Debug for Start<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -78,12 +83,13 @@ impl<'a> Start<'a> {
     pub async fn fetch(&self, request: Request) -> Result<Page, Error> {
         let mut request = request;
         loop {
-            self.admission.admit(&request).await?;
+            let turn = self.admission.admit(&request).await?;
             let fetched =
                 match self.exchange.send(&request, (self.route)(&request), None, Judge::Nobody).await? {
                     Exchanged::Answer(answered) => answered.fetched,
                     Exchanged::Failed(error) => return Err(error),
                 };
+            drop(turn);
             // What the hook signs in with is every identity's: the crawl starts with it.
             for line in fetched.headers.get_all(SET_COOKIE).iter().filter_map(|value| value.to_str().ok()) {
                 if let Err(error) = self.exchange.identities().seed(request.url(), line) {
