@@ -1,6 +1,4 @@
-//! The grammar of a calendar date, `YYYY-MM-DD`, as `sitemap_since` takes it; and the
-//! arithmetic that turns a date into a day count, which the sitemap reader also uses to
-//! compare `<lastmod>` values with it.
+//! The grammar of a calendar date, `YYYY-MM-DD`, as `sitemap_since` takes it.
 
 use std::fmt;
 
@@ -11,15 +9,10 @@ use std::fmt;
 ///
 /// ```
 /// let date = spider_settings::parse_date("2026-01-01").unwrap();
-/// assert_eq!(date.days_since_epoch(), 20_454);
 /// assert_eq!(date.to_string(), "2026-01-01");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Date {
-    year: u16,
-    month: u8,
-    day: u8,
-}
+pub struct Date(jiff::civil::Date);
 
 impl Date {
     /// The date of `year`, `month` (1–12) and `day`, when it exists.
@@ -32,34 +25,28 @@ impl Date {
     /// assert!(Date::new(2025, 2, 29).is_none());
     /// ```
     pub fn new(year: u16, month: u8, day: u8) -> Option<Date> {
-        let leap = year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
-        let days_in_month = match month {
-            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-            4 | 6 | 9 | 11 => 30,
-            2 if leap => 29,
-            2 => 28,
-            _ => return None,
-        };
-        (1..=days_in_month).contains(&day).then_some(Date { year, month, day })
+        let year = i16::try_from(year).ok()?;
+        let (month, day) = (i8::try_from(month).ok()?, i8::try_from(day).ok()?);
+        jiff::civil::Date::new(year, month, day).ok().map(Date)
     }
 
-    /// Days from 1970-01-01 to this date; negative before it.
-    pub fn days_since_epoch(&self) -> i64 {
-        // Counted in eras of 400 years starting on 1 March, where leap days fall at the
-        // end of a year and every era has the same number of days.
-        let march_based = if self.month <= 2 { i64::from(self.year) - 1 } else { i64::from(self.year) };
-        let era = march_based.div_euclid(400);
-        let year_of_era = march_based - era * 400;
-        let month_from_march = (i64::from(self.month) + 9) % 12;
-        let day_of_year = (153 * month_from_march + 2) / 5 + i64::from(self.day) - 1;
-        let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-        era * 146_097 + day_of_era - 719_468
+    /// Its first second, in seconds since 1970-01-01 UTC (negative before).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let date = spider_settings::parse_date("2026-01-01").unwrap();
+    /// assert_eq!(date.first_second(), 20_454 * 86_400);
+    /// ```
+    pub fn first_second(&self) -> i64 {
+        let midnight = self.0.to_datetime(jiff::civil::Time::midnight());
+        midnight.to_zoned(jiff::tz::TimeZone::UTC).map_or(0, |at| at.timestamp().as_second())
     }
 }
 
 impl fmt::Display for Date {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
+        self.0.fmt(f)
     }
 }
 
@@ -102,14 +89,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn day_counts_match_known_dates() {
-        let days = |y, m, d| Date::new(y, m, d).map(|date| date.days_since_epoch());
+    fn first_seconds_match_known_dates() {
+        let days = |y, m, d| Date::new(y, m, d).map(|date| date.first_second() / 86_400);
         assert_eq!(days(1970, 1, 1), Some(0));
-        assert_eq!(days(1969, 12, 31), Some(-1));
         assert_eq!(days(2000, 3, 1), Some(11_017));
         assert_eq!(days(2025, 1, 1), Some(20_089));
         assert_eq!(days(2024, 12, 31).zip(days(2025, 1, 1)).map(|(a, b)| b - a), Some(1));
         assert_eq!(days(2024, 2, 29).zip(days(2024, 3, 1)).map(|(a, b)| b - a), Some(1));
+        assert_eq!(Date::new(1969, 12, 31).map(|date| date.first_second()), Some(-86_400));
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub use proxy::{
     check_user_template, parse_country, parse_decimal, parse_geo_rule, parse_proxy, redact_spec, redact_url,
     split_entries, ProxyEntry, DEFAULT_USER_TEMPLATE,
 };
-pub use rfc3339::{civil_date, rfc3339};
+pub use rfc3339::{rfc3339, utc_date};
 
 /// The statuses retried by default: 403 and 429 with their own reactions, and transient
 /// server trouble. 501 is left out: "not implemented" does not change on a retry.
@@ -77,35 +77,30 @@ pub fn profile(name: &str) -> Option<Profile> {
     })
 }
 
-/// Parse a duration: a whole number followed by `ms`, `s`, `m` or `h`.
+/// Parse a duration as jiff's friendly format has it: a number and a unit (`500ms`,
+/// `1.5s`, `2m`, `1h`), or several (`1h 30m`).
 ///
 /// # Errors
 ///
-/// A message saying what to write instead.
+/// A message saying what to write instead: for anything else, a negative duration
+/// included.
 ///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
 /// assert_eq!(spider_settings::parse_duration("1500ms"), Ok(Duration::from_millis(1500)));
+/// assert_eq!(spider_settings::parse_duration("1m 30s"), Ok(Duration::from_secs(90)));
 /// assert!(spider_settings::parse_duration("soon").is_err());
+/// assert!(spider_settings::parse_duration("-2s").is_err());
 /// ```
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let bad = || {
-        format!("`{text}` is not a duration; write a whole number and a unit, such as `500ms`, `2s` or `1m`")
-    };
-    let number: u64 = number.parse().map_err(|_| bad())?;
-    let millis = match unit.trim() {
-        "ms" => number,
-        "s" => number.saturating_mul(1_000),
-        "m" => number.saturating_mul(60_000),
-        "h" => number.saturating_mul(3_600_000),
-        _ => return Err(bad()),
-    };
-    Ok(Duration::from_millis(millis))
+    let bad =
+        || format!("`{text}` is not a duration; write a number and a unit, such as `500ms`, `2s` or `1m`");
+    let parsed: jiff::SignedDuration = text.parse().map_err(|_| bad())?;
+    // A negative one is no wait.
+    Duration::try_from(parsed).map_err(|_| bad())
 }
 
 /// Parse a delay: one duration (`500ms`), or a range (`1s..3s`) whose bounds are in order.

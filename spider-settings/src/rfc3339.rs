@@ -1,8 +1,9 @@
 //! A time as RFC 3339 text in UTC, to the millisecond: the one format of every time the
 //! crawl writes (a `#[page(fetched_at)]` field, the failures file, a state file's report).
-//! Written here rather than pulled in with a date crate: it is one conversion.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
+
+use jiff::Timestamp;
 
 /// `time` as `YYYY-MM-DDTHH:MM:SS.mmmZ`; a time before 1970 reads as 1970-01-01.
 ///
@@ -14,51 +15,26 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// assert_eq!(spider_settings::rfc3339(time), "2000-02-29T00:00:00.005Z");
 /// ```
 pub fn rfc3339(time: SystemTime) -> String {
-    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let seconds = since.as_secs();
-    let (days, second_of_day) = (seconds / 86_400, seconds % 86_400);
-    // At most u64::MAX / 86,400 days: an i64 holds it.
-    let (year, month, day) = civil_date(days as i64);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        second_of_day / 3600,
-        second_of_day % 3600 / 60,
-        second_of_day % 60,
-        since.subsec_millis()
-    )
+    let stamp = Timestamp::try_from(time).unwrap_or(Timestamp::UNIX_EPOCH).max(Timestamp::UNIX_EPOCH);
+    stamp.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
-/// The Gregorian date `days` after 1970-01-01 (before it, when negative).
-///
-/// Counted from 0000-03-01, so that each year ends with February and its leap day: the
-/// days fall into 400-year cycles of 146,097 days, a cycle's years into years of 365 days
-/// (with a leap day every fourth year but the hundredth ones, and the four-hundredth
-/// year's back), and a year's days into months of five-month rhythms of 153 days.
+/// A unix time in milliseconds as a person reads it in a report: `2025-06-01 14:03:22
+/// UTC`; one out of jiff's range (past the year 9999) as the epoch.
 ///
 /// # Examples
 ///
 /// ```
-/// assert_eq!(spider_settings::civil_date(0), (1970, 1, 1));
-/// assert_eq!(spider_settings::civil_date(11_016), (2000, 2, 29));
+/// assert_eq!(spider_settings::utc_date(951_782_400_005), "2000-02-29 00:00:00 UTC");
 /// ```
-pub fn civil_date(days: i64) -> (i64, i64, i64) {
-    const DAYS_TO_1970: i64 = 719_468; // from 0000-03-01 to 1970-01-01
-    const CYCLE: i64 = 146_097; // days in 400 years
-    let days = days + DAYS_TO_1970;
-    let (cycle, day_of_cycle) = (days.div_euclid(CYCLE), days.rem_euclid(CYCLE));
-    let year_of_cycle =
-        (day_of_cycle - day_of_cycle / 1460 + day_of_cycle / 36_524 - day_of_cycle / (CYCLE - 1)) / 365;
-    let day_of_year = day_of_cycle - (365 * year_of_cycle + year_of_cycle / 4 - year_of_cycle / 100);
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
-    let month = if month_from_march < 10 { month_from_march + 3 } else { month_from_march - 9 };
-    let year = cycle * 400 + year_of_cycle + i64::from(month <= 2);
-    (year, month, day)
+pub fn utc_date(ms: i64) -> String {
+    let stamp = Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH);
+    stamp.strftime("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
+    use std::time::{Duration, UNIX_EPOCH};
 
     use super::*;
 

@@ -17,11 +17,12 @@ use spider_settings::RedisAddress as Address;
 
 use crate::error::Error;
 use crate::observe::counters::Counts;
-use crate::observe::tables::{date, elapsed, table, unix_ms};
+use crate::observe::tables::{elapsed, table, unix_ms};
 use crate::observe::text::{size, thousands};
 use crate::schedule::fleet::connection::{self, Connection, Redis};
 use crate::schedule::fleet::outputs::{self, FleetOutput};
 use crate::schedule::fleet::parts::{prefix, Parts, CRAWLS};
+use spider_settings::utc_date;
 
 /// The crawls of a fleet's Redis, each with its workers, frontier and totals.
 ///
@@ -521,7 +522,7 @@ impl fmt::Display for FleetCrawl {
             about.push(format!("spider {spider}"));
         }
         if let Some(ms) = self.created_ms {
-            about.push(format!("created {}", date(ms)));
+            about.push(format!("created {}", utc_date(ms)));
         }
         if about.is_empty() {
             writeln!(f, "crawl {}", self.id)?;
@@ -550,7 +551,7 @@ impl fmt::Display for FleetCrawl {
 
         let silent = elapsed(FleetReport::SILENT_AFTER.as_secs_f64());
         let status = match (self.status, self.done_at_ms) {
-            (FleetStatus::Done, Some(ms)) => format!("done at {}", date(ms)),
+            (FleetStatus::Done, Some(ms)) => format!("done at {}", utc_date(ms)),
             (FleetStatus::Done, None) => "done".to_owned(),
             (FleetStatus::Running, _) => "running".to_owned(),
             (FleetStatus::Stalled, _) => {

@@ -19,10 +19,11 @@ use serde::Serialize;
 
 use crate::error::Error;
 use crate::observe::counters::Counts;
-use crate::observe::tables::{date, elapsed, table};
+use crate::observe::tables::{elapsed, table};
 use crate::observe::text::{size, thousands};
 use crate::schedule::state::open::check_header;
 use crate::schedule::state::schema::{self, sidecar, uri, SCHEMA_VERSION};
+use spider_settings::utc_date;
 
 /// What a state file holds: the crawl, its runs, its frontier per host, its failures.
 ///
@@ -532,8 +533,8 @@ impl fmt::Display for Shown<'_> {
             .map(|run| {
                 vec![
                     run.number.to_string(),
-                    date(run.started_at_ms),
-                    run.ended_at_ms.map_or_else(|| "-".to_owned(), date),
+                    utc_date(run.started_at_ms),
+                    run.ended_at_ms.map_or_else(|| "-".to_owned(), utc_date),
                     run.status.clone().unwrap_or_else(|| "running or killed".to_owned()),
                     thousands(run.counts.pages),
                     thousands(run.counts.items),
@@ -552,7 +553,8 @@ impl fmt::Display for Shown<'_> {
             table(f, &columns, &rows)?;
         }
 
-        let due = report.next_due_ms.map(|ms| format!(" (the first due {})", date(ms))).unwrap_or_default();
+        let due =
+            report.next_due_ms.map(|ms| format!(" (the first due {})", utc_date(ms))).unwrap_or_default();
         let again = if report.in_flight > 0 { " (queued again on resume)" } else { "" };
         let frontier = format!(
             "{} queued, {} in flight{again}, {} deferred{due}",
@@ -586,7 +588,7 @@ impl fmt::Display for Shown<'_> {
                     thousands(host.deferred),
                 ];
                 if with_due {
-                    row.push(host.next_due_ms.map_or_else(|| "-".to_owned(), date));
+                    row.push(host.next_due_ms.map_or_else(|| "-".to_owned(), utc_date));
                 }
                 row.extend([thousands(host.done), thousands(host.failed), robots]);
                 row
@@ -632,11 +634,11 @@ mod tests {
 
     #[test]
     fn dates_are_utc_in_the_gregorian_calendar() {
-        assert_eq!(date(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(date(951_782_400_000), "2000-02-29 00:00:00 UTC");
-        assert_eq!(date(1_700_000_000_999), "2023-11-14 22:13:20 UTC");
-        assert_eq!(date(4_107_542_399_000), "2100-02-28 23:59:59 UTC");
-        assert_eq!(date(-1_000), "1969-12-31 23:59:59 UTC");
+        assert_eq!(utc_date(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc_date(951_782_400_000), "2000-02-29 00:00:00 UTC");
+        assert_eq!(utc_date(1_700_000_000_999), "2023-11-14 22:13:20 UTC");
+        assert_eq!(utc_date(4_107_542_399_000), "2100-02-28 23:59:59 UTC");
+        assert_eq!(utc_date(-1_000), "1969-12-31 23:59:59 UTC");
     }
 
     #[test]

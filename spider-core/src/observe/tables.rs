@@ -4,8 +4,6 @@
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use spider_settings::civil_date;
-
 /// A unix time in milliseconds as RFC 3339, in the reports' JSON: the one format of every
 /// time the crawl writes (the fields keep milliseconds in Rust).
 pub(crate) fn rfc3339_ms<S: serde::Serializer>(ms: &i64, to: S) -> Result<S::Ok, S::Error> {
@@ -19,14 +17,6 @@ pub(crate) fn rfc3339_ms_or_null<S: serde::Serializer>(ms: &Option<i64>, to: S) 
         Some(ms) => rfc3339_ms(ms, to),
         None => to.serialize_none(),
     }
-}
-
-/// A unix time in milliseconds as a date: `2025-06-01 14:03:22 UTC`.
-pub(crate) fn date(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, time) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (year, month, day) = civil_date(days);
-    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC", time / 3600, time % 3600 / 60, time % 60)
 }
 
 /// A duration in seconds, readably: `0.42 s`, `12.3 s`, `4 min 05 s`, `2 h 03 min`.

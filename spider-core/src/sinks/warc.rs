@@ -495,25 +495,7 @@ fn record_id() -> String {
 /// `sha1:` and the digest in base 32, as WARC tools write it.
 fn sha1(bytes: &[u8]) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, bytes);
-    format!("sha1:{}", base32(digest.as_ref()))
-}
-
-fn base32(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-    let mut out = String::new();
-    let (mut buffer, mut bits) = (0u32, 0);
-    for byte in bytes {
-        buffer = (buffer << 8) | u32::from(*byte);
-        bits += 8;
-        while bits >= 5 {
-            bits -= 5;
-            out.push(ALPHABET[((buffer >> bits) & 31) as usize] as char);
-        }
-    }
-    if bits > 0 {
-        out.push(ALPHABET[((buffer << (5 - bits)) & 31) as usize] as char);
-    }
-    out
+    format!("sha1:{}", data_encoding::BASE32.encode(digest.as_ref()))
 }
 
 /// The CDXJ index of the archive `base`, files 0 to `last`, written beside the first: a

@@ -2,9 +2,9 @@
 //! year, a month, a day, or a day with a time and its zone) read as the latest moment it
 //! may mean, so a date keeps its whole day.
 
-use spider_settings::Date;
-
-const DAY: i64 = 86_400;
+use jiff::civil::{Date, DateTime, Time};
+use jiff::tz::TimeZone;
+use jiff::Timestamp;
 
 /// The first second of a UTC day, before which a sitemap URL is skipped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,8 +14,8 @@ pub(crate) struct Since {
 }
 
 impl Since {
-    pub(crate) fn new(day: Date) -> Self {
-        Since { cutoff: day.days_since_epoch() * DAY }
+    pub(crate) fn new(day: spider_settings::Date) -> Self {
+        Since { cutoff: day.first_second() }
     }
 
     /// Whether a URL with this `<lastmod>` is kept: one that may be on or after the day.
@@ -30,15 +30,22 @@ impl Since {
 /// exactly that (fractions of a second dropped). A time without a zone is taken as UTC.
 fn latest_moment(text: &str) -> Option<i64> {
     let text = text.trim();
-    let (day, time) = match text.split_once('T') {
-        Some((day, time)) => (day, Some(time)),
-        None => (text, None),
-    };
-    let mut parts = day.split('-');
-    let year: u16 = number(parts.next()?, 4)?;
+    if let Some((_, time)) = text.split_once(['T', 't']) {
+        // The W3C grammar's time has minutes at least, where ISO 8601 has `T10` too.
+        if time.as_bytes().get(2) != Some(&b':') {
+            return None;
+        }
+        let moment = match text.parse::<Timestamp>() {
+            Ok(moment) => moment,
+            Err(_) => utc(text.parse::<DateTime>().ok()?)?,
+        };
+        return Some(moment.as_second());
+    }
+    let mut parts = text.split('-');
+    let year: i16 = number(parts.next()?, 4)?;
     // Each part is optional, but one that is there must be two digits.
     let mut two_digits = || match parts.next() {
-        Some(part) => number::<u8>(part, 2).map(Some),
+        Some(part) => number::<i8>(part, 2).map(Some),
         None => Some(None),
     };
     let month = two_digits()?;
@@ -46,65 +53,23 @@ fn latest_moment(text: &str) -> Option<i64> {
     if parts.next().is_some() {
         return None;
     }
-    let start = |month, day| Date::new(year, month, day).map(|date| date.days_since_epoch() * DAY);
-    match (month, day_of_month, time) {
-        (None, None, None) => Some(start(1, 1)? + days_in_year(year) * DAY - 1),
-        (Some(month), None, None) => {
-            let next =
-                if month == 12 { start(1, 1)? + days_in_year(year) * DAY } else { start(month + 1, 1)? };
-            start(month, 1).map(|_| next - 1)
-        }
-        (Some(month), Some(day), None) => Some(start(month, day)? + DAY - 1),
-        (Some(month), Some(day), Some(time)) => Some(start(month, day)? + seconds_of_day(time)?),
-        _ => None,
-    }
+    let last_day = match (month, day_of_month) {
+        (None, None) => Date::new(year, 12, 31).ok()?,
+        (Some(month), None) => Date::new(year, month, 1).ok()?.last_of_month(),
+        (Some(month), Some(day)) => Date::new(year, month, day).ok()?,
+        (None, Some(_)) => return None,
+    };
+    let last_second = Time::new(23, 59, 59, 0).ok()?;
+    utc(last_day.to_datetime(last_second)).map(|moment| moment.as_second())
 }
 
-/// `hh:mm`, `hh:mm:ss` or `hh:mm:ss.s`, then `Z`, `±hh:mm` or nothing: seconds from the
-/// day's UTC midnight (negative or past a day when the zone moves it).
-fn seconds_of_day(time: &str) -> Option<i64> {
-    let (clock, offset) = match time.find(['Z', 'z', '+', '-']) {
-        Some(at) => time.split_at(at),
-        None => (time, ""),
-    };
-    let mut fields = clock.split(':');
-    let hours: i64 = number(fields.next()?, 2)?;
-    let minutes: i64 = number(fields.next()?, 2)?;
-    let seconds: i64 = match fields.next() {
-        // Fractions of a second say nothing a second does not.
-        Some(seconds) => number(seconds.split('.').next()?, 2)?,
-        None => 0,
-    };
-    if fields.next().is_some() || hours > 24 || minutes > 59 || seconds > 60 {
-        return None;
-    }
-    let east = match offset {
-        "" | "Z" | "z" => 0,
-        _ => {
-            let (sign, zone) = offset.split_at(1);
-            let (zone_hours, zone_minutes) = zone.split_once(':').unwrap_or((zone, "00"));
-            let minutes = number::<i64>(zone_hours, 2)? * 60 + number::<i64>(zone_minutes, 2)?;
-            if sign == "-" {
-                -minutes * 60
-            } else {
-                minutes * 60
-            }
-        }
-    };
-    Some(hours * 3600 + minutes * 60 + seconds - east)
+fn utc(time: DateTime) -> Option<Timestamp> {
+    time.to_zoned(TimeZone::UTC).ok().map(|at| at.timestamp())
 }
 
 /// Exactly `digits` ASCII digits as a number.
 fn number<T: std::str::FromStr>(text: &str, digits: usize) -> Option<T> {
     (text.len() == digits && text.bytes().all(|b| b.is_ascii_digit())).then(|| text.parse().ok()).flatten()
-}
-
-fn days_in_year(year: u16) -> i64 {
-    if Date::new(year, 2, 29).is_some() {
-        366
-    } else {
-        365
-    }
 }
 
 #[cfg(test)]
