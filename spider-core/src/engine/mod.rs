@@ -40,6 +40,8 @@ mod start_list;
 #[cfg(feature = "render")]
 mod subrequests;
 mod task;
+#[cfg(test)]
+mod test_crawl;
 mod tier;
 
 use std::path::Path;
@@ -265,7 +267,8 @@ impl<S: Spider> Crawler<S> {
             // same full disk refused after it.
             Some(error) => {
                 if let Err(unwritten) = stats {
-                    tracing::warn!(target: "spiderling", error = %unwritten, "the stats file could not be written either");
+                    tracing::warn!(target: "spiderling", error = %unwritten, "the stats file could not be \
+                        written either");
                 }
                 Err(error)
             }

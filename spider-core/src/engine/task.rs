@@ -4,6 +4,8 @@
 
 mod items;
 mod sitemap;
+#[cfg(test)]
+mod tests;
 
 use std::time::SystemTime;
 
@@ -430,7 +432,8 @@ fn soft_block<S: Spider>(
     notes: &mut Byproducts,
 ) -> Outcome {
     notes.cache = None;
-    tracing::debug!(target: "spiderling", url = %request.url(), wall = wall.as_str(), "an interstitial stood in for the page");
+    tracing::debug!(target: "spiderling", url = %request.url(), wall = wall.as_str(), "an interstitial stood \
+        in for the page");
     if sent.kept > 0 {
         let failure = Failure::status(Reason::ConsentWall, status);
         let trouble = Trouble::PassWall { first: sent.first };

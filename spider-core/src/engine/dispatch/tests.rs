@@ -2,68 +2,16 @@
 //! network: requests are taken as `next_job` hands them out and their tasks' reports are
 //! made up, so each test says what the dispatcher does with one kind of answer.
 
-use async_trait::async_trait;
 use bytes::Bytes;
 
 use super::*;
 use crate::engine::protocol::Sample;
-use crate::extract::page::Page;
-use crate::extract::parse_pool::ParsePool;
-use crate::observe::counters::Tally;
-use crate::schedule::frontier::{MemoryFrontier, Scope};
-use crate::schedule::item_keys::KeptKeys;
-use crate::sinks::Encoder;
-use crate::spider::{Cx, SpiderConfig};
-use crate::wire::Exchange;
-
-/// A spider whose pages the tests never parse.
-struct Unparsed(Config);
-
-impl SpiderConfig for Unparsed {
-    fn config(&self) -> Config {
-        self.0.clone()
-    }
-}
-
-#[async_trait]
-impl Spider for Unparsed {
-    type Item = serde_json::Value;
-
-    async fn parse(&self, _page: Page, _cx: &mut Cx<serde_json::Value>) -> crate::error::Result {
-        Ok(())
-    }
-}
-
-fn or_panic<T>(result: Result<T, Error>) -> T {
-    result.unwrap_or_else(|e| panic!("{e}"))
-}
+use crate::engine::test_crawl::{shared, Unparsed};
+use crate::schedule::frontier::MemoryFrontier;
 
 /// A dispatcher of a crawl under `config`, writing no file.
 fn dispatcher(config: Config) -> Dispatcher<Unparsed> {
-    #[cfg(feature = "render")]
-    let (asks, asked) = mpsc::unbounded_channel();
-    let shared = Arc::new(Shared {
-        exchange: or_panic(Exchange::new(&config)),
-        render: super::super::tier::Tier::new(&config),
-        #[cfg(feature = "render")]
-        asks,
-        #[cfg(feature = "fleet")]
-        spare_starts: None,
-        pool: or_panic(ParsePool::reading(1, false)),
-        encoder: or_panic(Encoder::for_outputs(&config)),
-        pipeline: Box::new(Unparsed(config.clone()).pipeline()),
-        kept_keys: KeptKeys::local([]),
-        caching: false,
-        archive: None,
-        follow_hidden: false,
-        tally: Tally::new(),
-        robots_token: config.robots_token().to_owned(),
-        scope: Scope::new(&config.allowed_domains),
-        max_redirects: config.max_redirects,
-        retry_statuses: config.retry_statuses.clone(),
-        sitemap_since: None,
-        spider: Unparsed(config.clone()),
-    });
+    let shared = shared(&config);
     let files = super::super::commit::Files {
         sinks: Vec::new(),
         failures: None,
@@ -73,7 +21,7 @@ fn dispatcher(config: Config) -> Dispatcher<Unparsed> {
     };
     let (_stop, stop_rx) = mpsc::unbounded_channel();
     #[cfg(feature = "render")]
-    let inputs = Inputs { stop_rx, start_list: None, asks: asked };
+    let inputs = Inputs { stop_rx, start_list: None, asks: tokio::sync::mpsc::unbounded_channel().1 };
     #[cfg(not(feature = "render"))]
     let inputs = Inputs { stop_rx, start_list: None };
     let watchers = Watchers { live: watch::Sender::new(Live::default()), timeline: None };
