@@ -205,7 +205,8 @@ fn run(path: &Path, urls: u64) -> Result<bool, String> {
     let failed = |what: &str, error: Error| format!("{what}: {error}");
     let rss_start = memory().rss;
     println!(
-        "frontier_disk: {} URLs over {} hosts ({LINKS_PER_PAGE} links a page), a commit every {}; state file in {}",
+        "frontier_disk: {} URLs over {} hosts ({LINKS_PER_PAGE} links a page), a commit every {}; state file \
+            in {}",
         thousands(urls),
         thousands(HOSTS),
         thousands(COMMIT_EVERY),
@@ -384,7 +385,8 @@ fn run(path: &Path, urls: u64) -> Result<bool, String> {
         thousands(TAKE_COMMIT_EVERY)
     );
     println!(
-        "  state file after enqueueing: {:.1} MB + {:.1} MB wal = {:.1} B per URL; closed (log checkpointed in {:.1} s): {:.1} MB = {:.1} B per URL",
+        "  state file after enqueueing: {:.1} MB + {:.1} MB wal = {:.1} B per URL; closed (log checkpointed \
+            in {:.1} s): {:.1} MB = {:.1} B per URL",
         mb_bytes(main_enqueued),
         mb_bytes(wal_enqueued),
         (main_enqueued + wal_enqueued) as f64 / enqueued as f64,

@@ -79,14 +79,16 @@ fn main() -> ExitCode {
 
     println!("frontier_memory: {URLS} distinct URLs, one host");
     println!(
-        "  queued (enqueued, none taken): {:>12} bytes live, {:>7.1} B per queued request (size_of::<Request>() = {} B)",
+        "  queued (enqueued, none taken): {:>12} bytes live, {:>7.1} B per queued request \
+            (size_of::<Request>() = {} B)",
         queued,
         per_url(queued),
         std::mem::size_of::<Request>()
     );
     let met = per_url(seen) < TARGET_BYTES_PER_SEEN;
     println!(
-        "  seen (all taken with next):    {:>12} bytes live, {:>7.1} B per seen URL (target < {TARGET_BYTES_PER_SEEN} B: {})",
+        "  seen (all taken with next):    {:>12} bytes live, {:>7.1} B per seen URL (target < \
+            {TARGET_BYTES_PER_SEEN} B: {})",
         seen,
         per_url(seen),
         if met { "met" } else { "MISSED" }

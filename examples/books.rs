@@ -61,7 +61,10 @@ fn main() -> std::process::ExitCode {
             Some(site)
         }
         Err(error) if error.kind() == std::io::ErrorKind::AddrInUse => {
-            println!("demo site already served at http://127.0.0.1:8765/ (by `spiderling sandbox --port 8765`?); crawling it");
+            println!(
+                "demo site already served at http://127.0.0.1:8765/ (by `spiderling sandbox --port \
+                8765`?); crawling it"
+            );
             None
         }
         Err(error) => {

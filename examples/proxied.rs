@@ -72,7 +72,8 @@ fn main() -> ExitCode {
     let exits: BTreeSet<IpAddr> =
         seen.hits.iter().map(|hit| hit.peer).filter(|peer| *peer != local).collect();
     println!(
-        "the site saw {} requests: {} direct, {} through the gateway from {} exit addresses; answered 429 ×{}, 403 ×{}",
+        "the site saw {} requests: {} direct, {} through the gateway from {} exit addresses; answered 429 \
+            ×{}, 403 ×{}",
         seen.hits.len(),
         direct,
         through.requests.len(),

@@ -95,7 +95,8 @@ pub fn no_page(url: &str, summary: &spider_core::Summary) -> String {
     if counts.redirects > 0 && counts.out_of_scope > 0 {
         let _ = writeln!(
             said,
-            "  it redirects to a URL that is not http(s) (file:, ftp:, javascript:, ...), which is not followed"
+            "  it redirects to a URL that is not http(s) (file:, ftp:, javascript:, ...), which is not \
+                followed"
         );
     }
     for (reason, n) in &counts.failures_by_reason {
@@ -375,10 +376,10 @@ struct Entry {
 #[command(
     about = "Run one of this crate's spiders",
     after_help = "crawl NAME takes the standard spider flags (crawl --help):\n  \
-                  -o, --output FILE    append items to this file (.jsonl or .csv); repeatable, FILE?type=NAME for one type\n  \
-                  -O, --overwrite-output FILE   write items to this file anew (.jsonl, .csv or .json); repeatable\n  \
-                  --set KEY=VALUE      change a setting, such as --set rps=5\n  \
-                  --metrics ADDR       serve Prometheus metrics, such as 127.0.0.1:9898\n  \
+                  -o, --output FILE    append items to this file (.jsonl or .csv); repeatable, \
+                  FILE?type=NAME for one type\n  -O, --overwrite-output FILE   write items to this file anew \
+                  (.jsonl, .csv or .json); repeatable\n  --set KEY=VALUE      change a setting, such as \
+                  --set rps=5\n  --metrics ADDR       serve Prometheus metrics, such as 127.0.0.1:9898\n  \
                   --dashboard ADDR     serve a live dashboard, such as 127.0.0.1:9898\n  \
                   --report FILE        write an HTML report when the crawl ends\n  \
                   --fresh              with --set state=FILE, start over instead of going on\n  \
@@ -651,7 +652,8 @@ fn start_logging(log_level: &str) -> Result<(), ExitCode> {
         checked.and_then(|text| tracing_subscriber::EnvFilter::try_new(text).map_err(|e| e.to_string()));
     let filter = filter.map_err(|error| {
         eprintln!(
-            "error: --log-level {log_level:?} is not a level or a RUST_LOG filter ({error}); write error, warn, info, debug or trace, or a filter such as spiderling=debug"
+            "error: --log-level {log_level:?} is not a level or a RUST_LOG filter ({error}); write error, \
+                warn, info, debug or trace, or a filter such as spiderling=debug"
         );
         ExitCode::from(2)
     })?;

@@ -119,7 +119,10 @@ async fn one_crawl_writes_a_file_an_sqlite_table_and_a_postgres_table_each_item_
     assert_once(pg_titles(&pg, "books"), 120, "postgres");
     // The table was made from the items' fields, in their order, with their types.
     let columns = pg
-        .query("SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_name = 'books'")
+        .query(
+            "SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position) FROM \
+            information_schema.columns WHERE table_name = 'books'",
+        )
         .unwrap();
     assert_eq!(columns, "title text, price text, availability text");
     let log = logs.text();

@@ -261,7 +261,10 @@ pub(crate) fn run(args: Args) -> ExitCode {
             real_pages::run(pages, args.copies.max(1), args.concurrency, args.json)
         }
         _ if args.frontier.is_some() || args.cluster.is_some() => {
-            eprintln!("error: --frontier and --cluster are the Redis of the fleet bench; give --workers or --fleet-memory too");
+            eprintln!(
+                "error: --frontier and --cluster are the Redis of the fleet bench; give --workers or \
+                --fleet-memory too"
+            );
             ExitCode::from(2)
         }
         _ => parent(&args),

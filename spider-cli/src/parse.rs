@@ -23,7 +23,8 @@ pub(crate) struct Args {
 pub(crate) fn run(args: Args) -> ExitCode {
     if !args.dir.join("Cargo.toml").exists() {
         eprintln!(
-            "error: no Cargo.toml in {}; run parse inside a crate of spiders (`spiderling new`), or give --dir",
+            "error: no Cargo.toml in {}; run parse inside a crate of spiders (`spiderling new`), or give \
+                --dir",
             args.dir.display()
         );
         return ExitCode::from(2);

@@ -73,7 +73,8 @@ fn names(crate_name: &str, spider: &str, url: &str) -> Result<Names, String> {
     };
     if !valid(crate_name) || !valid(spider) {
         return Err(format!(
-            "{spider:?} is not a usable name; write lowercase letters, digits, `_` or `-`, starting with a letter"
+            "{spider:?} is not a usable name; write lowercase letters, digits, `_` or `-`, starting with a \
+                letter"
         ));
     }
     let url = Url::parse(url).map_err(|e| {
@@ -182,9 +183,9 @@ pub(crate) fn new(args: NewArgs) -> ExitCode {
             "then: cargo run -- crawl {spider} -o {spider}.jsonl   # polite: a pause between requests"
         );
         spiderling::outln!(
-            "or, quick and offline, against the demo site: spiderling sandbox --port 8000 & cargo run -- crawl \
-             {spider} -o {spider}.jsonl --set start_urls=http://127.0.0.1:8000/ --set allowed_domains=127.0.0.1 \
-             --set delay=0ms"
+            "or, quick and offline, against the demo site: spiderling sandbox --port 8000 & cargo run -- \
+             crawl {spider} -o {spider}.jsonl --set start_urls=http://127.0.0.1:8000/ --set \
+             allowed_domains=127.0.0.1 --set delay=0ms"
         );
     }
     ExitCode::SUCCESS

@@ -105,7 +105,10 @@ fn fetch_takes_the_wire_keys_of_the_environment_and_leaves_a_crawls_own_alone() 
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     let error = String::from_utf8_lossy(&output.stderr);
     assert!(
-        error.contains("--set output: a crawl's setting; this command takes only the retry, fetch, identity and proxy keys"),
+        error.contains(
+            "--set output: a crawl's setting; this command takes only the retry, fetch, identity \
+            and proxy keys"
+        ),
         "{error}"
     );
     assert_eq!(site.observed().pages().count(), 1, "nothing sent after the refusal");

@@ -107,7 +107,8 @@ fn a_request_through_the_printed_gateway_reaches_the_site() {
     let host = site.trim_start_matches("http://");
     write!(
         stream,
-        "GET {site}/catalogue/book_3.html HTTP/1.1\r\nHost: {host}\r\nProxy-Authorization: {authorization}\r\nConnection: close\r\n\r\n"
+        "GET {site}/catalogue/book_3.html HTTP/1.1\r\nHost: {host}\r\nProxy-Authorization: \
+            {authorization}\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut answer = String::new();
@@ -140,7 +141,10 @@ fn with_gateway_and_tls_it_prints_the_addresses_and_tunnels_to_the_https_site() 
     let mut tunnel = TcpStream::connect(&proxy).unwrap();
     let head = head_of(
         &mut tunnel,
-        &format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\nProxy-Authorization: {authorization}\r\n\r\n"),
+        &format!(
+            "CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\nProxy-Authorization: \
+            {authorization}\r\n\r\n"
+        ),
     );
     assert!(head.starts_with("HTTP/1.1 200"), "the gateway reached the HTTPS site: {head}");
     drop(tunnel);

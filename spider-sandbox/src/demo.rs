@@ -300,7 +300,8 @@ impl DemoSite {
                 let books =
                     (1..=3).map(|i| entry(&format!("/catalogue/book_{i}.html"), None)).collect::<String>();
                 Answer::Xml(format!(
-                    "{XML}<urlset {NAMESPACE}>\n{books}<url><loc>{site}/catalogue/book_4.html</lok></url>\n</urlset>\n"
+                    "{XML}<urlset \
+                        {NAMESPACE}>\n{books}<url><loc>{site}/catalogue/book_4.html</lok></url>\n</urlset>\n"
                 ))
             }
             "/sitemap-huge.xml" => {
@@ -326,7 +327,10 @@ fn gzip(bytes: &str) -> Vec<u8> {
 }
 
 fn page(title: &str, body: &str) -> String {
-    format!("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title></head>\n<body>\n{body}\n</body></html>\n")
+    format!(
+        "<!doctype html>\n<html><head><meta \
+        charset=\"utf-8\"><title>{title}</title></head>\n<body>\n{body}\n</body></html>\n"
+    )
 }
 
 /// `html` with filler paragraphs before `</body>` until it is at least `bytes` long.

@@ -120,8 +120,8 @@ impl Drop for HaproxyServer {
 fn configuration(port: u16, behind: SocketAddr, limit: HaproxyLimit) -> String {
     format!(
         "global\n  log stderr format raw local0\n  maxconn 1024\n\
-         defaults\n  mode http\n  log global\n  timeout connect 5s\n  timeout client 30s\n  timeout server 30s\n\
-         frontend site\n  bind 127.0.0.1:{port}\n  log-format \"status=%ST %r\"\n\
+         defaults\n  mode http\n  log global\n  timeout connect 5s\n  timeout client 30s\n  timeout server \
+         30s\nfrontend site\n  bind 127.0.0.1:{port}\n  log-format \"status=%ST %r\"\n\
          \x20 stick-table type ip size 100k expire 30s store http_req_rate(1s)\n\
          \x20 http-request track-sc0 src\n\
          \x20 http-request deny deny_status {status} if {{ sc_http_req_rate(0) gt {rate} }}\n\

@@ -328,7 +328,8 @@ const CAPTCHA: &str = "<html><body><h1 class=\"title\">Are you a robot?</h1>\
 
 fn item(path: &str) -> String {
     format!(
-        "<!doctype html>\n<html><body><h1 class=\"title\">Item {path}</h1><p class=\"price\">£1.00</p><p class=\"availability\">In stock</p></body></html>\n"
+        "<!doctype html>\n<html><body><h1 class=\"title\">Item {path}</h1><p class=\"price\">£1.00</p><p \
+            class=\"availability\">In stock</p></body></html>\n"
     )
 }
 

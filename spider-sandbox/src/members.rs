@@ -177,7 +177,8 @@ impl Members {
             }
             ("POST", "/api/search") => Reply::json(r#"{"ok": true}"#.to_owned()),
             ("GET", "/robots.txt") if !self.site.disallow.is_empty() => {
-                let rules: String = self.site.disallow.iter().map(|path| format!("Disallow: {path}\n")).collect();
+                let rules: String = self.site.disallow.iter().map(|path| format!("Disallow: \
+                    {path}\n")).collect();
                 Reply::new(200, "text/plain", format!("User-agent: *\n{rules}"))
             }
             _ => Reply::new(404, "text/plain", "not found"),

@@ -10,8 +10,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const NOT_FOUND: &str = "moto_server not found: install it into a virtual environment (python3 -m venv .ci/venv && \
-     .ci/venv/bin/pip install 'moto[server]'), or run `bash .ci/run`, which does; MOTO_SERVER may name the program";
+const NOT_FOUND: &str = "moto_server not found: install it into a virtual environment (python3 -m venv \
+     .ci/venv && .ci/venv/bin/pip install 'moto[server]'), or run `bash .ci/run`, which does; MOTO_SERVER \
+         may name the program";
 
 /// A moto server on `127.0.0.1`, on a port of its own; killed when dropped.
 ///
@@ -103,7 +104,8 @@ impl MotoServer {
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
         write!(
             stream,
-            "{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            "{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: {}\r\nConnection: \
+                close\r\n\r\n",
             self.port,
             body.len()
         )?;

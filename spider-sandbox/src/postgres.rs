@@ -339,11 +339,16 @@ fn owner() -> io::Result<Option<(u32, u32)>> {
         .lines()
         .find_map(|line| {
             let fields: Vec<&str> = line.split(':').collect();
-            (fields.first() == Some(&"postgres")).then(|| Some((fields.get(2)?.parse().ok()?, fields.get(3)?.parse().ok()?)))?
+            (fields.first() == Some(&"postgres"))
+                .then(|| Some((fields.get(2)?.parse().ok()?, fields.get(3)?.parse().ok()?)))?
         })
         .map(Some)
         .ok_or_else(|| {
-            io::Error::new(ErrorKind::NotFound, "PostgreSQL will not run as root, and there is no `postgres` user to run it as: install Debian's postgresql package, or run the tests as another user")
+            io::Error::new(
+                ErrorKind::NotFound,
+                "PostgreSQL will not run as root, and there is no `postgres` \
+                user to run it as: install Debian's postgresql package, or run the tests as another user",
+            )
         })
 }
 

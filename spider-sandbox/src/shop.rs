@@ -271,7 +271,8 @@ impl Shop {
                 let id: usize = path.strip_prefix("/product/")?.parse().ok()?;
                 (1..=self.site.products).contains(&id).then(|| {
                     ShopAnswer::page(format!(
-                        "<h1 class=\"title\">Product {id}</h1><p class=\"price\">£{id}.00</p><a href=\"/\">home</a>"
+                        "<h1 class=\"title\">Product {id}</h1><p class=\"price\">£{id}.00</p><a \
+                            href=\"/\">home</a>"
                     ))
                 })
             }
@@ -284,13 +285,15 @@ impl Shop {
              <div style=\"display:none\"><a href=\"/trap/display\">offers</a></div>\n\
              <span style=\"visibility: hidden\"><a href=\"/trap/visibility\">offers</a></span>\n\
              <a hidden href=\"/trap/hidden\">offers</a>\n\
-             <div aria-hidden=\"true\" style=\"position:absolute; left:-9999px\"><a href=\"/trap/aria\">offers</a></div>\n<ul>\n",
+             <div aria-hidden=\"true\" style=\"position:absolute; left:-9999px\"><a \
+                 href=\"/trap/aria\">offers</a></div>\n<ul>\n",
         );
         for id in 1..=self.site.products {
             html.push_str(&format!("<li><a href=\"/product/{id}\">Product {id}</a></li>\n"));
         }
         html.push_str(&format!(
-            "</ul>\n<a href=\"/checkout/1\">checkout</a>\n<a href=\"http://{elsewhere}/elsewhere\">partner</a>\n</body></html>"
+            "</ul>\n<a href=\"/checkout/1\">checkout</a>\n<a \
+                href=\"http://{elsewhere}/elsewhere\">partner</a>\n</body></html>"
         ));
         html
     }

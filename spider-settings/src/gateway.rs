@@ -134,8 +134,8 @@ pub fn resolve_proxy(spec: &str) -> Result<Vec<Vec<Gateway>>, String> {
                     let origin = format!("env:{var}");
                     let value = std::env::var(&var).map_err(|_| {
                         format!(
-                            "proxy = \"{origin}\", but {var} is not set; export it with the gateway URL, such as \
-                             {var}=http://USER:PASSWORD@gateway.example:8000"
+                            "proxy = \"{origin}\", but {var} is not set; export it with the gateway URL, \
+                             such as {var}=http://USER:PASSWORD@gateway.example:8000"
                         )
                     })?;
                     let first = gateways.len();

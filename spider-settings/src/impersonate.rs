@@ -45,7 +45,8 @@ impl Impersonate {
             other => {
                 let hint = crate::keys::did_you_mean(other, &Impersonate::NAMES);
                 Err(format!(
-                    "`{other}` is no browser profile{hint}; write \"chrome\", \"firefox\", \"auto\" (plain until a host refuses it) or \"none\""
+                    "`{other}` is no browser profile{hint}; write \"chrome\", \"firefox\", \"auto\" (plain \
+                        until a host refuses it) or \"none\""
                 ))
             }
         }

@@ -837,8 +837,13 @@ pub const KEYS: &[Key] = &[
             selector streams, else `dom`; at run time only `dom` can be asked, to compare the two",
         default: "`stream` when every selector streams",
         surface: Where::Everywhere,
-        set: Some(|c, v| {
-            match v.trim() { "dom" => Ok(c.dom_only(true)), "stream" => Err("the streaming engine is chosen when the spider is built: `#[spider(extract = \"stream\")]`; at run time only `dom` can be asked".to_owned()), _ => Err("expected `dom`".to_owned()) }
+        set: Some(|c, v| match v.trim() {
+            "dom" => Ok(c.dom_only(true)),
+            "stream" => Err("the streaming engine is chosen \
+                when the spider is built: `#[spider(extract = \"stream\")]`; at run time only `dom` can be \
+                    asked"
+                .to_owned()),
+            _ => Err("expected `dom`".to_owned()),
         }),
         show: |c| c.dom_only.then(|| "dom".to_owned()),
     },
@@ -896,7 +901,10 @@ pub const KEYS: &[Key] = &[
             Ok(list(v).into_iter().fold(c, Config::output))
         }),
         show: |c| {
-            let stores = c.stores.iter().map(|s| crate::StoreUri::parse(s).map_or_else(|_| crate::redact_url(s), |s| s.to_string()));
+            let stores = c
+                .stores
+                .iter()
+                .map(|s| crate::StoreUri::parse(s).map_or_else(|_| crate::redact_url(s), |s| s.to_string()));
             let shown: Vec<String> = c.outputs.iter().map(ToString::to_string).chain(stores).collect();
             Some(if shown.is_empty() { "none".to_owned() } else { shown.join(", ") })
         },
@@ -905,7 +913,8 @@ pub const KEYS: &[Key] = &[
         name: "warc",
         kind: Kind::Text,
         stage: Stage::Store,
-        doc: "archive every page fetched in this WARC/1.1 file (`.warc.gz`, a gzip member per record), with a CDXJ index beside it",
+        doc: "archive every page fetched in this WARC/1.1 file (`.warc.gz`, a gzip member per record), with \
+            a CDXJ index beside it",
         default: "none",
         surface: Where::Everywhere,
         set: Some(|c, v| if is_none(v) { Ok(Config { warc: None, ..c }) } else { Ok(c.warc(v)) }),
@@ -915,17 +924,23 @@ pub const KEYS: &[Key] = &[
         name: "warc_max_bytes",
         kind: Kind::Positive,
         stage: Stage::Store,
-        doc: "with `warc`, the size past which the archive goes on in a new file (`crawl-00001.warc.gz`, ...), between two pages",
+        doc: "with `warc`, the size past which the archive goes on in a new file (`crawl-00001.warc.gz`, \
+            ...), between two pages",
         default: "1 GB",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(c.warc_max_bytes(crate::parse_count(v, true)?))),
-        show: |c| (c.warc.is_some() && c.warc_max_bytes != defaults().warc_max_bytes).then(|| c.warc_max_bytes.to_string()),
+        show: |c| {
+            (c.warc.is_some() && c.warc_max_bytes != defaults().warc_max_bytes)
+                .then(|| c.warc_max_bytes.to_string())
+        },
     },
     Key {
         name: "store_patience",
         kind: Kind::Duration,
         stage: Stage::Store,
-        doc: "how long a table items go to may stay down (its items held, its writes tried again) before the crawl stops with exit code 5",
+        doc:
+            "how long a table items go to may stay down (its items held, its writes tried again) before the \
+            crawl stops with exit code 5",
         default: "`\"5m\"`",
         surface: Where::Everywhere,
         set: Some(|c, v| Ok(c.store_patience(crate::parse_duration(v)?))),

@@ -46,7 +46,8 @@ impl Politeness {
             other => {
                 let hint = crate::keys::did_you_mean(other, &Politeness::NAMES);
                 Err(format!(
-                    "`{other}` is no politeness{hint}; write \"server\" (a budget for a registrable domain's hosts and for those on one server address), \"domain\" or \"host\""
+                    "`{other}` is no politeness{hint}; write \"server\" (a budget for a registrable domain's \
+                        hosts and for those on one server address), \"domain\" or \"host\""
                 ))
             }
         }

@@ -185,7 +185,8 @@ pub fn parse_geo_rule(text: &str) -> Result<(String, String), String> {
     let host = pattern.strip_prefix("*.").unwrap_or(&pattern);
     if host.is_empty() || host.contains(['*', '/', ':', ' ']) {
         return Err(format!(
-            "`{pattern}` is not a host pattern; write a host (`shop.example.de`) or `*.` and a suffix (`*.de`)"
+            "`{pattern}` is not a host pattern; write a host (`shop.example.de`) or `*.` and a suffix \
+                (`*.de`)"
         ));
     }
     Ok((pattern, parse_country(country)?))
@@ -216,7 +217,8 @@ pub fn check_user_template(template: &str) -> Result<(), String> {
             "{geo}" | "{session}" => {}
             other => {
                 return Err(format!(
-                    "`{other}` is not a placeholder of the username template; use {{user}}, {{geo}} and {{session}}"
+                    "`{other}` is not a placeholder of the username template; use {{user}}, {{geo}} and \
+                        {{session}}"
                 ))
             }
         }

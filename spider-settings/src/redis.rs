@@ -79,12 +79,15 @@ impl RedisAddress {
             }
         }
         let parsed = url::Url::parse(&url).map_err(|e| {
-            format!("frontier = {shown} is not a URL ({e}); write redis://HOST:PORT/DB, such as redis://127.0.0.1:6379/0")
+            format!(
+                "frontier = {shown} is not a URL ({e}); write redis://HOST:PORT/DB, such as \
+                redis://127.0.0.1:6379/0"
+            )
         })?;
         if !matches!(parsed.scheme(), "redis" | "rediss") || parsed.host_str().is_none_or(str::is_empty) {
             return Err(format!(
-                "frontier = {shown} is not a Redis URL; write redis://HOST:PORT/DB (rediss:// for TLS), such as \
-                 redis://127.0.0.1:6379/0, or redis+cluster://HOST:PORT,HOST:PORT for a Redis Cluster"
+                "frontier = {shown} is not a Redis URL; write redis://HOST:PORT/DB (rediss:// for TLS), such \
+                 as redis://127.0.0.1:6379/0, or redis+cluster://HOST:PORT,HOST:PORT for a Redis Cluster"
             ));
         }
         Ok(RedisAddress { url, shown, cluster: None, tls })
@@ -178,8 +181,9 @@ fn cluster_nodes(rest: &str, shown: &str, scheme: &str) -> Result<Vec<String>, S
     });
     if nodes.is_empty() || !readable {
         return Err(format!(
-            "frontier = {shown} does not name the cluster's nodes; write redis+cluster://HOST:PORT,HOST:PORT,…, such as \
-             redis+cluster://127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002"
+            "frontier = {shown} does not name the cluster's nodes; write \
+             redis+cluster://HOST:PORT,HOST:PORT,…, such as \
+                 redis+cluster://127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002"
         ));
     }
     Ok(nodes)

@@ -41,7 +41,8 @@ impl Render {
             other => {
                 let hint = crate::keys::did_you_mean(other, &Render::NAMES);
                 Err(format!(
-                    "`{other}` is no render mode{hint}; write \"never\", \"auto\" (in a browser when the page as sent lacks the item or the links) or \"always\""
+                    "`{other}` is no render mode{hint}; write \"never\", \"auto\" (in a browser when the \
+                        page as sent lacks the item or the links) or \"always\""
                 ))
             }
         }

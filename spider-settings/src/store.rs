@@ -148,7 +148,10 @@ impl StoreUri {
         let text = text.trim();
         let uri = match text.strip_prefix("env:") {
             Some(var) => std::env::var(var).map_err(|_| {
-                format!("output = {text}: the environment variable {var} is not set; set it to a store's URI, such as postgres://USER:PASSWORD@HOST/DB?table=items")
+                format!(
+                    "output = {text}: the environment variable {var} is not set; set it to a store's \
+                    URI, such as postgres://USER:PASSWORD@HOST/DB?table=items"
+                )
             })?,
             None => text.to_owned(),
         };
@@ -174,7 +177,8 @@ impl StoreUri {
         };
         if !is_identifier(&table, true) {
             return Err(format!(
-                "output = {shown}: table `{table}` is not a plain name; write letters, digits and _ (schema.table in PostgreSQL)"
+                "output = {shown}: table `{table}` is not a plain name; write letters, digits and _ \
+                    (schema.table in PostgreSQL)"
             ));
         }
         if let Some(key) = key.as_deref().filter(|key| !is_identifier(key, false)) {
@@ -185,7 +189,8 @@ impl StoreUri {
         let kind = if let Some(path) = place.strip_prefix("sqlite://") {
             if path.is_empty() || !rest.is_empty() {
                 return Err(format!(
-                    "output = {shown}: write sqlite://PATH?table=NAME (a relative path, or sqlite:///ABSOLUTE), with key= and type= as the only other parameters"
+                    "output = {shown}: write sqlite://PATH?table=NAME (a relative path, or \
+                        sqlite:///ABSOLUTE), with key= and type= as the only other parameters"
                 ));
             }
             if table.contains('.') {
@@ -196,7 +201,10 @@ impl StoreUri {
             StoreKind::Sqlite(PathBuf::from(path))
         } else if place.starts_with("postgres://") || place.starts_with("postgresql://") {
             let parsed = url::Url::parse(place).map_err(|e| {
-                format!("output = {shown} is not a URL ({e}); write postgres://USER:PASSWORD@HOST:PORT/DB?table=NAME")
+                format!(
+                    "output = {shown} is not a URL ({e}); write \
+                    postgres://USER:PASSWORD@HOST:PORT/DB?table=NAME"
+                )
             })?;
             if parsed.host_str().is_none_or(str::is_empty) {
                 return Err(format!(
@@ -208,7 +216,8 @@ impl StoreUri {
             StoreKind::Postgres(connection)
         } else {
             return Err(format!(
-                "output = {shown} is no store this build knows; write sqlite://PATH?table=NAME or postgres://USER:PASSWORD@HOST/DB?table=NAME"
+                "output = {shown} is no store this build knows; write sqlite://PATH?table=NAME or \
+                    postgres://USER:PASSWORD@HOST/DB?table=NAME"
             ));
         };
         Ok(StoreUri { kind, table, key, item_type, shown })
@@ -240,7 +249,10 @@ fn item_type_of(value: &str, shown: &str) -> Result<String, String> {
     if is_item_type(value) {
         return Ok(value.to_owned());
     }
-    Err(format!("output = {shown}: type = {value} is not a type's name; write the name of the items' struct, such as type=Book"))
+    Err(format!(
+        "output = {shown}: type = {value} is not a type's name; write the name of the items' struct, \
+        such as type=Book"
+    ))
 }
 
 /// `s3://[KEY:SECRET@]BUCKET[/PREFIX][/OBJECT][?endpoint=URL&region=R&items=N&bytes=N&seconds=S&credentials=instance]`.
@@ -255,7 +267,12 @@ fn s3(uri: &str, shown: String) -> Result<StoreUri, String> {
     let credentials = match (parsed.username(), parsed.password()) {
         ("", None) => None,
         (key, Some(secret)) if !key.is_empty() => Some((decode(key), decode(secret))),
-        _ => return Err(format!("output = {shown}: give both the access key and the secret (s3://KEY:SECRET@BUCKET/…), or neither")),
+        _ => {
+            return Err(format!(
+                "output = {shown}: give both the access key and the secret \
+            (s3://KEY:SECRET@BUCKET/…), or neither"
+            ))
+        }
     };
     let mut bucket = S3Bucket {
         bucket: bucket.to_owned(),
@@ -286,10 +303,17 @@ fn s3(uri: &str, shown: String) -> Result<StoreUri, String> {
             "type" => item_type = Some(item_type_of(&value, &shown)?),
             "credentials" if value == "instance" => bucket.instance_credentials = true,
             "credentials" => {
-                return Err(format!("output = {shown}: credentials = {value}: the one choice is credentials=instance (the machine's instance metadata); give a key as s3://KEY:SECRET@BUCKET/… or in AWS_ACCESS_KEY_ID"))
+                return Err(format!(
+                    "output = {shown}: credentials = {value}: the one choice is \
+                    credentials=instance (the machine's instance metadata); give a key as \
+                        s3://KEY:SECRET@BUCKET/… or in AWS_ACCESS_KEY_ID"
+                ))
             }
             other => {
-                return Err(format!("output = {shown}: unknown parameter `{other}`; an S3 output takes endpoint, region, items, bytes, seconds, credentials and type"))
+                return Err(format!(
+                    "output = {shown}: unknown parameter `{other}`; an S3 output takes \
+                    endpoint, region, items, bytes, seconds, credentials and type"
+                ))
             }
         }
     }
@@ -316,12 +340,14 @@ fn object_names(path: &str, shown: &str) -> Result<(String, String), String> {
     if let Some(start) = rest.find('{') {
         let unknown: String = rest[start..].chars().take_while(|c| *c != '}').chain(Some('}')).collect();
         return Err(format!(
-            "output = {shown}: `{unknown}` is not a name an object's path may hold; write {{spider}}, {{time}}, {{crawl}} or {{batch}}"
+            "output = {shown}: `{unknown}` is not a name an object's path may hold; write {{spider}}, \
+                {{time}}, {{crawl}} or {{batch}}"
         ));
     }
     if prefix.contains("{batch}") || object.matches("{batch}").count() != 1 {
         return Err(format!(
-            "output = {shown}: write {{batch}} once, in the object's name (the last part of the path), such as s3://BUCKET/items/{{spider}}/{{time}}-{{batch}}.jsonl.gz"
+            "output = {shown}: write {{batch}} once, in the object's name (the last part of the path), such \
+                as s3://BUCKET/items/{{spider}}/{{time}}-{{batch}}.jsonl.gz"
         ));
     }
     if !(prefix.contains("{time}")
@@ -330,7 +356,8 @@ fn object_names(path: &str, shown: &str) -> Result<(String, String), String> {
         || object.contains("{crawl}"))
     {
         return Err(format!(
-            "output = {shown}: an object's path needs {{time}} or {{crawl}}, so that one crawl's objects are told from another's"
+            "output = {shown}: an object's path needs {{time}} or {{crawl}}, so that one crawl's objects are \
+                told from another's"
         ));
     }
     if ![".jsonl.gz", ".jsonl.zst", ".jsonl"].iter().any(|end| object.ends_with(end)) {

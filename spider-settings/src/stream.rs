@@ -129,7 +129,9 @@ fn compound(text: &str) -> Result<(Compound, &str), String> {
     let mut rest = text;
     let name = if let Some(after) = rest.strip_prefix('*') {
         if !after.starts_with(['.', '#', '[']) {
-            return Err("a bare `*` does not stream (it matches the `<html>`, `<head>` and `<body>` the parser adds where a page leaves them out); qualify it, as in `*.x` or `*[href]`".to_owned());
+            return Err("a bare `*` does not stream (it matches the `<html>`, `<head>` and `<body>` the \
+                parser adds where a page leaves them out); qualify it, as in `*.x` or `*[href]`"
+                .to_owned());
         }
         rest = after;
         None
@@ -176,7 +178,10 @@ fn compound(text: &str) -> Result<(Compound, &str), String> {
 /// elements but with case inside `<svg>` and `<math>`, where the scan cannot tell which
 /// the DOM would find.
 fn upper_case(name: &str) -> String {
-    format!("`{name}` in upper case does not stream (inside `<svg>` the tree compares names with case); write it in lower case")
+    format!(
+        "`{name}` in upper case does not stream (inside `<svg>` the tree compares names with case); \
+        write it in lower case"
+    )
 }
 
 /// `name]`, `name=value]` or `name op "value"]`, the `[` already read.

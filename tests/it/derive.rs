@@ -128,7 +128,11 @@ async fn a_page_without_the_item_is_none_and_a_partial_one_names_the_field() {
         (source.field, source.from, &source.kind),
         ("stock", FieldSource::Css("span.stock"), &ExtractErrorKind::Missing)
     );
-    assert_eq!(error.to_string(), "extracting an item from https://books.example/atlas.html: field `stock`: nothing matches `span.stock`");
+    assert_eq!(
+        error.to_string(),
+        "extracting an item from https://books.example/atlas.html: field `stock`: \
+        nothing matches `span.stock`"
+    );
 
     let bad_price = FIXTURE.replace("£12.34", "twelve");
     let page = Page::fixture("https://books.example/atlas.html", bad_price).unwrap();
@@ -311,7 +315,11 @@ async fn a_missing_or_unparsable_meta_value_names_the_field() {
     let error = page.extract::<Visited>().await.unwrap_err();
     let Error::Extract { source, .. } = &error else { panic!("{error:?}") };
     assert_eq!((source.from, &source.kind), (FieldSource::Meta("category"), &ExtractErrorKind::Missing));
-    assert_eq!(error.to_string(), "extracting an item from https://books.example/b: field `category`: the request has no meta `category`");
+    assert_eq!(
+        error.to_string(),
+        "extracting an item from https://books.example/b: field `category`: the \
+        request has no meta `category`"
+    );
 
     let page = visited_fixture().meta("rank", "high").build().unwrap();
     let error = page.extract::<Visited>().await.unwrap_err();
@@ -454,7 +462,10 @@ async fn invalid_json_ld_is_an_error_naming_the_field_unless_a_valid_block_has_i
     assert!(message.starts_with("block 2 of the page: key must be a string at line 4"), "{message}");
     assert_eq!(
         source.to_string(),
-        format!("field `name` (JSON-LD `name` of a `Product`): no valid JSON-LD block has it, and a block is not valid JSON: {message}")
+        format!(
+            "field `name` (JSON-LD `name` of a `Product`): no valid JSON-LD block has it, and a block is \
+            not valid JSON: {message}"
+        )
     );
 
     // An optional field is no excuse: the page may have had it.

@@ -50,7 +50,10 @@ fn declared(label: &str, heading: &'static str, way: Declared) -> Fixture {
             format!(r#"<meta http-equiv="Content-Type" content="text/html; charset={label}">"#),
         ),
     };
-    let html = format!("<!doctype html><html><head>{meta}<title>{heading}</title></head><body><h1>{heading}</h1></body></html>");
+    let html = format!(
+        "<!doctype \
+        html><html><head>{meta}<title>{heading}</title></head><body><h1>{heading}</h1></body></html>"
+    );
     Fixture { path: format!("/{label}/{name}"), content_type, body: encoded(label, &html), heading }
 }
 

@@ -386,7 +386,8 @@ async fn json_fields_come_from_the_api_and_an_answer_that_is_not_json_fails_its_
     let message = filed[0]["error"].as_str().unwrap();
     assert!(
         message.contains(&format!(
-            "the answer from {broken} is not the JSON asked for (line 1, column 32): EOF while parsing a value"
+            "the answer from {broken} is not the JSON asked for (line 1, column 32): EOF while parsing a \
+                value"
         )),
         "{message}"
     );

@@ -254,7 +254,8 @@ async fn one_task_keeps_one_cookie_and_one_exit() {
 
 /// Follows the product links only: no checkout, no other site.
 #[derive(Spider, Default)]
-#[spider(start_urls = ["http://placeholder.invalid/"], block_markers = ["consent-wall"], follow = "li > a", item = Product)]
+#[spider(start_urls = ["http://placeholder.invalid/"], block_markers = ["consent-wall"], follow = "li > \
+    a", item = Product)]
 struct Browser;
 
 /// Sticky mode without a session key: each host slot is an identity of its own, one

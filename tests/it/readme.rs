@@ -55,7 +55,8 @@ fn every_readme_table_is_whole_and_ends_at_a_blank_line() {
             (None, Some((at, _))) => {
                 assert!(
                     line.trim().is_empty(),
-                    "README.md line {}: text straight after the table of line {at} is read as part of it; leave a blank line: {line:?}",
+                    "README.md line {}: text straight after the table of line {at} is read as part of it; \
+                        leave a blank line: {line:?}",
                     i + 1
                 );
                 header = None;
@@ -91,7 +92,8 @@ fn the_settings_table_is_the_settings_own_and_every_key_readme_names_is_one() {
     let table = spider_settings::markdown();
     assert!(
         settings.contains(&table),
-        "README's `## Settings` must hold the settings' own table, as spider_settings::markdown() writes it:\n{table}"
+        "README's `## Settings` must hold the settings' own table, as spider_settings::markdown() writes \
+            it:\n{table}"
     );
     for (name, _) in spider_settings::CODE_ONLY {
         assert!(

@@ -14,18 +14,22 @@ use support::BookSpider;
 async fn a_robots_txt_redirect_to_another_host_is_not_followed_and_nothing_there_is_fetched() {
     // Another host (127.0.0.2 is this machine too, but not an allowed domain).
     let elsewhere = RawSite::start("127.0.0.2", |_| {
-        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 26\r\nConnection: close\r\n\r\nUser-agent: *\nAllow: /\n\n\n".to_owned()
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 26\r\nConnection: \
+            close\r\n\r\nUser-agent: *\nAllow: /\n\n\n"
+            .to_owned()
     })
     .unwrap();
     let target = format!("{}robots.txt", elsewhere.url());
-    let site = RawSite::start("127.0.0.1", move |path| {
-        match path {
+    let site = RawSite::start("127.0.0.1", move |path| match path {
         "/robots.txt" => {
-            format!("HTTP/1.1 301 Moved\r\nLocation: {target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            format!(
+                "HTTP/1.1 301 Moved\r\nLocation: {target}\r\nContent-Length: 0\r\nConnection: \
+                close\r\n\r\n"
+            )
         }
-        _ => "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 13\r\nConnection: close\r\n\r\n<p>hello</p>\n"
+        _ => "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 13\r\nConnection: \
+            close\r\n\r\n<p>hello</p>\n"
             .to_owned(),
-    }
     })
     .unwrap();
     let config = Config::new("books")

@@ -75,7 +75,8 @@ async fn the_rules_reach_every_listing_and_book_once_and_nothing_else() {
     start_urls = ["http://placeholder.invalid/"],
     allowed_domains = ["127.0.0.1"],
     rule(allow = r"/catalogue/page-\d+\.html", follow),
-    rule(css = "h3 > a", allow = "/catalogue/book_", deny = [r"book_\d*7\.html", "/private/"], parse = support::Book),
+    rule(css = "h3 > \
+        a", allow = "/catalogue/book_", deny = [r"book_\d*7\.html", "/private/"], parse = support::Book),
 )]
 struct NoSevens;
 

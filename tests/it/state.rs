@@ -149,7 +149,8 @@ fn killed_with_sigkill_again_and_again_every_item_is_written_exactly_once() {
     let (repeated, which) = repeats(&site);
     assert!(
         repeated <= kills * CONCURRENCY,
-        "seed {seed:#x}: {repeated} pages fetched again after {kills} kills of a crawl of {CONCURRENCY} slots: {which:?}"
+        "seed {seed:#x}: {repeated} pages fetched again after {kills} kills of a crawl of {CONCURRENCY} \
+            slots: {which:?}"
     );
 
     let stats = stats(dir.path(), "books.stats.json");

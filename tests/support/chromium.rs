@@ -33,8 +33,8 @@ impl Chromium {
         }
         panic!(
             "no Chromium could be started (tried $CHROMIUM, chromium, chromium-browser, google-chrome); \
-             the dashboard's and the wire's tests need one: on Debian or Ubuntu `apt-get install -y chromium`, \
-             elsewhere install Chromium or Chrome and set CHROMIUM to its path"
+             the dashboard's and the wire's tests need one: on Debian or Ubuntu `apt-get install -y \
+             chromium`, elsewhere install Chromium or Chrome and set CHROMIUM to its path"
         );
     }
 

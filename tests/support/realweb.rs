@@ -18,7 +18,10 @@ pub fn pages() -> Option<PathBuf> {
             .find(|dir| dir.is_dir())
     });
     if found.is_none() {
-        eprintln!("SKIPPED: the real pages were not found (shared/realweb/pages beside the checkout, or SPIDERLING_REALWEB)");
+        eprintln!(
+            "SKIPPED: the real pages were not found (shared/realweb/pages beside the checkout, or \
+            SPIDERLING_REALWEB)"
+        );
     }
     found
 }

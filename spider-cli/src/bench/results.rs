@@ -210,7 +210,8 @@ impl Report {
         for r in &self.contenders {
             let _ = writeln!(
                 out,
-                "{:<14} {:>7} {:>8} {:>7} {:>8.2} {:>9.0} {:>8.2} {:>8.2} {:>11.3} {:>8.1} {:>7} {:>5} {:>9.2}",
+                "{:<14} {:>7} {:>8} {:>7} {:>8.2} {:>9.0} {:>8.2} {:>8.2} {:>11.3} {:>8.1} {:>7} {:>5} \
+                    {:>9.2}",
                 r.name,
                 r.pages,
                 r.streamed_pages,
@@ -231,7 +232,8 @@ impl Report {
         if r.h2_over_h1.is_some() {
             let _ = writeln!(
                 out,
-                "rules-chrome / rules pages/s, CPU:    {}, {} (Chrome's wire over the own client on HTTP/2; target ≥ 0.8)",
+                "rules-chrome / rules pages/s, CPU:    {}, {} (Chrome's wire over the own client on HTTP/2; \
+                    target ≥ 0.8)",
                 shown(r.chrome_over_h2),
                 shown(r.chrome_cpu_over_h2)
             );

@@ -194,7 +194,10 @@ fn table(report: &Report) -> String {
         "session-limited shop: {} products, {} ms a page, ceiling {} slots, {} rounds\n\n",
         report.products, report.latency_ms, report.concurrency, report.rounds
     );
-    out.push_str("contender              median s   runs (s)                     requests (median)   captchas (median)\n");
+    out.push_str(
+        "contender              median s   runs (s)                     requests \
+        (median)   captchas (median)\n",
+    );
     for row in &report.rows {
         let runs: Vec<String> = row.seconds.iter().map(|s| format!("{s:.2}")).collect();
         let requests: Vec<f64> = row.requests.iter().map(|n| *n as f64).collect();

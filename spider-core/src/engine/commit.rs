@@ -264,10 +264,14 @@ impl Commit {
                 self.unrouted.push(*item_type);
                 match item_type {
                     Some(named) => {
-                        tracing::warn!(target: "spiderling", item_type = named, "items of this type go to no output: counted, not written; add an output that takes them, such as -o FILE.jsonl?type={named}")
+                        tracing::warn!(target: "spiderling", item_type = named, "items of this type go to no \
+                            output: counted, not written; add an output that takes them, such as -o \
+                                FILE.jsonl?type={named}")
                     }
                     None => {
-                        tracing::warn!(target: "spiderling", "items that serialize under no type's name (a map, a plain value) go to no output, as every output takes one type: counted, not written; add an output without type= to take them")
+                        tracing::warn!(target: "spiderling", "items that serialize under no type's name (a \
+                            map, a plain value) go to no output, as every output takes one type: counted, \
+                                not written; add an output without type= to take them")
                     }
                 }
             }

@@ -244,7 +244,8 @@ impl<S: Spider> Dispatcher<S> {
                 biased;
                 Some(()) = self.stop_rx.recv() => {
                     if self.draining_until.is_some() {
-                        tracing::warn!(target: "spiderling", in_flight = self.in_flight, "second stop signal: abandoning requests in flight");
+                        tracing::warn!(target: "spiderling", in_flight = self.in_flight, "second stop \
+                            signal: abandoning requests in flight");
                         return self.abandon().await;
                     }
                     tracing::warn!(target: "spiderling", in_flight = self.in_flight, grace = ?self.grace, "stop signal: admitting nothing more, finishing requests in flight");
@@ -337,7 +338,8 @@ impl<S: Spider> Dispatcher<S> {
         }
         let held = self.commit.items_held();
         if held > 0 {
-            tracing::info!(target: "spiderling", items = held, "waiting for the tables to take the last items");
+            tracing::info!(target: "spiderling", items = held, "waiting for the tables to take the last \
+                items");
         }
         if let Err(error) = self.commit.deliver().await {
             tracing::error!(target: "spiderling", %error, "stopping");

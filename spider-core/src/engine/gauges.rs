@@ -126,7 +126,8 @@ impl<S: Spider> Dispatcher<S> {
         let held: Vec<HostId> = self.held.iter().map(|(id, _)| *id).chain(asked).collect();
         let forgotten = self.hosts.forget_quiet(now, |id| held.contains(&id));
         for key in &forgotten {
-            tracing::debug!(target: "spiderling", host = %key, "idle: forgotten, what its robots.txt said kept");
+            tracing::debug!(target: "spiderling", host = %key, "idle: forgotten, what its robots.txt said \
+                kept");
             self.shared.exchange.forget_host(key);
         }
     }
@@ -144,14 +145,17 @@ impl<S: Spider> Dispatcher<S> {
         let host = self.hosts.group_name(group).map(ToString::to_string).unwrap_or_default();
         match change {
             Change::Raised | Change::Closed | Change::Adopted { .. } => {
-                tracing::debug!(target: "spiderling::adaptive", %host, hosts, limit, rps, "a limiter's hosts raised")
+                tracing::debug!(target: "spiderling::adaptive", %host, hosts, limit, rps, "a limiter's hosts \
+                    raised")
             }
             Change::Cut { block_rate } => {
-                tracing::info!(target: "spiderling::adaptive", %host, hosts, limit, rps, block_rate, "a limiter refused again: its hosts cut")
+                tracing::info!(target: "spiderling::adaptive", %host, hosts, limit, rps, block_rate, "a \
+                    limiter refused again: its hosts cut")
             }
             Change::Tripped { until } => {
                 let pause = until.saturating_duration_since(now);
-                tracing::warn!(target: "spiderling::adaptive", %host, hosts, ?pause, "a limiter refuses most requests: its hosts paused, then probed");
+                tracing::warn!(target: "spiderling::adaptive", %host, hosts, ?pause, "a limiter refuses most \
+                    requests: its hosts paused, then probed");
             }
         }
     }
@@ -198,19 +202,23 @@ impl<S: Spider> Dispatcher<S> {
                 tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, "raised")
             }
             Change::Cut { block_rate } => {
-                tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, block_rate, "block rate above target: cut")
+                tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, block_rate, "block \
+                    rate above target: cut")
             }
             Change::Tripped { until } => {
                 host.slots.pause_until(until);
                 let pause = until.saturating_duration_since(now);
-                tracing::warn!(target: "spiderling::adaptive", host = %key, ?pause, "mostly blocks: circuit breaker open, host paused, then probed");
+                tracing::warn!(target: "spiderling::adaptive", host = %key, ?pause, "mostly blocks: circuit \
+                    breaker open, host paused, then probed");
             }
             Change::Closed => {
-                tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, "probe answered: circuit breaker closed")
+                tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, "probe answered: \
+                    circuit breaker closed")
             }
             Change::Adopted { lower } => {
                 let by = if lower { "cut" } else { "raised" };
-                tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, "{by} by another worker of the fleet")
+                tracing::info!(target: "spiderling::adaptive", host = %key, limit, rps, "{by} by another \
+                    worker of the fleet")
             }
         }
         self.hosts.mark_ready(id);

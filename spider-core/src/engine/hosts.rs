@@ -424,7 +424,8 @@ impl Hosts {
     pub(super) fn learn_robots(&mut self, id: HostId, rules: RobotsRules, now: Instant) {
         let host = &mut self[id];
         if let Some(delay) = rules.crawl_delay() {
-            tracing::info!(target: "spiderling", host = %host.key, ?delay, "robots.txt sets a Crawl-delay: one slot, paused at least that long");
+            tracing::info!(target: "spiderling", host = %host.key, ?delay, "robots.txt sets a Crawl-delay: \
+                one slot, paused at least that long");
             host.crawl_delay = delay;
             host.controller = None;
             host.slots.set_rate(None);

@@ -266,7 +266,8 @@ pub(super) fn raise_file_limit(concurrency: usize) {
             tracing::warn!(
                 target: "spiderling",
                 "this process may open {open} files, and concurrency = {concurrency} wants about {wanted}: \
-                 connections past the limit fail as \"too many open files\"; raise it (ulimit -n) or lower concurrency"
+                 connections past the limit fail as \"too many open files\"; raise it (ulimit -n) or lower \
+                     concurrency"
             );
         }
     }

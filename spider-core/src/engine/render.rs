@@ -90,7 +90,9 @@ pub(super) async fn render<S: Spider>(
     let waited_out = rendered.waited == Waited::TimedOut && !rendering.wait_for.is_empty();
     tally.render_timeouts.add(u64::from(waited_out || rendered.cut_short));
     if rendered.cut_short {
-        tracing::warn!(target: "spiderling", url = %request.url(), actions = rendered.actions, "the page's clicks or scrolls ran out of render_timeout (or of their 50) before they were done: read as it stands");
+        tracing::warn!(target: "spiderling", url = %request.url(), actions = rendered.actions, "the page's \
+            clicks or scrolls ran out of render_timeout (or of their 50) before they were done: read as it \
+                stands");
     }
     if let Some(worn) = worn {
         let mut set = HeaderMap::new();
@@ -106,7 +108,8 @@ pub(super) async fn render<S: Spider>(
         let path = dir.join(format!("{host}-{:032x}.png", request.fingerprint().0));
         let written = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, png));
         if let Err(error) = written {
-            tracing::warn!(target: "spiderling", path = %path.display(), %error, "the screenshot of a page whose item never appeared could not be written");
+            tracing::warn!(target: "spiderling", path = %path.display(), %error, "the screenshot of a page \
+                whose item never appeared could not be written");
         }
     }
     Ok(Bytes::from(rendered.html))

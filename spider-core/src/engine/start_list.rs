@@ -62,7 +62,8 @@ fn read(source: Box<dyn BufRead + Send>, name: &Path, tx: &mpsc::Sender<Request>
         let line = match line {
             Ok(line) => line,
             Err(error) => {
-                tracing::warn!(target: "spiderling", list = %name.display(), line = number, %error, "start list: stopped reading");
+                tracing::warn!(target: "spiderling", list = %name.display(), line = number, %error, "start \
+                    list: stopped reading");
                 break;
             }
         };
@@ -94,7 +95,8 @@ fn read(source: Box<dyn BufRead + Send>, name: &Path, tx: &mpsc::Sender<Request>
         }
     }
     if bad_lines > LOGGED {
-        tracing::warn!(target: "spiderling", list = %name.display(), skipped = bad_lines, "start list: more lines were not http or https URLs than were logged");
+        tracing::warn!(target: "spiderling", list = %name.display(), skipped = bad_lines, "start list: more \
+            lines were not http or https URLs than were logged");
     }
     tracing::info!(target: "spiderling", list = %name.display(), urls, bad_lines, "start list read");
 }

@@ -101,7 +101,8 @@ impl<S: Spider> Dispatcher<S> {
         match &self.hosts[id].robots {
             RobotsState::Known(rules) if rules.allows(&ask.url) => {}
             RobotsState::Known(_) => {
-                tracing::debug!(target: "spiderling", url = %ask.url, "a request of the browser disallowed by robots.txt");
+                tracing::debug!(target: "spiderling", url = %ask.url, "a request of the browser disallowed \
+                    by robots.txt");
                 return Verdict::Refuse;
             }
             _ => return Verdict::Wait(None),

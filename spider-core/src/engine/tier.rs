@@ -108,11 +108,13 @@ impl Tier {
             rule.lacking += 1;
             if rule.lacking >= LEARN_AFTER && !rule.needs_browser {
                 rule.needs_browser = true;
-                tracing::info!(target: "spiderling", rule = ?rendering.rule, "pages of this rule lack their item or links as sent: rendered from now on");
+                tracing::info!(target: "spiderling", rule = ?rendering.rule, "pages of this rule lack their \
+                    item or links as sent: rendered from now on");
             }
         } else {
             if rule.needs_browser {
-                tracing::info!(target: "spiderling", rule = ?rendering.rule, "a page of this rule came whole as sent: read as sent again");
+                tracing::info!(target: "spiderling", rule = ?rendering.rule, "a page of this rule came whole \
+                    as sent: read as sent again");
             }
             *rule = Learning::default();
         }

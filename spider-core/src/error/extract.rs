@@ -110,7 +110,8 @@ impl fmt::Display for ExtractError {
             }
             (ExtractErrorKind::InvalidJsonLd { message }, _) => write!(
                 f,
-                "field `{field}` ({from}): no valid JSON-LD block has it, and a block is not valid JSON: {message}"
+                "field `{field}` ({from}): no valid JSON-LD block has it, and a block is not valid JSON: \
+                    {message}"
             ),
         }
     }

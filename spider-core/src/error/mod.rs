@@ -36,7 +36,8 @@ impl Error {
     pub(crate) fn left_out(what: &str, feature: &str) -> Error {
         let how = match feature {
             "render" => {
-                "build with `--features render` (it drives the system's Chromium: `CHROMIUM` or `chromium` on the PATH)"
+                "build with `--features render` (it drives the system's Chromium: `CHROMIUM` or `chromium` \
+                    on the PATH)"
             }
             "impersonate" => "build with `--features impersonate` (it needs cmake and clang)",
             _ => "build spiderling with it (it is on by default)",
@@ -166,7 +167,10 @@ pub enum Error {
     },
     /// A page's DOM took longer than the parse budget to build (a page of too many, or
     /// too deeply nested, elements); the page is counted as failed.
-    #[error("parsing {url} took longer than {budget:?}: a page of too many, or too deeply nested, elements is not read")]
+    #[error(
+        "parsing {url} took longer than {budget:?}: a page of too many, or too deeply nested, elements \
+        is not read"
+    )]
     ParseTooLong {
         /// The page.
         url: Url,
@@ -215,7 +219,10 @@ pub enum Error {
     },
     /// A proxy gateway refused our credentials (407): a configuration mistake that no
     /// retry mends, so the crawl stops.
-    #[error("proxy gateway {gateway} refused the credentials (407 Proxy Authentication Required); check the user and password in the URL the `proxy` setting names")]
+    #[error(
+        "proxy gateway {gateway} refused the credentials (407 Proxy Authentication Required); check the \
+        user and password in the URL the `proxy` setting names"
+    )]
     ProxyAuth {
         /// The gateway, credentials redacted.
         gateway: String,

@@ -76,7 +76,8 @@ impl Form {
                 None | Some("" | "application/x-www-form-urlencoded") => {}
                 Some(other) => {
                     return Err(refuse(format!(
-                        "it sends its fields as `{other}`, which Spiderling does not; send them with Request::with_body"
+                        "it sends its fields as `{other}`, which Spiderling does not; send them with \
+                            Request::with_body"
                     )))
                 }
             }

@@ -589,7 +589,8 @@ impl fmt::Display for FleetCrawl {
             f,
             "totals",
             &format!(
-                "{} requests, {} pages, {} items, {} retries, {} blocked, {} failures, {} received, {} duplicate links",
+                "{} requests, {} pages, {} items, {} retries, {} blocked, {} failures, {} received, {} \
+                    duplicate links",
                 thousands(t.requests),
                 thousands(t.pages),
                 thousands(t.items),
@@ -733,7 +734,13 @@ mod tests {
         let report =
             FleetReport { address: "redis://***@h:6379/0".into(), read_at_ms: NOW, crawls: vec![crawl] };
         let text = report.to_string();
-        assert!(text.starts_with("fleet redis://***@h:6379/0: 1 crawl\n\ncrawl shop (spider shop, created 2023-11-14 22:13:20 UTC)\n"), "{text}");
+        assert!(
+            text.starts_with(
+                "fleet redis://***@h:6379/0: 1 crawl\n\ncrawl shop (spider shop, created \
+            2023-11-14 22:13:20 UTC)\n"
+            ),
+            "{text}"
+        );
         assert!(
             text.contains(
                 "    worker              pid  state             leases  pages  items  pages/s  blocked\n"

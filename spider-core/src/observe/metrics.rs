@@ -171,7 +171,8 @@ mod tests {
             "spiderling_items_dropped_total{reason=\"duplicate\"} 5",
             "# HELP spiderling_requests Requests sent, robots.txt, redirects and retries included",
             "# HELP spiderling_robots_disallowed Requests dropped because robots.txt disallows them",
-            "# HELP spiderling_html_parses HTML documents parsed on the parse pool; one per page when a spider does all its work on a page in one `Page::html` job, as the derived rules do",
+            "# HELP spiderling_html_parses HTML documents parsed on the parse pool; one per page when a \
+                spider does all its work on a page in one `Page::html` job, as the derived rules do",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }

@@ -106,7 +106,8 @@ pub(crate) fn show(mut live: watch::Receiver<Live>) -> JoinHandle<()> {
 /// The figures a person watches, on one line.
 fn line(live: &Live) -> String {
     let mut line = format!(
-        "{} pages · {:.0}/s · block rate {:.1}% · in flight {}/{} · queued {} · p50 {:.0} ms · items {} · failures {}",
+        "{} pages · {:.0}/s · block rate {:.1}% · in flight {}/{} · queued {} · p50 {:.0} ms · items {} · \
+            failures {}",
         live.counts.pages,
         live.pages_per_sec,
         live.block_rate * 100.0,

@@ -80,7 +80,8 @@ async fn serve(addr: SocketAddr, endpoints: Endpoints) -> Result<JoinHandle<()>,
     if endpoints.dashboard.is_some() {
         tracing::info!(target: "spiderling", "dashboard at http://{addr}/");
         if !addr.ip().is_loopback() {
-            tracing::warn!(target: "spiderling", %addr, "the dashboard is reachable beyond this machine, without authentication: whoever reaches it sees the crawl's targets, settings and rates");
+            tracing::warn!(target: "spiderling", %addr, "the dashboard is reachable beyond this machine, \
+                without authentication: whoever reaches it sees the crawl's targets, settings and rates");
         }
     }
     let endpoints = Arc::new(endpoints);

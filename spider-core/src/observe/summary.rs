@@ -219,7 +219,8 @@ impl fmt::Display for Summary {
         }
         writeln!(
             f,
-            "  requests {} · retries {} · blocked {} ({:.1}%, 429 ×{}) · failures {} · redirects {} · {} received",
+            "  requests {} · retries {} · blocked {} ({:.1}%, 429 ×{}) · failures {} · redirects {} · {} \
+                received",
             self.counts.requests,
             self.counts.retries,
             self.counts.blocked,
@@ -237,7 +238,8 @@ impl fmt::Display for Summary {
             let blocked_plain = self.counts.blocked.saturating_sub(self.counts.blocked_impersonated);
             write!(
                 f,
-                "  wire: {} answers on the crawl's own client ({blocked_plain} blocked), {} with a browser's ({} blocked); {} over HTTP/2",
+                "  wire: {} answers on the crawl's own client ({blocked_plain} blocked), {} with a browser's \
+                    ({} blocked); {} over HTTP/2",
                 thousands(plain),
                 thousands(self.counts.impersonated),
                 self.counts.blocked_impersonated,
@@ -254,7 +256,8 @@ impl fmt::Display for Summary {
             let always = c.rendered.saturating_sub(c.rendered_lacking + c.rendered_learnt);
             write!(
                 f,
-                "  rendered: {} pages ({always} always, {} lacking their item or links as sent, {} of rules learnt to need it) · {} browser requests, {} refused",
+                "  rendered: {} pages ({always} always, {} lacking their item or links as sent, {} of rules \
+                    learnt to need it) · {} browser requests, {} refused",
                 thousands(c.rendered),
                 thousands(c.rendered_lacking),
                 thousands(c.rendered_learnt),

@@ -86,8 +86,8 @@ where
             let p90 = latency.as_millis();
             break match (slot_bound, slots >= cap) {
                 (true, true) => format!(
-                    "{rps:.1}/s was asked but the {slots} slots of concurrency sent {got:.1}/s (p90 {p90} ms); \
-                     raise concurrency to probe further"
+                    "{rps:.1}/s was asked but the {slots} slots of concurrency sent {got:.1}/s (p90 {p90} \
+                     ms); raise concurrency to probe further"
                 ),
                 (true, false) => format!(
                     "{rps:.1}/s was asked but {got:.1}/s sent: the site slowed down (p90 {p90} ms) \

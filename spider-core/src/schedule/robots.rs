@@ -54,7 +54,8 @@ impl RobotsRules {
             200..=299 => match Robot::new(token, body) {
                 Ok(robot) => RobotsRules::Rules(Box::new(robot)),
                 Err(e) => {
-                    tracing::warn!(target: "spiderling", error = %e, "robots.txt does not parse; treating it as empty");
+                    tracing::warn!(target: "spiderling", error = %e, "robots.txt does not parse; treating it \
+                        as empty");
                     RobotsRules::AllowAll
                 }
             },
@@ -236,7 +237,8 @@ impl Robots {
 mod tests {
     use super::*;
 
-    const TXT: &[u8] = b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n\nUser-agent: spiderling\nDisallow: /no-bots/\n";
+    const TXT: &[u8] = b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n\nUser-agent: \
+        spiderling\nDisallow: /no-bots/\n";
 
     fn url(path: &str) -> Url {
         Url::parse("http://h.example/").and_then(|u| u.join(path)).unwrap_or_else(|e| panic!("{e}"))
@@ -254,7 +256,8 @@ mod tests {
 
     #[test]
     fn sitemap_lines_are_read_whichever_group_they_sit_in() {
-        let txt = b"Sitemap: https://h.example/a.xml\nUser-agent: otherbot\nDisallow: /\nSitemap: https://h.example/b.xml.gz\n";
+        let txt = b"Sitemap: https://h.example/a.xml\nUser-agent: otherbot\nDisallow: /\nSitemap: \
+            https://h.example/b.xml.gz\n";
         let rules = RobotsRules::from_answer(200, txt, "spiderling");
         assert_eq!(rules.sitemaps(), ["https://h.example/a.xml", "https://h.example/b.xml.gz"]);
         assert!(RobotsRules::from_answer(404, txt, "spiderling").sitemaps().is_empty());

@@ -261,7 +261,8 @@ fn csv<I: Serialize>(
 fn several_types(first: Option<&str>, then: Option<&str>) -> String {
     let named = |item_type: Option<&str>| item_type.unwrap_or("(no name)").to_owned();
     format!(
-        "items of two types, {} and {}, go to this CSV file, whose rows have one header: give each type a file of its own, FILE.csv?type=NAME",
+        "items of two types, {} and {}, go to this CSV file, whose rows have one header: give each type a \
+            file of its own, FILE.csv?type=NAME",
         named(first),
         named(then)
     )

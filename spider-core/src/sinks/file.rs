@@ -126,7 +126,8 @@ impl AppendFile {
         match cut {
             Ok(()) => self.len = self.flushed,
             Err(error) => {
-                tracing::warn!(target: "spiderling", path = %self.path.display(), %error, "could not cut the output back to its last whole record");
+                tracing::warn!(target: "spiderling", path = %self.path.display(), %error, "could not cut the \
+                    output back to its last whole record");
             }
         }
         io(&self.path, source)

@@ -125,7 +125,8 @@ impl Sink {
                 return Err(Error::Export {
                     path: self.file.path().to_owned(),
                     message: format!(
-                        "items whose fields are {} reach this CSV file, whose header is {}: give each type of item a file of its own, FILE.csv?type=NAME",
+                        "items whose fields are {} reach this CSV file, whose header is {}: give each type \
+                            of item a file of its own, FILE.csv?type=NAME",
                         String::from_utf8_lossy(header).trim_end(),
                         String::from_utf8_lossy(self.header.as_deref().unwrap_or_default()).trim_end()
                     ),

@@ -93,7 +93,8 @@ impl<'a> Start<'a> {
             // What the hook signs in with is every identity's: the crawl starts with it.
             for line in fetched.headers.get_all(SET_COOKIE).iter().filter_map(|value| value.to_str().ok()) {
                 if let Err(error) = self.exchange.identities().seed(request.url(), line) {
-                    tracing::debug!(target: "spiderling", url = %request.url(), %error, "a cookie the start hook was given is not kept");
+                    tracing::debug!(target: "spiderling", url = %request.url(), %error, "a cookie the start \
+                        hook was given is not kept");
                 }
             }
             match next_hop(&request, fetched.status, &fetched.headers, self.config.max_redirects) {

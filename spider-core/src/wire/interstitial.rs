@@ -343,25 +343,30 @@ mod tests {
     fn walls_and_challenges_are_told_by_what_they_are() {
         let cases = [
             (
-                "<html><head><title>Just a moment...</title><script>window._cf_chl_opt={cvId:'3'};</script></head>\
-                 <body><noscript>Enable JavaScript and cookies to continue</noscript></body></html>",
+                "<html><head><title>Just a \
+                 moment...</title><script>window._cf_chl_opt={cvId:'3'};</script></head><body><noscript>Enable JavaScript and cookies to continue</noscript></body></html>",
                 Interstitial::Challenge,
             ),
             (
-                "<title>Are you a robot?</title><h1>Are you a robot?</h1><div class=\"g-recaptcha\" data-sitekey=\"k\"></div>",
+                "<title>Are you a robot?</title><h1>Are you a robot?</h1><div class=\"g-recaptcha\" \
+                    data-sitekey=\"k\"></div>",
                 Interstitial::Captcha,
             ),
-            ("<title>One moment</title><form id=\"w\" method=\"post\">Prove you are a person <input name=\"answer\"></form>", Interstitial::Captcha),
+            ("<title>One moment</title><form id=\"w\" method=\"post\">Prove you are a person <input \
+                name=\"answer\"></form>", Interstitial::Captcha),
             (
-                "<h2>Sign in</h2><form action=/login>Email <input name=e> Password <input type=\"password\" name=p></form>",
+                "<h2>Sign in</h2><form action=/login>Email <input name=e> Password <input type=\"password\" \
+                    name=p></form>",
                 Interstitial::Login,
             ),
             (
-                "<form method=post><h2>How old are you?</h2><select name=y></select><button>Enter</button></form>",
+                "<form method=post><h2>How old are you?</h2><select \
+                    name=y></select><button>Enter</button></form>",
                 Interstitial::Form,
             ),
             (
-                "<title>Before you continue</title><div id=\"consent-wall\">We use cookies. <a href=\"/\">Accept</a></div>",
+                "<title>Before you continue</title><div id=\"consent-wall\">We use cookies. <a \
+                    href=\"/\">Accept</a></div>",
                 Interstitial::Consent,
             ),
             (
@@ -381,7 +386,8 @@ mod tests {
         for extra in [
             "<form action=/search><input name=q><button>Search</button></form>",
             "<footer>We use cookies to give you consent choices. <a href=/privacy>Privacy</a></footer>",
-            "<script src=\"/cdn-cgi/challenge-platform/scripts/jsd/main.js\"></script><div class=g-recaptcha></div>",
+            "<script src=\"/cdn-cgi/challenge-platform/scripts/jsd/main.js\"></script><div \
+                class=g-recaptcha></div>",
             "<div id=comments><form><textarea></textarea><div class=g-recaptcha></div></form></div>",
         ] {
             assert_eq!(judged(&format!("<h1>Title</h1>{article}{extra}")), None, "{extra}");
@@ -398,12 +404,14 @@ mod tests {
     fn thin_ordinary_pages_are_pages() {
         for html in [
             "<h1 class=\"title\">Product 1</h1><p class=\"price\">£1.00</p><a href=\"/\">home</a>",
-            "<html><body><h1>The cookie shop</h1><ul><li><a href=\"/product/1\">Product 1</a></li></ul></body></html>",
+            "<html><body><h1>The cookie shop</h1><ul><li><a href=\"/product/1\">Product \
+                1</a></li></ul></body></html>",
             "<h2>Your cart</h2><a href=\"/checkout/2\">next</a>",
             "<div id=\"root\"></div><script src=\"/app.js\"></script>",
             "<p>Out of print.</p><p>Try <a href=/>the catalogue</a>.</p>",
             "<meta http-equiv=\"refresh\" content=\"0; url=/new\"><p>Moved</p>",
-            "<h2>Hostile site</h2><ul><li><a href=\"/captcha/1\">captcha 1</a></li><li><a href=/page/1>page 1</a></li></ul>",
+            "<h2>Hostile site</h2><ul><li><a href=\"/captcha/1\">captcha 1</a></li><li><a href=/page/1>page \
+                1</a></li></ul>",
             "<h1>The captcha, explained</h1><p>A captcha asks whether you are a robot.</p>",
             "",
         ] {

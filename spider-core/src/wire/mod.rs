@@ -140,8 +140,9 @@ impl Exchange {
                     if !self.out_of_files.swap(true, Ordering::Relaxed) {
                         tracing::warn!(
                             target: "spiderling",
-                            "this process ran out of open files: idle connections are closed, and requests wait \
-                             for files to free up; raise the limit (ulimit -n) or lower concurrency for speed"
+                            "this process ran out of open files: idle connections are closed, and requests \
+                             wait for files to free up; raise the limit (ulimit -n) or lower concurrency for \
+                                 speed"
                         );
                     }
                     // The client it held is let go: its pool, and the connections idle

@@ -141,12 +141,20 @@ fn field_key(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::Path> {
             if meta.path.is_ident("key") {
                 key = Some(meta.path.clone());
             } else if meta.path.is_ident("validate") {
-                errors.at(&meta.path, "`validate` checks the whole item: write #[item(validate = my_function)] above the struct");
+                errors.at(
+                    &meta.path,
+                    "`validate` checks the whole item: write #[item(validate = \
+                    my_function)] above the struct",
+                );
                 if meta.input.peek(syn::Token![=]) {
                     let _: syn::Expr = meta.value()?.parse()?;
                 }
             } else {
-                errors.at(&meta.path, "#[item(...)] on a field takes `key`: the items are told apart by this field");
+                errors.at(
+                    &meta.path,
+                    "#[item(...)] on a field takes `key`: the items are told apart by this \
+                    field",
+                );
             }
             Ok(())
         });
@@ -173,7 +181,11 @@ fn read_fields(input: &syn::DeriveInput, errors: &mut Errors) -> Vec<Field> {
         return Vec::new();
     }
     let Some(named) = named else {
-        errors.at(&input.ident, "#[derive(Item)] needs a struct with named fields, each with #[css(\"...\")], #[json_ld(\"...\")] or #[page(...)]");
+        errors.at(
+            &input.ident,
+            "#[derive(Item)] needs a struct with named fields, each with \
+            #[css(\"...\")], #[json_ld(\"...\")] or #[page(...)]",
+        );
         return Vec::new();
     };
     let mut fields = Vec::new();
@@ -185,7 +197,8 @@ fn read_fields(input: &syn::DeriveInput, errors: &mut Errors) -> Vec<Field> {
             errors.at(
                 &ident,
                 format!(
-                    "field `{ident}` reads nothing; add #[css(\"...\")], #[json_ld(\"...\")] or #[page(...)] above it"
+                    "field `{ident}` reads nothing; add #[css(\"...\")], #[json_ld(\"...\")] or #[page(...)] \
+                        above it"
                 ),
             );
             continue;
@@ -233,7 +246,11 @@ fn check(ident: &Ident, ty: &Type, attr: &Attribute, args: Args, errors: &mut Er
     };
     let (cardinality, inner) = wrapper(ty);
     if !matches!(cardinality, Cardinality::One) && !matches!(wrapper(&inner).0, Cardinality::One) {
-        errors.at(ty, "a field is `T` (one), `Option<T>` (maybe) or `Vec<T>` (all); a Vec is already empty when nothing matches");
+        errors.at(
+            ty,
+            "a field is `T` (one), `Option<T>` (maybe) or `Vec<T>` (all); a Vec is already empty \
+            when nothing matches",
+        );
     }
     if let Some(default) = &common.default {
         if !matches!(cardinality, Cardinality::One) {
@@ -311,7 +328,13 @@ fn json_ld(attr: &Attribute, args: Args, common: &mut Common, errors: &mut Error
             "the JSON-LD path is empty; write the keys from the object down, such as \"offers.price\"",
         );
     } else if text.split('.').any(str::is_empty) {
-        errors.at(&path, format!("the JSON-LD path `{text}` has an empty key; separate keys with single dots, such as \"offers.price\""));
+        errors.at(
+            &path,
+            format!(
+                "the JSON-LD path `{text}` has an empty key; separate keys with single \
+            dots, such as \"offers.price\""
+            ),
+        );
     }
     Some(Reads::JsonLd { path, of_type })
 }
@@ -360,7 +383,8 @@ fn page(attr: &Attribute, args: Args, common: &mut Common, errors: &mut Errors) 
     let Some(Opt { name, value }) = args.next() else {
         errors.at(
             attr,
-            "write which page field to read, such as #[page(url)]: url, final_url, status, fetched_at, depth, rendered, or meta = \"key\"",
+            "write which page field to read, such as #[page(url)]: url, final_url, status, fetched_at, \
+                depth, rendered, or meta = \"key\"",
         );
         return None;
     };

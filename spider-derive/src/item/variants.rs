@@ -21,7 +21,11 @@ pub(crate) fn derive(input: &syn::DeriveInput, data: &syn::DataEnum) -> TokenStr
         );
     }
     if data.variants.is_empty() {
-        errors.at(ident, "an enum of items needs a variant per item type, such as `enum Found { Book(Book), Review(Review) }`");
+        errors.at(
+            ident,
+            "an enum of items needs a variant per item type, such as `enum Found { Book(Book), \
+            Review(Review) }`",
+        );
     }
     let mut variants: Vec<(&syn::Ident, &syn::Type)> = Vec::new();
     for variant in &data.variants {

@@ -80,7 +80,13 @@ impl Settings {
                     return Ok(());
                 };
                 if !key.at_compile_time() {
-                    errors.at(&ident, format!("`{name}` is given at run time (`--set {name}=...`): compiled in, it would act on every run"));
+                    errors.at(
+                        &ident,
+                        format!(
+                            "`{name}` is given at run time (`--set {name}=...`): compiled \
+                        in, it would act on every run"
+                        ),
+                    );
                     return Ok(());
                 }
                 if let Some(value) = check(key, &expr, errors) {
@@ -98,7 +104,12 @@ impl Settings {
         }
         if let Some(pipeline) = seen.iter().find(|key| *key == "pipeline") {
             if settings.rules.is_empty() && !seen.iter().any(|key| key == "item") {
-                errors.at(pipeline, "`pipeline` runs the items of the derived rules (`rule(..., parse = T)` or `item = T`); a spider with its own `parse` returns its stages from `fn pipeline` in its `impl Spider`");
+                errors.at(
+                    pipeline,
+                    "`pipeline` runs the items of the derived rules (`rule(..., parse = T)` \
+                    or `item = T`); a spider with its own `parse` returns its stages from `fn pipeline` in \
+                        its `impl Spider`",
+                );
             }
         }
         let stream = match settings.get("extract") {
@@ -122,7 +133,13 @@ impl Settings {
         };
         for css in self.rules.iter().filter_map(|rule| rule.css.as_ref()).chain(follow) {
             if let Err(why) = spider_settings::stream_selector(&css.value()) {
-                errors.at(css, format!("`extract = \"stream\"`, but {why}; leave `extract` out to read such pages from the DOM"));
+                errors.at(
+                    css,
+                    format!(
+                        "`extract = \"stream\"`, but {why}; leave `extract` out to read such \
+                    pages from the DOM"
+                    ),
+                );
             }
         }
     }
@@ -156,9 +173,10 @@ fn check(key: &'static Key, expr: &Expr, errors: &mut Errors) -> Option<Value> {
             (None, Some(list)) if name == "output" && !list.is_empty() => {
                 Some(Value::TextList(list.into_iter().cloned().collect()))
             }
-            _ if name == "output" => {
-                expect("a file or a store's URI, or a list of them, such as `output = [\"books.jsonl\", \"sqlite://shop.db?table=books\"]`")
-            }
+            _ if name == "output" => expect(
+                "a file or a store's URI, or a list of them, such as `output = [\"books.jsonl\", \
+                    \"sqlite://shop.db?table=books\"]`",
+            ),
             _ => expect(&format!("a string, such as `{name} = \"...\"`")),
         },
         Kind::TextList => match strings(expr) {
@@ -285,11 +303,18 @@ fn check(key: &'static Key, expr: &Expr, errors: &mut Errors) -> Option<Value> {
         },
         Kind::Stages => match expr {
             Expr::Array(ExprArray { elems, .. }) if elems.is_empty() => {
-                errors.at(expr, "the pipeline is empty; list its stages, such as `pipeline = [Tidy]`, or leave it out");
+                errors.at(
+                    expr,
+                    "the pipeline is empty; list its stages, such as `pipeline = [Tidy]`, or \
+                    leave it out",
+                );
                 None
             }
             Expr::Array(ExprArray { elems, .. }) => Some(Value::Stages(elems.iter().cloned().collect())),
-            _ => expect("a list of stages, each a value whose type implements `Pipeline`, such as `pipeline = [Tidy, MinPrice(1.0)]`"),
+            _ => expect(
+                "a list of stages, each a value whose type implements `Pipeline`, such as `pipeline \
+                = [Tidy, MinPrice(1.0)]`",
+            ),
         },
         Kind::Type => match expr {
             Expr::Path(path) if path.qself.is_none() => Some(Value::Type(path.path.clone())),
@@ -303,15 +328,25 @@ fn check(key: &'static Key, expr: &Expr, errors: &mut Errors) -> Option<Value> {
         Kind::Render => checked_text(key, expr, errors, "a render mode, such as `render = \"auto\"`", |v| {
             spider_settings::Render::parse(v).map(|_| None)
         }),
-        Kind::Politeness => {
-            checked_text(key, expr, errors, "which hosts share a budget, such as `politeness = \"host\"`", |v| {
-                spider_settings::Politeness::parse(v).map(|_| None)
-            })
-        }
+        Kind::Politeness => checked_text(
+            key,
+            expr,
+            errors,
+            "which hosts share a budget, such as `politeness = \
+                \"host\"`",
+            |v| spider_settings::Politeness::parse(v).map(|_| None),
+        ),
         Kind::Engine => match string(expr) {
             Some(s) if matches!(s.value().as_str(), "dom" | "stream") => Some(Value::Text(s.clone())),
             Some(s) => {
-                errors.at(s, format!("`extract = \"{}\"` is not an engine; write \"dom\" or \"stream\", or leave it out to stream when every selector does", s.value()));
+                errors.at(
+                    s,
+                    format!(
+                        "`extract = \"{}\"` is not an engine; write \"dom\" or \"stream\", or \
+                    leave it out to stream when every selector does",
+                        s.value()
+                    ),
+                );
                 None
             }
             None => expect("`\"dom\"` or `\"stream\"`, such as `extract = \"stream\"`"),
@@ -358,7 +393,13 @@ fn check_list(name: &str, list: Vec<&LitStr>, errors: &mut Errors) -> Option<Val
                     }
                     Err(e) => {
                         ok = false;
-                        errors.at(lit, format!("{what} does not parse ({e}); write an absolute URL such as \"https://example.com/\""));
+                        errors.at(
+                            lit,
+                            format!(
+                                "{what} does not parse ({e}); write an absolute URL such as \
+                            \"https://example.com/\""
+                            ),
+                        );
                     }
                 }
             }

@@ -80,7 +80,8 @@ impl Rule {
                 ("scroll", None) => rule.scroll = true,
                 ("follow", Some(expr)) if string(&expr).is_some() => errors.at(
                     &expr,
-                    "in a rule, `follow` is a flag; the selector goes in `css`: `rule(css = \"...\", follow)`",
+                    "in a rule, `follow` is a flag; the selector goes in `css`: `rule(css = \"...\", \
+                        follow)`",
                 ),
                 ("follow" | "files" | "scroll", Some(expr)) => {
                     errors.at(&expr, format!("`{name}` is a flag; write `{name}` alone, without a value"));
@@ -92,7 +93,8 @@ impl Rule {
                 ("priority", Some(expr)) => rule.priority = priority(&expr, errors),
                 ("impersonate", Some(expr)) => {
                     let example = "`impersonate` takes a browser profile, such as `impersonate = \"chrome\"`";
-                    let parse = |v: &str| spider_settings::Impersonate::parse(v).map(|profile| profile.name());
+                    let parse =
+                        |v: &str| spider_settings::Impersonate::parse(v).map(|profile| profile.name());
                     rule.impersonate = variant(&expr, errors, example, parse);
                 }
                 ("render", Some(expr)) => {
@@ -129,7 +131,8 @@ impl Rule {
         if !seen.iter().any(|option| option == "follow" || option == "parse") {
             errors.at(
                 &meta.path,
-                "this rule neither follows nor parses the pages it reaches; add `follow`, `parse = Item`, or both",
+                "this rule neither follows nor parses the pages it reaches; add `follow`, `parse = Item`, or \
+                    both",
             );
         }
         Ok((errors.count() == before).then_some(rule))
@@ -150,8 +153,8 @@ pub(crate) fn check(rules: &[Rule], keys: &[syn::Ident], stream: Option<&LitStr>
         } else if key == "item" && rules.iter().all(|rule| rule.parse.is_none()) {
             errors.at(
                 key,
-                "`item` names the item the rules' pages are parsed into, and no rule parses; add `parse = Book` \
-                 to the rule whose pages give it",
+                "`item` names the item the rules' pages are parsed into, and no rule parses; add `parse = \
+                 Book` to the rule whose pages give it",
             );
         }
     }
@@ -161,15 +164,19 @@ pub(crate) fn check(rules: &[Rule], keys: &[syn::Ident], stream: Option<&LitStr>
         errors.at(
             *second,
             format!(
-                "rules parse `{}` and `{}`: name the spider's item, an enum with a variant of each that derives \
-                 Item, with `item = Found`",
+                "rules parse `{}` and `{}`: name the spider's item, an enum with a variant of each that \
+                 derives Item, with `item = Found`",
                 spelling(first),
                 spelling(second)
             ),
         );
     }
     if let Some(stream) = stream {
-        errors.at(stream, "`extract = \"stream\"` reads one item type, and these rules parse several; leave `extract` out to read their pages from the DOM");
+        errors.at(
+            stream,
+            "`extract = \"stream\"` reads one item type, and these rules parse several; leave \
+            `extract` out to read their pages from the DOM",
+        );
     }
 }
 
@@ -224,15 +231,19 @@ fn regexes(name: &str, expr: &Expr, errors: &mut Errors) -> Vec<LitStr> {
                 return Vec::new();
             }
         },
-        _ => {
-            match string(expr) {
-                Some(lit) => vec![lit],
-                None => {
-                    errors.at(expr, format!("`{name}` takes a regex string or a list of them, such as `{name} = \"/catalogue/\"`"));
-                    return Vec::new();
-                }
+        _ => match string(expr) {
+            Some(lit) => vec![lit],
+            None => {
+                errors.at(
+                    expr,
+                    format!(
+                        "`{name}` takes a regex string or a list of them, such as \
+                        `{name} = \"/catalogue/\"`"
+                    ),
+                );
+                return Vec::new();
             }
-        }
+        },
     };
     for lit in &list {
         if let Err(error) = regex::Regex::new(&lit.value()) {

@@ -286,7 +286,8 @@ impl RedisCluster {
                 return Err(io::Error::new(
                     ErrorKind::TimedOut,
                     format!(
-                        "slot {slot} (key {key:?}) was not failed over from port {old} within {within:?}: {seen}"
+                        "slot {slot} (key {key:?}) was not failed over from port {old} within {within:?}: \
+                            {seen}"
                     ),
                 ));
             }
@@ -369,7 +370,8 @@ impl RedisCluster {
                 return Err(io::Error::new(
                     ErrorKind::TimedOut,
                     format!(
-                        "the Redis Cluster was not ready within {READY_WITHIN:?}: {} (node on port {} logs: {log})",
+                        "the Redis Cluster was not ready within {READY_WITHIN:?}: {} (node on port {} logs: \
+                            {log})",
                         missing.what, missing.port
                     ),
                 ));

@@ -44,7 +44,8 @@ mod tests {
 
     #[test]
     fn user_agents_are_split_at_bars_since_they_hold_commas() {
-        let chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36";
+        let chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 \
+            Safari/537.36";
         let config = Config::new("x").set("user_agents", &format!("{chrome} | spiderling/1")).unwrap();
         assert_eq!(config.user_agents, [chrome, "spiderling/1"]);
     }
@@ -65,7 +66,10 @@ mod tests {
         );
         let shown = config.to_string();
         assert!(
-            shown.contains("output = books.jsonl?type=Book, reviews.csv?type=Review, postgres://***@127.0.0.1/db?table=books, s3://b/p"),
+            shown.contains(
+                "output = books.jsonl?type=Book, reviews.csv?type=Review, \
+                postgres://***@127.0.0.1/db?table=books, s3://b/p"
+            ),
             "{shown}"
         );
         let problem = |config: Config| config.validate().map_err(|e| e.to_string()).unwrap_err();
@@ -95,7 +99,10 @@ mod tests {
         assert!(config.validate().is_ok());
         let shown = config.to_string();
         assert!(
-            shown.contains("sitemaps = true · sitemap_urls = https://shop.example/a.xml, https://shop.example/b.xml.gz · sitemap_since = 2026-01-01"),
+            shown.contains(
+                "sitemaps = true · sitemap_urls = https://shop.example/a.xml, \
+                https://shop.example/b.xml.gz · sitemap_since = 2026-01-01"
+            ),
             "{shown}"
         );
         let error = Config::new("shop").set("sitemap_since", "2026-02-30").map(|_| ()).unwrap_err();

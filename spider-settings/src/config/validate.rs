@@ -49,7 +49,8 @@ impl Config {
                 Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => {}
                 Ok(_) => problems.push(format!("{key}: {what} URL {url:?} is not http or https")),
                 Err(e) => problems.push(format!(
-                    "{key}: {what} URL {url:?} does not parse ({e}); write an absolute URL such as \"https://example.com/\""
+                    "{key}: {what} URL {url:?} does not parse ({e}); write an absolute URL such as \
+                        \"https://example.com/\""
                 )),
             }
         }
@@ -98,7 +99,8 @@ impl Config {
             let folder = path.parent().filter(|folder| !folder.as_os_str().is_empty());
             if let Some(folder) = folder.filter(|folder| !folder.is_dir()) {
                 problems.push(format!(
-                    "{key} = {}: the folder {} does not exist; make it first, or name a file in a folder that does",
+                    "{key} = {}: the folder {} does not exist; make it first, or name a file in a folder \
+                        that does",
                     path.display(),
                     folder.display()
                 ));
@@ -121,10 +123,18 @@ impl Config {
     fn sitemap_problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
         if self.sitemaps && !self.obey_robots {
-            problems.push("sitemaps = true reads the Sitemap: lines of robots.txt, and obey_robots = false fetches none; list the sitemaps in sitemap_urls instead".to_owned());
+            problems.push(
+                "sitemaps = true reads the Sitemap: lines of robots.txt, and obey_robots = false \
+                fetches none; list the sitemaps in sitemap_urls instead"
+                    .to_owned(),
+            );
         }
         if self.sitemaps && self.start_urls.is_empty() {
-            problems.push("sitemaps = true reads the robots.txt of the start URLs' hosts, and there are no start URLs; set start_urls, or list the sitemaps in sitemap_urls".to_owned());
+            problems.push(
+                "sitemaps = true reads the robots.txt of the start URLs' hosts, and there are no \
+                start URLs; set start_urls, or list the sitemaps in sitemap_urls"
+                    .to_owned(),
+            );
         }
         problems
     }
@@ -163,7 +173,10 @@ impl Config {
                         if [&self.state, &self.cache].iter().any(|f| f.as_deref() == Some(path))
                             || self.outputs.iter().any(|file| file.is(path))
                         {
-                            problems.push(format!("output {store} is a file the crawl writes already; give the table a file of its own"));
+                            problems.push(format!(
+                                "output {store} is a file the crawl writes already; give \
+                                the table a file of its own"
+                            ));
                         }
                     }
                 }
@@ -178,19 +191,24 @@ impl Config {
             ));
         }
         if self.frontier.is_some() && self.outputs.iter().any(|file| super::compressed(&file.path)) {
-            problems.push("a fleet's workers write files `spiderling fleet --merge` joins, uncompressed in this version: give -o a .jsonl or .csv file".to_owned());
+            problems.push(
+                "a fleet's workers write files `spiderling fleet --merge` joins, uncompressed in \
+                this version: give -o a .jsonl or .csv file"
+                    .to_owned(),
+            );
         }
         if self.frontier.is_some() && self.outputs.len() > 1 {
             problems.push(
-                "a fleet's worker writes one items file in this version, which `spiderling fleet --merge` joins \
-                 with the others' (and any tables from one crawler): give -o one file"
+                "a fleet's worker writes one items file in this version, which `spiderling fleet --merge` \
+                 joins with the others' (and any tables from one crawler): give -o one file"
                     .to_owned(),
             );
         }
         for file in &self.outputs {
             if let Some(item_type) = file.item_type.as_deref().filter(|t| !crate::store::is_item_type(t)) {
                 problems.push(format!(
-                    "output = {file}: type = {item_type} is not a type's name; write the name of the items' struct, such as ?type=Book"
+                    "output = {file}: type = {item_type} is not a type's name; write the name of the items' \
+                        struct, such as ?type=Book"
                 ));
             }
         }
@@ -224,7 +242,11 @@ impl Config {
         let mut problems = Vec::new();
         let Some(frontier) = &self.frontier else {
             if self.crawl_id.is_some() {
-                problems.push("crawl_id names a fleet's crawl, and there is no fleet; set frontier = \"redis://HOST:PORT/DB\" too".to_owned());
+                problems.push(
+                    "crawl_id names a fleet's crawl, and there is no fleet; set frontier = \
+                    \"redis://HOST:PORT/DB\" too"
+                        .to_owned(),
+                );
             }
             return problems;
         };
@@ -243,7 +265,8 @@ impl Config {
         // The crawl's name is its keys' hash tag, `{NAME}`: a brace in it would cut the tag.
         if self.fleet_crawl().contains(['{', '}']) {
             problems.push(format!(
-                "the fleet's crawl is named {:?}, and a crawl's name may not hold {{ or }}; give crawl_id another",
+                "the fleet's crawl is named {:?}, and a crawl's name may not hold {{ or }}; give crawl_id \
+                    another",
                 self.fleet_crawl()
             ));
         }
@@ -255,7 +278,8 @@ impl Config {
         }
         if self.partitions > MOST_PARTITIONS {
             problems.push(format!(
-                "partitions = {} is more parts than a crawl needs; give at most {MOST_PARTITIONS} (0 for one per master)",
+                "partitions = {} is more parts than a crawl needs; give at most {MOST_PARTITIONS} (0 for one \
+                    per master)",
                 self.partitions
             ));
         }

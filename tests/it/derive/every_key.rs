@@ -134,7 +134,8 @@ pub(crate) fn main() {
     assert!(settings.contains("dashboard = 127.0.0.1:9898 · report = books.html"), "{settings}");
     assert!(
         settings.contains(
-            "output = books.csv · warc = books.warc.gz · warc_max_bytes = 500000000 · store_patience = 2m · overwrite = false · state = books.state · state_sync = true"
+            "output = books.csv · warc = books.warc.gz · warc_max_bytes = 500000000 · store_patience = 2m · \
+                overwrite = false · state = books.state · state_sync = true"
         ),
         "{settings}"
     );
@@ -142,9 +143,13 @@ pub(crate) fn main() {
         settings.contains("cache = .spiderling/cache · cache_ttl = 24h · revalidate = true"),
         "{settings}"
     );
-    assert!(settings.contains(
-        "sitemaps = false · sitemap_urls = https://books.example/sitemap.xml, https://books.example/news.xml.gz · sitemap_since = 2026-01-01"
-    ), "{settings}");
+    assert!(
+        settings.contains(
+            "sitemaps = false · sitemap_urls = https://books.example/sitemap.xml, \
+            https://books.example/news.xml.gz · sitemap_since = 2026-01-01"
+        ),
+        "{settings}"
+    );
     assert!(settings.contains("start_list = more-books.txt"), "{settings}");
     assert!(settings.contains("retries = 4 · retry_statuses = 429, 503 · backoff = 1s..30s"), "{settings}");
     assert!(settings.contains("max_redirects = 4 · max_body_bytes = 1000000"), "{settings}");
@@ -168,7 +173,10 @@ pub(crate) fn main() {
     assert!(settings.contains("impersonate = firefox"), "{settings}");
     assert!(settings.contains("http2 = false"), "{settings}");
     assert!(
-        settings.contains("render = auto · render_timeout = 20s · render_resources = true · browser_pages = 2 · browser_recycle = 50 · browser_rss = 1024 · screenshot_failures = shots"),
+        settings.contains(
+            "render = auto · render_timeout = 20s · render_resources = true · browser_pages = \
+            2 · browser_recycle = 50 · browser_rss = 1024 · screenshot_failures = shots"
+        ),
         "{settings}"
     );
     assert!(

@@ -143,8 +143,9 @@ impl Report {
     pub(super) fn table(&self) -> String {
         let s = &self.setup;
         let mut out = format!(
-            "site: {} pages ({} books) on {} host(s), {} KiB each, {} ms latency; per worker C = {}, {} parse \
-             threads, parse cost {} µs/item; per_host = {} × C × N for the fleet; {} cores; Redis: {}\n\n",
+            "site: {} pages ({} books) on {} host(s), {} KiB each, {} ms latency; per worker C = {}, {} \
+             parse threads, parse cost {} µs/item; per_host = {} × C × N for the fleet; {} cores; Redis: \
+                 {}\n\n",
             s.expected_pages,
             s.books,
             s.sites,
@@ -159,7 +160,8 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "{:>7} {:>7} {:>7} {:>5} {:>7} {:>6} {:>6} {:>8} {:>6} {:>6} {:>6} {:>7} {:>10} {:>7} {:>8} {:>10} {:>11} {:>9} {:>8}  pages by worker",
+            "{:>7} {:>7} {:>7} {:>5} {:>7} {:>6} {:>6} {:>8} {:>6} {:>6} {:>6} {:>7} {:>10} {:>7} {:>8} \
+                {:>10} {:>11} {:>9} {:>8}  pages by worker",
             "redis",
             "workers",
             "pages",
@@ -191,7 +193,8 @@ impl Report {
             let split: Vec<String> = m.pages_by_worker.iter().map(usize::to_string).collect();
             let _ = writeln!(
                 out,
-                "{:>7} {:>7} {:>7} {:>5} {:>7.2} {:>6.2} {:>6.2} {:>8.0} {:>6.1} {:>6} {:>6} {:>7.2} {:>10.3} {:>7.1} {:>8.2} {:>10.1} {:>11.1} {:>9.1} {:>8.1}  {}",
+                "{:>7} {:>7} {:>7} {:>5} {:>7.2} {:>6.2} {:>6.2} {:>8.0} {:>6.1} {:>6} {:>6} {:>7.2} \
+                    {:>10.3} {:>7.1} {:>8.2} {:>10.1} {:>11.1} {:>9.1} {:>8.1}  {}",
                 row.redis,
                 row.workers,
                 m.pages,
@@ -216,9 +219,11 @@ impl Report {
         }
         out.push_str(
             "\nsecs: first worker started to last exited; lead s: to the site's first request; tail s: \
-             from its last request; p50 ms: the slowest worker's median fetch\nratio: pages/s over N × the one-worker pages/s on the same Redis (target ≥ 0.85); vs one: a cluster's pages/s over one Redis's with as many workers; \
-             redis ms/k: Redis's CPU per 1,000 pages; rounds: calls of the fleet's round script; \
-             Lua ms/k: time inside it; cmds/pg: Redis commands a page, the script's own included\n",
+             from its last request; p50 ms: the slowest worker's median fetch\nratio: pages/s over N × the \
+             one-worker pages/s on the same Redis (target ≥ 0.85); vs one: a cluster's pages/s over one \
+             Redis's with as many workers; redis ms/k: Redis's CPU per 1,000 pages; rounds: calls of the \
+                 fleet's round script; Lua ms/k: time inside it; cmds/pg: Redis commands a page, the \
+                     script's own included\n",
         );
         out
     }

@@ -103,15 +103,21 @@ impl Fleet {
     /// Where the Redis comes from, for the report: never the URL, which may hold a password.
     pub(super) fn origin(&self) -> String {
         match &self.started {
-            Started::One(server) => format!("one redis-server started by the bench on 127.0.0.1:{}", server.port()),
+            Started::One(server) => format!(
+                "one redis-server started by the bench on \
+                127.0.0.1:{}",
+                server.port()
+            ),
             Started::Cluster { masters, replicas, .. } => format!(
-                "a Redis Cluster of {masters} masters with {replicas} replica(s) each, started by the bench on 127.0.0.1"
+                "a Redis Cluster of {masters} masters with {replicas} replica(s) each, started by the bench \
+                    on 127.0.0.1"
             ),
             Started::Nothing if self.kind() == "one" => {
                 "given by --frontier (its CPU counts every client's)".to_owned()
             }
             Started::Nothing => format!(
-                "the Redis Cluster given by --frontier, {} masters and {} replicas (their CPU counts every client's)",
+                "the Redis Cluster given by --frontier, {} masters and {} replicas (their CPU counts every \
+                    client's)",
                 self.masters.len(),
                 self.replicas.len()
             ),

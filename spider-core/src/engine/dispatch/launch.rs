@@ -82,7 +82,8 @@ impl<S: Spider> Dispatcher<S> {
                             if let RobotsRules::Unavailable(reason) = rules {
                                 unreachable.push((request, reason.clone()));
                             } else {
-                                tracing::debug!(target: "spiderling", url = %request.url(), "disallowed by robots.txt");
+                                tracing::debug!(target: "spiderling", url = %request.url(), "disallowed by \
+                                    robots.txt");
                                 self.shared.tally.robots_disallowed.add(1);
                                 disallowed.push(request.ticket);
                             }

@@ -98,7 +98,8 @@ impl<S: Spider> Dispatcher<S> {
             }
             Outcome::RobotsUnavailable(reason) => {
                 let key = self.hosts[id].key.clone();
-                tracing::warn!(target: "spiderling", host = %key, %reason, "robots.txt unavailable: nothing on this host is fetched (RFC 9309)");
+                tracing::warn!(target: "spiderling", host = %key, %reason, "robots.txt unavailable: nothing \
+                    on this host is fetched (RFC 9309)");
                 self.remember_robots(&key, &RobotsMemo::Unavailable(reason.clone()));
                 self.hosts[id].robots = RobotsState::Known(RobotsRules::Unavailable(reason));
             }
@@ -132,7 +133,8 @@ impl<S: Spider> Dispatcher<S> {
         let made = self.ok(made).is_some();
         if made {
             let items = stretch.to_items - stretch.from_items;
-            tracing::info!(target: "spiderling", items, "cut the items the fleet had another worker write out of the output");
+            tracing::info!(target: "spiderling", items, "cut the items the fleet had another worker write \
+                out of the output");
         }
         if let Some(shared) = self.frontier.shared() {
             shared.stretch_cut(stretch, made);
@@ -158,7 +160,8 @@ impl<S: Spider> Dispatcher<S> {
                     self.enqueue(Request::sitemap(url), now);
                 }
                 Err(error) => {
-                    tracing::warn!(target: "spiderling", %host, sitemap = %listed, %error, "robots.txt lists a sitemap that is not a URL")
+                    tracing::warn!(target: "spiderling", %host, sitemap = %listed, %error, "robots.txt lists \
+                        a sitemap that is not a URL")
                 }
             }
         }
@@ -210,7 +213,8 @@ impl<S: Spider> Dispatcher<S> {
             if first {
                 let key = &self.hosts[id].key;
                 let hosts = self.hosts.group(id).members().len();
-                tracing::info!(target: "spiderling", host = %key, hosts, "told to slow down: the host and those sharing its budget paced from a slow start from now on, faster while they answer");
+                tracing::info!(target: "spiderling", host = %key, hosts, "told to slow down: the host and \
+                    those sharing its budget paced from a slow start from now on, faster while they answer");
             }
             Refusal { first, paced: self.hosts.group(id).controller.is_some() }
         });
@@ -239,7 +243,8 @@ impl<S: Spider> Dispatcher<S> {
         match planned.next {
             Next::PassWall { walls } => {
                 request.walls = walls;
-                tracing::debug!(target: "spiderling", url = %request.url(), walls, "a wall gave the identity a cookie: sending it again");
+                tracing::debug!(target: "spiderling", url = %request.url(), walls, "a wall gave the identity \
+                    a cookie: sending it again");
                 let deferred = self.frontier.defer(request, now);
                 self.ok(deferred);
             }

@@ -315,7 +315,8 @@ impl<'a> Walk<'a> {
         let url = match self.base.join(loc.trim()) {
             Ok(url) => url,
             Err(error) => {
-                tracing::debug!(target: "spiderling", loc = %loc.trim(), %error, "a sitemap <loc> that is not a URL: skipped");
+                tracing::debug!(target: "spiderling", loc = %loc.trim(), %error, "a sitemap <loc> that is \
+                    not a URL: skipped");
                 return;
             }
         };

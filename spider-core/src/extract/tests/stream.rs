@@ -423,7 +423,9 @@ fn stray_end_tags_in_every_insertion_mode_are_read_as_the_dom_reads_them() {
             places[at] = stray;
             let [a, b, c, d, e, f, g, h, i] = places;
             pages.push(format!(
-                "{a}<!doctype html>{b}<html>{c}<head>{d}<title>t</title><noscript>n</noscript>{e}</head>{f}<body>{g}<p class=x>in</p><a href=/after>after</a>{h}</body></html>{i}<p>late</p>"
+                "{a}<!doctype \
+                    html>{b}<html>{c}<head>{d}<title>t</title><noscript>n</noscript>{e}</head>{f}<body>{g}<p \
+                        class=x>in</p><a href=/after>after</a>{h}</body></html>{i}<p>late</p>"
             ));
             pages.push(format!("{a}<meta charset=utf-8>{b} {c}<title>t</title>{d}<div>x</div>{e}<p>y</p>"));
         }
@@ -509,7 +511,8 @@ proptest! {
         start_tag.push_str(before_start);
         start_tag.push('>');
         let html = format!(
-            "<div><a href=/real>r</a>{start_tag}raw <b>x</b> &amp; <a href=/in>in</a>{end_tag}z<p class=x>after</p>"
+            "<div><a href=/real>r</a>{start_tag}raw <b>x</b> &amp; <a href=/in>in</a>{end_tag}z<p \
+                class=x>after</p>"
         );
         let reads = leak(vec![text("div"), text("p.x"), text(element), attr(element, "x"), attr(element, "href"), text("b")]);
         let page = Page::fixture("https://shop.example/", html.clone()).unwrap();
@@ -735,7 +738,8 @@ proptest! {
             html.push_str("</table>");
         }
         html.push_str("<p>after</p></div>");
-        let reads = leak(vec![text("td"), text("th"), text("tr"), text("td b"), text("tr > td"), text("div > p"), text("table p")]);
+        let reads = leak(vec![text("td"), text("th"), text("tr"), text("td b"), text("tr > td"), text("div > \
+            p"), text("table p")]);
         let page = Page::fixture("https://shop.example/", html.clone()).unwrap();
         let (dom, streamed) = run(both(page, reads, leak(vec![])));
         if let Some(streamed) = streamed {
@@ -859,8 +863,9 @@ fn a_table_without_tbody_streams_unless_a_selector_could_see_the_implied_one() {
 
 #[test]
 fn json_ld_blocks_stream_with_the_doms_answers_and_complaints() {
-    let html = "<html><head><script type=\"application/ld+json\">\n  {\"@type\": \"Product\", \"sku\": \"A-1\",\n \"offers\": {\"price\": 12.5}}\n</script>\
-        <script type=\"application/ld+json\">\n{ broken,\n}</script></head><body><h1>x</h1></body></html>";
+    let html = "<html><head><script type=\"application/ld+json\">\n  {\"@type\": \"Product\", \"sku\": \
+        \"A-1\",\n \"offers\": {\"price\": 12.5}}\n</script><script type=\"application/ld+json\">\n{ \
+            broken,\n}</script></head><body><h1>x</h1></body></html>";
     let page = Page::fixture("https://shop.example/", html).unwrap();
     let text = page.text().into_owned();
     let reads = leak(vec![FieldRead { css: crate::extract::json_ld::SCRIPTS_CSS, source: Source::Text }]);

@@ -113,7 +113,8 @@ impl Profile {
     pub(crate) fn agent(self) -> String {
         match (self.browser, self.platform) {
             (Browser::Chrome, platform) => format!(
-                "Mozilla/5.0 ({}) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{CHROME_MAJOR}.0.0.0 Safari/537.36",
+                "Mozilla/5.0 ({}) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{CHROME_MAJOR}.0.0.0 \
+                    Safari/537.36",
                 match platform {
                     Platform::Windows => "Windows NT 10.0; Win64; x64",
                     Platform::MacOs => "Macintosh; Intel Mac OS X 10_15_7",
@@ -153,7 +154,8 @@ impl Profile {
             Platform::Linux => "\"Linux\"",
         };
         let hints = format!(
-            "\"Google Chrome\";v=\"{CHROME_MAJOR}\", \"Chromium\";v=\"{CHROME_MAJOR}\", \"Not)A;Brand\";v=\"24\""
+            "\"Google Chrome\";v=\"{CHROME_MAJOR}\", \"Chromium\";v=\"{CHROME_MAJOR}\", \
+                \"Not)A;Brand\";v=\"24\""
         );
         let pairs: Vec<(&str, &str)> = match self.browser {
             Browser::Chrome => vec![

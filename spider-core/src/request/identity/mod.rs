@@ -229,7 +229,8 @@ impl Identities {
         }
         if spent {
             by_key.remove(&key);
-            tracing::debug!(target: "spiderling", identity = %key, "its host's identity budget used up: replaced before a block");
+            tracing::debug!(target: "spiderling", identity = %key, "its host's identity budget used up: \
+                replaced before a block");
         }
         let identity = by_key.entry(key.clone()).or_insert_with(|| {
             changed.insert(key.clone());
@@ -287,7 +288,8 @@ impl Identities {
         let moved = live.refusing.insert(host.clone());
         if moved {
             live.refusing_since.push(host.clone());
-            tracing::info!(target: "spiderling", host = %host, "the host refused the plain client: Chrome's wire from now on");
+            tracing::info!(target: "spiderling", host = %host, "the host refused the plain client: Chrome's \
+                wire from now on");
         }
         moved
     }
@@ -373,7 +375,8 @@ impl Identities {
         if clean.is_some() {
             live.by_key.remove(&worn.key);
             live.changed.insert(worn.key.clone());
-            tracing::debug!(target: "spiderling", identity = %worn.key, "blocked: the identity is retired with its cookies");
+            tracing::debug!(target: "spiderling", identity = %worn.key, "blocked: the identity is retired \
+                with its cookies");
         }
         clean
     }

@@ -149,7 +149,8 @@ impl Cached {
                 let (payload, found) = read_payload(&stored, self.max_body)?;
                 if found != digest {
                     return Err(format!(
-                        "the archive's record at {} offset {} is no longer this answer's ({found}, not {digest})",
+                        "the archive's record at {} offset {} is no longer this answer's ({found}, not \
+                            {digest})",
                         stored.file.display(),
                         stored.offset
                     ));

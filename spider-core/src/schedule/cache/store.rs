@@ -85,7 +85,8 @@ impl HttpCache {
             .map_err(store)?;
         if version != CACHE_VERSION {
             return Err(refuse(format!(
-                "is a cache of version {version}, and this Spiderling reads version {CACHE_VERSION}; give it another file"
+                "is a cache of version {version}, and this Spiderling reads version {CACHE_VERSION}; give it \
+                    another file"
             )));
         }
         add_columns(&conn, "answers", &ARCHIVE_COLUMNS).map_err(store)?;
@@ -171,11 +172,12 @@ impl HttpCache {
                 let file = archived.as_ref().map(|(stored, _)| stored.file.display().to_string());
                 self.conn
                     .prepare_cached(
-                        "INSERT INTO answers (fingerprint, url, status, headers, body, stored_at, warc, warc_offset, warc_length, digest) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (fingerprint) DO UPDATE SET \
-                         url = excluded.url, status = excluded.status, headers = excluded.headers, \
-                         body = excluded.body, stored_at = excluded.stored_at, warc = excluded.warc, \
-                         warc_offset = excluded.warc_offset, warc_length = excluded.warc_length, digest = excluded.digest",
+                        "INSERT INTO answers (fingerprint, url, status, headers, body, stored_at, warc, \
+                         warc_offset, warc_length, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+                         ON CONFLICT (fingerprint) DO UPDATE SET url = excluded.url, status = \
+                         excluded.status, headers = excluded.headers, body = excluded.body, stored_at = \
+                         excluded.stored_at, warc = excluded.warc, warc_offset = excluded.warc_offset, \
+                             warc_length = excluded.warc_length, digest = excluded.digest",
                     )
                     .and_then(|mut upsert| {
                         upsert.execute(params![

@@ -297,7 +297,8 @@ pub(crate) fn refusal(address: &Address, error: &redis::RedisError) -> Option<St
     } else if ["certificate", "tls", "fatal alert"].iter().any(|word| text.to_lowercase().contains(word)) {
         let problem = address.hide(&text);
         Some(format!(
-            "{problem}; over TLS (rediss://) the server's certificate is checked against cacert=FILE, else the system's roots, and cert=FILE&key=FILE give a client certificate"
+            "{problem}; over TLS (rediss://) the server's certificate is checked against cacert=FILE, else \
+                the system's roots, and cert=FILE&key=FILE give a client certificate"
         ))
     } else if error.is_io_error() || error.is_connection_refusal() || error.is_timeout() {
         let problem = address.hide(&text);

@@ -453,8 +453,8 @@ impl Frontier for FleetFrontier {
             tracing::warn!(
                 target: "spiderling",
                 requests = back.len(),
-                "this worker was not heard from for as long as the fleet keeps its leases (paused, or cut off): \
-                 what it held goes back, and its pages in flight are not written"
+                "this worker was not heard from for as long as the fleet keeps its leases (paused, or cut \
+                 off): what it held goes back, and its pages in flight are not written"
             );
             exchange.outbox.give_back.extend(back);
         }

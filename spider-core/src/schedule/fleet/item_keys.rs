@@ -74,7 +74,8 @@ impl FleetKeys {
                     return Err(Error::Fleet { address, message });
                 }
                 Err(error) => {
-                    tracing::debug!(target: "spiderling", %error, "the fleet's Redis did not answer for the items' keys; trying again");
+                    tracing::debug!(target: "spiderling", %error, "the fleet's Redis did not answer for the \
+                        items' keys; trying again");
                     *self.connection.lock().await = None;
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(Duration::from_secs(2));

@@ -88,7 +88,8 @@ impl Membership {
     /// Wait, up to `within`, for the last round: it gives back what this worker held.
     pub(crate) async fn leave(mut self, within: Duration) {
         if tokio::time::timeout(within, &mut self.syncer).await.is_err() {
-            tracing::warn!(target: "spiderling", redis = %self.address, "could not give back this worker's requests in time; the fleet takes them back when their leases run out");
+            tracing::warn!(target: "spiderling", redis = %self.address, "could not give back this worker's \
+                requests in time; the fleet takes them back when their leases run out");
         }
     }
 }
@@ -171,13 +172,15 @@ pub(crate) async fn join(
     }
     if old_layout {
         return Err(Error::Config(format!(
-            "the crawl {crawl:?} in {address} was made by an earlier Spiderling, whose seen-set and queued requests \
-             this one keeps otherwise; finish it with that version, or give this one another crawl_id"
+            "the crawl {crawl:?} in {address} was made by an earlier Spiderling, whose seen-set and queued \
+             requests this one keeps otherwise; finish it with that version, or give this one another \
+                 crawl_id"
         )));
     }
     if spider != config.name() {
         return Err(Error::Config(format!(
-            "the crawl {crawl:?} in {address} belongs to the spider {spider:?}; give this one another crawl_id"
+            "the crawl {crawl:?} in {address} belongs to the spider {spider:?}; give this one another \
+                crawl_id"
         )));
     }
     let tags: Vec<String> = serde_json::from_str(&tags).map_err(|e| Error::Fleet {
@@ -199,7 +202,8 @@ pub(crate) async fn join(
         }
     }
     if done {
-        tracing::warn!(target: "spiderling", redis = %address, crawl, "this crawl is done: its seen-set turns away every page it crawled; give another crawl_id to crawl the site again");
+        tracing::warn!(target: "spiderling", redis = %address, crawl, "this crawl is done: its seen-set \
+            turns away every page it crawled; give another crawl_id to crawl the site again");
     }
     let worker = format!("{}:{}:{:08x}", hostname(), std::process::id(), rand::random::<u32>());
     let round = Round {

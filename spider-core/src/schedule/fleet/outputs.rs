@@ -91,7 +91,8 @@ pub(crate) fn merge(outputs: &[FleetOutput], here: &str, out: &Path) -> Result<u
     for output in outputs {
         if output.host != here {
             return Err(Error::Config(format!(
-                "{}:{} was written on {}, not on this machine: merge where every output is (copy it here, to the same path)",
+                "{}:{} was written on {}, not on this machine: merge where every output is (copy it here, to \
+                    the same path)",
                 output.host, output.path, output.host
             )));
         }

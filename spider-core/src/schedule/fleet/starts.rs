@@ -44,7 +44,8 @@ impl SpareStarts {
         let reply: Vec<i64> = match bounded(call.invoke_async(&mut connection)).await {
             Ok(reply) => reply,
             Err(error) => {
-                tracing::debug!(target: "spiderling", %error, "no start under the fleet's rate: Redis did not answer");
+                tracing::debug!(target: "spiderling", %error, "no start under the fleet's rate: Redis did \
+                    not answer");
                 return false;
             }
         };

@@ -163,7 +163,8 @@ impl Syncer {
             if let Some(first) = starts.get(used) {
                 self.unused = Some((now + first, end));
                 if let Err(error) = self.give_back_starts().await {
-                    tracing::debug!(target: "spiderling", %error, "could not give back the crawl's unused starts");
+                    tracing::debug!(target: "spiderling", %error, "could not give back the crawl's unused \
+                        starts");
                 }
             }
         }
@@ -339,10 +340,11 @@ impl Syncer {
         let last = self.epochs.get(self.home).copied().unwrap_or(0);
         if reply.epoch <= last {
             return Some(format!(
-                "Redis lost part of this crawl: it answered round {} of the crawl after round {last} (restored from \
-                 an older snapshot, restarted empty and seeded again, or a replica promoted without the last \
-                 writes), so what it holds no longer matches what the workers wrote, and every worker stops; \
-                 the outputs keep the items written so far; crawl again under another crawl_id",
+                "Redis lost part of this crawl: it answered round {} of the crawl after round {last} \
+                 (restored from an older snapshot, restarted empty and seeded again, or a replica promoted \
+                 without the last writes), so what it holds no longer matches what the workers wrote, and \
+                 every worker stops; the outputs keep the items written so far; crawl again under another \
+                     crawl_id",
                 reply.epoch
             ));
         }
@@ -370,7 +372,8 @@ impl Syncer {
                     .query_async(&mut self.connection)
                     .await;
                 if let Err(error) = told {
-                    tracing::warn!(target: "spiderling", redis = %self.address, %error, "could not tell the other workers that Redis lost writes");
+                    tracing::warn!(target: "spiderling", redis = %self.address, %error, "could not tell the \
+                        other workers that Redis lost writes");
                 }
             }
         }
@@ -479,7 +482,8 @@ impl Syncer {
             Ok(counts) => counts,
             Err(error) => {
                 // A part out of reach: the view stays as it was until a count succeeds.
-                tracing::debug!(target: "spiderling", redis = %self.address, %error, "could not count the crawl's parts");
+                tracing::debug!(target: "spiderling", redis = %self.address, %error, "could not count the \
+                    crawl's parts");
                 return;
             }
         };
@@ -574,9 +578,11 @@ impl Syncer {
         let left = self.bare_round(script, |round| round.ending = true).await;
         if let Err(error) = left {
             // Its part stops counting it once it is not heard from: it holds nothing there.
-            tracing::debug!(target: "spiderling", redis = %self.address, %error, "could not say goodbye to the part left");
+            tracing::debug!(target: "spiderling", redis = %self.address, %error, "could not say goodbye to \
+                the part left");
         }
-        tracing::info!(target: "spiderling", from = self.home, to = part, "moved to another part of the crawl");
+        tracing::info!(target: "spiderling", from = self.home, to = part, "moved to another part of the \
+            crawl");
         self.home = part;
     }
 
@@ -640,15 +646,19 @@ impl Syncer {
                     arrived.push((HostKey::from(host), start, request));
                 }
                 Err(problem) => {
-                    tracing::error!(target: "spiderling", %problem, "a request in Redis does not read back; skipped")
+                    tracing::error!(target: "spiderling", %problem, "a request in Redis does not read back; \
+                        skipped")
                 }
             }
         }
         if reply.reaped > 0 {
-            tracing::info!(target: "spiderling", requests = reply.reaped, "took back the requests of workers not heard from");
+            tracing::info!(target: "spiderling", requests = reply.reaped, "took back the requests of workers \
+                not heard from");
         }
         if reply.void > 0 {
-            tracing::warn!(target: "spiderling", requests = reply.void, "the fleet had given one of these requests to another worker before their ends reached Redis: their items are left out of the committed output and fetched again");
+            tracing::warn!(target: "spiderling", requests = reply.void, "the fleet had given one of these \
+                requests to another worker before their ends reached Redis: their items are left out of the \
+                    committed output and fetched again");
         }
         let mut exchange = self.link.lock();
         exchange.ending.extend(ending);
@@ -668,7 +678,8 @@ impl Syncer {
             match messages::decode_robots(&json) {
                 Some(memo) => exchange.answers.push((HostKey::from(host), memo)),
                 None => {
-                    tracing::error!(target: "spiderling", %host, "a robots.txt answer in Redis does not read back")
+                    tracing::error!(target: "spiderling", %host, "a robots.txt answer in Redis does not read \
+                        back")
                 }
             }
         }
@@ -745,7 +756,8 @@ impl Syncer {
         self.link.to_dispatcher.notify_one();
         if lost_since.is_none() {
             *lost_since = Some(Instant::now());
-            tracing::warn!(target: "spiderling", redis = %self.address, %problem, "lost Redis: admitting nothing until it is back; retrying");
+            tracing::warn!(target: "spiderling", redis = %self.address, %problem, "lost Redis: admitting \
+                nothing until it is back; retrying");
         } else {
             tracing::debug!(target: "spiderling", redis = %self.address, %problem, "Redis still unreachable");
         }
@@ -773,8 +785,8 @@ impl Syncer {
         };
         self.connection = connection;
         let problem = format!(
-            "Redis lost part of this crawl: it {why}, so what was queued is gone, and every worker stops; the \
-             outputs keep the items written so far; crawl again under another crawl_id"
+            "Redis lost part of this crawl: it {why}, so what was queued is gone, and every worker stops; \
+             the outputs keep the items written so far; crawl again under another crawl_id"
         );
         self.stop_the_fleet(problem, true).await;
         false

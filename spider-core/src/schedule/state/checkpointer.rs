@@ -64,7 +64,8 @@ impl Checkpointer {
                         Ok(log) => published.store(u64::try_from(log).unwrap_or(0), Ordering::Relaxed),
                         // The log only grows until the next success; the crawl goes on.
                         Err(error) => {
-                            tracing::warn!(target: "spiderling", state = %shown, %error, "checkpointing the state file's log failed");
+                            tracing::warn!(target: "spiderling", state = %shown, %error, "checkpointing the \
+                                state file's log failed");
                         }
                     }
                 }

@@ -242,8 +242,8 @@ impl StateFrontier {
             Some(why) => Err(Error::State {
                 path: self.path.clone(),
                 message: format!(
-                    "could not be written ({why}), so nothing after its last checkpoint is recorded; the next \
-                     run goes on from that checkpoint"
+                    "could not be written ({why}), so nothing after its last checkpoint is recorded; the \
+                     next run goes on from that checkpoint"
                 ),
             }),
         }
@@ -620,9 +620,12 @@ impl Durable for StateFrontier {
         };
         self.conn
             .prepare_cached(
-                "UPDATE hosts SET robots_status = ?2, robots_body = ?3, robots_error = ?4, robots_at = ?5 WHERE id = ?1",
+                "UPDATE hosts SET robots_status = ?2, robots_body = ?3, robots_error = ?4, robots_at = ?5 \
+                    WHERE id = ?1",
             )
-            .and_then(|mut update| update.execute(params![id, status, body, reason, unix_ms(SystemTime::now())]))
+            .and_then(|mut update| {
+                update.execute(params![id, status, body, reason, unix_ms(SystemTime::now())])
+            })
             .map_err(self.store())?;
         Ok(())
     }

@@ -108,8 +108,8 @@ pub(crate) fn open(path: &Path, config: &Config, fresh: bool) -> Result<Opened, 
     let synchronous = if config.state_sync { "FULL" } else { "NORMAL" };
     conn.execute_batch(&format!(
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; PRAGMA cache_size = -16000; \
-         PRAGMA busy_timeout = 1000; PRAGMA wal_autocheckpoint = 0; BEGIN IMMEDIATE; UPDATE requests SET state = 0 WHERE state IN (1, 3); \
-         {IDENTITIES}",
+         PRAGMA busy_timeout = 1000; PRAGMA wal_autocheckpoint = 0; BEGIN IMMEDIATE; UPDATE requests SET \
+         state = 0 WHERE state IN (1, 3); {IDENTITIES}",
     ))
     .map_err(store)?;
     super::schema::add_columns(&conn, "outbox", &[("item_type", "TEXT")]).map_err(store)?;
@@ -194,8 +194,8 @@ fn decide(
     let fact = |key: &str| facts.get(key).map(String::as_str);
     if !super::schema::reads_version(fact("schema_version")) {
         return Err(refuse(format!(
-            "has schema version {}, and this Spiderling reads version {SCHEMA_VERSION}; finish the crawl with \
-             the Spiderling that wrote it, or start over with --fresh",
+            "has schema version {}, and this Spiderling reads version {SCHEMA_VERSION}; finish the crawl \
+             with the Spiderling that wrote it, or start over with --fresh",
             fact("schema_version").unwrap_or("(none)")
         )));
     }
@@ -282,8 +282,8 @@ fn read_only(path: &Path) -> rusqlite::Result<Connection> {
 const IDENTITIES: &str =
     "CREATE TABLE IF NOT EXISTS identities (key TEXT PRIMARY KEY, agent TEXT, cookies TEXT NOT NULL); \
      CREATE TABLE IF NOT EXISTS refusing_plain (host TEXT PRIMARY KEY); \
-     CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, items BLOB NOT NULL, count INTEGER NOT NULL); \
-     CREATE TABLE IF NOT EXISTS item_keys (key BLOB PRIMARY KEY) WITHOUT ROWID; \
+     CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, items BLOB NOT NULL, count INTEGER NOT \
+     NULL); CREATE TABLE IF NOT EXISTS item_keys (key BLOB PRIMARY KEY) WITHOUT ROWID; \
      CREATE TABLE IF NOT EXISTS seen_log (id INTEGER PRIMARY KEY, fingerprints BLOB NOT NULL); \
      UPDATE crawl SET value = '2' WHERE key = 'schema_version' AND value = '1'; \
      INSERT OR IGNORE INTO crawl (key, value) VALUES ('outbox_crawl', lower(hex(randomblob(8))));";
@@ -510,8 +510,8 @@ fn warn_when_short_of_space(path: &Path) {
             tracing::warn!(
                 target: "spiderling",
                 "{} is on a file system with {} MiB free; a state file wants {} MiB for its log besides \
-                 about 140 bytes per URL: the crawl stops at its next checkpoint if the disk fills, and goes on \
-                 from it once there is room",
+                 about 140 bytes per URL: the crawl stops at its next checkpoint if the disk fills, and goes \
+                 on from it once there is room",
                 path.display(),
                 free >> 20,
                 ROOM >> 20
@@ -551,7 +551,8 @@ pub(crate) fn check_header(path: &Path) -> Result<(), Error> {
     }
     if read < header.len() || &header[..16] != b"SQLite format 3\0" {
         return Err(refuse(
-            "is not a Spiderling state file (not an SQLite database); check the path, or discard it with --fresh --force"
+            "is not a Spiderling state file (not an SQLite database); check the path, or discard it with \
+                --fresh --force"
                 .into(),
         ));
     }
@@ -567,7 +568,8 @@ pub(crate) fn check_header(path: &Path) -> Result<(), Error> {
     let counted = header[24..28] == header[92..96];
     if counted && len < page_size * pages && !sidecar(path, "-wal").exists() {
         return Err(refuse(format!(
-            "is truncated: {len} bytes where its header says {}; it cannot be trusted, so start over with --fresh --force",
+            "is truncated: {len} bytes where its header says {}; it cannot be trusted, so start over with \
+                --fresh --force",
             page_size * pages
         )));
     }

@@ -120,7 +120,8 @@ impl Outbox {
             let patience = config.store_patience;
             let task = tokio::spawn(async move {
                 if let Err(error) = deliver(table, &to, rx, report, patience).await {
-                    tracing::error!(target: "spiderling", store = %to.store, %error, "the table takes no more items");
+                    tracing::error!(target: "spiderling", store = %to.store, %error, "the table takes no \
+                        more items");
                     *gave_up.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(error);
                 }
             });
@@ -136,7 +137,8 @@ impl Outbox {
         let mut outbox = Outbox { pending: Vec::new(), next_seq, sent: VecDeque::new(), deliveries };
         for chunk in held {
             if !chunk.items.is_empty() {
-                tracing::info!(target: "spiderling", chunk = chunk.seq, items = chunk.count, "handing the tables items an earlier run held");
+                tracing::info!(target: "spiderling", chunk = chunk.seq, items = chunk.count, "handing the \
+                    tables items an earlier run held");
             }
             outbox.next_seq = outbox.next_seq.max(chunk.seq + 1);
             outbox.send(chunk);
@@ -373,7 +375,8 @@ async fn deliver(
                     let kept = if to.kept {
                         "its items are kept in the state file for the next run"
                     } else {
-                        "the items it lacks are not kept anywhere for it: crawl with a state file to keep them for a next run"
+                        "the items it lacks are not kept anywhere for it: crawl with a state file to keep \
+                            them for a next run"
                     };
                     return Err(Error::Table {
                         store: to.store.clone(),

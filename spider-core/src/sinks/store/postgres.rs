@@ -79,8 +79,9 @@ impl Postgres {
             });
             client
                 .batch_execute(
-                    "CREATE TABLE IF NOT EXISTS spiderling_commits (crawl text NOT NULL, target text NOT NULL, \
-                     seq bigint NOT NULL, committed_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (crawl, target))",
+                    "CREATE TABLE IF NOT EXISTS spiderling_commits (crawl text NOT NULL, target text NOT \
+                     NULL, seq bigint NOT NULL, committed_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY \
+                         (crawl, target))",
                 )
                 .await
                 .map_err(trouble)?;
@@ -102,7 +103,8 @@ impl Postgres {
         let columns = columns(client, schema.as_deref(), &name).await?;
         let columns = if columns.is_empty() {
             client.batch_execute(&rows.create(&quoted, key.as_deref(), sql_type)).await.map_err(trouble)?;
-            tracing::info!(target: "spiderling", table = %name, columns = rows.fields.len(), "made the table from the items' fields");
+            tracing::info!(target: "spiderling", table = %name, columns = rows.fields.len(), "made the table \
+                from the items' fields");
             rows.fields.iter().map(|(field, _)| field.clone()).collect()
         } else {
             columns
@@ -119,7 +121,8 @@ async fn columns(client: &Client, schema: Option<&str>, name: &str) -> Result<Ve
     let found = client
         .query(
             "SELECT column_name::text FROM information_schema.columns \
-             WHERE table_schema = coalesce($1, current_schema()) AND table_name = $2 ORDER BY ordinal_position",
+             WHERE table_schema = coalesce($1, current_schema()) AND table_name = $2 ORDER BY \
+                 ordinal_position",
             &[&schema, &name],
         )
         .await
@@ -166,7 +169,8 @@ impl Table for Postgres {
             let names = rows.columns();
             let upsert = rows.upsert(self.key.as_deref());
             format!(
-                "INSERT INTO {table} ({names}) SELECT {names} FROM json_populate_recordset(NULL::{table}, $1::text::json){upsert}",
+                "INSERT INTO {table} ({names}) SELECT {names} FROM json_populate_recordset(NULL::{table}, \
+                    $1::text::json){upsert}",
                 table = self.quoted
             )
         });

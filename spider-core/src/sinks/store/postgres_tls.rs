@@ -90,13 +90,15 @@ pub(super) fn postgres_tls(url: &str) -> Result<PostgresTls, String> {
         "verify-full" => (SslMode::Require, Check::ChainAndName),
         other => {
             return Err(format!(
-                "sslmode={other} is not one libpq knows: write disable, allow, prefer, require, verify-ca or verify-full"
+                "sslmode={other} is not one libpq knows: write disable, allow, prefer, require, verify-ca or \
+                    verify-full"
             ))
         }
     };
     if system && check != Check::ChainAndName {
         return Err(format!(
-            "sslrootcert=system trusts every public CA, so only sslmode=verify-full means anything with it (sslmode={mode})"
+            "sslrootcert=system trusts every public CA, so only sslmode=verify-full means anything with it \
+                (sslmode={mode})"
         ));
     }
     let root_file = match rootcert.filter(|_| !system) {
@@ -116,8 +118,9 @@ pub(super) fn postgres_tls(url: &str) -> Result<PostgresTls, String> {
         (Some(_), Check::Nothing) => Check::Chain,
         (None, Check::Chain | Check::ChainAndName) => {
             return Err(format!(
-                "sslmode={mode} checks the server's certificate against a root certificate, and there is none: \
-                 give sslrootcert=FILE (a PEM file), put it in ~/.postgresql/root.crt, or write sslrootcert=system for the web's CAs"
+                "sslmode={mode} checks the server's certificate against a root certificate, and there is \
+                 none: give sslrootcert=FILE (a PEM file), put it in ~/.postgresql/root.crt, or write \
+                     sslrootcert=system for the web's CAs"
             ))
         }
         (_, check) => check,

@@ -137,7 +137,8 @@ impl Rows {
     pub(crate) fn missing_from(&self, table: &str, columns: &[String]) -> Option<String> {
         let (missing, _) = self.fields.iter().find(|(field, _)| !columns.contains(field))?;
         Some(format!(
-            "table {table} has no column for the items' field `{missing}` (it has {}); add one, or write to another table",
+            "table {table} has no column for the items' field `{missing}` (it has {}); add one, or write to \
+                another table",
             columns.join(", ")
         ))
     }

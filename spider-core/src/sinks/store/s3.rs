@@ -41,9 +41,10 @@ impl Bucket {
         }
         if !bucket.instance_credentials && !has_credentials(&builder) {
             return Err(Error::Config(format!(
-                "output {uri}: no credentials for the bucket; give them in the URI (s3://KEY:SECRET@BUCKET/…, which \
-                 output = \"env:VAR\" can keep in a variable) or in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; \
-                 add ?credentials=instance to take them from the machine's instance metadata"
+                "output {uri}: no credentials for the bucket; give them in the URI \
+                 (s3://KEY:SECRET@BUCKET/…, which output = \"env:VAR\" can keep in a variable) or in \
+                 AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; add ?credentials=instance to take them from \
+                     the machine's instance metadata"
             )));
         }
         let store = builder.build().map_err(|e| Error::Config(format!("output {uri}: {e}")))?;

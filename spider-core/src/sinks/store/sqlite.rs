@@ -58,7 +58,8 @@ impl Inner {
             conn.execute_batch(
                 "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; \
                  CREATE TABLE IF NOT EXISTS spiderling_commits (crawl TEXT NOT NULL, target TEXT NOT NULL, \
-                 seq INTEGER NOT NULL, committed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (crawl, target));",
+                 seq INTEGER NOT NULL, committed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY \
+                     (crawl, target));",
             )
             .map_err(trouble)?;
             self.conn = Some(conn);
@@ -81,7 +82,8 @@ impl Inner {
         if columns.is_empty() {
             conn.execute_batch(&rows.create(&format!("\"{name}\""), key.as_deref(), sql_type))
                 .map_err(trouble)?;
-            tracing::info!(target: "spiderling", table = %name, columns = rows.fields.len(), "made the table from the items' fields");
+            tracing::info!(target: "spiderling", table = %name, columns = rows.fields.len(), "made the table \
+                from the items' fields");
             columns = rows.fields.iter().map(|(field, _)| field.clone()).collect();
         }
         if let Some(problem) = rows.missing_from(&name, &columns) {
@@ -115,7 +117,8 @@ impl Inner {
         transaction
             .execute(
                 "INSERT INTO spiderling_commits (crawl, target, seq) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT (crawl, target) DO UPDATE SET seq = excluded.seq, committed_at = CURRENT_TIMESTAMP",
+                 ON CONFLICT (crawl, target) DO UPDATE SET seq = excluded.seq, committed_at = \
+                     CURRENT_TIMESTAMP",
                 params![crawl, name, seq],
             )
             .map_err(trouble)?;

@@ -165,7 +165,8 @@ impl Browsers {
         for (browser, dead) in gone {
             if dead {
                 self.replaced.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(target: "spiderling", browser = browser.number, "a browser died or stopped answering: replaced");
+                tracing::warn!(target: "spiderling", browser = browser.number, "a browser died or stopped \
+                    answering: replaced");
             } else {
                 tracing::debug!(
                     target: "spiderling",
@@ -218,11 +219,16 @@ impl Browsers {
         let sandbox = self.launch.sandbox.load(Ordering::Acquire);
         if !sandbox && rustix::process::geteuid().is_root() {
             static SAID: std::sync::Once = std::sync::Once::new();
-            SAID.call_once(|| tracing::warn!(target: "spiderling", "running as root: Chromium refuses root a sandbox, so it starts without one and the crawled pages' scripts run unsandboxed; run the crawl as another user to keep them in it"));
+            SAID.call_once(|| {
+                tracing::warn!(target: "spiderling", "running as root: Chromium refuses root a \
+                sandbox, so it starts without one and the crawled pages' scripts run unsandboxed; run the \
+                    crawl as another user to keep them in it")
+            });
         }
         let launched = match Browser::launch(self.launch.config(&dir, sandbox)?).await {
             Err(error) if sandbox => {
-                tracing::warn!(target: "spiderling", %error, "Chromium could not start in its sandbox (no user namespaces?): started without it, so the crawled pages' scripts run unsandboxed");
+                tracing::warn!(target: "spiderling", %error, "Chromium could not start in its sandbox (no \
+                    user namespaces?): started without it, so the crawled pages' scripts run unsandboxed");
                 self.launch.sandbox.store(false, Ordering::Release);
                 Browser::launch(self.launch.config(&dir, false)?).await
             }
@@ -306,7 +312,8 @@ fn reaper(pid: u32) -> Option<std::process::Child> {
     match spawned {
         Ok(child) => Some(child),
         Err(error) => {
-            tracing::warn!(target: "spiderling", %error, "no reaper for the browser: a crawl killed with SIGKILL would leave it running");
+            tracing::warn!(target: "spiderling", %error, "no reaper for the browser: a crawl killed with \
+                SIGKILL would leave it running");
             None
         }
     }

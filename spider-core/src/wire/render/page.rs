@@ -378,7 +378,10 @@ async fn wait(
         None
     } else {
         let list = serde_json::to_string(selectors).unwrap_or_else(|_| "[]".to_owned());
-        Some(format!("{list}.every(s => {{ try {{ return document.querySelector(s) !== null; }} catch (e) {{ return true; }} }})"))
+        Some(format!(
+            "{list}.every(s => {{ try {{ return document.querySelector(s) !== null; }} catch (e) {{ \
+            return true; }} }})"
+        ))
     };
     loop {
         let done = match &check {
@@ -407,7 +410,10 @@ async fn act(
     let (mut actions, mut cut_short) = (0, false);
     if let Some(css) = job.rendering.click {
         let selector = serde_json::to_string(css).unwrap_or_default();
-        let click = format!("(() => {{ const e = document.querySelector({selector}); if (!e) return false; e.click(); return true; }})()");
+        let click = format!(
+            "(() => {{ const e = document.querySelector({selector}); if (!e) return false; \
+            e.click(); return true; }})()"
+        );
         loop {
             if actions >= ACTIONS || Instant::now() >= deadline {
                 cut_short = true;

@@ -242,7 +242,8 @@ impl Router {
             Route::Proxy { geo: Some(geo) } => {
                 if spider_settings::parse_country(geo).as_deref() != Ok(geo.as_str()) {
                     return Err(Error::Config(format!(
-                        "the spider's route for {} asks for geo {geo:?}; write a two-letter code in lower case, such as \"de\"",
+                        "the spider's route for {} asks for geo {geo:?}; write a two-letter code in lower \
+                            case, such as \"de\"",
                         request.url()
                     )));
                 }
@@ -279,7 +280,8 @@ impl Router {
         match verdict {
             Verdict::Answered => {
                 if let Some(tier) = ladder.answered(&via.host, via.tier, now) {
-                    tracing::info!(target: "spiderling", host = %via.host, tier, "a probe of the cheaper route worked: the host moves down");
+                    tracing::info!(target: "spiderling", host = %via.host, tier, "a probe of the cheaper \
+                        route worked: the host moves down");
                 }
                 if let (Some(gateway), Some(Tier::Gateways(pool))) = (via.gateway, tiers.get_mut(via.tier)) {
                     pool.reached(gateway);
@@ -288,11 +290,13 @@ impl Router {
             Verdict::Blocked => {
                 if let Some((task, id)) = &via.session {
                     if sessions.retire(task, id) {
-                        tracing::debug!(target: "spiderling", task = %task.0, "blocked: the session is retired, the task gets a new exit");
+                        tracing::debug!(target: "spiderling", task = %task.0, "blocked: the session is \
+                            retired, the task gets a new exit");
                     }
                 }
                 if let Some(tier) = ladder.blocked(&via.host, via.tier, now) {
-                    tracing::info!(target: "spiderling", host = %via.host, tier, "blocked on this route: the host moves up a tier");
+                    tracing::info!(target: "spiderling", host = %via.host, tier, "blocked on this route: the \
+                        host moves up a tier");
                 }
                 return via.gateway.is_some() || ladder.tier_of(&via.host) != via.tier;
             }
@@ -303,7 +307,8 @@ impl Router {
                 if let (Some(gateway), Some(Tier::Gateways(pool))) = (via.gateway, tiers.get_mut(via.tier)) {
                     if pool.connect_failed(gateway, now) {
                         self.spend.benched(gateway);
-                        tracing::warn!(target: "spiderling", gateway = %self.gateways[gateway], "gateway unreachable: benched for a while");
+                        tracing::warn!(target: "spiderling", gateway = %self.gateways[gateway], "gateway \
+                            unreachable: benched for a while");
                     }
                 }
             }
