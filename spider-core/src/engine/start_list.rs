@@ -100,3 +100,30 @@ fn read(source: Box<dyn BufRead + Send>, name: &Path, tx: &mpsc::Sender<Request>
     }
     tracing::info!(target: "spiderling", list = %name.display(), urls, bad_lines, "start list read");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn each_web_url_of_the_list_is_a_request_and_other_lines_are_counted_not_sent() {
+        let path = std::env::temp_dir().join(format!("spiderling-start-list-{}.txt", std::process::id()));
+        let list = "https://a.example/\n# a comment\n\n  http://b.example/x  \nnot a url\nftp://c.example/\n";
+        std::fs::write(&path, list).unwrap_or_else(|e| panic!("{e}"));
+        let (mut requests, reader) = ListReader::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        let mut urls = Vec::new();
+        while let Some(request) = requests.recv().await {
+            urls.push(request.url().to_string());
+        }
+        assert_eq!(urls, ["https://a.example/", "http://b.example/x"]);
+        assert_eq!(reader.bad_lines(), 2, "the line that is no URL and the ftp one");
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_list_that_cannot_be_opened_is_a_setting_error_at_once() {
+        let missing = Path::new("/nonexistent/spiderling/hosts.txt");
+        let refused = ListReader::open(missing).map(|_| ()).map_err(|e| e.to_string());
+        assert!(refused.is_err_and(|e| e.contains("start list /nonexistent/spiderling/hosts.txt")));
+    }
+}
