@@ -376,6 +376,23 @@ impl Hosts {
         id
     }
 
+    /// What robots.txt said of hosts, read before the crawl began (by the start hook):
+    /// those met and not asked yet learn it now, the others when they are met, and none
+    /// fetches it again.
+    pub(super) fn keep_robots(&mut self, answers: Vec<(HostKey, RobotsRules)>, now: Instant) {
+        for (host, rules) in answers {
+            match self.ids.get(&host).copied() {
+                Some(id) if matches!(self[id].robots, RobotsState::Unknown) => {
+                    self.learn_robots(id, rules, now)
+                }
+                Some(_) => {}
+                None => {
+                    self.robots_kept.put(host, rules);
+                }
+            }
+        }
+    }
+
     /// Put a host in the ready queue; whether it can really launch is checked when it
     /// comes out.
     pub(super) fn mark_ready(&mut self, id: HostId) {

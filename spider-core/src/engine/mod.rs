@@ -154,14 +154,14 @@ impl<S: Spider> Crawler<S> {
         // A fleet's frontier admits under the fleet's rate instead.
         let rate = config.rate.filter(|_| frontier.shared().is_none()).and_then(RateGate::new);
         let mut start = start;
-        let rate = {
+        let (rate, hook_robots) = {
             // Before the start URLs are queued: the hook may log in and add its own.
             let route = |request: &Request| spider.route(request);
             let admission = HookAdmission::new(&exchange, &config, rate);
             let mut hook = Start::new(&exchange, &pool, &route, &admission, &config);
             spider.start(&mut hook).await.map_err(|source| Error::Start { source })?;
             start.extend(hook.into_queued());
-            admission.into_rate()
+            admission.into_crawl()
         };
         seed(frontier.as_mut(), start, &tally, earlier.as_ref().is_some_and(|e| e.runs > 0))?;
         // A start list may hold new URLs: a crawl given one is never already complete.
@@ -236,8 +236,15 @@ impl<S: Spider> Crawler<S> {
         #[cfg(not(feature = "render"))]
         let inputs = Inputs { stop_rx, start_list: requests };
         let watchers = Watchers { live, timeline: watch.timeline() };
-        let dispatcher =
+        // What robots.txt the hook read, the crawl need not read again; but a fleet's
+        // workers claim each host's robots.txt in Redis, and with `sitemaps` the sitemaps
+        // it lists are read when the crawl reads it.
+        let keeps_hook_robots = frontier.shared().is_none() && !config.sitemaps;
+        let mut dispatcher =
             Dispatcher::new(&config, frontier, shared.clone(), commit, inputs, watchers, admission);
+        if keeps_hook_robots {
+            dispatcher.hosts.keep_robots(hook_robots, tokio::time::Instant::now());
+        }
         let end = dispatcher.run().await;
         shared.render.close().await;
         let bad_start_lines = reader.as_ref().map_or(0, ListReader::bad_lines);

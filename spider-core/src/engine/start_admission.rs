@@ -3,8 +3,8 @@
 //! `obey_robots = false`), which is fetched the first time an origin is asked; and to
 //! its politeness: at most `per_host` of a host at once, `delay` (or robots.txt's
 //! Crawl-delay, if longer) between the starts at a host, and the crawl's rate ceiling,
-//! whose gate the dispatcher's admission takes over afterwards. The hook runs before the
-//! dispatcher, so this is its own, with the same rules.
+//! whose gate the dispatcher's admission takes over afterwards, with the robots.txt read.
+//! The hook runs before the dispatcher, so this is its own, with the same rules.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,7 +20,7 @@ use crate::error::Error;
 use crate::request::host::{host_key, HostKey};
 use crate::request::Request;
 use crate::schedule::frontier::Scope;
-use crate::schedule::robots::{robots_url, Robots};
+use crate::schedule::robots::{robots_url, Robots, RobotsRules};
 use crate::schedule::throttle::{self, RateGate};
 use crate::spider::start::{StartAdmission, Turn};
 use crate::wire::{Exchange, Judge};
@@ -58,9 +58,16 @@ impl<'a> HookAdmission<'a> {
         }
     }
 
-    /// The rate gate, with what the hook spent of it, for the crawl's admission.
-    pub(super) fn into_rate(self) -> Option<RateGate> {
-        self.rate.into_inner().unwrap_or_else(|e| e.into_inner())
+    /// What the crawl takes over: the rate gate, with what the hook spent of it, and the
+    /// robots.txt the hook read that answered, by host.
+    pub(super) fn into_crawl(self) -> (Option<RateGate>, Vec<(HostKey, RobotsRules)>) {
+        let rate = self.rate.into_inner().unwrap_or_else(|e| e.into_inner());
+        let robots = self.robots.into_inner().unwrap_or_else(|e| e.into_inner());
+        let answered = robots.into_values().filter_map(Arc::into_inner).filter_map(|robots| {
+            let host = host_key(robots.url())?;
+            robots.unavailable().is_none().then(|| (host, robots.into_rules()))
+        });
+        (rate, answered.collect())
     }
 
     fn robots(&self) -> MutexGuard<'_, HashMap<Url, Arc<Robots>>> {
@@ -209,7 +216,7 @@ mod tests {
             assert!(turn.is_ok());
             assert_eq!(Instant::now() - start, Duration::from_millis(500) * n as u32, "120 a minute, even");
         }
-        let mut gate = admission.into_rate().unwrap_or_else(|| panic!("the crawl's gate"));
+        let mut gate = admission.into_crawl().0.unwrap_or_else(|| panic!("the crawl's gate"));
         let due = gate.try_pass(Instant::now()).err().unwrap_or_else(|| panic!("spent by the hook"));
         assert_eq!(due - start, Duration::from_millis(1500), "the crawl's first request comes after them");
     }

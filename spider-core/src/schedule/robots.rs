@@ -209,6 +209,11 @@ impl Robots {
         Ok((Robots { rules, url: robots_url }, sent))
     }
 
+    /// Its rules, for a crawl that read it before it began (the start hook's).
+    pub(crate) fn into_rules(self) -> RobotsRules {
+        self.rules
+    }
+
     /// The robots.txt URL read.
     pub fn url(&self) -> &Url {
         &self.url

@@ -255,3 +255,24 @@ fn a_limiters_hosts_are_paced_from_half_of_what_it_let_through_over_its_last_sec
     let controller = hosts.group(a).controller.as_ref().unwrap_or_else(|| panic!("paced"));
     assert_eq!(controller.rps(), 10.0, "half the 20 a second let through");
 }
+
+#[test]
+fn robots_txt_read_before_the_crawl_is_learnt_by_hosts_met_and_kept_for_those_not_met_yet() {
+    let now = Instant::now();
+    let mut hosts = Hosts::new(&Config::new("groups").per_host(1).politeness(Politeness::Host));
+    let met = meet(&mut hosts, "https://a.example:443", now);
+    let rules = |body: &[u8]| RobotsRules::from_answer(200, body, "groups");
+    hosts.keep_robots(
+        vec![
+            (HostKey::from("https://a.example:443"), rules(b"User-agent: *\nDisallow: /a-private/\n")),
+            (HostKey::from("https://b.example:443"), rules(b"User-agent: *\nDisallow: /b-private/\n")),
+        ],
+        now,
+    );
+    assert!(hosts.robots_request(met).is_none(), "known: nothing to fetch");
+    assert!(hosts.known_disallowed(&private("https://a.example/a-private/1")));
+    let later = meet(&mut hosts, "https://b.example:443", now);
+    assert!(hosts.robots_request(later).is_none());
+    assert!(hosts.known_disallowed(&private("https://b.example/b-private/1")));
+    assert!(!hosts.known_disallowed(&private("https://b.example/public")));
+}
