@@ -50,6 +50,14 @@ pub(super) struct Files {
     pub(super) warc: Option<WarcFile>,
 }
 
+impl Files {
+    /// No file at all: for the engine's tests.
+    #[cfg(test)]
+    pub(super) fn none() -> Self {
+        Files { sinks: Vec::new(), failures: None, cache: None, outbox: None, warc: None }
+    }
+}
+
 /// What a checkpoint commits besides the files' lengths.
 pub(super) struct Progress {
     pub(super) counts: Counts,
@@ -376,17 +384,13 @@ fn synced(asked: bool, sync: impl FnOnce() -> Result<(), Error>) -> Result<(), E
 mod tests {
     use super::*;
 
-    fn no_files() -> Files {
-        Files { sinks: Vec::new(), failures: None, cache: None, outbox: None, warc: None }
-    }
-
     fn progress(_keeps_identities: bool) -> Progress {
         Progress { counts: Counts::default(), proxy_bytes: 0, identities: None, ended: None }
     }
 
     #[tokio::test(start_paused = true)]
     async fn finished_requests_keep_their_slots_until_their_group_is_committed() {
-        let mut commit = Commit::new(no_files(), true, false);
+        let mut commit = Commit::new(Files::none(), true, false);
         let start = Instant::now();
         assert!(commit.due(start, false), "the seeds are committed before any launch");
         commit.checkpoint(None, progress).unwrap();
@@ -409,7 +413,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn without_a_durable_frontier_nothing_waits_for_a_group() {
-        let mut commit = Commit::new(no_files(), false, false);
+        let mut commit = Commit::new(Files::none(), false, false);
         let start = Instant::now();
         commit.checkpoint(None, progress).unwrap();
         commit.returned(start);

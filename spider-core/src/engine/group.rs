@@ -46,10 +46,10 @@ pub(super) struct Group {
     domains: Vec<String>,
     servers: Vec<SocketAddr>,
     /// The controller a limiter's refusal gives it (in adaptive mode, when it has more
-    /// than one host), with the answers it steps on: those to requests sent since it was
-    /// made (`since`), as the ones sent before at full speed are no verdict on its pace.
+    /// than one host), with the answers it steps on: those to requests sent once the
+    /// limiter's memory of the burst is over (the controller's `judged_from`), as the ones
+    /// sent before are no verdict on its pace.
     pub(super) controller: Option<Controller>,
-    since: Instant,
     pub(super) window: Window,
     pub(super) good_this_step: usize,
     pub(super) saturated: bool,
@@ -69,7 +69,6 @@ impl Group {
             domains: Vec::new(),
             servers: Vec::new(),
             controller: None,
-            since: now,
             window: Window::new(WINDOW),
             good_this_step: 0,
             saturated: false,
@@ -79,7 +78,7 @@ impl Group {
 
     /// An answer to a request launched at `launched`, for its controller's window.
     pub(super) fn answered(&mut self, now: Instant, launched: Instant, blocked: bool) {
-        if self.controller.is_some() && launched >= self.since {
+        if self.controller.as_ref().is_some_and(|c| launched >= c.judged_from()) {
             self.window.record(now, blocked);
             self.good_this_step += usize::from(!blocked);
         }
@@ -151,9 +150,8 @@ impl Group {
         // A limiter still counts the burst it refused for a while after (nginx's bucket
         // drains, HAProxy's rate counts the refused requests over its second): refusals
         // of what goes out then are the burst's, no verdict on the pace.
-        let since = now + LIMITER_MEMORY;
-        self.controller = Some(Controller::refused_at(target, now, since, got_through));
-        (self.since, self.window, self.good_this_step) = (since, Window::new(WINDOW), 0);
+        self.controller = Some(Controller::refused_at(target, now, now + LIMITER_MEMORY, got_through));
+        (self.window, self.good_this_step) = (Window::new(WINDOW), 0);
         self.apply(per_host);
         true
     }
@@ -234,7 +232,7 @@ impl Group {
             _ => false,
         };
         if slower {
-            (self.controller, self.since, self.window) = (gone.controller, gone.since, gone.window);
+            (self.controller, self.window) = (gone.controller, gone.window);
             self.good_this_step = gone.good_this_step;
         }
         self.apply(per_host);

@@ -12,13 +12,6 @@ use crate::schedule::frontier::MemoryFrontier;
 /// A dispatcher of a crawl under `config`, writing no file.
 fn dispatcher(config: Config) -> Dispatcher<Unparsed> {
     let shared = shared(&config);
-    let files = super::super::commit::Files {
-        sinks: Vec::new(),
-        failures: None,
-        cache: None,
-        outbox: None,
-        warc: None,
-    };
     let (_stop, stop_rx) = mpsc::unbounded_channel();
     #[cfg(feature = "render")]
     let inputs = Inputs { stop_rx, start_list: None, asks: tokio::sync::mpsc::unbounded_channel().1 };
@@ -28,7 +21,15 @@ fn dispatcher(config: Config) -> Dispatcher<Unparsed> {
     let limits = super::super::limits::Limits::new(&config, None);
     let admission = Admission::new(&config, limits, None);
     let frontier = Box::new(MemoryFrontier::new(&config));
-    Dispatcher::new(&config, frontier, shared, Commit::new(files, false, false), inputs, watchers, admission)
+    Dispatcher::new(
+        &config,
+        frontier,
+        shared,
+        Commit::new(super::super::commit::Files::none(), false, false),
+        inputs,
+        watchers,
+        admission,
+    )
 }
 
 fn get(url: &str) -> Request {

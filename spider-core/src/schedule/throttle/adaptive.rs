@@ -153,6 +153,11 @@ impl Controller {
         Controller { rps, judged_from: memory_until, ..fresh }
     }
 
+    /// From when its blocks are verdicts on its pace.
+    pub(crate) fn judged_from(&self) -> Instant {
+        self.judged_from
+    }
+
     /// The slots the host may use.
     pub(crate) fn limit(&self) -> usize {
         self.limit
