@@ -252,3 +252,88 @@ pub(super) fn registrable_domain(key: &str) -> Option<String> {
     };
     Some(format!("{}://{domain}:{port}", url.scheme()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TARGET: Target = Target { block_rate: 0.05, ceiling: 8, max_rps: 100.0 };
+
+    #[tokio::test(start_paused = true)]
+    async fn its_slots_are_shared_and_a_freed_one_wakes_the_hosts_it_held_back() {
+        let now = Instant::now();
+        let mut group = Group::new(2, now);
+        group.take(now);
+        group.take(now);
+        assert_eq!(group.state(now), SlotState::Busy);
+        group.hold_back(3);
+        group.hold_back(4);
+        assert_eq!(group.release(), vec![3, 4]);
+        assert_eq!(group.state(now), SlotState::Free);
+        assert!(group.release().is_empty(), "a host is woken once");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_503_is_a_limiters_from_the_second_in_a_row_and_a_page_ends_the_run() {
+        let mut group = Group::new(4, Instant::now());
+        assert!(!group.unavailable_again());
+        assert!(group.unavailable_again());
+        group.answered_well();
+        assert!(!group.unavailable_again());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refusal_paces_the_group_from_half_what_got_through_and_only_once() {
+        let now = Instant::now();
+        let mut group = Group::new(4, now);
+        assert!(group.at_rest(now));
+        assert!(group.slow_down(&TARGET, 4, 20.0, now));
+        assert!(!group.slow_down(&TARGET, 4, 40.0, now), "the first controller stays");
+        let controller = group.controller.as_ref().map(|c| (c.rps(), c.judged_from()));
+        assert_eq!(controller, Some((10.0, now + LIMITER_MEMORY)));
+        assert!(!group.at_rest(now), "a group told to slow down is not forgotten");
+        group.count_start(now);
+        assert!(matches!(group.state(now), SlotState::PausedUntil(_)), "the pace spaces its starts");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn answers_to_requests_sent_within_the_limiters_memory_are_no_verdict() {
+        let now = Instant::now();
+        let mut group = Group::new(4, now);
+        group.answered(now, now, false);
+        assert_eq!(group.good_this_step, 0, "no controller, nothing to step on");
+        group.slow_down(&TARGET, 4, 20.0, now);
+        let later = now + LIMITER_MEMORY;
+        group.answered(later, now + Duration::from_millis(200), true);
+        group.answered(later, later, false);
+        assert_eq!(group.good_this_step, 1);
+        assert_eq!(
+            (group.window.answered(), group.window.blocked()),
+            (1, 0),
+            "the burst's refusal is not counted"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_merged_group_keeps_both_budgets_the_later_pause_and_the_slower_pace() {
+        let now = Instant::now();
+        let (mut kept, mut gone) = (Group::new(4, now), Group::new(4, now));
+        kept.join(1, Some("http://a.localhost:80".into()));
+        gone.join(2, Some("http://b.localhost:80".into()));
+        kept.take(now);
+        gone.take(now);
+        gone.slow_down(&TARGET, 4, 8.0, now);
+        gone.pause_until(now + Duration::from_secs(3));
+        kept.absorb(gone, 4);
+        assert_eq!(kept.busy(), 2);
+        assert_eq!(kept.members().iter().copied().collect::<Vec<_>>(), vec![1, 2]);
+        assert_eq!(kept.found_at().0.len(), 2);
+        assert_eq!(kept.controller.as_ref().map(Controller::rps), Some(4.0));
+        assert_eq!(kept.state(now), SlotState::Busy, "the slow start's slots are taken");
+        kept.release();
+        kept.release();
+        assert_eq!(kept.state(now), SlotState::PausedUntil(now + Duration::from_secs(3)));
+        assert!(!kept.leave(1));
+        assert!(kept.leave(2), "the last host leaving empties it");
+    }
+}

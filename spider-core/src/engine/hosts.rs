@@ -19,10 +19,11 @@
 //! last, and its robots.txt move to a bounded memory of robots.txt answers, so what the
 //! crawl holds follows the hosts at work, not every host it has met. Met again, it is
 //! made anew with the robots.txt kept (`hosts/forget.rs`; the groups are
-//! `hosts/groups.rs`).
+//! `hosts/groups.rs`, robots.txt `hosts/robots_txt.rs`).
 
 mod forget;
 mod groups;
+mod robots_txt;
 #[cfg(test)]
 mod tests;
 
@@ -35,15 +36,14 @@ use std::time::Duration;
 use lru::LruCache;
 use spider_settings::{Config, Politeness};
 use tokio::time::Instant;
-use url::Url;
 
 pub(super) use super::group::HostId;
 use super::group::{registrable_domain, Group, GroupId};
 use crate::observe::gauge::{Window, WINDOW};
-use crate::request::host::{write_host_key, HostKey};
+use crate::request::host::HostKey;
 use crate::request::Request;
 use crate::schedule::frontier::RobotsMemo;
-use crate::schedule::robots::{self, RobotsRules};
+use crate::schedule::robots::RobotsRules;
 use crate::schedule::throttle::adaptive::{Controller, Target};
 use crate::schedule::throttle::{HostSlots, SlotState};
 
@@ -376,23 +376,6 @@ impl Hosts {
         id
     }
 
-    /// What robots.txt said of hosts, read before the crawl began (by the start hook):
-    /// those met and not asked yet learn it now, the others when they are met, and none
-    /// fetches it again.
-    pub(super) fn keep_robots(&mut self, answers: Vec<(HostKey, RobotsRules)>, now: Instant) {
-        for (host, rules) in answers {
-            match self.ids.get(&host).copied() {
-                Some(id) if matches!(self[id].robots, RobotsState::Unknown) => {
-                    self.learn_robots(id, rules, now)
-                }
-                Some(_) => {}
-                None => {
-                    self.robots_kept.put(host, rules);
-                }
-            }
-        }
-    }
-
     /// Put a host in the ready queue; whether it can really launch is checked when it
     /// comes out.
     pub(super) fn mark_ready(&mut self, id: HostId) {
@@ -435,59 +418,6 @@ impl Hosts {
     /// When the next pause ends.
     pub(super) fn next_wake(&self) -> Option<Instant> {
         self.timers.peek().map(|Reverse((due, _))| *due)
-    }
-
-    /// Obey a host's robots.txt, its Crawl-delay included.
-    pub(super) fn learn_robots(&mut self, id: HostId, rules: RobotsRules, now: Instant) {
-        let host = &mut self[id];
-        if let Some(delay) = rules.crawl_delay() {
-            tracing::info!(target: "spiderling", host = %host.key, ?delay, "robots.txt sets a Crawl-delay: \
-                one slot, paused at least that long");
-            host.crawl_delay = delay;
-            host.controller = None;
-            host.slots.set_rate(None);
-            host.slots.set_limit(1, now);
-            host.slots.pause_until(now + delay);
-        }
-        host.robots = RobotsState::Known(rules);
-    }
-
-    /// The robots.txt request `id` must send before anything else of it goes: its first
-    /// fetch, or a redirect's next hop, after which its robots.txt is being fetched.
-    /// `None` when none is due; a host whose robots.txt has no URL is allowed everything.
-    pub(super) fn robots_request(&mut self, id: HostId) -> Option<Request> {
-        let host = &mut self[id];
-        match std::mem::replace(&mut host.robots, RobotsState::Fetching) {
-            RobotsState::Unknown => match Url::parse(&host.key).ok().and_then(|url| robots::robots_url(&url))
-            {
-                Some(url) => Some(Request::new(url)),
-                None => {
-                    host.robots = RobotsState::Known(RobotsRules::AllowAll);
-                    None
-                }
-            },
-            RobotsState::Redirected(next) => Some(*next),
-            other => {
-                host.robots = other;
-                None
-            }
-        }
-    }
-
-    /// Whether the robots.txt of `url`'s host is known here and disallows it.
-    /// A forgotten host's robots.txt, still kept, answers too.
-    pub(super) fn known_disallowed(&mut self, url: &Url) -> bool {
-        if !write_host_key(url, &mut self.scratch) {
-            return false;
-        }
-        let rules = match self.id_of(&self.scratch) {
-            Some(id) => match &self[id].robots {
-                RobotsState::Known(rules) => Some(rules),
-                _ => None,
-            },
-            None => self.robots_kept.peek(self.scratch.as_str()),
-        };
-        matches!(rules, Some(rules @ RobotsRules::Rules(_)) if !rules.allows(url))
     }
 }
 

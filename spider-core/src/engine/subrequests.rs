@@ -10,7 +10,8 @@
 //! for. So a page never waits for the slot it holds (with `per_host = 1` it would wait
 //! until its render timed out), and its host never has more requests in flight than
 //! `per_host`. The pause between pages is the slot's; a page's own resources come
-//! without one, as a browser's do.
+//! without one, as a browser's do. Its tests ask as a page does, with no browser
+//! (`dispatch/tests/browsers.rs`).
 
 use std::collections::VecDeque;
 

@@ -8,6 +8,7 @@ use super::*;
 use crate::engine::protocol::Sample;
 use crate::engine::test_crawl::{shared, Unparsed};
 use crate::schedule::frontier::MemoryFrontier;
+use crate::schedule::throttle::RateGate;
 
 /// A dispatcher of a crawl under `config`, writing no file.
 fn dispatcher(config: Config) -> Dispatcher<Unparsed> {
@@ -19,7 +20,7 @@ fn dispatcher(config: Config) -> Dispatcher<Unparsed> {
     let inputs = Inputs { stop_rx, start_list: None };
     let watchers = Watchers { live: watch::Sender::new(Live::default()), timeline: None };
     let limits = super::super::limits::Limits::new(&config, None);
-    let admission = Admission::new(&config, limits, None);
+    let admission = Admission::new(&config, limits, config.rate.and_then(RateGate::new));
     let frontier = Box::new(MemoryFrontier::new(&config));
     Dispatcher::new(
         &config,
@@ -153,3 +154,6 @@ async fn each_tick_publishes_what_the_answers_said_and_adaptive_mode_cuts_a_bloc
     let host = published.hosts.first().unwrap_or_else(|| panic!("the host is listed"));
     assert_eq!((host.host.as_str(), host.answered, host.rate_per_sec), ("http://a.example:80", 4, Some(2.0)));
 }
+
+#[cfg(feature = "render")]
+mod browsers;
