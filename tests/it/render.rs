@@ -505,6 +505,19 @@ fn a_rendering_crawl_killed_with_sigkill_and_resumed_writes_every_item_once() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(left(), 0, "no browser of a killed crawl is left running");
+    // Nor their profiles: the reapers removed them.
+    let profiles = || {
+        let markers: Vec<String> = killed.iter().map(|pid| format!("spiderling-browser-{pid}-")).collect();
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .flatten()
+            .filter(|entry| markers.iter().any(|m| entry.file_name().to_string_lossy().starts_with(m)))
+            .count()
+    };
+    while profiles() > 0 && Instant::now() < deadline + Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(profiles(), 0, "no profile folder of a killed crawl is left");
 }
 
 /// The browser processes (any of their processes) of the crawl process `pid`.

@@ -14,7 +14,7 @@ use spider_settings::Config;
 use tokio::sync::{Mutex, RwLock, Semaphore};
 
 use super::job::{Job, RenderError, Rendered, Subrequests};
-use super::page;
+use super::{page, profile};
 
 /// How often, in pages, a browser's memory is read.
 const RSS_EVERY: usize = 10;
@@ -215,7 +215,8 @@ impl Browsers {
         // never share a profile folder.
         static STARTED: AtomicU64 = AtomicU64::new(0);
         let number = STARTED.fetch_add(1, Ordering::Relaxed) + 1;
-        let dir = std::env::temp_dir().join(format!("spiderling-browser-{}-{number}", std::process::id()));
+        let dir = profile::folder(number);
+        let _ = tokio::task::spawn_blocking(profile::sweep_once).await;
         let sandbox = self.launch.sandbox.load(Ordering::Acquire);
         if !sandbox && rustix::process::geteuid().is_root() {
             static SAID: std::sync::Once = std::sync::Once::new();
@@ -234,8 +235,13 @@ impl Browsers {
             }
             launched => launched,
         };
-        let (mut browser, mut handler) =
-            launched.map_err(|error| RenderError::Launch(format!("starting Chromium: {error}")))?;
+        let (mut browser, mut handler) = match launched {
+            Ok(launched) => launched,
+            Err(error) => {
+                let _ = tokio::task::spawn_blocking(move || profile::remove(&dir)).await;
+                return Err(RenderError::Launch(format!("starting Chromium: {error}")));
+            }
+        };
         let pid = browser.get_mut_child().and_then(|child| child.as_mut_inner().id());
         let (dead, died) = (Arc::new(AtomicBool::new(false)), Arc::new(tokio::sync::Notify::new()));
         let (gone, wake) = (dead.clone(), died.clone());
@@ -258,7 +264,7 @@ impl Browsers {
             wake.notify_waiters();
         });
         tracing::debug!(target: "spiderling", browser = number, ?pid, "browser started");
-        let reaper = pid.and_then(reaper);
+        let reaper = pid.and_then(|pid| reaper(pid, &dir));
         Ok(Live {
             number,
             browser: RwLock::new(Some(browser)),
@@ -293,18 +299,31 @@ impl Live {
             let _ = tokio::time::timeout(PING, browser.wait()).await;
         }
         let dir = self.dir.clone();
-        let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir)).await;
+        let _ = tokio::task::spawn_blocking(move || profile::remove(&dir)).await;
     }
 }
 
-/// A process that kills the browser `pid` once this process is gone, however it went: a
-/// crawl killed with SIGKILL runs no destructor, and a browser left behind would run on.
-/// The reaper waits to read from a pipe whose other end only this process holds; the
-/// kernel closes it when this process ends, for any reason, and the read returns.
-fn reaper(pid: u32) -> Option<std::process::Child> {
+/// A process that kills the browser `pid` and removes its profile `dir` once this process
+/// is gone, however it went: a crawl killed with SIGKILL runs no destructor, and a browser
+/// left behind would run on, its profile filling the temporary folder. The reaper waits to
+/// read from a pipe whose other end only this process holds; the kernel closes it when
+/// this process ends, for any reason, and the read returns.
+fn reaper(pid: u32, dir: &std::path::Path) -> Option<std::process::Child> {
+    // The browser's other processes name the profile (`--user-data-dir=…`, the last line
+    // or one followed by another once the arguments' NULs are newlines): they go too,
+    // before its removal.
+    const SCRIPT: &str = r#"read _; kill -9 "$1" 2>/dev/null
+for p in /proc/[0-9]*; do
+  case "$(tr '\0' '\n' < "$p/cmdline" 2>/dev/null)" in
+    *"--user-data-dir=$2" | *"--user-data-dir=$2
+"*) kill -9 "${p#/proc/}" 2>/dev/null ;;
+  esac
+done
+rm -rf -- "$2""#;
     let spawned = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("read _; kill -9 {pid} 2>/dev/null"))
+        .args(["-c", SCRIPT, "reaper"])
+        .arg(pid.to_string())
+        .arg(dir)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -17,6 +17,7 @@
 mod browsers;
 mod job;
 mod page;
+mod profile;
 
 pub use browsers::process_tree_rss;
 pub(crate) use browsers::Browsers;
