@@ -172,8 +172,12 @@ impl Members {
             ("GET", "/api/products") => self.product_page(field(asked.query.as_bytes(), "page")),
             ("GET", "/api/broken") => Reply::json(r#"{"products": [{"id": 1, "name": "#.to_owned()),
             ("GET", path) if path.starts_with("/api/products/") => {
-                let id = path["/api/products/".len()..].parse().ok().filter(|id| (1..=self.site.products).contains(id));
-                id.map_or_else(|| Reply::new(404, "application/json", "{}"), |id| Reply::json(product(&book(id))))
+                let id = path["/api/products/".len()..].parse().ok();
+                let id = id.filter(|id| (1..=self.site.products).contains(id));
+                id.map_or_else(
+                    || Reply::new(404, "application/json", "{}"),
+                    |id| Reply::json(product(&book(id))),
+                )
             }
             ("POST", "/api/search") => Reply::json(r#"{"ok": true}"#.to_owned()),
             ("GET", "/robots.txt") if !self.site.disallow.is_empty() => {

@@ -1312,7 +1312,10 @@ pub fn explain(config: &Config, defaults: &Config, origin: impl Fn(&str) -> Opti
     let (name, value, from) = (width(0, 24), width(1, 40), width(2, 36));
     let mut table = format!("{:name$}  {:value$}  {:from$}  {}\n", "key", "value", "from", "kind · default");
     for [key, shown, origin, kind, default] in rows {
-        table.push_str(&format!("{key:name$}  {shown:value$}  {origin:from$}  {kind} · default {default}\n"));
+        table.push_str(&format!(
+            "{key:name$}  {shown:value$}  {origin:from$}  {kind} · default \
+            {default}\n"
+        ));
     }
     table
 }

@@ -85,7 +85,8 @@ async fn adaptive_mode_finds_the_limit_and_finishes_without_a_ban() {
     let span = served.last().unwrap().at - served.first().unwrap().at;
     let rate = served.len() as f64 / span.as_secs_f64();
     println!(
-        "adaptive: {} items in {span:?}, {rate:.1} pages/s of 40 allowed; 429 ×{}, 403 ×{}; block rate {:.3}",
+        "adaptive: {} items in {span:?}, {rate:.1} pages/s of 40 allowed; 429 ×{}, 403 ×{}; block rate \
+            {:.3}",
         summary.counts.items,
         seen.answered(429),
         seen.answered(403),

@@ -248,7 +248,12 @@ impl<S: Spider> Dispatcher<S> {
                             signal: abandoning requests in flight");
                         return self.abandon().await;
                     }
-                    tracing::warn!(target: "spiderling", in_flight = self.in_flight, grace = ?self.grace, "stop signal: admitting nothing more, finishing requests in flight");
+                    tracing::warn!(
+                        target: "spiderling",
+                        in_flight = self.in_flight,
+                        grace = ?self.grace,
+                        "stop signal: admitting nothing more, finishing requests in flight"
+                    );
                     self.draining_until = Some(Instant::now() + self.grace);
                 }
                 Some(done) = self.done_rx.recv() => {

@@ -226,7 +226,13 @@ impl<S: Spider> Crawler<S> {
         let progress = config.progress.then(|| crate::observe::progress::show(live.subscribe()));
         let (stop_tx, stop_rx) = mpsc::unbounded_channel();
         let signals = config.handle_signals.then(|| Background(tokio::spawn(forward_signals(stop_tx))));
-        tracing::info!(target: "spiderling", spider = %config.name, concurrency = config.concurrency, per_host = config.per_host, "crawl starting");
+        tracing::info!(
+            target: "spiderling",
+            spider = %config.name,
+            concurrency = config.concurrency,
+            per_host = config.per_host,
+            "crawl starting"
+        );
         let limits = Limits::new(&config, earlier.as_ref().map(|e| &e.counts));
         let admission = Admission::new(&config, limits, rate);
         let commit = Commit::new(files, frontier.durable().is_some(), config.state_sync);
@@ -281,7 +287,14 @@ impl<S: Spider> Crawler<S> {
             }
             None => {
                 stats?;
-                tracing::info!(target: "spiderling", pages = summary.counts.pages, items = summary.counts.items, failures = summary.failures, status = ?summary.status, "crawl finished");
+                tracing::info!(
+                    target: "spiderling",
+                    pages = summary.counts.pages,
+                    items = summary.counts.items,
+                    failures = summary.failures,
+                    status = ?summary.status,
+                    "crawl finished"
+                );
                 Ok(summary)
             }
         }

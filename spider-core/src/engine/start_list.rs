@@ -83,7 +83,13 @@ fn read(source: Box<dyn BufRead + Send>, name: &Path, tx: &mpsc::Sender<Request>
                 bad_lines += 1;
                 bad.store(bad_lines, Ordering::Release);
                 if bad_lines <= LOGGED {
-                    tracing::warn!(target: "spiderling", list = %name.display(), line = number, %error, "start list: skipped a line that is not an http or https URL");
+                    tracing::warn!(
+                        target: "spiderling",
+                        list = %name.display(),
+                        line = number,
+                        %error,
+                        "start list: skipped a line that is not an http or https URL"
+                    );
                 }
                 continue;
             }

@@ -594,6 +594,10 @@ mod tests {
         let back = Url::parse("https://a.example/a").unwrap();
         assert!(second.passed(&back) && second.passed(second.url()));
         assert!(!second.passed(&Url::parse("https://a.example/c").unwrap()));
-        assert_eq!(second.chain_to(&back), "https://a.example/a → https://a.example/b → https://a.example/a");
+        assert_eq!(
+            second.chain_to(&back),
+            "https://a.example/a → https://a.example/b → \
+            https://a.example/a"
+        );
     }
 }

@@ -561,7 +561,8 @@ fn index_line(record: &[u8], offset: usize, length: usize, file: &str) -> Option
         .unwrap_or_default();
     let timestamp: String = date.chars().filter(char::is_ascii_digit).take(14).collect();
     let mut entry = serde_json::json!({
-        "url": uri, "mime": mime, "status": status, "digest": field("WARC-Payload-Digest").unwrap_or_default(),
+        "url": uri, "mime": mime, "status": status,
+        "digest": field("WARC-Payload-Digest").unwrap_or_default(),
         "length": length.to_string(), "offset": offset.to_string(), "filename": file,
     });
     if kind == "revisit" {

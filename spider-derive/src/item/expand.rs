@@ -64,7 +64,9 @@ pub(crate) fn expand(input: &syn::DeriveInput, model: &Model) -> TokenStream {
                 #unwrap
                 let #name = match #raw {
                     ::core::option::Option::Some(text) => #converted?,
-                    ::core::option::Option::None => return ::core::result::Result::Err(#p::missing(#label, #from)),
+                    ::core::option::Option::None => {
+                        return ::core::result::Result::Err(#p::missing(#label, #from));
+                    }
                 };
             },
         });
@@ -167,7 +169,10 @@ fn checks(model: &Model, p: &TokenStream) -> TokenStream {
     let texts = model.fields.iter().filter(|field| {
         matches!(field.cardinality, Cardinality::One)
             && !field.default
-            && matches!(&field.inner, syn::Type::Path(path) if path.path.segments.last().is_some_and(|s| s.ident == "String"))
+            && matches!(
+                &field.inner,
+                syn::Type::Path(path) if path.path.segments.last().is_some_and(|s| s.ident == "String")
+            )
     });
     let empty = texts
         .map(|field| {

@@ -101,7 +101,9 @@ pub(crate) fn derive(input: &syn::DeriveInput, data: &syn::DataEnum) -> TokenStr
                     #(#extracts)*
                     match first_error {
                         ::core::option::Option::Some(error) => ::core::result::Result::Err(error),
-                        ::core::option::Option::None => ::core::result::Result::Ok(::core::option::Option::None),
+                        ::core::option::Option::None => {
+                            ::core::result::Result::Ok(::core::option::Option::None)
+                        }
                     }
                 }
 

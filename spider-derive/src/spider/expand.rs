@@ -245,9 +245,10 @@ fn link_rules(
     // item's are known to its own derive, so its verdict is checked here, at the type.
     let item_streams = match (engine, types.first()) {
         (Engine::Stream, Some(path)) => quote_spanned! {path.span()=>
-            const _: () = if let ::core::result::Result::Err(why) = <#path as ::spiderling::__private::Item>::STREAM {
-                ::core::panic!("{}", why)
-            };
+            const _: () =
+                if let ::core::result::Result::Err(why) = <#path as ::spiderling::__private::Item>::STREAM {
+                    ::core::panic!("{}", why)
+                };
         },
         _ => TokenStream::new(),
     };
@@ -257,7 +258,10 @@ fn link_rules(
         const READS: &[::core::option::Option<::spiderling::__private::Read<#item>>] = &[#(#reads),*];
         static COMPILED_LINK_RULES: ::spiderling::__private::LazyLock<::spiderling::__private::LinkRules> =
             ::spiderling::__private::LazyLock::new(|| {
-                ::spiderling::__private::LinkRules::new(LINK_RULES, ::spiderling::__private::Engine::#engine_value)
+                ::spiderling::__private::LinkRules::new(
+                    LINK_RULES,
+                    ::spiderling::__private::Engine::#engine_value,
+                )
             });
 
         #[::spiderling::async_trait]
@@ -272,7 +276,10 @@ fn link_rules(
                 ::spiderling::__private::parse_by_link_rules(page, cx, &COMPILED_LINK_RULES, READS).await
             }
 
-            fn sitemap_request(&self, url: ::spiderling::url::Url) -> ::core::option::Option<::spiderling::Request> {
+            fn sitemap_request(
+                &self,
+                url: ::spiderling::url::Url,
+            ) -> ::core::option::Option<::spiderling::Request> {
                 COMPILED_LINK_RULES.sitemap_request(url)
             }
 

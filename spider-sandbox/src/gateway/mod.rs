@@ -167,7 +167,8 @@ async fn serve(listener: std::net::TcpListener, gateway: Arc<Gateway>, mut stopp
                 let io = TokioIo::new(Counted::new(stream, gateway.ledger.clone()));
                 let gateway = gateway.clone();
                 tokio::spawn(async move {
-                    let service = service_fn(move |request| relay(gateway.clone(), connection.clone(), request));
+                    let service =
+                        service_fn(move |request| relay(gateway.clone(), connection.clone(), request));
                     let _ = http1::Builder::new().serve_connection(io, service).with_upgrades().await;
                 });
             }

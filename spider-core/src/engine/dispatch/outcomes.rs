@@ -234,7 +234,13 @@ impl<S: Spider> Dispatcher<S> {
             let until = now + pause;
             self.hosts.pause(id, until);
             let host = &self.hosts[id];
-            tracing::info!(target: "spiderling", host = %host.key, status = ?failure.status, ?retry_after, "told to slow down: backing off the host");
+            tracing::info!(
+                target: "spiderling",
+                host = %host.key,
+                status = ?failure.status,
+                ?retry_after,
+                "told to slow down: backing off the host"
+            );
             let key = host.key.clone();
             if let Some(shared) = self.frontier.shared() {
                 shared.hold_host(&key, until);
@@ -260,7 +266,14 @@ impl<S: Spider> Dispatcher<S> {
                 // Tried again on whichever slot is free, as that slot's identity: a fresh
                 // one after a block, with its first answer settled before its next request.
                 request.lane = None;
-                tracing::debug!(target: "spiderling", url = %request.url(), reason = %failure.reason, ?wait, attempt = request.attempts, "retrying");
+                tracing::debug!(
+                    target: "spiderling",
+                    url = %request.url(),
+                    reason = %failure.reason,
+                    ?wait,
+                    attempt = request.attempts,
+                    "retrying"
+                );
                 self.shared.tally.retries.add(1);
                 let deferred = self.frontier.defer(request, now + wait);
                 self.ok(deferred);
@@ -271,7 +284,15 @@ impl<S: Spider> Dispatcher<S> {
     /// Count a request given up, and file it: the failures file, a durable frontier, the
     /// timeline.
     pub(super) fn give_up(&mut self, url: &Url, method: &Method, attempts: u32, failure: &Failure) {
-        tracing::warn!(target: "spiderling", %url, reason = %failure.reason, status = ?failure.status, error = failure.error.as_deref().unwrap_or_default(), attempts, "giving up");
+        tracing::warn!(
+            target: "spiderling",
+            %url,
+            reason = %failure.reason,
+            status = ?failure.status,
+            error = failure.error.as_deref().unwrap_or_default(),
+            attempts,
+            "giving up"
+        );
         let message = match (&failure.error, failure.status) {
             (Some(error), _) => error.clone(),
             (None, Some(status)) => format!("status {status}"),

@@ -70,7 +70,8 @@ async fn a_sitemaps_urls_are_requests_one_level_deeper_and_a_broken_one_keeps_wh
     assert_eq!(urls, [("https://a.example/p/1", 1), ("https://a.example/p/2", 1)]);
     assert!(failed.is_none());
     let cut = Bytes::from_static(
-        b"<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"><url><loc>https://a.example/p/1</loc></url><url><loc",
+        b"<urlset \
+            xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"><url><loc>https://a.example/p/1</loc></url><url><loc",
     );
     let request = Request::sitemap(get("https://a.example/cut.xml").url().clone());
     let Outcome::Sitemap { follows, failed } = sitemap::read(&shared, request, cut).await else {

@@ -514,7 +514,14 @@ proptest! {
             "<div><a href=/real>r</a>{start_tag}raw <b>x</b> &amp; <a href=/in>in</a>{end_tag}z<p \
                 class=x>after</p>"
         );
-        let reads = leak(vec![text("div"), text("p.x"), text(element), attr(element, "x"), attr(element, "href"), text("b")]);
+        let reads = leak(vec![
+            text("div"),
+            text("p.x"),
+            text(element),
+            attr(element, "x"),
+            attr(element, "href"),
+            text("b"),
+        ]);
         let page = Page::fixture("https://shop.example/", html.clone()).unwrap();
         let (dom, streamed) = run(both(page, reads, leak(vec!["a[href]"])));
         if let Some(streamed) = streamed {
@@ -713,7 +720,8 @@ proptest! {
             (proptest::collection::vec((any::<bool>(), 0..4usize, any::<bool>()), 1..4), any::<bool>()),
             1..4,
         ),
-        (body, close_body, close_table, doctype) in (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
+        (body, close_body, close_table, doctype) in
+            (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
     ) {
         const CONTENT: [&str; 4] = ["text", "<b>bold", "<div>block</div>", "<p>para"];
         let mut html = String::from(if doctype { "<!doctype html><div>" } else { "<div>" });
@@ -754,7 +762,8 @@ proptest! {
         pieces in proptest::collection::vec(proptest::sample::select(PIECES), 0..80),
     ) {
         let html: String = pieces.concat();
-        let reads = leak(vec![text("div"), attr("a", "href"), text("p.x"), attr("*[id]", "id"), text("title")]);
+        let reads =
+            leak(vec![text("div"), attr("a", "href"), text("p.x"), attr("*[id]", "id"), text("title")]);
         let page = Page::fixture("https://shop.example/", html.clone()).unwrap();
         let (dom, streamed) = run(both(page, reads, leak(vec!["a[href]", "div > a"])));
         if let Some(streamed) = streamed {
@@ -886,8 +895,10 @@ fn json_ld_blocks_stream_with_the_doms_answers_and_complaints() {
 #[test]
 fn pages_in_legacy_encodings_stream_with_the_doms_answers() {
     // windows-1251 declared only by a <meta>, and Shift_JIS by the Content-Type.
-    let (cyrillic, _, _) =
-        encoding_rs::WINDOWS_1251.encode("<h1 class=\"t\">Привет &amp; мир</h1><a href=\"/книга\">книга</a>");
+    let (cyrillic, _, _) = encoding_rs::WINDOWS_1251.encode(
+        "<h1 class=\"t\">Привет &amp; мир</h1><a \
+            href=\"/книга\">книга</a>",
+    );
     let mut russian = b"<!doctype html><html><head><meta charset=\"windows-1251\"></head><body>".to_vec();
     russian.extend_from_slice(&cyrillic);
     let (japanese, _, _) =

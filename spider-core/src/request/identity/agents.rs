@@ -91,13 +91,16 @@ impl Family {
     fn headers(self) -> Vec<(HeaderName, &'static str)> {
         let (accept, language) = match self {
             Family::Chromium => (
-                "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8",
+                "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,\
+                 */*;q=0.8",
                 "en-US,en;q=0.9",
             ),
             Family::Firefox => {
                 ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "en-US,en;q=0.5")
             }
-            Family::Safari => ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "en-US,en;q=0.9"),
+            Family::Safari => {
+                ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "en-US,en;q=0.9")
+            }
             Family::Other => return Vec::new(),
         };
         vec![(ACCEPT, accept), (ACCEPT_LANGUAGE, language), (ACCEPT_ENCODING, ENCODINGS)]

@@ -166,7 +166,11 @@ impl Profile {
                 ("sec-ch-ua-platform", platform),
                 ("upgrade-insecure-requests", "1"),
                 ("user-agent", &agent),
-                ("accept", "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"),
+                (
+                    "accept",
+                    "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,\
+                     */*;q=0.8,application/signed-exchange;v=b3;q=0.7",
+                ),
                 ("sec-fetch-site", "none"),
                 ("sec-fetch-mode", "navigate"),
                 ("sec-fetch-user", "?1"),

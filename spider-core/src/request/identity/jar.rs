@@ -53,7 +53,12 @@ impl Jar {
             cookie_store::RawCookie::parse(line).map_err(|_| format!("{name:?} is not a Set-Cookie line"))?;
         match self.store.insert_raw(&cookie, url) {
             Ok(_) => {
-                tracing::debug!(target: "spiderling", cookie = %cookie.name(), host = url.host_str().unwrap_or(""), "cookie kept");
+                tracing::debug!(
+                    target: "spiderling",
+                    cookie = %cookie.name(),
+                    host = url.host_str().unwrap_or(""),
+                    "cookie kept"
+                );
                 Ok(())
             }
             Err(_) => Err(format!("cookie {:?} is not for {}", cookie.name(), url.host_str().unwrap_or(""))),

@@ -247,7 +247,12 @@ impl Syncer {
                         return;
                     }
                     if let Some(since) = lost_since.take() {
-                        tracing::warn!(target: "spiderling", redis = %self.address, down = ?since.elapsed(), "Redis is back: admitting again");
+                        tracing::warn!(
+                            target: "spiderling",
+                            redis = %self.address,
+                            down = ?since.elapsed(),
+                            "Redis is back: admitting again"
+                        );
                     }
                     reconnect_wait = RECONNECT_FIRST;
                     if sent.renew {

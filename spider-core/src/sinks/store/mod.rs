@@ -361,7 +361,12 @@ async fn deliver(
         match tried {
             Ok(()) => {
                 if let Some((since, _)) = failing.take() {
-                    tracing::info!(target: "spiderling", store = %to.store, down_for = ?since.elapsed(), "the table takes items again");
+                    tracing::info!(
+                        target: "spiderling",
+                        store = %to.store,
+                        down_for = ?since.elapsed(),
+                        "the table takes items again"
+                    );
                 }
             }
             Err(Trouble::Refused(message)) => return Err(Error::Table { store: to.store.clone(), message }),
@@ -385,7 +390,13 @@ async fn deliver(
                         ),
                     });
                 }
-                tracing::warn!(target: "spiderling", store = %to.store, error = %message, retry_in = ?*wait, "the table refused a write: holding its items, trying again");
+                tracing::warn!(
+                    target: "spiderling",
+                    store = %to.store,
+                    error = %message,
+                    retry_in = ?*wait,
+                    "the table refused a write: holding its items, trying again"
+                );
                 tokio::time::sleep(*wait).await;
                 *wait = (*wait * 2).min(BACKOFF_MAX);
             }
