@@ -74,39 +74,37 @@ impl<'a> HookAdmission<'a> {
         self.robots.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn hosts(&self) -> MutexGuard<'_, HashMap<HostKey, HostTurns>> {
-        self.hosts.lock().unwrap_or_else(|e| e.into_inner())
+    /// The turns of host `key`, met now if not before: a host is never forgotten.
+    fn with_host<T>(&self, key: &HostKey, f: impl FnOnce(&mut HostTurns, Instant) -> T) -> T {
+        let now = Instant::now();
+        let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
+        let host = hosts.entry(key.clone()).or_insert_with(|| HostTurns {
+            slots: Arc::new(Semaphore::new(self.config.per_host.max(1))),
+            next_start: now,
+        });
+        f(host, now)
     }
 
     /// Wait for a turn at `url`'s host: one of its `per_host` slots, its pause since the
     /// last start (`delay`, or `crawl_delay` if longer), then a pass of the rate gate.
     async fn turn(&self, url: &Url, crawl_delay: Duration) -> Turn {
         let key = host_key(url)?;
-        let per_host = self.config.per_host;
-        let slots = {
-            let now = Instant::now();
-            let mut hosts = self.hosts();
-            let host = hosts.entry(key.clone()).or_insert_with(|| HostTurns {
-                slots: Arc::new(Semaphore::new(per_host.max(1))),
-                next_start: now,
-            });
-            Arc::clone(&host.slots)
-        };
+        let slots = self.with_host(&key, |host, _| Arc::clone(&host.slots));
         // Never closed: a slot always comes.
         let slot = slots.acquire_owned().await.ok();
         loop {
-            let now = Instant::now();
-            let due = {
-                let mut hosts = self.hosts();
-                let Some(host) = hosts.get_mut(&key) else { break };
-                if host.next_start <= now {
-                    let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());
-                    host.next_start = now + throttle::pause(&self.config.delay, crawl_delay, &mut *rng);
-                    break;
+            let due = self.with_host(&key, |host, now| {
+                if host.next_start > now {
+                    return Some(host.next_start);
                 }
-                host.next_start
-            };
-            tokio::time::sleep_until(due).await;
+                let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());
+                host.next_start = now + throttle::pause(&self.config.delay, crawl_delay, &mut *rng);
+                None
+            });
+            match due {
+                Some(due) => tokio::time::sleep_until(due).await,
+                None => break,
+            }
         }
         loop {
             let passed = match self.rate.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
