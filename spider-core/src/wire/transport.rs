@@ -10,7 +10,8 @@
 
 use bytes::{Bytes, BytesMut};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH};
-use reqwest::{Certificate, StatusCode, Version};
+use reqwest::{StatusCode, Version};
+use rustls::pki_types::{pem::PemObject, CertificateDer};
 use spider_settings::{Config, Gateway};
 
 use crate::error::Error;
@@ -58,7 +59,11 @@ pub(crate) struct ClientRecipe {
     timeout: std::time::Duration,
     idle_per_host: usize,
     http2: bool,
-    extra_root: Option<Certificate>,
+    /// The TLS configuration every plain client gets a copy of: the roots are read once,
+    /// not at each build. (Left to reqwest, each build read them again, and the system's
+    /// too where another dependency turned reqwest's native roots on: a broad crawl, whose
+    /// router builds a client every few hundred hosts, spent half its CPU there.)
+    tls: rustls::ClientConfig,
     #[cfg(feature = "impersonate")]
     browser: super::browser::BrowserRecipe,
 }
@@ -74,7 +79,8 @@ impl ClientRecipe {
             headers.append(name, value);
         }
         let pem = config.ca_cert.as_deref().map(read_pem).transpose()?;
-        let extra_root = pem.as_ref().map(|(pem, path)| read_certificate(pem, path)).transpose()?;
+        let extra_roots = pem.as_ref().map(|(pem, path)| read_certificates(pem, path)).transpose()?;
+        let tls = tls_config(extra_roots.unwrap_or_default(), config.http2)?;
         if config.impersonate != spider_settings::Impersonate::None && !cfg!(feature = "impersonate") {
             let what = format!("impersonate = \"{}\"", config.impersonate.name());
             return Err(Error::left_out(&what, "impersonate"));
@@ -92,7 +98,7 @@ impl ClientRecipe {
             timeout: config.timeout,
             idle_per_host: config.concurrency,
             http2: config.http2,
-            extra_root,
+            tls,
         })
     }
 
@@ -134,9 +140,7 @@ impl ClientRecipe {
             }
             None => builder.no_proxy(),
         };
-        if let Some(root) = &self.extra_root {
-            builder = builder.add_root_certificate(root.clone());
-        }
+        builder = builder.use_preconfigured_tls(self.tls.clone());
         if !self.http2 {
             builder = builder.http1_only();
         }
@@ -153,18 +157,34 @@ fn read_pem(path: &std::path::Path) -> Result<(Vec<u8>, std::path::PathBuf), Err
     Ok((pem, path.to_owned()))
 }
 
-/// The `ca_cert` file's certificate, checked to be one: reqwest takes any bytes as PEM
-/// and finds nothing in them only when a connection needs them.
-fn read_certificate(pem: &[u8], path: &std::path::Path) -> Result<Certificate, Error> {
-    use rustls::pki_types::{pem::PemObject, CertificateDer};
+/// The `ca_cert` file's certificates, checked to be some.
+fn read_certificates(pem: &[u8], path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, Error> {
     let refuse =
         |why: String| Error::Config(format!("ca_cert {} is not a PEM certificate: {why}", path.display()));
-    match CertificateDer::pem_slice_iter(pem).next() {
-        Some(Ok(_)) => {}
-        Some(Err(error)) => return Err(refuse(error.to_string())),
-        None => return Err(refuse("it holds no BEGIN CERTIFICATE block".to_owned())),
+    let certificates: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(pem).collect::<Result<_, _>>().map_err(|e| refuse(e.to_string()))?;
+    if certificates.is_empty() {
+        return Err(refuse("it holds no BEGIN CERTIFICATE block".to_owned()));
     }
-    Certificate::from_pem(pem).map_err(|e| refuse(e.to_string()))
+    Ok(certificates)
+}
+
+/// The plain clients' TLS: Mozilla's roots (`webpki-roots`) and `extra_roots`, TLS 1.2
+/// and 1.3, and ALPN offering HTTP/2 when `http2` allows it.
+fn tls_config(extra_roots: Vec<CertificateDer<'static>>, http2: bool) -> Result<rustls::ClientConfig, Error> {
+    let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    for root in extra_roots {
+        roots.add(root).map_err(|e| Error::Config(format!("ca_cert: {e}")))?;
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::Config(format!("TLS: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tls.alpn_protocols =
+        if http2 { vec![b"h2".to_vec(), b"http/1.1".to_vec()] } else { vec![b"http/1.1".to_vec()] };
+    Ok(tls)
 }
 
 /// Sends requests on a client and reads the answers within the cap.
