@@ -309,6 +309,9 @@ pub fn derive_spider(input: TokenStream) -> TokenStream {
 /// | `fetched_at` | when the answer arrived, RFC 3339 in UTC, such as `2025-01-01T09:30:00.250Z` | `T` |
 /// | `depth` | links followed from a start URL | `T` |
 /// | `meta = "key"` | the request's meta value: a JSON string its text, another value its JSON | `T` (an error when missing), `Option<T>` or `T` with `default` |
+/// | `markdown` | the main content as Markdown: the article a reader's view shows, links absolute | `T` (an error for a page with none), `Option<T>` or `T` with `default` |
+/// | `text` | the main content as text | as `markdown` |
+/// | `title`, `author`, `published`, `lang`, `description`, `site_name` | the page's metadata, from `<meta>`, OpenGraph and JSON-LD | as `markdown` |
 ///
 /// # Checks and keys
 ///

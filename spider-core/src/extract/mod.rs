@@ -11,6 +11,7 @@ pub(crate) mod hidden;
 pub(crate) mod item;
 pub(crate) mod json_field;
 pub(crate) mod json_ld;
+pub(crate) mod main_content;
 pub(crate) mod non_page;
 pub(crate) mod page;
 pub(crate) mod parse_pool;

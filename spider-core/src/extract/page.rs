@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
 use bytes::Bytes;
@@ -55,7 +55,11 @@ impl Page {
         pool: ParsePool,
         hidden: HiddenLinks,
     ) -> Self {
-        let facts = Facts { url, status, fetched_at, request, body, hidden, rendered: false };
+        let charset = ContentType::of(&headers).and_then(|known| known.charset());
+        let encoding = charset::sniff(&body, charset, content_type::is_html(&headers, &body));
+        let main_content = OnceLock::new();
+        let facts =
+            Facts { url, status, fetched_at, request, body, encoding, main_content, hidden, rendered: false };
         Page { facts: Arc::new(facts), headers, pool }
     }
 
@@ -159,8 +163,7 @@ impl Page {
 
     /// The body's encoding (see [`text`](Self::text)).
     fn encoding(&self) -> &'static Encoding {
-        let charset = ContentType::of(&self.headers).and_then(|known| known.charset());
-        charset::sniff(&self.facts.body, charset, self.is_html())
+        self.facts.encoding
     }
 
     /// The request that led here (its meta, depth, session and first URL).

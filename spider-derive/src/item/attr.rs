@@ -32,9 +32,31 @@ pub(crate) enum PageFact {
     Depth,
     Meta(LitStr),
     Rendered,
+    Markdown,
+    Text,
+    Title,
+    Author,
+    Published,
+    Lang,
+    Description,
+    SiteName,
 }
 
 impl PageFact {
+    /// Whether a page may lack it: a meta key the request has not, and what a reader's view
+    /// of a page with no main content, or without that metadata, lacks.
+    fn may_lack(&self) -> bool {
+        !matches!(
+            self,
+            PageFact::Url
+                | PageFact::FinalUrl
+                | PageFact::Status
+                | PageFact::FetchedAt
+                | PageFact::Depth
+                | PageFact::Rendered
+        )
+    }
+
     /// The name as written, for messages and errors.
     pub(crate) fn name(&self) -> &'static str {
         match self {
@@ -45,6 +67,14 @@ impl PageFact {
             PageFact::Depth => "depth",
             PageFact::Rendered => "rendered",
             PageFact::Meta(_) => "meta",
+            PageFact::Markdown => "markdown",
+            PageFact::Text => "text",
+            PageFact::Title => "title",
+            PageFact::Author => "author",
+            PageFact::Published => "published",
+            PageFact::Lang => "lang",
+            PageFact::Description => "description",
+            PageFact::SiteName => "site_name",
         }
     }
 }
@@ -89,7 +119,23 @@ const CSS_OPTIONS: &[&str] = &["attr", "html", "parse", "default"];
 const JSON_LD_OPTIONS: &[&str] = &["type", "parse", "default"];
 const JSON_OPTIONS: &[&str] = &["parse", "default"];
 const PAGE_OPTIONS: &[&str] = &["parse", "default"];
-const PAGE_FIELDS: &[&str] = &["url", "final_url", "status", "fetched_at", "depth", "rendered", "meta"];
+const PAGE_FIELDS: &[&str] = &[
+    "url",
+    "final_url",
+    "status",
+    "fetched_at",
+    "depth",
+    "rendered",
+    "meta",
+    "markdown",
+    "text",
+    "title",
+    "author",
+    "published",
+    "lang",
+    "description",
+    "site_name",
+];
 
 pub(crate) fn read(input: &syn::DeriveInput, errors: &mut Errors) -> Model {
     let validate = validate(&input.attrs, errors);
@@ -383,8 +429,9 @@ fn page(attr: &Attribute, args: Args, common: &mut Common, errors: &mut Errors) 
     let Some(Opt { name, value }) = args.next() else {
         errors.at(
             attr,
-            "write which page field to read, such as #[page(url)]: url, final_url, status, fetched_at, \
-                depth, rendered, or meta = \"key\"",
+            "write which page field to read, such as #[page(url)] or #[page(markdown)]: url, final_url, \
+                status, fetched_at, depth, rendered, meta = \"key\", markdown, text, title, author, published, \
+                lang, description, site_name",
         );
         return None;
     };
@@ -411,6 +458,14 @@ fn page(attr: &Attribute, args: Args, common: &mut Common, errors: &mut Errors) 
         ("rendered", None) => Some(PageFact::Rendered),
         ("fetched_at", None) => Some(PageFact::FetchedAt),
         ("depth", None) => Some(PageFact::Depth),
+        ("markdown", None) => Some(PageFact::Markdown),
+        ("text", None) => Some(PageFact::Text),
+        ("title", None) => Some(PageFact::Title),
+        ("author", None) => Some(PageFact::Author),
+        ("published", None) => Some(PageFact::Published),
+        ("lang", None) => Some(PageFact::Lang),
+        ("description", None) => Some(PageFact::Description),
+        ("site_name", None) => Some(PageFact::SiteName),
         (other, _) => {
             let hint = spider_settings::closest(other, PAGE_FIELDS).map_or_else(
                 || format!("; the page fields are {}", PAGE_FIELDS.join(", ")),
@@ -429,8 +484,8 @@ fn page(attr: &Attribute, args: Args, common: &mut Common, errors: &mut Errors) 
     fact.map(Reads::Page)
 }
 
-/// A page field's type: one value, and `Option` or `default` only for a meta key, the one
-/// fact a page may lack.
+/// A page field's type: one value, and `Option` or `default` only for what a page may lack
+/// (a meta key, its main content and that content's metadata).
 fn check_page_field(
     fact: &PageFact,
     ty: &Type,
@@ -440,9 +495,10 @@ fn check_page_field(
 ) {
     let name = fact.name();
     match (fact, cardinality) {
-        (_, Cardinality::All) => errors
-            .at(ty, "a page field has one value: write `T` (or `Option<T>` for a meta key) instead of a Vec"),
-        (PageFact::Meta(_), _) => {}
+        (_, Cardinality::All) => {
+            errors.at(ty, "a page field has one value: write `T` (or `Option<T>`) instead of a Vec")
+        }
+        (fact, _) if fact.may_lack() => {}
         (_, Cardinality::Maybe) => {
             errors.at(ty, format!("a page's `{name}` is always there: write `T` instead of `Option<T>`"))
         }

@@ -278,6 +278,14 @@ fn read(field: &Field, css_field: usize, p: &TokenStream) -> (TokenStream, Token
                 PageFact::Depth => quote!(Depth),
                 PageFact::Rendered => quote!(Rendered),
                 PageFact::Meta(key) => quote!(Meta(#key)),
+                PageFact::Markdown => quote!(Markdown),
+                PageFact::Text => quote!(Text),
+                PageFact::Title => quote!(Title),
+                PageFact::Author => quote!(Author),
+                PageFact::Published => quote!(Published),
+                PageFact::Lang => quote!(Lang),
+                PageFact::Description => quote!(Description),
+                PageFact::SiteName => quote!(SiteName),
             };
             let from = match fact {
                 PageFact::Meta(key) => quote!(#p::FieldSource::Meta(#key)),
