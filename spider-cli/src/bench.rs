@@ -138,8 +138,8 @@ pub(crate) struct Args {
     run_timeout_secs: u64,
     /// Measure the real web instead: the pages of this folder (`NAME/source.html` each,
     /// as the shared real pages are kept) served gzipped by nginx, --copies times each,
-    /// crawled by an articles spider with the streaming engine and the DOM, and by the
-    /// bare loop doing the same.
+    /// crawled by an articles spider with the streaming engine, the DOM, and the main
+    /// content as Markdown besides, and by the bare loop doing the same.
     #[arg(long, value_name = "DIR", conflicts_with = "workers")]
     real_pages: Option<PathBuf>,
     /// With --real-pages: how many times each page is served, under a name of its own.
@@ -208,6 +208,7 @@ enum Contender {
     /// The real-pages bench's contenders (`real_pages.rs`).
     Articles,
     ArticlesDom,
+    ArticlesMarkdown,
     ArticlesBare,
 }
 
@@ -236,6 +237,7 @@ impl Contender {
             Contender::Render => "render",
             Contender::Articles => "articles",
             Contender::ArticlesDom => "articles-dom",
+            Contender::ArticlesMarkdown => "articles-markdown",
             Contender::ArticlesBare => "articles-bare",
         }
     }
@@ -455,10 +457,16 @@ fn child(contender: Contender, url: &str, output: &Path, args: &Args) -> ExitCod
                 Contender::Bare => {
                     bare::crawl(start, concurrency, cost, output).await.map_err(|e| e.to_string())
                 }
-                Contender::Articles | Contender::ArticlesDom => {
-                    let engine = if contender == Contender::Articles { Engine::Stream } else { Engine::Dom };
+                Contender::Articles | Contender::ArticlesDom | Contender::ArticlesMarkdown => {
+                    let engine =
+                        if contender == Contender::ArticlesDom { Engine::Dom } else { Engine::Stream };
+                    let shape = if contender == Contender::ArticlesMarkdown {
+                        Shape::ArticlesMarkdown
+                    } else {
+                        Shape::Articles
+                    };
                     let keep = spiderling::Keep::Memory;
-                    spiderling::crawl(url, concurrency, cost, output, keep, engine, Shape::Articles)
+                    spiderling::crawl(url, concurrency, cost, output, keep, engine, shape)
                         .await
                         .map_err(|error| error.to_string())
                 }

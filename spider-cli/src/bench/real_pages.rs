@@ -2,7 +2,8 @@
 //! (news, blogs, docs, as their sites served them), each `--copies` times under a name of
 //! its own, served gzipped by a real nginx, crawled by the articles spider users write
 //! (title, headings, description, canonical URL, JSON-LD headline, links) with the
-//! streaming engine and with the DOM, and by the bare loop doing the same with tokio,
+//! streaming engine, with the DOM, and with the main content as Markdown besides
+//! (`#[page(markdown)]`), and by the bare loop doing the same with tokio,
 //! reqwest and scraper. What the sandbox's shop cannot show: what a crawl costs on the
 //! markup and the compression of the real web.
 
@@ -19,11 +20,19 @@ use super::measure::Run;
 use super::work::Scraped;
 
 /// The contenders, as `--contender` names them.
-const CONTENDERS: [&str; 3] = ["articles", "articles-dom", "articles-bare"];
+const CONTENDERS: [&str; 4] = ["articles", "articles-dom", "articles-markdown", "articles-bare"];
 
 /// Serve the pages, run each contender against them in turn, print the results.
 pub(super) fn run(pages: &Path, copies: usize, concurrency: usize, json: bool) -> ExitCode {
-    match measure_all(pages, copies, concurrency) {
+    // Absolute: the site links to the pages from a folder of its own.
+    let pages = match pages.canonicalize() {
+        Ok(pages) => pages,
+        Err(error) => {
+            eprintln!("error: --real-pages {}: {error}", pages.display());
+            return ExitCode::from(2);
+        }
+    };
+    match measure_all(&pages, copies, concurrency) {
         Ok(rows) => {
             let report = Report { copies, concurrency, rows };
             crate::print_report(json, &report, || report.table())
@@ -59,7 +68,7 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "{:<14} {:>6} {:>6} {:>9} {:>8} {:>9} {:>13} {:>9}",
+            "{:<18} {:>6} {:>6} {:>9} {:>8} {:>9} {:>13} {:>9}",
             "contender", "pages", "items", "streamed", "seconds", "pages/s", "CPU ms/page", "peak MB"
         );
         for Row { name, run } in &self.rows {
@@ -67,7 +76,7 @@ impl Report {
             let rate = if run.elapsed_secs > 0.0 { run.pages as f64 / run.elapsed_secs } else { 0.0 };
             let _ = writeln!(
                 out,
-                "{name:<14} {:>6} {:>6} {:>9} {:>8.2} {rate:>9.0} {per_page:>13.3} {:>9.1}",
+                "{name:<18} {:>6} {:>6} {:>9} {:>8.2} {rate:>9.0} {per_page:>13.3} {:>9.1}",
                 run.pages,
                 run.items,
                 run.streamed_pages,
@@ -90,6 +99,20 @@ impl Report {
                 "\nCPU per page against the bare loop's: streaming {:.2}, DOM {:.2}",
                 stream / bare,
                 dom / bare
+            );
+        }
+        let rate = |name: &str| {
+            self.rows
+                .iter()
+                .find(|row| row.name == name)
+                .filter(|row| row.run.elapsed_secs > 0.0)
+                .map(|row| row.run.pages as f64 / row.run.elapsed_secs)
+        };
+        if let (Some(markdown), Some(plain)) = (rate("articles-markdown"), rate("articles")) {
+            let _ = writeln!(
+                out,
+                "pages/s with the main content as Markdown against without: {:.2}",
+                markdown / plain
             );
         }
         out

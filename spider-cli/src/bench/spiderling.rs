@@ -58,6 +58,38 @@ struct Rules;
 )]
 struct Articles;
 
+/// The same, its item with the page's main content as Markdown besides.
+#[derive(Spider, Default)]
+#[spider(
+    name = "bench-articles-markdown",
+    start_urls = ["http://127.0.0.1/"],
+    allowed_domains = ["127.0.0.1"],
+    rule(allow = "/p/", parse = ArticleMarkdown),
+    rule(allow = "/$", follow)
+)]
+struct ArticlesMarkdown;
+
+/// [`Article`] and the page's main content as Markdown.
+#[derive(Item, Serialize)]
+struct ArticleMarkdown {
+    #[page(url)]
+    url: String,
+    #[css("title")]
+    title: Option<String>,
+    #[css("h1")]
+    headings: Vec<String>,
+    #[css("h2")]
+    subheadings: Vec<String>,
+    #[css("meta[name=description]", attr = "content")]
+    description: Option<String>,
+    #[css("link[rel=canonical]", attr = "href")]
+    canonical: Option<String>,
+    #[json_ld("headline")]
+    headline: Option<String>,
+    #[page(markdown)]
+    markdown: Option<String>,
+}
+
 /// What a spider for articles reads: title, headings, description, canonical URL and
 /// JSON-LD headline.
 #[derive(Item, Serialize)]
@@ -106,6 +138,8 @@ pub(super) enum Shape<'a> {
     Identities,
     /// The articles spider of the real-pages bench.
     Articles,
+    /// The same with the main content as Markdown.
+    ArticlesMarkdown,
 }
 
 /// How the `rules` contenders' requests go out.
@@ -181,6 +215,7 @@ pub(super) async fn crawl(
         Shape::Rules(wire) => run(Rules, Job { wire: Some(wire), ..job }, None).await,
         Shape::Identities => run(Rules, job, Some(AGENTS)).await,
         Shape::Articles => run(Articles, job, None).await,
+        Shape::ArticlesMarkdown => run(ArticlesMarkdown, job, None).await,
     }
 }
 
