@@ -116,7 +116,8 @@ fn the_fleet_bench_crawls_every_copy_of_the_site() {
 
 /// `--real-pages`: the shared real pages (beside the checkout, or `SPIDERLING_REALWEB`)
 /// once each behind nginx: the articles spider reads every page with both engines, the
-/// same items, most of them in one streaming pass, and the bare loop every page too.
+/// same items, most of them in one streaming pass, and with the main content as Markdown
+/// besides the same items again; the bare loop reads every page too.
 #[test]
 fn the_real_pages_bench_crawls_every_page_with_each_contender() {
     let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -141,11 +142,13 @@ fn the_real_pages_bench_crawls_every_page_with_each_contender() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = report["rows"].as_array().unwrap();
     let names: Vec<&str> = rows.iter().map(|row| row["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["articles", "articles-dom", "articles-bare"]);
-    let (stream, dom, bare) = (&rows[0], &rows[1], &rows[2]);
+    assert_eq!(names, ["articles", "articles-dom", "articles-markdown", "articles-bare"]);
+    let (stream, dom, markdown, bare) = (&rows[0], &rows[1], &rows[2], &rows[3]);
     assert_eq!(stream["pages"], 131, "the index and the 130 pages: {stream}");
     assert_eq!(dom["pages"], 131);
+    assert_eq!(markdown["pages"], 131);
     assert_eq!(stream["items"], dom["items"], "both engines write the same items");
+    assert_eq!(markdown["items"], stream["items"], "the Markdown is a field more, not an item less");
     assert!(stream["streamed_pages"].as_u64().unwrap() >= 118, "{stream}");
     assert_eq!(dom["streamed_pages"], 0);
     assert!(bare["pages"].as_u64().unwrap() >= 131, "{bare}");
