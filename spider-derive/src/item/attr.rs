@@ -495,8 +495,9 @@ fn check_page_field(
 ) {
     let name = fact.name();
     match (fact, cardinality) {
-        (_, Cardinality::All) => {
-            errors.at(ty, "a page field has one value: write `T` (or `Option<T>`) instead of a Vec")
+        (fact, Cardinality::All) => {
+            let one = if fact.may_lack() { "`T` or `Option<T>`" } else { "`T`" };
+            errors.at(ty, format!("a page field has one value: write {one} instead of a Vec"))
         }
         (fact, _) if fact.may_lack() => {}
         (_, Cardinality::Maybe) => {
