@@ -36,6 +36,8 @@ pub(super) fn remove(dir: &Path) {
 }
 
 /// Remove the profile folders of crawls no longer running, once a process. Blocking.
+/// "Running" is read in this process's `/proc`: a crawl in another PID namespace that
+/// shares this temporary folder would look gone and lose its browser's profile.
 pub(super) fn sweep_once() {
     static SWEPT: std::sync::Once = std::sync::Once::new();
     SWEPT.call_once(sweep);
